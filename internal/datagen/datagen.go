@@ -1,0 +1,102 @@
+// Package datagen produces the bytes that workloads write: random by default,
+// so that compression and deduplication in the storage under test cannot
+// flatter it, or with a chosen share of compressible and duplicate content.
+//
+// A Generator fills a buffer from a pool of random bytes generated once, and
+// stamps every 512-byte sector with a per-block serial number, the way fio
+// scrambles its buffers: each block is unique and incompressible at a cost of
+// one copy, far below the cost of generating fresh random bytes per write.
+package datagen
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+)
+
+const (
+	poolSize   = 1 << 20
+	sectorSize = 512
+)
+
+// Pattern says what a Generator writes.
+type Pattern struct {
+	// Zeros writes zero bytes only (maximally compressible).
+	Zeros bool
+	// CompressPct is the share of each sector that is zeros, 0..100 (fio's
+	// buffer_compress_percentage).
+	CompressPct int
+	// DedupPct is the share of blocks that repeat the content of an earlier
+	// block, 0..100 (fio's dedupe_percentage).
+	DedupPct int
+}
+
+// Validate reports a pattern with percentages out of range.
+func (p Pattern) Validate() error {
+	if p.CompressPct < 0 || p.CompressPct > 100 {
+		return fmt.Errorf("compress percentage %d: want 0..100", p.CompressPct)
+	}
+	if p.DedupPct < 0 || p.DedupPct > 100 {
+		return fmt.Errorf("dedupe percentage %d: want 0..100", p.DedupPct)
+	}
+	return nil
+}
+
+// Generator fills blocks. It is not safe for concurrent use; give each
+// worker its own, seeded differently.
+type Generator struct {
+	pattern Pattern
+	pool    []byte
+	rng     *rand.Rand
+	serial  uint64 // unique blocks generated so far
+	seed    uint64
+}
+
+// New returns a generator for pattern p; seed makes its output reproducible
+// and distinct from other generators'.
+func New(p Pattern, seed uint64) *Generator {
+	g := &Generator{pattern: p, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	if !p.Zeros {
+		g.pool = make([]byte, poolSize+sectorSize)
+		src := rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8), byte(seed >> 16), byte(seed >> 24), 1})
+		_, _ = src.Read(g.pool)
+	}
+	return g
+}
+
+// Fill writes the next block into buf, whose length is the block size.
+func (g *Generator) Fill(buf []byte) {
+	if g.pattern.Zeros || g.pattern.CompressPct == 100 {
+		clear(buf)
+		return
+	}
+	if g.pattern.DedupPct > 0 && g.serial > 0 && g.rng.IntN(100) < g.pattern.DedupPct {
+		g.fillSerial(buf, g.rng.Uint64N(g.serial)) // repeat an earlier unique block exactly
+		return
+	}
+	g.fillSerial(buf, g.serial)
+	g.serial++
+}
+
+// fillSerial writes block number serial: the same serial always gives the
+// same bytes for the same generator and block size.
+func (g *Generator) fillSerial(buf []byte, serial uint64) {
+	h := (serial + g.seed) * 0x9e3779b97f4a7c15
+	off := int(h>>40) % (poolSize / sectorSize) * sectorSize
+	randomPerSector := sectorSize - sectorSize*g.pattern.CompressPct/100
+	for s := 0; s < len(buf); s += sectorSize {
+		sec := buf[s:min(s+sectorSize, len(buf))]
+		src := g.pool[off : off+len(sec)]
+		n := min(randomPerSector, len(sec))
+		copy(sec[:n], src[:n])
+		clear(sec[n:])
+		if n >= 16 {
+			binary.LittleEndian.PutUint64(sec[0:], serial)
+			binary.LittleEndian.PutUint64(sec[8:], uint64(s))
+		}
+		off += sectorSize
+		if off+sectorSize > poolSize {
+			off = 0
+		}
+	}
+}

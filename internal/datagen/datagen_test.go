@@ -1,0 +1,89 @@
+package datagen
+
+import (
+	"bytes"
+	"compress/flate"
+	"crypto/sha256"
+	"testing"
+)
+
+func compressedRatio(t *testing.T, b []byte) float64 {
+	t.Helper()
+	var out bytes.Buffer
+	w, _ := flate.NewWriter(&out, flate.BestSpeed)
+	_, _ = w.Write(b)
+	_ = w.Close()
+	return float64(out.Len()) / float64(len(b))
+}
+
+func TestRandomIsIncompressibleAndUnique(t *testing.T) {
+	t.Parallel()
+	g := New(Pattern{}, 1)
+	seen := map[[32]byte]bool{}
+	var all []byte
+	for i := 0; i < 2000; i++ {
+		b := make([]byte, 4096)
+		g.Fill(b)
+		sum := sha256.Sum256(b)
+		if seen[sum] {
+			t.Fatalf("block %d repeats an earlier block with dedupe 0", i)
+		}
+		seen[sum] = true
+		all = append(all, b...)
+	}
+	if r := compressedRatio(t, all); r < 0.95 {
+		t.Fatalf("random data compresses to %.2f of its size", r)
+	}
+}
+
+func TestCompressPercentage(t *testing.T) {
+	t.Parallel()
+	for _, pct := range []int{25, 50, 90} {
+		g := New(Pattern{CompressPct: pct}, 2)
+		b := make([]byte, 1<<20)
+		g.Fill(b)
+		r := compressedRatio(t, b)
+		want := 1 - float64(pct)/100
+		if r < want-0.06 || r > want+0.06 {
+			t.Errorf("compress %d%%: ratio %.2f, want about %.2f", pct, r, want)
+		}
+	}
+}
+
+func TestDedupPercentage(t *testing.T) {
+	t.Parallel()
+	g := New(Pattern{DedupPct: 40}, 3)
+	seen := map[[32]byte]bool{}
+	dups := 0
+	const n = 5000
+	for i := 0; i < n; i++ {
+		b := make([]byte, 4096)
+		g.Fill(b)
+		sum := sha256.Sum256(b)
+		if seen[sum] {
+			dups++
+		}
+		seen[sum] = true
+	}
+	if share := float64(dups) / n; share < 0.35 || share > 0.45 {
+		t.Fatalf("duplicate share %.3f, want about 0.40", share)
+	}
+}
+
+func TestZeros(t *testing.T) {
+	t.Parallel()
+	b := bytes.Repeat([]byte{7}, 4096)
+	New(Pattern{Zeros: true}, 0).Fill(b)
+	if !bytes.Equal(b, make([]byte, 4096)) {
+		t.Fatal("zeros pattern wrote non-zero bytes")
+	}
+}
+
+func BenchmarkFill4k(b *testing.B) {
+	g := New(Pattern{}, 1)
+	buf := make([]byte, 4096)
+	b.SetBytes(4096)
+	for b.Loop() {
+		g.Fill(buf)
+	}
+}

@@ -1,0 +1,87 @@
+package metrics
+
+import (
+	"fmt"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Latency histograms cover 1 ns to 1 hour with 3 significant digits; a value
+// beyond the range is clamped to the highest trackable value and still counted.
+const (
+	minLatencyNs = 1
+	maxLatencyNs = int64(3600e9)
+	sigFigs      = 3
+	// Per-second histograms only feed p50/p99 of a one-second bucket, so
+	// they use 2 significant digits (about 1% resolution) to stay small.
+	secondSigFigs = 2
+)
+
+// NewHistogram returns an empty latency histogram in nanoseconds.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(minLatencyNs, maxLatencyNs, sigFigs)
+}
+
+func newSecondHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(minLatencyNs, maxLatencyNs, secondSigFigs)
+}
+
+func recordClamped(h *hdrhistogram.Histogram, v int64) {
+	if v < minLatencyNs {
+		v = minLatencyNs
+	}
+	if v > maxLatencyNs {
+		v = maxLatencyNs
+	}
+	// The value is inside the trackable range, so RecordValue cannot fail.
+	_ = h.RecordValue(v)
+}
+
+// RecordLatency adds one latency to h, clamped to the trackable range.
+func RecordLatency(h *hdrhistogram.Histogram, latencyNs int64) { recordClamped(h, latencyNs) }
+
+// EncodeHistogram returns the compressed, base64 encoded form of h that
+// HdrHistogram implementations in other languages can read too.
+func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) {
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "", fmt.Errorf("encode histogram: %w", err)
+	}
+	return string(b), nil
+}
+
+// DecodeHistogram is the inverse of EncodeHistogram.
+func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
+	h, err := hdrhistogram.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
+	}
+	return h, nil
+}
+
+// Percentiles are the latency quantiles every report shows.
+type Percentiles struct {
+	P50  int64   `json:"p50"`
+	P90  int64   `json:"p90"`
+	P99  int64   `json:"p99"`
+	P999 int64   `json:"p999"`
+	Max  int64   `json:"max"`
+	Min  int64   `json:"min"`
+	Mean float64 `json:"mean"`
+}
+
+// PercentilesOf reads the report quantiles off h; all zero for an empty h.
+func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
+	if h == nil || h.TotalCount() == 0 {
+		return Percentiles{}
+	}
+	return Percentiles{
+		P50:  h.ValueAtQuantile(50),
+		P90:  h.ValueAtQuantile(90),
+		P99:  h.ValueAtQuantile(99),
+		P999: h.ValueAtQuantile(99.9),
+		Max:  h.Max(),
+		Min:  h.Min(),
+		Mean: h.Mean(),
+	}
+}

@@ -1,0 +1,101 @@
+package metrics
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// Merging per-worker histograms must give exactly the percentiles of one
+// histogram that saw every operation, and never their average.
+func TestMergeIsExact(t *testing.T) {
+	t.Parallel()
+	series := NewSeries()
+	all := NewHistogram()
+	rng := rand.New(rand.NewPCG(1, 2))
+	recs := []*Recorder{series.NewRecorder(), series.NewRecorder(), series.NewRecorder(), series.NewRecorder()}
+	for w, rec := range recs {
+		// Workers with very different latency: an average of their p99s
+		// would be far from the p99 of all operations.
+		scale := int64(1000 * (w*w*10 + 1))
+		for i := 0; i < 5000; i++ {
+			lat := scale + rng.Int64N(scale)
+			end := int64(i) * int64(time.Millisecond) // spreads over 5 seconds
+			rec.Record(Read, 4096, end, lat)
+			RecordLatency(all, lat)
+		}
+		rec.Close()
+	}
+	res := Merge(recs, series, time.Now(), 5*time.Second)
+	got, want := PercentilesOf(res.Dirs[Read].Lat), PercentilesOf(all)
+	if got != want {
+		t.Fatalf("merged percentiles %+v, want %+v", got, want)
+	}
+	if res.Dirs[Read].Ops != 20000 || res.Dirs[Read].Bytes != 20000*4096 {
+		t.Fatalf("ops=%d bytes=%d", res.Dirs[Read].Ops, res.Dirs[Read].Bytes)
+	}
+	if res.Dirs[Write].Lat != nil {
+		t.Fatal("write histogram allocated without writes")
+	}
+	var sum int64
+	for i, s := range res.Series {
+		if s.T != int64(i) {
+			t.Fatalf("series[%d].T = %d", i, s.T)
+		}
+		sum += s.Ops
+		if s.Ops == 1000*4 && s.MaxNs < s.P99Ns {
+			t.Fatalf("second %d: max %d < p99 %d", i, s.MaxNs, s.P99Ns)
+		}
+	}
+	if len(res.Series) != 5 || sum != 20000 {
+		t.Fatalf("series has %d seconds and %d ops; want 5 and 20000", len(res.Series), sum)
+	}
+}
+
+func TestSeriesFillsGapsAndKeepsOpenSecondsBounded(t *testing.T) {
+	t.Parallel()
+	series := NewSeries()
+	fast, slow := series.NewRecorder(), series.NewRecorder()
+	slow.Record(Write, 1, int64(500*time.Millisecond), 1)
+	for s := int64(0); s < 10; s += 3 { // seconds 0, 3, 6, 9
+		fast.Record(Read, 1, s*int64(time.Second), 1)
+	}
+	// slow is still in second 0, so seconds >= 0 stay open.
+	if n := len(series.open); n == 0 {
+		t.Fatal("no open seconds while a recorder lags")
+	}
+	slow.Close()
+	fast.Close()
+	if n := len(series.open); n != 0 {
+		t.Fatalf("%d seconds left open after all recorders closed", n)
+	}
+	got := series.Seconds(12)
+	if len(got) != 12 {
+		t.Fatalf("got %d seconds, want 12", len(got))
+	}
+	wantOps := map[int64]int64{0: 2, 3: 1, 6: 1, 9: 1}
+	for _, s := range got {
+		if s.Ops != wantOps[s.T] {
+			t.Errorf("second %d: ops %d, want %d", s.T, s.Ops, wantOps[s.T])
+		}
+	}
+}
+
+func TestHistogramEncodingRoundTrip(t *testing.T) {
+	t.Parallel()
+	h := NewHistogram()
+	for v := int64(1); v < 1e9; v *= 3 {
+		RecordLatency(h, v)
+	}
+	s, err := EncodeHistogram(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeHistogram(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if PercentilesOf(back) != PercentilesOf(h) || back.TotalCount() != h.TotalCount() {
+		t.Fatalf("round trip changed the histogram: %+v vs %+v", PercentilesOf(back), PercentilesOf(h))
+	}
+}

@@ -1,0 +1,120 @@
+package metrics
+
+import (
+	"math"
+	"sort"
+	"sync"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Second is one per-second bucket of a run: operations completed in that
+// second (all directions), their bytes and latency quantiles.
+type Second struct {
+	T     int64 `json:"t"`
+	Ops   int64 `json:"ops"`
+	Bytes int64 `json:"bytes"`
+	P50Ns int64 `json:"p50_ns"`
+	P99Ns int64 `json:"p99_ns"`
+	MaxNs int64 `json:"max_ns"`
+}
+
+// Series collects the per-second buckets of all recorders of a run. A second
+// stays open, with its histogram, until every recorder has moved past it; it
+// is then reduced to a Second and its histogram released, so memory is
+// bounded by the seconds an operation can span, not by run length.
+type Series struct {
+	mu      sync.Mutex
+	open    map[int64]*openSecond
+	current []int64 // per recorder: the second it is filling; MaxInt64 once closed
+	closed  []Second
+	ops     int64
+	bytes   int64
+}
+
+type openSecond struct {
+	hist       *hdrhistogram.Histogram
+	ops, bytes int64
+	max        int64
+}
+
+// NewSeries returns an empty series.
+func NewSeries() *Series { return &Series{open: map[int64]*openSecond{}} }
+
+// NewRecorder returns a recorder whose seconds feed s. All recorders of a
+// run must be created before any of them records.
+func (s *Series) NewRecorder() *Recorder {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.current = append(s.current, 0)
+	return &Recorder{series: s, id: len(s.current) - 1, secHist: newSecondHistogram()}
+}
+
+// Totals returns the operations and bytes flushed so far (at most about one
+// second behind), for progress lines.
+func (s *Series) Totals() (ops, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ops, s.bytes
+}
+
+func (s *Series) add(sec int64, h *hdrhistogram.Histogram, ops, bytes, max int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.open[sec]
+	if o == nil {
+		o = &openSecond{hist: newSecondHistogram()}
+		s.open[sec] = o
+	}
+	o.hist.Merge(h)
+	o.ops += ops
+	o.bytes += bytes
+	if max > o.max {
+		o.max = max
+	}
+	s.ops += ops
+	s.bytes += bytes
+}
+
+func (s *Series) advance(id int, next int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if next < 0 {
+		next = math.MaxInt64
+	}
+	s.current[id] = next
+	low := int64(math.MaxInt64)
+	for _, c := range s.current {
+		low = min(low, c)
+	}
+	for sec, o := range s.open {
+		if sec < low {
+			s.closed = append(s.closed, Second{
+				T: sec, Ops: o.ops, Bytes: o.bytes, MaxNs: o.max,
+				P50Ns: o.hist.ValueAtQuantile(50), P99Ns: o.hist.ValueAtQuantile(99),
+			})
+			delete(s.open, sec)
+		}
+	}
+}
+
+// Seconds returns the buckets from second 0 to the last, with empty seconds
+// filled in, once every recorder is closed.
+func (s *Series) Seconds(durationSec int64) []Second {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sort.Slice(s.closed, func(i, j int) bool { return s.closed[i].T < s.closed[j].T })
+	var out []Second
+	next := int64(0)
+	for _, c := range s.closed {
+		for ; next < c.T; next++ {
+			out = append(out, Second{T: next})
+		}
+		out = append(out, c)
+		next = c.T + 1
+	}
+	for ; next < durationSec; next++ {
+		out = append(out, Second{T: next})
+	}
+	return out
+}
