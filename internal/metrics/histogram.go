@@ -85,3 +85,10 @@ func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
 		Mean: h.Mean(),
 	}
 }
+
+// RecordLatencyN adds n occurrences of one latency to h, clamped to the
+// trackable range (used to replay other tools' histograms).
+func RecordLatencyN(h *hdrhistogram.Histogram, latencyNs, n int64) {
+	latencyNs = max(minLatencyNs, min(maxLatencyNs, latencyNs))
+	_ = h.RecordValues(latencyNs, n)
+}

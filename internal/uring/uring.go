@@ -39,6 +39,7 @@ const (
 	setupDeferTaskrun = 1 << 13
 
 	fsyncDatasync = 1 << 0
+	sqeIODrain    = 1 << 1
 )
 
 type sqOffsets struct {
@@ -182,10 +183,22 @@ func (r *Ring) Queue(op uint8, fd int, buf []byte, offset int64, userData uint64
 		sqe.Addr = uint64(uintptr(unsafe.Pointer(&buf[0])))
 		sqe.Len = uint32(len(buf))
 	}
-	if op == OpFsync {
+	r.pending++
+	return true
+}
+
+// QueueFsync adds an fsync (or fdatasync) of fd that the kernel starts only
+// after every request queued before it has completed (IOSQE_IO_DRAIN), as
+// fio's fsync=N does on asynchronous engines.
+func (r *Ring) QueueFsync(fd int, datasync bool, userData uint64) bool {
+	if !r.Queue(OpFsync, fd, nil, 0, userData) {
+		return false
+	}
+	sqe := &r.sqes[(*r.sqTail+r.pending-1)&r.sqMask]
+	sqe.Flags = sqeIODrain
+	if datasync {
 		sqe.OpFlags = fsyncDatasync
 	}
-	r.pending++
 	return true
 }
 

@@ -39,7 +39,7 @@ func TestWriteFsyncRead(t *testing.T) {
 	if got[0] != 4096 || got[1] != 4096 {
 		t.Fatalf("write results %v", got)
 	}
-	r.Queue(OpFsync, fd, nil, 0, 7)
+	r.QueueFsync(fd, false, 7)
 	if err := r.SubmitAndWait(1); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,222 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/driver"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/uring"
+)
+
+// picker decides, per operation, its direction and offset.
+type picker struct {
+	rng       *rand.Rand
+	readPct   int
+	random    bool
+	blockSize int64
+}
+
+func (f *FS) newPicker(worker int) picker {
+	return picker{
+		rng:       rand.New(rand.NewPCG(uint64(worker)+1, 0x10ab)),
+		readPct:   f.opts.readShare(),
+		random:    f.opts.RW.random(),
+		blockSize: f.opts.BlockSize,
+	}
+}
+
+func (p *picker) next(j *job) (write bool, offset int64) {
+	switch p.readPct {
+	case 100:
+	case 0:
+		write = true
+	default:
+		write = p.rng.IntN(100) >= p.readPct
+	}
+	if p.random {
+		return write, p.rng.Int64N(j.regionBlk) * p.blockSize
+	}
+	return write, j.nextSeq() * p.blockSize
+}
+
+func ioError(op string, n int, err error, want int) error {
+	if err == nil {
+		err = io.ErrShortWrite
+		if op == "read" {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("%s: %d of %d bytes: %w", op, n, want, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// psyncWorker is one of iodepth synchronous issuers of a job: pread/pwrite
+// in a loop, so a job with iodepth N keeps N operations in flight.
+func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+	o := &f.opts
+	j := f.jobs[worker/o.IODepth]
+	buf, free, err := alignedBuffer(int(o.BlockSize))
+	if err != nil {
+		return err
+	}
+	defer free()
+	gen := datagen.New(o.Data, uint64(worker)+1)
+	pick := f.newPicker(worker)
+	for !stop.Stopped() && j.take() {
+		write, off := pick.next(j)
+		var n int
+		var start int64
+		if write {
+			gen.Fill(buf)
+			start = clock.Now()
+			n, err = unix.Pwrite(j.fd, buf, off)
+		} else {
+			start = clock.Now()
+			n, err = unix.Pread(j.fd, buf, off)
+		}
+		end := clock.Now()
+		dir := metrics.Read
+		if write {
+			dir = metrics.Write
+		}
+		if err != nil || n != len(buf) {
+			err = ioError(dir.String(), n, err, len(buf))
+			rec.Error(err)
+			return err
+		}
+		rec.Record(dir, int64(n), end, end-start)
+		if write && j.syncDue(o.syncEvery()) {
+			if err := f.syncFile(j, clock, rec); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (f *FS) syncFile(j *job, clock metrics.Clock, rec *metrics.Recorder) error {
+	start := clock.Now()
+	var err error
+	if f.opts.Fsync > 0 {
+		err = unix.Fsync(j.fd)
+	} else {
+		err = unix.Fdatasync(j.fd)
+	}
+	end := clock.Now()
+	if err != nil {
+		err = fmt.Errorf("fsync: %w", err)
+		rec.Error(err)
+		return err
+	}
+	rec.Record(metrics.Sync, 0, end, end-start)
+	return nil
+}
+
+// slot is one in-flight io_uring request.
+type slot struct {
+	buf     []byte
+	startNs int64
+	dir     metrics.Dir
+}
+
+const syncTag = ^uint64(0)
+
+// uringWorker runs one job on its own ring, keeping up to iodepth
+// operations in flight: it refills free slots, submits them with one system
+// call that also waits for the first completion, then reaps every posted
+// completion with a single clock read.
+func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	o := &f.opts
+	j := f.jobs[worker]
+	ring, err := uring.New(uint32(o.IODepth + 1))
+	if err != nil {
+		return fmt.Errorf("--ioengine io_uring: %w; use --ioengine psync", err)
+	}
+	defer ring.Close()
+	bs := int(o.BlockSize)
+	mem, free, err := alignedBuffer(bs * o.IODepth)
+	if err != nil {
+		return err
+	}
+	defer free()
+	slots := make([]slot, o.IODepth)
+	idle := make([]int, 0, o.IODepth)
+	for i := range slots {
+		slots[i].buf = mem[i*bs : (i+1)*bs : (i+1)*bs]
+		idle = append(idle, i)
+	}
+	gen := datagen.New(o.Data, uint64(worker)+1)
+	pick := f.newPicker(worker)
+	inflight, syncing, syncStart := 0, false, int64(0)
+	var firstErr error
+	for {
+		for len(idle) > 0 && !syncing && firstErr == nil && !stop.Stopped() && j.take() {
+			i := idle[len(idle)-1]
+			idle = idle[:len(idle)-1]
+			s := &slots[i]
+			write, off := pick.next(j)
+			op := uring.OpRead
+			s.dir = metrics.Read
+			if write {
+				op, s.dir = uring.OpWrite, metrics.Write
+				gen.Fill(s.buf)
+			}
+			s.startNs = clock.Now()
+			ring.Queue(op, j.fd, s.buf, off, uint64(i))
+			inflight++
+			if write && j.syncDue(o.syncEvery()) {
+				// Drained: runs after every write queued before it.
+				syncStart = clock.Now()
+				ring.QueueFsync(j.fd, o.Fsync == 0, syncTag)
+				inflight++
+				syncing = true
+			}
+		}
+		if inflight == 0 {
+			return firstErr
+		}
+		if err := ring.SubmitAndWait(1); err != nil {
+			rec.Error(err)
+			return err
+		}
+		end := clock.Now()
+		ring.Reap(func(c uring.CQE) {
+			inflight--
+			if c.UserData == syncTag {
+				syncing = false
+				if c.Res < 0 {
+					err := fmt.Errorf("fsync: %w", unix.Errno(-c.Res))
+					rec.Error(err)
+					firstErr = err
+					return
+				}
+				rec.Record(metrics.Sync, 0, end, end-syncStart)
+				return
+			}
+			s := &slots[c.UserData]
+			idle = append(idle, int(c.UserData))
+			if c.Res != int32(bs) {
+				var e error
+				if c.Res < 0 {
+					e = unix.Errno(-c.Res)
+				}
+				err := ioError(s.dir.String(), max(int(c.Res), 0), e, bs)
+				rec.Error(err)
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			rec.Record(s.dir, int64(bs), end, end-s.startNs)
+		})
+	}
+}

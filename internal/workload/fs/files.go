@@ -1,0 +1,137 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/units"
+)
+
+// filePath is job j's file: the shared --filename, or fio's naming
+// "<name>.<job>.0" inside --directory.
+func (o *Options) filePath(j int) string {
+	if o.Filename != "" {
+		return o.Filename
+	}
+	return filepath.Join(o.Directory, fmt.Sprintf("iolab.%d.0", j))
+}
+
+// checkDirectory gives the clear errors of a missing, non-directory or
+// read-only --directory before any file is created.
+func checkDirectory(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--directory %s: no such directory; create it or point --directory at an existing one", dir)
+	case err != nil:
+		return fmt.Errorf("--directory %s: %w", dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("--directory %s: not a directory", dir)
+	}
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return fmt.Errorf("--directory %s: not writable (%v); point --directory at a writable directory", dir, err)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err == nil && fs.Flags&unix.ST_RDONLY != 0 {
+		return fmt.Errorf("--directory %s: read-only filesystem; point --directory at a writable directory", dir)
+	}
+	return nil
+}
+
+// existingSize is the size of a regular file or block device, or -1 when the
+// path does not exist.
+func existingSize(path string) (int64, bool, error) {
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return -1, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	if st.Mode()&os.ModeDevice != 0 {
+		f, err := os.Open(path)
+		if err != nil {
+			return 0, true, err
+		}
+		defer f.Close()
+		n, err := f.Seek(0, 2)
+		return n, true, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, false, fmt.Errorf("not a regular file or block device")
+	}
+	return st.Size(), false, nil
+}
+
+// layOut extends path to size bytes of random data, as fio's "Laying out IO
+// file", so reads hit real blocks rather than holes.
+func layOut(path string, size int64, data datagen.Pattern) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("lay out %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("lay out %s: %w", path, err)
+	}
+	var free unix.Statfs_t
+	if unix.Fstatfs(int(f.Fd()), &free) == nil {
+		avail := int64(free.Bavail) * free.Bsize
+		if need := size - st.Size(); need > avail {
+			return fmt.Errorf("lay out %s: needs %s more but only %s free; lower --size or free space", path, units.FormatSize(need), units.FormatSize(avail))
+		}
+	}
+	gen := datagen.New(data, 0x1a7)
+	buf := make([]byte, 1<<20)
+	for off := st.Size(); off < size; off += int64(len(buf)) {
+		chunk := buf[:min(int64(len(buf)), size-off)]
+		gen.Fill(chunk)
+		if _, err := f.WriteAt(chunk, off); err != nil {
+			return fmt.Errorf("lay out %s: %w", path, err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("lay out %s: %w", path, err)
+	}
+	return nil
+}
+
+// openFile opens path for the job; with direct it asks for O_DIRECT and, on
+// a filesystem that refuses it (tmpfs), falls back to buffered I/O and
+// reports the fallback.
+func openFile(path string, write, direct bool) (fd int, fellBack bool, err error) {
+	flags := unix.O_RDONLY | unix.O_CLOEXEC
+	if write {
+		flags = unix.O_RDWR | unix.O_CLOEXEC
+	}
+	if direct {
+		fd, err = unix.Open(path, flags|unix.O_DIRECT, 0)
+		if err == nil {
+			return fd, false, nil
+		}
+		if !errors.Is(err, unix.EINVAL) {
+			return -1, false, fmt.Errorf("open %s: %w", path, err)
+		}
+		fellBack = true
+	}
+	fd, err = unix.Open(path, flags, 0)
+	if err != nil {
+		return -1, false, fmt.Errorf("open %s: %w", path, err)
+	}
+	return fd, fellBack, nil
+}
+
+// alignedBuffer returns n bytes aligned to the page size, as O_DIRECT needs.
+func alignedBuffer(n int) ([]byte, func(), error) {
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		return nil, nil, fmt.Errorf("allocate %d-byte I/O buffer: %w", n, err)
+	}
+	return b, func() { _ = unix.Munmap(b) }, nil
+}

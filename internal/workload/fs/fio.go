@@ -1,0 +1,197 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// The fio engine runs fio itself on the same job and reads its json+ output,
+// whose clat_ns.bins are fio's full latency histogram: they are replayed into
+// an HDR histogram so fio's runs are stored, merged and summarised exactly
+// like iolab's own. fio reports completion latency (clat), which excludes its
+// submission latency; with io_uring and psync that is a few microseconds.
+
+// fioArgs is the fio command line for the job.
+func (o *Options) fioArgs() []string {
+	args := []string{
+		"--name=iolab", "--output-format=json+", "--group_reporting",
+		"--rw=" + string(o.RW), "--bs=" + strconv.FormatInt(o.BlockSize, 10),
+		"--size=" + strconv.FormatInt(o.Size, 10),
+		"--iodepth=" + strconv.Itoa(o.IODepth), "--numjobs=" + strconv.Itoa(o.NumJobs),
+		"--direct=" + strconv.Itoa(boolInt(o.Direct)), "--invalidate=" + strconv.Itoa(boolInt(o.Invalidate)),
+		"--ioengine=" + o.fioEngine(), "--rwmixread=" + strconv.Itoa(o.RWMixRead),
+		"--buffer_compress_percentage=" + strconv.Itoa(o.Data.CompressPct),
+		"--dedupe_percentage=" + strconv.Itoa(o.Data.DedupPct),
+	}
+	if o.Filename != "" {
+		args = append(args, "--filename="+o.Filename)
+	} else {
+		// fio names files <jobname>.<job>.<file> in the directory, the same
+		// names iolab's own engines use.
+		args = append(args, "--directory="+o.Directory)
+	}
+	if o.Runtime > 0 {
+		args = append(args, "--time_based", fmt.Sprintf("--runtime=%dms", o.Runtime.Milliseconds()))
+	}
+	if o.IOSize > 0 {
+		args = append(args, "--io_size="+strconv.FormatInt(o.IOSize, 10))
+	}
+	if o.Fsync > 0 {
+		args = append(args, "--fsync="+strconv.Itoa(o.Fsync))
+	} else if o.Fdatasync > 0 {
+		args = append(args, "--fdatasync="+strconv.Itoa(o.Fdatasync))
+	}
+	return args
+}
+
+// fioEngine is the fio ioengine that matches the job: io_uring for queued
+// I/O, psync for one operation at a time.
+func (o *Options) fioEngine() string {
+	if o.IODepth > 1 {
+		return "io_uring"
+	}
+	return "psync"
+}
+
+func (f *FS) fioPath() string {
+	if f.opts.FioPath != "" {
+		return f.opts.FioPath
+	}
+	return "fio"
+}
+
+func (f *FS) prepareFio(context.Context) error {
+	if _, err := exec.LookPath(f.fioPath()); err != nil {
+		return fmt.Errorf("--ioengine fio: %s not found in PATH; install fio (apt-get install fio)", f.fioPath())
+	}
+	return nil
+}
+
+func (f *FS) runFio(ctx context.Context) (*metrics.Result, error) {
+	cmd := exec.Command(f.fioPath(), f.opts.fioArgs()...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start fio: %w", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	interrupted := false
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		// fio stops its jobs on SIGINT and still prints its report.
+		interrupted = true
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		err = <-waited
+	}
+	if err != nil && !interrupted {
+		return nil, fmt.Errorf("fio: %w: %s", err, lastLine(stderr.Bytes()))
+	}
+	res, perr := parseFioJSON(stdout.Bytes())
+	if perr != nil {
+		if interrupted {
+			return nil, ctx.Err()
+		}
+		return nil, perr
+	}
+	res.Start = start
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.CPUUserS = time.Duration(ru.Utime.Nano()).Seconds()
+		res.CPUSysS = time.Duration(ru.Stime.Nano()).Seconds()
+	}
+	res.Notes = append(res.Notes, metrics.Note{Code: "fio-engine",
+		Message: "ran by fio " + fioVersion(stdout.Bytes()) + "; latency is fio's completion latency (clat); no per-second series"})
+	if interrupted {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+func lastLine(b []byte) string {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	return string(lines[len(lines)-1])
+}
+
+type fioOutput struct {
+	Version string   `json:"fio version"`
+	Jobs    []fioJob `json:"jobs"`
+}
+
+type fioJob struct {
+	Error int    `json:"error"`
+	Read  fioDir `json:"read"`
+	Write fioDir `json:"write"`
+	Sync  fioDir `json:"sync"`
+}
+
+type fioDir struct {
+	IOBytes   int64  `json:"io_bytes"`
+	TotalIOs  int64  `json:"total_ios"`
+	RuntimeMs int64  `json:"runtime"`
+	Clat      fioLat `json:"clat_ns"`
+	Lat       fioLat `json:"lat_ns"`
+}
+
+type fioLat struct {
+	Bins map[string]int64 `json:"bins"`
+}
+
+func fioVersion(out []byte) string {
+	var o fioOutput
+	_ = json.Unmarshal(out, &o)
+	return o.Version
+}
+
+// parseFioJSON reads fio's json+ output of one group-reported job.
+func parseFioJSON(out []byte) (*metrics.Result, error) {
+	// fio may print notices before the JSON document.
+	if i := bytes.IndexByte(out, '{'); i > 0 {
+		out = out[i:]
+	}
+	var o fioOutput
+	if err := json.Unmarshal(out, &o); err != nil {
+		return nil, fmt.Errorf("read fio's JSON output: %w", err)
+	}
+	if len(o.Jobs) != 1 {
+		return nil, fmt.Errorf("fio's JSON output has %d jobs, want 1 (group_reporting)", len(o.Jobs))
+	}
+	j := o.Jobs[0]
+	res := &metrics.Result{}
+	var runtimeMs int64
+	for d, fd := range map[metrics.Dir]fioDir{metrics.Read: j.Read, metrics.Write: j.Write, metrics.Sync: j.Sync} {
+		runtimeMs = max(runtimeMs, fd.RuntimeMs)
+		bins := fd.Clat.Bins
+		if d == metrics.Sync {
+			bins = fd.Lat.Bins
+		}
+		if fd.TotalIOs == 0 {
+			continue
+		}
+		h := metrics.NewHistogram()
+		for k, n := range bins {
+			v, err := strconv.ParseInt(k, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("fio JSON: latency bin %q: %w", k, err)
+			}
+			metrics.RecordLatencyN(h, v, n)
+		}
+		res.Dirs[d] = metrics.DirStats{Ops: fd.TotalIOs, Bytes: fd.IOBytes, Lat: h}
+	}
+	res.Duration = time.Duration(runtimeMs) * time.Millisecond
+	if j.Error != 0 {
+		res.Errors = 1
+		res.FirstError = fmt.Sprintf("fio job error %d (%s)", j.Error, syscall.Errno(j.Error))
+	}
+	return res, nil
+}

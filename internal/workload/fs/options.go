@@ -1,0 +1,184 @@
+package fs
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/units"
+)
+
+// Pattern is fio's rw: the access pattern of a job.
+type Pattern string
+
+// The patterns fio users know.
+const (
+	Read      Pattern = "read"
+	Write     Pattern = "write"
+	RandRead  Pattern = "randread"
+	RandWrite Pattern = "randwrite"
+	RW        Pattern = "rw"
+	RandRW    Pattern = "randrw"
+)
+
+var patterns = []Pattern{Read, Write, RandRead, RandWrite, RW, RandRW}
+
+// ParsePattern accepts fio's rw names, plus readwrite as fio does.
+func ParsePattern(s string) (Pattern, error) {
+	if s == "readwrite" {
+		return RW, nil
+	}
+	for _, p := range patterns {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%q: want one of read, write, randread, randwrite, rw, randrw", s)
+}
+
+func (p Pattern) random() bool { return p == RandRead || p == RandWrite || p == RandRW }
+
+// readShare is the percentage of operations that read.
+func (o *Options) readShare() int {
+	switch o.RW {
+	case Read, RandRead:
+		return 100
+	case Write, RandWrite:
+		return 0
+	}
+	return o.RWMixRead
+}
+
+// Engines: how a job issues its I/O.
+const (
+	EnginePsync   = "psync"    // pread/pwrite; iodepth goroutines per job
+	EngineIOUring = "io_uring" // one ring per job with iodepth entries in flight
+	EngineFio     = "fio"      // run fio itself on the same job
+)
+
+// Engines lists the accepted --ioengine values.
+var Engines = []string{EnginePsync, EngineIOUring, EngineFio}
+
+// Options is one fs job in fio's vocabulary. Sizes are bytes.
+type Options struct {
+	Filename  string // a file or block device shared by all jobs
+	Directory string // or a directory holding one file per job
+	RW        Pattern
+	RWMixRead int
+	BlockSize int64
+	Size      int64 // file size (region) per job
+	IOSize    int64 // bytes per job when not time-based; 0 = Size
+	Runtime   time.Duration
+	IODepth   int
+	NumJobs   int
+	Direct    bool
+	// Fsync issues an fsync after every Fsync writes (0: never).
+	Fsync int
+	// Fdatasync, like Fsync, with fdatasync.
+	Fdatasync  int
+	Invalidate bool // drop the files' page cache before each run, as fio does by default
+	Engine     string
+	Data       datagen.Pattern
+	// FioPath is the fio binary for the fio engine (default "fio").
+	FioPath string
+}
+
+// DefaultOptions are fio's defaults where fio has one.
+func DefaultOptions() Options {
+	return Options{
+		RW: Read, RWMixRead: 50, BlockSize: 4096, IODepth: 1, NumJobs: 1,
+		Invalidate: true, Engine: DefaultEngine,
+	}
+}
+
+// DefaultEngine was chosen by measurement; see the README's fs section.
+const DefaultEngine = EngineIOUring
+
+// Validate checks the options on their own, before any file is touched.
+// Errors name the fio option and what is accepted.
+func (o *Options) Validate() error {
+	switch {
+	case o.Filename == "" && o.Directory == "":
+		return fmt.Errorf("--filename or --directory is required")
+	case o.Filename != "" && o.Directory != "":
+		return fmt.Errorf("--filename and --directory: give one, not both")
+	case o.BlockSize <= 0:
+		return fmt.Errorf("--bs %d: want a positive size such as 4k", o.BlockSize)
+	case o.Direct && o.BlockSize%512 != 0:
+		return fmt.Errorf("--bs %s with --direct: want a multiple of 512", units.FormatSize(o.BlockSize))
+	case o.Size < 0 || (o.Size > 0 && o.Size < o.BlockSize):
+		return fmt.Errorf("--size %s: want at least one block (--bs %s)", units.FormatSize(o.Size), units.FormatSize(o.BlockSize))
+	case o.IOSize < 0:
+		return fmt.Errorf("--io_size: want a positive size")
+	case o.IODepth < 1 || o.IODepth > 4096:
+		return fmt.Errorf("--iodepth %d: want 1..4096", o.IODepth)
+	case o.NumJobs < 1 || o.NumJobs > 1024:
+		return fmt.Errorf("--numjobs %d: want 1..1024", o.NumJobs)
+	case o.RWMixRead < 0 || o.RWMixRead > 100:
+		return fmt.Errorf("--rwmixread %d: want 0..100", o.RWMixRead)
+	case o.Fsync < 0 || o.Fdatasync < 0:
+		return fmt.Errorf("--fsync/--fdatasync: want a count of writes >= 0")
+	}
+	if _, err := ParsePattern(string(o.RW)); err != nil {
+		return fmt.Errorf("--rw %w", err)
+	}
+	if !validEngine(o.Engine) {
+		return fmt.Errorf("--ioengine %q: want one of psync, io_uring, fio", o.Engine)
+	}
+	if err := o.Data.Validate(); err != nil {
+		return fmt.Errorf("--buffer_compress_percentage/--dedupe_percentage: %w", err)
+	}
+	return nil
+}
+
+func validEngine(e string) bool {
+	for _, k := range Engines {
+		if e == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Params renders the options as the cell's parameters.
+func (o *Options) Params() map[string]string {
+	p := map[string]string{
+		"rw": string(o.RW), "bs": units.FormatSize(o.BlockSize), "size": units.FormatSize(o.Size),
+		"iodepth": fmt.Sprint(o.IODepth), "numjobs": fmt.Sprint(o.NumJobs),
+		"direct": fmt.Sprint(boolInt(o.Direct)), "ioengine": o.Engine,
+	}
+	if o.RW == RW || o.RW == RandRW {
+		p["rwmixread"] = fmt.Sprint(o.RWMixRead)
+	}
+	if o.Runtime > 0 {
+		p["runtime"] = o.Runtime.String()
+	}
+	if o.IOSize > 0 {
+		p["io_size"] = units.FormatSize(o.IOSize)
+	}
+	if o.Fsync > 0 {
+		p["fsync"] = fmt.Sprint(o.Fsync)
+	}
+	if o.Fdatasync > 0 {
+		p["fdatasync"] = fmt.Sprint(o.Fdatasync)
+	}
+	if o.Data.CompressPct > 0 {
+		p["buffer_compress_percentage"] = fmt.Sprint(o.Data.CompressPct)
+	}
+	if o.Data.DedupPct > 0 {
+		p["dedupe_percentage"] = fmt.Sprint(o.Data.DedupPct)
+	}
+	if o.Filename != "" {
+		p["filename"] = o.Filename
+	} else {
+		p["directory"] = o.Directory
+	}
+	return p
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

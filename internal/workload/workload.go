@@ -1,0 +1,27 @@
+// Package workload defines what every kind of load iolab drives has in
+// common. Each workload (fs now; frames, s3, http and cmd later) lives in a
+// package of its own below this one and satisfies Workload.
+package workload
+
+import (
+	"context"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// Workload is one configured load: one cell of an experiment.
+type Workload interface {
+	// Kind names the workload package ("fs").
+	Kind() string
+	// Params are the cell's parameters as stored and shown, in fio's
+	// vocabulary where there is one (rw, bs, iodepth ...).
+	Params() map[string]string
+	// Prepare creates what the runs need (files laid out, objects
+	// uploaded). It is not timed and runs once before the first run.
+	Prepare(ctx context.Context) error
+	// Run performs one measured run. When ctx is cancelled it stops early
+	// and returns what it measured together with ctx's error.
+	Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, error)
+	// Close releases what Prepare acquired.
+	Close() error
+}
