@@ -1,0 +1,89 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+)
+
+// Warning is a reason a number may not mean what it seems: a stable code
+// for programs and a plain sentence for people. Warnings travel beside
+// results as values; they are never failures.
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Warning codes raised from the values of a metric.
+const (
+	CodeHighCV          = "high-cv"
+	CodeFirstRunOutlier = "first-run-outlier"
+	CodeTrend           = "trend"
+	CodeTooFewRuns      = "too-few-runs"
+	HighCVThreshold     = 0.10
+	trendAlpha          = 0.05
+)
+
+// Diagnose looks at one metric's values over the measured runs of a cell,
+// in run order, and says what makes them noisy. label names the metric in
+// the sentences ("randread-4k ops/s").
+func Diagnose(label string, values []float64) []Warning {
+	var ws []Warning
+	n := len(values)
+	if n == 0 {
+		return nil
+	}
+	if n < MinRunsForCI {
+		ws = append(ws, Warning{CodeTooFewRuns, fmt.Sprintf(
+			"%s: %d runs are too few for a 95%% confidence interval of the median; use --rounds %d or more", label, n, MinRunsForCI)})
+	}
+	s := Summarize(values)
+	if s.CV > HighCVThreshold {
+		ws = append(ws, Warning{CodeHighCV, fmt.Sprintf(
+			"%s varies by %.0f%% (coefficient of variation) across %d runs; differences smaller than about %.0f%% cannot be told from noise",
+			label, 100*s.CV, n, 100*MinDetectable(s.CV, n))})
+	}
+	if n >= 3 {
+		if z := ModifiedZ(values[0], values); math.Abs(z) > OutlierZ {
+			ws = append(ws, Warning{CodeFirstRunOutlier, fmt.Sprintf(
+				"%s: the first measured run (%s) is unlike the rest (median %s, modified z-score %.1f); the target was probably not warmed up; add --warmup runs",
+				label, FormatValue(values[0]), FormatValue(s.Median), z)})
+		}
+	}
+	if t := Kendall(values); n >= 4 && t.P < trendAlpha {
+		first, last := values[0], values[n-1]
+		dir := "rose"
+		if last < first {
+			dir = "fell"
+		}
+		ws = append(ws, Warning{CodeTrend, fmt.Sprintf(
+			"%s %s steadily over the runs, from %s to %s (Kendall tau %.2f, p=%.3f): the target drifted during the experiment (throttling, cache filling, a disk slowing down); compare variants only in interleaved rounds",
+			label, dir, FormatValue(first), FormatValue(last), t.Tau, t.P)})
+	}
+	return ws
+}
+
+// MinDetectable is the smallest relative difference between two variants of
+// n runs each with coefficient of variation cv that a two-sided test at 5%
+// detects with 80% power: (1.96 + 0.84) x cv x sqrt(2/n).
+func MinDetectable(cv float64, n int) float64 {
+	if n == 0 {
+		return math.Inf(1)
+	}
+	return 2.8 * cv * math.Sqrt(2/float64(n))
+}
+
+// FormatValue prints a value with 3 significant digits and an SI suffix.
+func FormatValue(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1e12:
+		return fmt.Sprintf("%.3gT", v/1e12)
+	case a >= 1e9:
+		return fmt.Sprintf("%.3gG", v/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3gM", v/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.3gk", v/1e3)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
