@@ -1,0 +1,279 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// SaveRun stores one run, its histograms, series and derived metrics in one
+// transaction. It deliberately ignores ctx's cancellation: the run that a
+// Ctrl-C cut short is exactly the one that must still be written.
+func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derived map[string]float64) error {
+	ctx = context.WithoutCancel(ctx)
+	res := r.Result
+	if res == nil {
+		res = &metrics.Result{}
+	}
+	notes, _ := json.Marshal(res.Notes)
+	if res.Notes == nil {
+		notes = []byte("[]")
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	start := res.Start
+	if start.IsZero() {
+		start = r.EndedAt
+	}
+	out, err := tx.ExecContext(ctx, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
+		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), r.Status, ts(start), ts(r.EndedAt),
+		int64(res.Duration), res.Errors, firstNonEmpty(r.Error, res.FirstError), res.CPUUserS, res.CPUSysS, res.TimingOverheadNs, string(notes))
+	if err != nil {
+		return s.wrap(err)
+	}
+	if r.ID, err = out.LastInsertId(); err != nil {
+		return s.wrap(err)
+	}
+	for d, ds := range res.Dirs {
+		if ds.Ops == 0 && ds.Lat == nil {
+			continue
+		}
+		h := ds.Lat
+		if h == nil {
+			h = metrics.NewHistogram()
+		}
+		enc, err := metrics.EncodeHistogram(h)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram) VALUES (?, ?, ?, ?, ?)`,
+			r.ID, metrics.Dir(d).String(), ds.Ops, ds.Bytes, enc); err != nil {
+			return s.wrap(err)
+		}
+	}
+	for name, v := range derived {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO metrics (run_id, name, value) VALUES (?, ?, ?)`, r.ID, name, v); err != nil {
+			return s.wrap(err)
+		}
+	}
+	for _, sec := range res.Series {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO series (run_id, second, ops, bytes, p50_ns, p99_ns, max_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, sec.T, sec.Ops, sec.Bytes, sec.P50Ns, sec.P99Ns, sec.MaxNs); err != nil {
+			return s.wrap(err)
+		}
+	}
+	return s.wrap(tx.Commit())
+}
+
+// SaveEnv stores an environment snapshot taken before or after a round.
+func (s *Store) SaveEnv(ctx context.Context, experimentID string, e EnvSnapshot) error {
+	_, err := s.db.ExecContext(context.WithoutCancel(ctx), `INSERT INTO env_snapshots (experiment_id, round, phase, taken_at, snapshot) VALUES (?, ?, ?, ?, ?)`,
+		experimentID, e.Round, e.Phase, ts(e.TakenAt), string(e.Snapshot))
+	return s.wrap(err)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// ListExperiments returns all experiments, newest first.
+func (s *Store) ListExperiments(ctx context.Context) ([]Experiment, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name, command, plan, created_at, COALESCE(finished_at, ''), status FROM experiments ORDER BY created_at DESC, id DESC`)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []Experiment
+	for rows.Next() {
+		var e Experiment
+		var plan, created, finished string
+		if err := rows.Scan(&e.ID, &e.Name, &e.Command, &plan, &created, &finished, &e.Status); err != nil {
+			return nil, s.wrap(err)
+		}
+		e.Plan, e.CreatedAt, e.FinishedAt = json.RawMessage(plan), parseTS(created), parseTS(finished)
+		out = append(out, e)
+	}
+	return out, s.wrap(rows.Err())
+}
+
+// ErrNoExperiment is returned when no experiment matches.
+var ErrNoExperiment = errors.New("no such experiment")
+
+// Data is a stored experiment with everything it recorded.
+type Data struct {
+	Experiment Experiment
+	Cells      []Cell
+	Runs       []Run // in the order they ran
+	Env        []EnvSnapshot
+}
+
+// Load reads an experiment by ID or unique ID prefix; "" means the newest.
+func (s *Store) Load(ctx context.Context, id string) (*Data, error) {
+	all, err := s.ListExperiments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var match []Experiment
+	for _, e := range all {
+		if id == "" || e.ID == id {
+			match = []Experiment{e}
+			break
+		}
+		if len(id) < len(e.ID) && e.ID[:len(id)] == id {
+			match = append(match, e)
+		}
+	}
+	switch {
+	case len(match) == 0 && id == "":
+		return nil, fmt.Errorf("--db %s holds no experiments yet: %w", s.path, ErrNoExperiment)
+	case len(match) == 0:
+		return nil, fmt.Errorf("experiment %q: %w in %s; `iolab ls` lists them", id, ErrNoExperiment, s.path)
+	case len(match) > 1:
+		return nil, fmt.Errorf("experiment %q is ambiguous: %d experiments start with it", id, len(match))
+	}
+	d := &Data{Experiment: match[0]}
+	if err := s.loadCells(ctx, d); err != nil {
+		return nil, err
+	}
+	if err := s.loadRuns(ctx, d); err != nil {
+		return nil, err
+	}
+	return d, s.loadEnv(ctx, d)
+}
+
+func (s *Store) loadCells(ctx context.Context, d *Data) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, idx, name, workload, params FROM cells WHERE experiment_id = ? ORDER BY idx`, d.Experiment.ID)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c Cell
+		var params string
+		if err := rows.Scan(&c.ID, &c.Index, &c.Name, &c.Workload, &params); err != nil {
+			return s.wrap(err)
+		}
+		if err := json.Unmarshal([]byte(params), &c.Params); err != nil {
+			return s.wrap(err)
+		}
+		d.Cells = append(d.Cells, c)
+	}
+	return s.wrap(rows.Err())
+}
+
+func (s *Store) loadRuns(ctx context.Context, d *Data) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, cell_id, round, slot, warmup, status, started_at, ended_at, duration_ns,
+		errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes FROM runs WHERE experiment_id = ? ORDER BY id`, d.Experiment.ID)
+	if err != nil {
+		return s.wrap(err)
+	}
+	byID := map[int64]*metrics.Result{}
+	for rows.Next() {
+		var r Run
+		res := &metrics.Result{}
+		var warmup int
+		var started, ended, notes string
+		var dur int64
+		if err := rows.Scan(&r.ID, &r.CellID, &r.Round, &r.Slot, &warmup, &r.Status, &started, &ended, &dur,
+			&res.Errors, &r.Error, &res.CPUUserS, &res.CPUSysS, &res.TimingOverheadNs, &notes); err != nil {
+			rows.Close()
+			return s.wrap(err)
+		}
+		r.Warmup, r.EndedAt = warmup != 0, parseTS(ended)
+		res.Start, res.Duration, res.FirstError = parseTS(started), time.Duration(dur), r.Error
+		_ = json.Unmarshal([]byte(notes), &res.Notes)
+		r.Result = res
+		byID[r.ID] = res
+		d.Runs = append(d.Runs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.wrap(err)
+	}
+	return s.loadDirections(ctx, d.Experiment.ID, byID)
+}
+
+func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT d.run_id, d.direction, d.ops, d.bytes, d.histogram FROM run_directions d
+		JOIN runs r ON r.id = d.run_id WHERE r.experiment_id = ?`, expID)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, ops, bytes int64
+		var dir, hist string
+		if err := rows.Scan(&id, &dir, &ops, &bytes, &hist); err != nil {
+			return s.wrap(err)
+		}
+		h, err := metrics.DecodeHistogram(hist)
+		if err != nil {
+			return fmt.Errorf("--db %s: run %d %s: %w", s.path, id, dir, err)
+		}
+		for d := metrics.Dir(0); d < metrics.NumDirs; d++ {
+			if d.String() == dir && byID[id] != nil {
+				byID[id].Dirs[d] = metrics.DirStats{Ops: ops, Bytes: bytes, Lat: h}
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.wrap(err)
+	}
+	return s.loadSeries(ctx, expID, byID)
+}
+
+func (s *Store) loadSeries(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT s.run_id, s.second, s.ops, s.bytes, s.p50_ns, s.p99_ns, s.max_ns FROM series s
+		JOIN runs r ON r.id = s.run_id WHERE r.experiment_id = ? ORDER BY s.run_id, s.second`, expID)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var sec metrics.Second
+		if err := rows.Scan(&id, &sec.T, &sec.Ops, &sec.Bytes, &sec.P50Ns, &sec.P99Ns, &sec.MaxNs); err != nil {
+			return s.wrap(err)
+		}
+		if r := byID[id]; r != nil {
+			r.Series = append(r.Series, sec)
+		}
+	}
+	return s.wrap(rows.Err())
+}
+
+func (s *Store) loadEnv(ctx context.Context, d *Data) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT round, phase, taken_at, snapshot FROM env_snapshots WHERE experiment_id = ? ORDER BY id`, d.Experiment.ID)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e EnvSnapshot
+		var taken, snap string
+		if err := rows.Scan(&e.Round, &e.Phase, &taken, &snap); err != nil {
+			return s.wrap(err)
+		}
+		e.TakenAt, e.Snapshot = parseTS(taken), json.RawMessage(snap)
+		d.Env = append(d.Env, e)
+	}
+	return s.wrap(rows.Err())
+}

@@ -1,0 +1,86 @@
+package store
+
+// SchemaVersion is the version of the schema below. Opening a database with
+// a higher version is refused; a lower one would be migrated (none exists yet).
+const SchemaVersion = 1
+
+// appID marks a database as iolab's in its meta table.
+const appID = "iolab"
+
+// schema is the whole database layout, in SQL portable to PostgreSQL except
+// for INTEGER PRIMARY KEY (BIGSERIAL there). Times are RFC 3339 text in UTC.
+const schema = `
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+CREATE TABLE experiments (
+	id          TEXT PRIMARY KEY,
+	name        TEXT NOT NULL,
+	command     TEXT NOT NULL,
+	plan        TEXT NOT NULL,          -- JSON: what was asked, to show and resume
+	created_at  TEXT NOT NULL,
+	finished_at TEXT,
+	status      TEXT NOT NULL           -- running, done, interrupted, failed
+);
+CREATE TABLE cells (
+	id            INTEGER PRIMARY KEY,
+	experiment_id TEXT NOT NULL REFERENCES experiments(id),
+	idx           INTEGER NOT NULL,
+	name          TEXT NOT NULL,
+	workload      TEXT NOT NULL,
+	params        TEXT NOT NULL,        -- JSON object of parameter -> value
+	UNIQUE (experiment_id, idx)
+);
+CREATE TABLE runs (
+	id                 INTEGER PRIMARY KEY,
+	experiment_id      TEXT NOT NULL REFERENCES experiments(id),
+	cell_id            INTEGER NOT NULL REFERENCES cells(id),
+	round              INTEGER NOT NULL,   -- warm-up runs have rounds before 0
+	slot               INTEGER NOT NULL,   -- position within the round
+	warmup             INTEGER NOT NULL,
+	status             TEXT NOT NULL,      -- ok, failed, interrupted
+	started_at         TEXT NOT NULL,
+	ended_at           TEXT NOT NULL,
+	duration_ns        BIGINT NOT NULL,
+	errors             BIGINT NOT NULL,
+	error              TEXT NOT NULL,
+	cpu_user_s         DOUBLE PRECISION NOT NULL,
+	cpu_sys_s          DOUBLE PRECISION NOT NULL,
+	timing_overhead_ns DOUBLE PRECISION NOT NULL,
+	notes              TEXT NOT NULL       -- JSON array of {code, message}
+);
+CREATE INDEX runs_by_experiment ON runs (experiment_id, cell_id);
+CREATE TABLE run_directions (
+	run_id    INTEGER NOT NULL REFERENCES runs(id),
+	direction TEXT NOT NULL,              -- read, write, sync
+	ops       BIGINT NOT NULL,
+	bytes     BIGINT NOT NULL,
+	histogram TEXT NOT NULL,              -- HdrHistogram V2 compressed, base64
+	PRIMARY KEY (run_id, direction)
+);
+CREATE TABLE metrics (
+	run_id INTEGER NOT NULL REFERENCES runs(id),
+	name   TEXT NOT NULL,                 -- ops_per_s, read.lat_p99_ns, ...
+	value  DOUBLE PRECISION NOT NULL,
+	PRIMARY KEY (run_id, name)
+);
+CREATE TABLE series (
+	run_id INTEGER NOT NULL REFERENCES runs(id),
+	second INTEGER NOT NULL,
+	ops    BIGINT NOT NULL,
+	bytes  BIGINT NOT NULL,
+	p50_ns BIGINT NOT NULL,
+	p99_ns BIGINT NOT NULL,
+	max_ns BIGINT NOT NULL,
+	PRIMARY KEY (run_id, second)
+);
+CREATE TABLE env_snapshots (
+	id            INTEGER PRIMARY KEY,
+	experiment_id TEXT NOT NULL REFERENCES experiments(id),
+	round         INTEGER NOT NULL,
+	phase         TEXT NOT NULL,          -- before, after
+	taken_at      TEXT NOT NULL,
+	snapshot      TEXT NOT NULL           -- JSON
+);
+`

@@ -1,0 +1,200 @@
+// Package store keeps experiments and their runs in one SQLite file, the
+// moment each run ends: a crash, Ctrl-C or a full disk later loses nothing
+// that finished. The schema is defined once (schema.go) with a version
+// number; a database that is not iolab's, or is newer than this build, is
+// refused with an error that says so.
+//
+// The store holds raw results (per-direction counts and HDR histograms,
+// per-second series, environment snapshots as JSON) and, for SQL users, the
+// derived per-run metrics; summaries are always recomputed from raw data.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// Run statuses.
+const (
+	StatusOK          = "ok"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+)
+
+// Store is an open iolab database.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// ErrNotIolab is returned for a database file that iolab did not create.
+var ErrNotIolab = errors.New("not an iolab database")
+
+// Open opens the database at path, creating it if it does not exist.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("--db %s: is a directory; want a file path such as ./iolab.db", path)
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("--db %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db, path: path}
+	if err := s.init(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) init(ctx context.Context) error {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("--db %s: %w (%v); point --db at an iolab database or a new file", s.path, ErrNotIolab, err)
+	}
+	if n == 0 {
+		return s.create(ctx)
+	}
+	var app, version string
+	err = s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'app'`).Scan(&app)
+	if err == nil {
+		err = s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version)
+	}
+	if err != nil || app != appID {
+		return fmt.Errorf("--db %s: %w (a SQLite file of another program); point --db at an iolab database or a new file", s.path, ErrNotIolab)
+	}
+	v, err := strconv.Atoi(version)
+	if err != nil {
+		return fmt.Errorf("--db %s: bad schema version %q", s.path, version)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("--db %s: written by a newer iolab (schema %d; this iolab reads up to %d); upgrade iolab", s.path, v, SchemaVersion)
+	}
+	return nil
+}
+
+func (s *Store) create(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("--db %s: %w", s.path, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("--db %s: create schema: %w", s.path, err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('app', ?), ('schema_version', ?)`, appID, strconv.Itoa(SchemaVersion))
+	if err != nil {
+		return fmt.Errorf("--db %s: %w", s.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("--db %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Experiment is one invocation of iolab that measures something.
+type Experiment struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Command    string          `json:"command"`
+	Plan       json.RawMessage `json:"plan"`
+	CreatedAt  time.Time       `json:"created_at"`
+	FinishedAt time.Time       `json:"finished_at"`
+	Status     string          `json:"status"`
+}
+
+// Cell is one workload with its parameters within an experiment.
+type Cell struct {
+	ID       int64             `json:"-"`
+	Index    int               `json:"index"`
+	Name     string            `json:"name"`
+	Workload string            `json:"workload"`
+	Params   map[string]string `json:"params"`
+}
+
+// Run is one measured (or warm-up) execution of a cell.
+type Run struct {
+	ID      int64
+	CellID  int64
+	Round   int
+	Slot    int
+	Warmup  bool
+	Status  string
+	Error   string
+	EndedAt time.Time
+	Result  *metrics.Result
+}
+
+// EnvSnapshot is an environment snapshot stored as JSON.
+type EnvSnapshot struct {
+	Round    int
+	Phase    string
+	TakenAt  time.Time
+	Snapshot json.RawMessage
+}
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func parseTS(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// CreateExperiment stores a new experiment with its cells and sets the
+// cells' IDs.
+func (s *Store) CreateExperiment(ctx context.Context, e *Experiment, cells []Cell) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `INSERT INTO experiments (id, name, command, plan, created_at, status) VALUES (?, ?, ?, ?, ?, ?)`,
+		e.ID, e.Name, e.Command, string(e.Plan), ts(e.CreatedAt), e.Status)
+	if err != nil {
+		return s.wrap(err)
+	}
+	for i := range cells {
+		params, _ := json.Marshal(cells[i].Params)
+		res, err := tx.ExecContext(ctx, `INSERT INTO cells (experiment_id, idx, name, workload, params) VALUES (?, ?, ?, ?, ?)`,
+			e.ID, cells[i].Index, cells[i].Name, cells[i].Workload, string(params))
+		if err != nil {
+			return s.wrap(err)
+		}
+		if cells[i].ID, err = res.LastInsertId(); err != nil {
+			return s.wrap(err)
+		}
+	}
+	return s.wrap(tx.Commit())
+}
+
+// FinishExperiment records the experiment's final status.
+func (s *Store) FinishExperiment(ctx context.Context, id, status string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?`, status, ts(time.Now()), id)
+	return s.wrap(err)
+}
+
+func (s *Store) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("--db %s: %w", s.path, err)
+}

@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "x.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Experiment{ID: "20260101-000000-abcd", Name: "fs", Command: "iolab fs", Plan: json.RawMessage(`{"rounds":2}`),
+		CreatedAt: time.Now(), Status: "running"}
+	cells := []Cell{{Index: 0, Name: "randread-4k", Workload: "fs", Params: map[string]string{"bs": "4k"}}}
+	if err := s.CreateExperiment(ctx, e, cells); err != nil {
+		t.Fatal(err)
+	}
+	h := metrics.NewHistogram()
+	for v := int64(1000); v < 100000; v += 7 {
+		metrics.RecordLatency(h, v)
+	}
+	res := &metrics.Result{Start: time.Now(), Duration: 2 * time.Second, Errors: 1, FirstError: "boom",
+		Series: []metrics.Second{{T: 0, Ops: 5, Bytes: 20, P50Ns: 1, P99Ns: 2, MaxNs: 3}, {T: 1, Ops: 6}},
+		Notes:  []metrics.Note{{Code: "o-direct-fallback", Message: "m"}}}
+	res.Dirs[metrics.Read] = metrics.DirStats{Ops: h.TotalCount(), Bytes: 4096 * h.TotalCount(), Lat: h}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel() // a Ctrl-C'd run must still be written
+	run := &Run{CellID: cells[0].ID, Round: 0, Slot: 0, Status: StatusInterrupted, EndedAt: time.Now(), Result: res}
+	if err := s.SaveRun(cancelled, e.ID, run, map[string]float64{"ops_per_s": 42}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishExperiment(ctx, e.ID, "interrupted"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, err := s.Load(ctx, "20260101")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Experiment.Status != "interrupted" || len(d.Cells) != 1 || d.Cells[0].Params["bs"] != "4k" || len(d.Runs) != 1 {
+		t.Fatalf("loaded %+v", d)
+	}
+	got := d.Runs[0]
+	if got.Status != StatusInterrupted || got.Result.Errors != 1 || got.Error != "boom" || len(got.Result.Series) != 2 ||
+		got.Result.Duration != 2*time.Second || len(got.Result.Notes) != 1 {
+		t.Fatalf("run %+v result %+v", got, got.Result)
+	}
+	if metrics.PercentilesOf(got.Result.Dirs[metrics.Read].Lat) != metrics.PercentilesOf(h) {
+		t.Fatal("histogram changed in the round trip")
+	}
+	if _, err := s.Load(ctx, "nope"); !errors.Is(err, ErrNoExperiment) {
+		t.Fatalf("load of unknown id: %v", err)
+	}
+}
+
+func TestRefusesForeignAndNewerFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("this is not a database, just some text that is long enough to have a header"), 0o644)
+	if _, err := Open(ctx, text); !errors.Is(err, ErrNotIolab) || !strings.Contains(err.Error(), text) {
+		t.Fatalf("text file: %v", err)
+	}
+
+	other := filepath.Join(dir, "other.db")
+	db, _ := sql.Open("sqlite", other)
+	db.Exec(`CREATE TABLE t (x)`)
+	db.Close()
+	if _, err := Open(ctx, other); !errors.Is(err, ErrNotIolab) {
+		t.Fatalf("foreign sqlite: %v", err)
+	}
+
+	newer := filepath.Join(dir, "newer.db")
+	s, err := Open(ctx, newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.db.Exec(`UPDATE meta SET value = '99' WHERE key = 'schema_version'`)
+	s.Close()
+	if _, err := Open(ctx, newer); err == nil || !strings.Contains(err.Error(), "newer iolab") {
+		t.Fatalf("newer schema: %v", err)
+	}
+
+	if _, err := Open(ctx, dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("directory: %v", err)
+	}
+}
