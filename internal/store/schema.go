@@ -36,7 +36,7 @@ CREATE TABLE runs (
 	id                 INTEGER PRIMARY KEY,
 	experiment_id      TEXT NOT NULL REFERENCES experiments(id),
 	cell_id            INTEGER NOT NULL REFERENCES cells(id),
-	round              INTEGER NOT NULL,   -- warm-up runs have rounds before 0
+	round              INTEGER NOT NULL,   -- warm-up and measured rounds each count from 0
 	slot               INTEGER NOT NULL,   -- position within the round
 	warmup             INTEGER NOT NULL,
 	status             TEXT NOT NULL,      -- ok, failed, interrupted

@@ -25,3 +25,11 @@ type Workload interface {
 	// Close releases what Prepare acquired.
 	Close() error
 }
+
+// InputError is a problem with what the user asked for that shows only when
+// the target is inspected (a missing directory, a read-only filesystem, not
+// enough free space): bad input, not a failed run.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/units"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // filePath is job j's file: the shared --filename, or fio's naming
@@ -84,7 +85,7 @@ func layOut(path string, size int64, data datagen.Pattern) error {
 	if unix.Fstatfs(int(f.Fd()), &free) == nil {
 		avail := int64(free.Bavail) * free.Bsize
 		if need := size - st.Size(); need > avail {
-			return fmt.Errorf("lay out %s: needs %s more but only %s free; lower --size or free space", path, units.FormatSize(need), units.FormatSize(avail))
+			return &workload.InputError{Err: fmt.Errorf("lay out %s: needs %s more but only %s free; lower --size or free space", path, units.FormatSize(need), units.FormatSize(avail))}
 		}
 	}
 	gen := datagen.New(data, 0x1a7)

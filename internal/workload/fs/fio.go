@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // The fio engine runs fio itself on the same job and reads its json+ output,
@@ -70,7 +71,7 @@ func (f *FS) fioPath() string {
 
 func (f *FS) prepareFio(context.Context) error {
 	if _, err := exec.LookPath(f.fioPath()); err != nil {
-		return fmt.Errorf("--ioengine fio: %s not found in PATH; install fio (apt-get install fio)", f.fioPath())
+		return &workload.InputError{Err: fmt.Errorf("--ioengine fio: %s not found in PATH; install fio (apt-get install fio)", f.fioPath())}
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // FS is one configured fs job set.
@@ -60,11 +61,11 @@ func (f *FS) Prepare(ctx context.Context) error {
 	o := &f.opts
 	if o.Directory != "" {
 		if err := checkDirectory(o.Directory); err != nil {
-			return err
+			return &workload.InputError{Err: err}
 		}
 	}
 	if err := f.resolveSize(); err != nil {
-		return err
+		return &workload.InputError{Err: err}
 	}
 	if o.Engine == EngineFio {
 		return f.prepareFio(ctx)

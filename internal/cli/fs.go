@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/workload/fs"
+)
+
+// FSOptions are the flags of `iolab fs`, in fio's vocabulary.
+type FSOptions struct {
+	Job    fs.Options
+	rw     string
+	zeros  bool
+	Repeat RepeatOptions
+}
+
+// AddFlags registers fio's option names.
+func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
+	o.Job = fs.DefaultOptions()
+	j := &o.Job
+	f.StringVar(&j.Filename, "filename", "", "file or block device shared by all jobs")
+	f.StringVar(&j.Directory, "directory", "", "directory for one file per job (iolab.<job>.0)")
+	f.StringVar(&o.rw, "rw", "read", "read|write|randread|randwrite|rw|randrw")
+	f.IntVar(&j.RWMixRead, "rwmixread", 50, "percentage of reads in rw/randrw")
+	f.Var(sizeValue{&j.BlockSize}, "bs", "block size (4k, 1m)")
+	f.Var(sizeValue{&j.Size}, "size", "file region per job (256m, 1g); default: the existing file's size")
+	f.Var(sizeValue{&j.IOSize}, "io_size", "bytes of I/O per job when not time-based (default --size)")
+	f.Var(durationValue{&j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
+	f.IntVar(&j.IODepth, "iodepth", 1, "operations in flight per job")
+	f.IntVar(&j.NumJobs, "numjobs", 1, "parallel jobs")
+	f.Var(boolIntValue{&j.Direct}, "direct", "O_DIRECT: bypass the page cache (1 or 0)")
+	f.Lookup("direct").NoOptDefVal = "1"
+	f.Var(boolIntValue{&j.Invalidate}, "invalidate", "drop the files' page cache before each run, as fio does (1 or 0)")
+	f.IntVar(&j.Fsync, "fsync", 0, "fsync after every N writes")
+	f.IntVar(&j.Fdatasync, "fdatasync", 0, "fdatasync after every N writes")
+	f.StringVar(&j.Engine, "ioengine", fs.DefaultEngine, "psync|io_uring|fio (fio runs fio itself on the same job)")
+	f.IntVar(&j.Data.CompressPct, "buffer_compress_percentage", 0, "percentage of each written block that compresses (zeros)")
+	f.IntVar(&j.Data.DedupPct, "dedupe_percentage", 0, "percentage of written blocks that repeat earlier ones")
+	f.BoolVar(&o.zeros, "zero_buffers", false, "write zeros instead of random data")
+	f.StringVar(&j.FioPath, "fio", "fio", "fio binary for --ioengine fio")
+	o.Repeat.AddFlags(f)
+}
+
+func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
+	var o FSOptions
+	cmd := &cobra.Command{
+		Use:   "fs",
+		Short: "File and block I/O with fio's options, repeated in rounds and stored",
+		Example: `  iolab fs --directory /mnt/data --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --numjobs=4 --size=128m --direct=1 --runtime=10s
+  iolab fs --filename /dev/nvme0n1 --rw=randread --bs=4k --iodepth=32 --runtime=30 --ioengine=fio`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runFS(cmd.Context(), o, commandLine(cmd), stdout, stderr)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runFS(ctx context.Context, o FSOptions, command string, stdout, stderr io.Writer) error {
+	if err := o.Repeat.validate(); err != nil {
+		return err
+	}
+	pattern, err := fs.ParsePattern(o.rw)
+	if err != nil {
+		return usage("--rw %v", err)
+	}
+	o.Job.RW = pattern
+	o.Job.Data.Zeros = o.zeros
+	w, err := fs.New(o.Job)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	target := o.Job.Filename
+	if target == "" {
+		target = o.Job.Directory
+	}
+	cells := []lab.Cell{{Name: fsCellName(o.Job), Workload: w, Target: target}}
+	plan := lab.Plan{Name: "fs", Command: command, Settings: o.Job.Params()}
+	return runExperiment(ctx, o.Repeat, plan, cells, o.Job.Runtime, stdout, stderr)
+}
+
+// fsCellName is a short label: "randrw70-4k-qd32x4-direct".
+func fsCellName(j fs.Options) string {
+	name := string(j.RW)
+	if j.RW == fs.RW || j.RW == fs.RandRW {
+		name += fmt.Sprint(j.RWMixRead)
+	}
+	name += "-" + fmt.Sprint(sizeValue{&j.BlockSize})
+	if j.IODepth > 1 || j.NumJobs > 1 {
+		name += fmt.Sprintf("-qd%dx%d", j.IODepth, j.NumJobs)
+	}
+	if j.Direct {
+		name += "-direct"
+	}
+	return name
+}

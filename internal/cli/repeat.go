@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// RepeatOptions are the flags every measuring command shares: how often to
+// repeat, where to store, how to print.
+type RepeatOptions struct {
+	Rounds   int
+	Warmup   int
+	Cooldown time.Duration
+	Seed     uint64
+	DB       string
+	JSON     bool
+	Series   bool
+}
+
+// DefaultRounds is the fewest rounds that give a 95% confidence interval of
+// the median (stats.MinRunsForCI): with 5, no order-statistic interval
+// reaches 95%.
+const DefaultRounds = stats.MinRunsForCI
+
+// AddFlags registers the repeat flags.
+func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&o.Rounds, "rounds", DefaultRounds, "measured rounds; each runs every cell once")
+	fs.IntVar(&o.Warmup, "warmup", 1, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
+	fs.Var(durationValue{&o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
+	fs.Uint64Var(&o.Seed, "seed", 0, "seed of the run order within rounds (0: from the clock)")
+	fs.StringVar(&o.DB, "db", "./iolab.db", "SQLite database that stores every run")
+	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
+	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
+}
+
+func (o *RepeatOptions) validate() error {
+	switch {
+	case o.Rounds < 1:
+		return usage("--rounds %d: want at least 1 (%d or more for a 95%% confidence interval)", o.Rounds, stats.MinRunsForCI)
+	case o.Warmup < 0:
+		return usage("--warmup %d: want 0 or more", o.Warmup)
+	case o.DB == "":
+		return usage("--db: want a file path such as ./iolab.db")
+	}
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano())
+	}
+	return nil
+}
+
+// openStore opens --db, turning a foreign or newer file into a usage error.
+func openStore(ctx context.Context, path string) (*store.Store, error) {
+	s, err := store.Open(ctx, path)
+	if errors.Is(err, store.ErrNotIolab) {
+		return nil, &UsageError{Err: err}
+	}
+	return s, err
+}
+
+// runExperiment runs the cells, then prints the stored experiment's report
+// — also when it was interrupted or failed, so what finished is shown.
+func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []lab.Cell, runTime time.Duration, stdout, stderr io.Writer) error {
+	st, err := openStore(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	plan.Rounds, plan.Warmup, plan.Cooldown, plan.Seed = o.Rounds, o.Warmup, o.Cooldown, o.Seed
+	runner := &lab.Runner{Store: st}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		runner.Progress = &lab.Progress{W: stderr, ShowAfter: 2 * time.Second, RunTime: runTime}
+	}
+	id, runErr := runner.Run(ctx, plan, cells)
+	if id == "" {
+		return runErr
+	}
+	if err := printExperiment(context.WithoutCancel(ctx), st, id, o, stdout); err != nil {
+		return errors.Join(runErr, err)
+	}
+	return runErr
+}
+
+func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOptions, stdout io.Writer) error {
+	data, err := st.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	rep := report.Build(data, report.Options{Series: o.Series})
+	if o.JSON {
+		return report.JSON(stdout, rep)
+	}
+	if err := report.Terminal(stdout, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nstored in %s as experiment %s; `iolab show %s` prints this again\n", st.Path(), rep.Experiment, rep.Experiment)
+	return nil
+}
+
+// commandLine renders the invocation, with the flags that were set, for
+// the record.
+func commandLine(cmd *cobra.Command) string {
+	parts := []string{cmd.CommandPath()}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		parts = append(parts, "--"+f.Name+"="+f.Value.String())
+	})
+	return strings.Join(parts, " ")
+}
+
+// openExisting opens --db for reading commands, which must not create it.
+func openExisting(ctx context.Context, path string) (*store.Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, usage("--db %s: no such database; run an experiment first or point --db at one", path)
+	}
+	return openStore(ctx, path)
+}

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func newShowCommand(stdout io.Writer) *cobra.Command {
+	var o RepeatOptions
+	cmd := &cobra.Command{
+		Use:   "show [EXPERIMENT]",
+		Short: "Print a stored experiment's summary again (default: the newest)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			return runShow(cmd.Context(), o, id, stdout)
+		},
+	}
+	cmd.Flags().StringVar(&o.DB, "db", "./iolab.db", "SQLite database")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.Series, "series", false, "with --json, include per-second series")
+	return cmd
+}
+
+func runShow(ctx context.Context, o RepeatOptions, id string, stdout io.Writer) error {
+	st, err := openExisting(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return printExperiment(ctx, st, id, o, stdout)
+}
+
+func newLsCommand(stdout io.Writer) *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List stored experiments, newest first",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runLs(cmd.Context(), db, stdout)
+		},
+	}
+	cmd.Flags().StringVar(&db, "db", "./iolab.db", "SQLite database")
+	return cmd
+}
+
+func runLs(ctx context.Context, db string, stdout io.Writer) error {
+	st, err := openExisting(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	exps, err := st.ListExperiments(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "EXPERIMENT\tCREATED\tSTATUS\tNAME\tCOMMAND")
+	for _, e := range exps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.CreatedAt.Local().Format("2006-01-02 15:04:05"), e.Status, e.Name, e.Command)
+	}
+	return tw.Flush()
+}

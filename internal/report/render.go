@@ -1,0 +1,139 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/stats"
+)
+
+// JSON writes r as indented JSON.
+func JSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// row is one metric line of the terminal table.
+type row struct {
+	key, label string
+	format     func(float64) string
+}
+
+var rows = []row{
+	{"ops_per_s", "IOPS", count},
+	{"bytes_per_s", "MiB/s", mib},
+	{"read.ops_per_s", "read IOPS", count},
+	{"read.lat_p50_ns", "read lat p50", latency},
+	{"read.lat_p99_ns", "read lat p99", latency},
+	{"write.ops_per_s", "write IOPS", count},
+	{"write.lat_p50_ns", "write lat p50", latency},
+	{"write.lat_p99_ns", "write lat p99", latency},
+	{"sync.ops_per_s", "syncs/s", count},
+	{"sync.lat_p99_ns", "sync lat p99", latency},
+	{"cpu_us_per_op", "CPU µs/op", plain},
+}
+
+// Terminal writes the human summary: per cell a table of median, 95% CI,
+// mean ± sd, CV and n, the merged latency percentiles, then the warnings.
+func Terminal(w io.Writer, r *Report) error {
+	measured, warm := 0, 0
+	for _, run := range r.Runs {
+		if run.Warmup {
+			warm++
+		} else {
+			measured++
+		}
+	}
+	fmt.Fprintf(w, "experiment %s (%s): %s, %d measured runs, %d warm-up\n", r.Experiment, r.Status, r.Name, measured, warm)
+	for _, c := range r.Cells {
+		fmt.Fprintf(w, "\n%s  %s\n", c.Name, formatParams(c.Params))
+		if c.Measured == 0 {
+			fmt.Fprintln(w, "  no successful measured run")
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  metric\tmedian\t95% CI\tmean ± sd\tCV\tn\t")
+		for _, rw := range rows {
+			s, ok := c.Summary[rw.key]
+			if !ok {
+				continue
+			}
+			ci := "n<6"
+			if s.CI95 != nil {
+				ci = fmt.Sprintf("[%s, %s]", rw.format(s.CI95[0]), rw.format(s.CI95[1]))
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s ± %s\t%.1f%%\t%d\t\n", rw.label, rw.format(s.Median), ci,
+				rw.format(s.Mean), rw.format(s.SD), 100*s.CV, s.N)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		writeLatency(w, c.Latency)
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(w, "\nwarnings:")
+		for _, wn := range r.Warnings {
+			fmt.Fprintf(w, "  [%s] %s\n", wn.Code, wn.Message)
+		}
+	}
+	return nil
+}
+
+func writeLatency(w io.Writer, lat map[string]metrics.Percentiles) {
+	for d := metrics.Dir(0); d < metrics.NumDirs; d++ {
+		p, ok := lat[d.String()]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "  %s latency, all measured runs merged: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", d,
+			latency(float64(p.P50)), latency(float64(p.P90)), latency(float64(p.P99)), latency(float64(p.P999)), latency(float64(p.Max)))
+	}
+}
+
+func formatParams(p map[string]string) string {
+	order := []string{"rw", "rwmixread", "bs", "iodepth", "numjobs", "direct", "ioengine", "size", "runtime", "io_size", "fsync", "fdatasync"}
+	seen := map[string]bool{}
+	var parts []string
+	for _, k := range order {
+		if v, ok := p[k]; ok {
+			parts = append(parts, k+"="+v)
+			seen[k] = true
+		}
+	}
+	var rest []string
+	for k := range p {
+		if !seen[k] && k != "filename" && k != "directory" {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		parts = append(parts, k+"="+p[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func count(v float64) string { return stats.FormatValue(v) }
+
+func plain(v float64) string { return fmt.Sprintf("%.3g", v) }
+
+func mib(v float64) string { return fmt.Sprintf("%.4g", v/(1<<20)) }
+
+func latency(ns float64) string {
+	switch a := math.Abs(ns); {
+	case a >= 1e9:
+		return fmt.Sprintf("%.3gs", ns/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3gms", ns/1e6)
+	case a >= 1e3:
+		return fmt.Sprintf("%.3gµs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0fns", ns)
+}

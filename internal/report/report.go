@@ -1,0 +1,259 @@
+// Package report turns a stored experiment into what people and programs
+// read: per-run numbers, per-cell summaries with confidence intervals, and
+// the warnings that say why numbers may be noisy. Build assembles a Report
+// from store data only, so `iolab show` prints exactly what the live run
+// printed; renderers have the shape func(w io.Writer, r *Report) error.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/iolab/iolab/internal/envinfo"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// Report is one experiment as shown and as printed by --json.
+type Report struct {
+	Experiment string    `json:"experiment"`
+	Name       string    `json:"name"`
+	Command    string    `json:"command"`
+	Status     string    `json:"status"`
+	Runs       []RunView `json:"runs"`
+	// Summary is the summary of the only cell, for single-cell experiments
+	// (iolab fs); Cells always has every cell's.
+	Summary  map[string]stats.Summary `json:"summary,omitempty"`
+	Cells    []CellView               `json:"cells"`
+	Warnings []stats.Warning          `json:"warnings"`
+	Env      *envinfo.Snapshot        `json:"env,omitempty"`
+}
+
+// RunView is one run.
+type RunView struct {
+	Cell             string           `json:"cell"`
+	Round            int              `json:"round"`
+	Slot             int              `json:"slot"`
+	Warmup           bool             `json:"warmup"`
+	Status           string           `json:"status"`
+	Error            string           `json:"error,omitempty"`
+	Errors           int64            `json:"errors"`
+	DurationS        float64          `json:"duration_s"`
+	CPUS             float64          `json:"cpu_s"`
+	OpsPerS          float64          `json:"ops_per_s"`
+	BytesPerS        float64          `json:"bytes_per_s"`
+	TimingOverheadNs float64          `json:"timing_overhead_ns"`
+	Read             *DirView         `json:"read,omitempty"`
+	Write            *DirView         `json:"write,omitempty"`
+	Sync             *DirView         `json:"sync,omitempty"`
+	Notes            []metrics.Note   `json:"notes,omitempty"`
+	Series           []metrics.Second `json:"series,omitempty"`
+}
+
+// DirView is one direction of a run or a cell.
+type DirView struct {
+	Ops       int64               `json:"ops"`
+	Bytes     int64               `json:"bytes"`
+	OpsPerS   float64             `json:"ops_per_s"`
+	BytesPerS float64             `json:"bytes_per_s"`
+	Lat       metrics.Percentiles `json:"lat_ns"`
+}
+
+// CellView is one cell's summary over its measured runs.
+type CellView struct {
+	Name     string                   `json:"name"`
+	Workload string                   `json:"workload"`
+	Params   map[string]string        `json:"params"`
+	Summary  map[string]stats.Summary `json:"summary"`
+	// Latency merges the histograms of all measured runs per direction.
+	Latency  map[string]metrics.Percentiles `json:"latency_ns"`
+	Warnings []stats.Warning                `json:"warnings"`
+	// Measured is the number of ok, non-warm-up runs.
+	Measured int `json:"measured"`
+}
+
+// RunMetrics derives a run's metrics, keyed by the names summaries use.
+func RunMetrics(res *metrics.Result) map[string]float64 {
+	m := map[string]float64{
+		"ops_per_s":   res.PerSecond(res.Ops()),
+		"bytes_per_s": res.PerSecond(res.Bytes()),
+		"cpu_s":       res.CPUUserS + res.CPUSysS,
+	}
+	if ops := res.Ops(); ops > 0 {
+		m["cpu_us_per_op"] = 1e6 * (res.CPUUserS + res.CPUSysS) / float64(ops)
+	}
+	for d := metrics.Dir(0); d < metrics.NumDirs; d++ {
+		ds := res.Dirs[d]
+		if ds.Ops == 0 {
+			continue
+		}
+		p := d.String() + "."
+		m[p+"ops_per_s"] = res.PerSecond(ds.Ops)
+		if d != metrics.Sync {
+			m[p+"bytes_per_s"] = res.PerSecond(ds.Bytes)
+		}
+		lat := metrics.PercentilesOf(ds.Lat)
+		m[p+"lat_p50_ns"] = float64(lat.P50)
+		m[p+"lat_p99_ns"] = float64(lat.P99)
+	}
+	return m
+}
+
+func dirView(res *metrics.Result, d metrics.Dir) *DirView {
+	ds := res.Dirs[d]
+	if ds.Ops == 0 {
+		return nil
+	}
+	return &DirView{Ops: ds.Ops, Bytes: ds.Bytes, OpsPerS: res.PerSecond(ds.Ops), BytesPerS: res.PerSecond(ds.Bytes),
+		Lat: metrics.PercentilesOf(ds.Lat)}
+}
+
+// Options choose what Build includes.
+type Options struct {
+	// Series includes each run's per-second buckets in RunView.
+	Series bool
+}
+
+// Build assembles the report of a stored experiment.
+func Build(d *store.Data, opts Options) *Report {
+	r := &Report{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Command: d.Experiment.Command,
+		Status: d.Experiment.Status, Runs: []RunView{}, Warnings: []stats.Warning{}}
+	cellByID := map[int64]int{}
+	for i, c := range d.Cells {
+		cellByID[c.ID] = i
+	}
+	perCell := make([][]store.Run, len(d.Cells))
+	for _, run := range d.Runs {
+		ci := cellByID[run.CellID]
+		res := run.Result
+		v := RunView{Cell: d.Cells[ci].Name, Round: run.Round, Slot: run.Slot, Warmup: run.Warmup, Status: run.Status,
+			Error: run.Error, Errors: res.Errors, DurationS: res.Duration.Seconds(), CPUS: res.CPUUserS + res.CPUSysS,
+			OpsPerS: res.PerSecond(res.Ops()), BytesPerS: res.PerSecond(res.Bytes()), TimingOverheadNs: res.TimingOverheadNs,
+			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes}
+		if opts.Series {
+			v.Series = res.Series
+		}
+		r.Runs = append(r.Runs, v)
+		perCell[ci] = append(perCell[ci], run)
+	}
+	var evidence envinfo.Evidence
+	for i, c := range d.Cells {
+		cv := buildCell(c, perCell[i])
+		r.Cells = append(r.Cells, cv)
+		r.Warnings = append(r.Warnings, cv.Warnings...)
+		if p := uncachedRandomReadP50(c, cv); p > 0 && (evidence.UncachedRandomReadP50Ns == 0 || p < evidence.UncachedRandomReadP50Ns) {
+			evidence.UncachedRandomReadP50Ns = p
+		}
+	}
+	if len(r.Cells) == 1 {
+		r.Summary = r.Cells[0].Summary
+	}
+	snaps := decodeEnv(d.Env)
+	if len(snaps) > 0 {
+		r.Env = &snaps[0]
+	}
+	r.Warnings = append(r.Warnings, envinfo.Warnings(snaps, evidence)...)
+	r.Warnings = append(r.Warnings, runStatusWarnings(d)...)
+	return r
+}
+
+func buildCell(c store.Cell, runs []store.Run) CellView {
+	cv := CellView{Name: c.Name, Workload: c.Workload, Params: c.Params, Summary: map[string]stats.Summary{},
+		Latency: map[string]metrics.Percentiles{}, Warnings: []stats.Warning{}}
+	values := map[string][]float64{}
+	merged := map[metrics.Dir]*hdrhistogram.Histogram{}
+	notes := map[string]metrics.Note{}
+	var errs int64
+	for _, run := range runs {
+		for _, n := range run.Result.Notes {
+			notes[n.Code] = n
+		}
+		errs += run.Result.Errors
+		if run.Warmup || run.Status != store.StatusOK {
+			continue
+		}
+		cv.Measured++
+		for k, v := range RunMetrics(run.Result) {
+			values[k] = append(values[k], v)
+		}
+		for d := metrics.Dir(0); d < metrics.NumDirs; d++ {
+			if h := run.Result.Dirs[d].Lat; h != nil {
+				if merged[d] == nil {
+					merged[d] = metrics.NewHistogram()
+				}
+				merged[d].Merge(h)
+			}
+		}
+	}
+	for k, v := range values {
+		cv.Summary[k] = stats.Summarize(v)
+	}
+	for d, h := range merged {
+		cv.Latency[d.String()] = metrics.PercentilesOf(h)
+	}
+	cv.Warnings = append(cv.Warnings, stats.Diagnose(c.Name+" ops/s", values["ops_per_s"])...)
+	codes := make([]string, 0, len(notes))
+	for code := range notes {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	for _, code := range codes {
+		cv.Warnings = append(cv.Warnings, stats.Warning{Code: code, Message: c.Name + ": " + notes[code].Message})
+	}
+	if errs > 0 {
+		cv.Warnings = append(cv.Warnings, stats.Warning{Code: "errors", Message: fmt.Sprintf(
+			"%s: %d operations failed; runs with errors are left out of the summary", c.Name, errs)})
+	}
+	return cv
+}
+
+// uncachedRandomReadP50 is the merged read median of a cell that read
+// randomly with direct I/O that the filesystem honoured, or 0.
+func uncachedRandomReadP50(c store.Cell, cv CellView) int64 {
+	if c.Params["direct"] != "1" || !strings.HasPrefix(c.Params["rw"], "rand") || c.Params["rw"] == "randwrite" {
+		return 0
+	}
+	for _, w := range cv.Warnings {
+		if w.Code == "o-direct-fallback" {
+			return 0
+		}
+	}
+	return cv.Latency["read"].P50
+}
+
+func decodeEnv(env []store.EnvSnapshot) []envinfo.Snapshot {
+	var out []envinfo.Snapshot
+	for _, e := range env {
+		var s envinfo.Snapshot
+		if json.Unmarshal(e.Snapshot, &s) == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func runStatusWarnings(d *store.Data) []stats.Warning {
+	var failed, interrupted int
+	for _, r := range d.Runs {
+		switch r.Status {
+		case store.StatusFailed:
+			failed++
+		case store.StatusInterrupted:
+			interrupted++
+		}
+	}
+	var ws []stats.Warning
+	if failed > 0 {
+		ws = append(ws, stats.Warning{Code: "failed-runs", Message: fmt.Sprintf("%d runs failed and are left out of the summary", failed)})
+	}
+	if interrupted > 0 {
+		ws = append(ws, stats.Warning{Code: "interrupted", Message: fmt.Sprintf(
+			"the experiment was interrupted: %d run cut short is stored as interrupted and left out of the summary", interrupted)})
+	}
+	return ws
+}
