@@ -45,6 +45,7 @@ func (c Clock) Start() time.Time { return c.base }
 // Recorder aggregates the operations of one worker. It is not safe for
 // concurrent use: each worker goroutine owns exactly one.
 type Recorder struct {
+	_      [64]byte // recorders of different workers must not share cache lines
 	series *Series
 	id     int
 
@@ -62,6 +63,7 @@ type Recorder struct {
 	secOps   int64
 	secBytes int64
 	secMax   int64
+	_        [64]byte
 }
 
 // Record adds one completed operation: its direction, bytes moved, the

@@ -10,7 +10,6 @@ package fs
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync/atomic"
 	"time"
 
@@ -28,13 +27,18 @@ type FS struct {
 	notes []metrics.Note
 }
 
-// job is the state one fio job shares among its workers.
+// job is the state one fio job shares among its workers. Jobs run on
+// different cores, so each is padded to its own cache lines: without it the
+// counters of neighbouring jobs would bounce a shared line on every op.
 type job struct {
+	_         [64]byte
 	fd        int
 	regionBlk int64 // blocks in the file region
+	limited   bool  // false when time-based: no budget to count
 	remaining atomic.Int64
 	cursor    atomic.Int64 // next sequential block
 	writes    atomic.Int64 // for fsync every N writes
+	_         [64]byte
 }
 
 // New validates opts and returns the workload.
@@ -138,10 +142,8 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 		budget = o.Size
 	}
 	for _, j := range f.jobs {
-		j.remaining.Store(math.MaxInt64)
-		if budget > 0 {
-			j.remaining.Store(budget / o.BlockSize)
-		}
+		j.limited = budget > 0
+		j.remaining.Store(budget / o.BlockSize)
 		j.cursor.Store(0)
 		j.writes.Store(0)
 		if o.Invalidate && !o.Direct {
@@ -174,7 +176,7 @@ func (f *FS) Close() error {
 }
 
 // take reserves one block of the job's budget.
-func (j *job) take() bool { return j.remaining.Add(-1) >= 0 }
+func (j *job) take() bool { return !j.limited || j.remaining.Add(-1) >= 0 }
 
 // nextSeq returns the next sequential block, wrapping at the region's end.
 func (j *job) nextSeq() int64 { return (j.cursor.Add(1) - 1) % j.regionBlk }
