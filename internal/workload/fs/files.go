@@ -82,7 +82,7 @@ func layOut(path string, size int64, data datagen.Pattern) error {
 		return fmt.Errorf("lay out %s: %w", path, err)
 	}
 	var free unix.Statfs_t
-	if unix.Fstatfs(int(f.Fd()), &free) == nil {
+	if unix.Fstatfs(int(f.Fd()), &free) == nil && free.Blocks > 0 { // ramfs reports no size at all
 		avail := int64(free.Bavail) * free.Bsize
 		if need := size - st.Size(); need > avail {
 			return &workload.InputError{Err: fmt.Errorf("lay out %s: needs %s more but only %s free; lower --size or free space", path, units.FormatSize(need), units.FormatSize(avail))}

@@ -1,0 +1,367 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// jsonReport is the --json contract, as a consumer reads it.
+type jsonReport struct {
+	Experiment string `json:"experiment"`
+	Runs       []struct {
+		Round     int     `json:"round"`
+		Warmup    bool    `json:"warmup"`
+		Status    string  `json:"status"`
+		Errors    int64   `json:"errors"`
+		CPUS      float64 `json:"cpu_s"`
+		OpsPerS   float64 `json:"ops_per_s"`
+		BytesPerS float64 `json:"bytes_per_s"`
+		Read      *struct {
+			Ops       int64   `json:"ops"`
+			OpsPerS   float64 `json:"ops_per_s"`
+			BytesPerS float64 `json:"bytes_per_s"`
+			Lat       struct {
+				P50, P90, P99, P999, Max int64
+			} `json:"lat_ns"`
+		} `json:"read"`
+		Write *struct {
+			Ops int64 `json:"ops"`
+		} `json:"write"`
+		Sync *struct {
+			Ops int64 `json:"ops"`
+		} `json:"sync"`
+	} `json:"runs"`
+	Summary map[string]struct {
+		N      int        `json:"n"`
+		Median float64    `json:"median"`
+		CI95   *[2]float64 `json:"ci95"`
+		Mean   float64    `json:"mean"`
+		SD     float64    `json:"sd"`
+		CV     float64    `json:"cv"`
+	} `json:"summary"`
+	Warnings []struct{ Code, Message string } `json:"warnings"`
+	Env      map[string]any                  `json:"env"`
+}
+
+func iolab(t *testing.T, ctx context.Context, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := Execute(ctx, args, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func decode(t *testing.T, out string) jsonReport {
+	t.Helper()
+	var r jsonReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	return r
+}
+
+func hasWarning(r jsonReport, code string) bool {
+	for _, w := range r.Warnings {
+		if w.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+func countRows(t *testing.T, db, query string, args ...any) int {
+	t.Helper()
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var n int
+	if err := conn.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestFSRunStoresEveryRunAndPrintsJSON(t *testing.T) {
+	t.Parallel()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	for _, engine := range []string{"psync", "io_uring"} {
+		out, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randrw", "--rwmixread=70", "--bs=4k",
+			"--size=4m", "--iodepth=4", "--numjobs=2", "--runtime=200ms", "--rounds=2", "--warmup=1",
+			"--ioengine="+engine, "--fsync=16", "--db", db, "--json")
+		if err != nil {
+			t.Fatalf("%s: %v", engine, err)
+		}
+		r := decode(t, out)
+		if len(r.Runs) != 3 || !r.Runs[0].Warmup || r.Runs[1].Warmup || r.Runs[1].Round != 0 || r.Runs[2].Round != 1 {
+			t.Fatalf("%s: runs %+v", engine, r.Runs)
+		}
+		for _, run := range r.Runs {
+			if run.Status != "ok" || run.Errors != 0 || run.OpsPerS <= 0 || run.BytesPerS <= 0 || run.CPUS <= 0 {
+				t.Fatalf("%s: run %+v", engine, run)
+			}
+			if run.Read == nil || run.Write == nil || run.Read.Lat.P50 <= 0 || run.Read.Lat.P99 < run.Read.Lat.P50 || run.Read.Lat.Max < run.Read.Lat.P999 {
+				t.Fatalf("%s: directions %+v", engine, run)
+			}
+			if run.Sync == nil || run.Sync.Ops == 0 || run.Sync.Ops > run.Write.Ops/16+2 {
+				t.Fatalf("%s: %d syncs for %d writes with --fsync=16", engine, run.Sync.Ops, run.Write.Ops)
+			}
+			if share := float64(run.Read.Ops) / float64(run.Read.Ops+run.Write.Ops); share < 0.6 || share > 0.8 {
+				t.Fatalf("%s: read share %.2f with --rwmixread=70", engine, share)
+			}
+		}
+		s, ok := r.Summary["ops_per_s"]
+		if !ok || s.N != 2 || s.Median <= 0 || s.CI95 != nil {
+			t.Fatalf("%s: summary %+v", engine, r.Summary)
+		}
+		if !hasWarning(r, "too-few-runs") || r.Env["kernel"] == "" {
+			t.Fatalf("%s: warnings %+v env %v", engine, r.Warnings, r.Env)
+		}
+		if n := countRows(t, db, `SELECT count(*) FROM runs WHERE experiment_id = ?`, r.Experiment); n != 3 {
+			t.Fatalf("%s: %d runs stored", engine, n)
+		}
+		if n := countRows(t, db, `SELECT count(*) FROM env_snapshots WHERE experiment_id = ?`, r.Experiment); n != 6 {
+			t.Fatalf("%s: %d environment snapshots stored, want before and after each of 3 rounds", engine, n)
+		}
+		if n := countRows(t, db, `SELECT count(*) FROM run_directions d JOIN runs r ON r.id = d.run_id WHERE r.experiment_id = ? AND d.direction = 'read'`, r.Experiment); n != 3 {
+			t.Fatalf("%s: %d read histograms stored", engine, n)
+		}
+	}
+}
+
+func TestFSIOSizeIsExact(t *testing.T) {
+	t.Parallel()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	for _, engine := range []string{"psync", "io_uring"} {
+		out, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=read", "--bs=4k", "--size=1m",
+			"--io_size=512k", "--iodepth=8", "--rounds=1", "--warmup=0", "--ioengine="+engine, "--db", db, "--json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := decode(t, out)
+		if got := r.Runs[0].Read.Ops; got != 128 {
+			t.Fatalf("%s: %d reads of 4k for --io_size=512k, want 128", engine, got)
+		}
+	}
+}
+
+func TestShowAndLsReprintStoredExperiment(t *testing.T) {
+	t.Parallel()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	live, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=write", "--bs=64k", "--size=2m",
+		"--rounds=1", "--warmup=0", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, _, err := iolab(t, context.Background(), "ls", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(ls), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("ls:\n%s", ls)
+	}
+	id := strings.Fields(lines[1])[0]
+	shown, _, err := iolab(t, context.Background(), "show", id[:12], "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown != live || !strings.Contains(shown, id) || !strings.Contains(shown, "write-64k") {
+		t.Fatalf("show differs from the live output:\n%s\n---\n%s", shown, live)
+	}
+}
+
+func TestInterruptKeepsFinishedRuns(t *testing.T) {
+	t.Parallel()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Cancel half a second after the first run is committed: the
+		// second is then in flight (each lasts 3 s unless cut).
+		for {
+			time.Sleep(20 * time.Millisecond)
+			if fileExists(db) && countRowsQuiet(db) >= 1 {
+				time.Sleep(500 * time.Millisecond)
+				cancel()
+				return
+			}
+		}
+	}()
+	out, _, err := iolab(t, ctx, "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m",
+		"--runtime=3s", "--rounds=3", "--warmup=0", "--db", db, "--json")
+	<-done
+	if !errors.Is(err, lab.ErrInterrupted) || ExitCode(err) != 130 {
+		t.Fatalf("err = %v (exit %d), want interrupted", err, ExitCode(err))
+	}
+	_ = out
+	r := decode(t, out)
+	if len(r.Runs) < 2 || r.Runs[0].Status != "ok" || r.Runs[len(r.Runs)-1].Status != "interrupted" {
+		t.Fatalf("runs %+v", r.Runs)
+	}
+	if !hasWarning(r, "interrupted") {
+		t.Fatalf("no interrupted warning: %+v", r.Warnings)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := st.Load(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Experiment.Status != "interrupted" {
+		t.Fatalf("experiment status %q", d.Experiment.Status)
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func countRowsQuiet(db string) int {
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close()
+	var n int
+	_ = conn.QueryRow(`SELECT count(*) FROM runs`).Scan(&n)
+	return n
+}
+
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(t.TempDir(), "x.db")
+	notDB := filepath.Join(dir, "notes.txt")
+	os.WriteFile(notDB, bytes.Repeat([]byte("not a database "), 20), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string // in the one-line message
+		code int
+	}{
+		{"bad size", []string{"fs", "--directory", dir, "--bs=4kk"}, `"--bs"`, 2},
+		{"bad runtime", []string{"fs", "--directory", dir, "--runtime=5x"}, `"--runtime"`, 2},
+		{"unknown flag", []string{"fs", "--directory", dir, "--bogus=1"}, "--bogus", 2},
+		{"bad rw", []string{"fs", "--directory", dir, "--rw=sideways"}, "--rw", 2},
+		{"bad engine", []string{"fs", "--directory", dir, "--size=1m", "--ioengine=libfoo"}, "--ioengine", 2},
+		{"space before value", []string{"fs", "--directory", dir, "--direct", "1"}, "--flag=value", 2},
+		{"no target", []string{"fs", "--size=1m"}, "--filename or --directory", 2},
+		{"missing directory", []string{"fs", "--directory", filepath.Join(dir, "nope"), "--size=1m", "--db", db}, "nope: no such directory", 2},
+		{"file is not a directory", []string{"fs", "--directory", notDB, "--size=1m", "--db", db}, "not a directory", 2},
+		{"no size for new file", []string{"fs", "--filename", filepath.Join(dir, "new"), "--db", db}, "--size is required", 2},
+		{"disk too small", []string{"fs", "--directory", dir, "--size=100t", "--db", db}, "free", 2},
+		{"foreign db", []string{"fs", "--directory", dir, "--size=1m", "--db", notDB}, "not an iolab database", 2},
+		{"show without db", []string{"show", "--db", filepath.Join(dir, "none.db")}, "no such database", 2},
+		{"zero rounds", []string{"fs", "--directory", dir, "--size=1m", "--rounds=0"}, "--rounds", 2},
+	}
+	for _, tc := range tests {
+		_, _, err := iolab(t, context.Background(), tc.args...)
+		if err == nil {
+			t.Errorf("%s: no error", tc.name)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+			t.Errorf("%s: message %q, want one line containing %q", tc.name, msg, tc.want)
+		}
+		if got := ExitCode(err); got != tc.code {
+			t.Errorf("%s: exit code %d, want %d (%v)", tc.name, got, tc.code, err)
+		}
+	}
+	if n := countRowsQuiet(db); n != 0 {
+		t.Fatalf("bad input stored %d runs", n)
+	}
+}
+
+func TestReadOnlyDirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		// root writes through permission bits: make a real read-only mount.
+		if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_RDONLY, "size=1m"); err != nil {
+			t.Skipf("cannot mount a read-only tmpfs here: %v", err)
+		}
+		t.Cleanup(func() { _ = unix.Unmount(dir, 0) })
+	} else if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--size=1m", "--db", filepath.Join(t.TempDir(), "x.db"))
+	if err == nil || !strings.Contains(err.Error(), dir) || ExitCode(err) != 2 ||
+		!(strings.Contains(err.Error(), "read-only") || strings.Contains(err.Error(), "not writable")) {
+		t.Fatalf("read-only directory: %v", err)
+	}
+}
+
+// refusesDirect returns a directory on a filesystem that refuses O_DIRECT
+// (ramfs; tmpfs accepts it since Linux 6.6), or skips.
+func refusesDirect(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("ramfs", dir, "ramfs", 0, ""); err != nil {
+		t.Skipf("cannot mount ramfs here (needs root): %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	probe := filepath.Join(dir, "probe")
+	os.WriteFile(probe, make([]byte, 4096), 0o644)
+	fd, err := unix.Open(probe, unix.O_RDONLY|unix.O_DIRECT, 0)
+	if err == nil {
+		unix.Close(fd)
+		t.Skip("ramfs accepts O_DIRECT on this kernel")
+	}
+	return dir
+}
+
+func TestDirectFallsBackWithWarning(t *testing.T) {
+	t.Parallel()
+	dir := refusesDirect(t)
+	out, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m",
+		"--direct=1", "--io_size=64k", "--rounds=1", "--warmup=0", "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decode(t, out)
+	if !hasWarning(r, "o-direct-fallback") || !hasWarning(r, "tmpfs-target") || r.Runs[0].Status != "ok" {
+		t.Fatalf("warnings %+v", r.Warnings)
+	}
+}
+
+func TestFioEngineStoresFioResults(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("fio"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("fio is not installed; .ci/run installs it")
+		}
+		t.Skip("fio not installed (apt-get install fio)")
+	}
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	out, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randrw", "--bs=4k", "--size=2m",
+		"--iodepth=4", "--runtime=300ms", "--rounds=1", "--warmup=0", "--ioengine=fio", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decode(t, out)
+	run := r.Runs[0]
+	if run.Status != "ok" || run.Read == nil || run.Read.Ops == 0 || run.Read.Lat.P50 <= 0 || run.Write == nil || run.OpsPerS <= 0 || run.CPUS <= 0 {
+		t.Fatalf("fio run %+v", run)
+	}
+	if !hasWarning(r, "fio-engine") {
+		t.Fatalf("warnings %+v", r.Warnings)
+	}
+}
