@@ -44,24 +44,24 @@ func (c Clock) Start() time.Time { return c.base }
 
 // Recorder aggregates the operations of one worker. It is not safe for
 // concurrent use: each worker goroutine owns exactly one.
+//
+// Each operation is recorded once, into the histogram of the current second
+// for its direction; when an operation completes in a later second, the
+// closed second is handed to the Series, which merges it into the run's
+// histograms and the per-second bucket. Recording one value per operation
+// keeps the hot path at a single histogram update.
 type Recorder struct {
 	_      [64]byte // recorders of different workers must not share cache lines
 	series *Series
 	id     int
 
-	lat   [NumDirs]*hdrhistogram.Histogram
-	ops   [NumDirs]int64
-	bytes [NumDirs]int64
-
 	errors   int64
 	firstErr error
 
-	// The second currently being filled, flushed to series when an
-	// operation completes in a later second.
-	sec      int64
-	secHist  *hdrhistogram.Histogram
-	secOps   int64
-	secBytes int64
+	sec      int64 // the second being filled
+	secLat   [NumDirs]*hdrhistogram.Histogram
+	secOps   [NumDirs]int64
+	secBytes [NumDirs]int64
 	secMax   int64
 	_        [64]byte
 }
@@ -72,17 +72,14 @@ func (r *Recorder) Record(d Dir, sizeBytes, endNs, latencyNs int64) {
 	if s := endNs / int64(time.Second); s != r.sec {
 		r.flush(s)
 	}
-	h := r.lat[d]
+	h := r.secLat[d]
 	if h == nil {
 		h = NewHistogram()
-		r.lat[d] = h
+		r.secLat[d] = h
 	}
 	recordClamped(h, latencyNs)
-	recordClamped(r.secHist, latencyNs)
-	r.ops[d]++
-	r.bytes[d] += sizeBytes
-	r.secOps++
-	r.secBytes += sizeBytes
+	r.secOps[d]++
+	r.secBytes[d] += sizeBytes
 	if latencyNs > r.secMax {
 		r.secMax = latencyNs
 	}
@@ -104,11 +101,13 @@ func (r *Recorder) Errors() int64 { return r.errors }
 func (r *Recorder) Close() { r.flush(-1) }
 
 func (r *Recorder) flush(next int64) {
-	if r.secOps > 0 {
-		r.series.add(r.sec, r.secHist, r.secOps, r.secBytes, r.secMax)
-		r.secHist.Reset()
-		r.secOps, r.secBytes, r.secMax = 0, 0, 0
+	r.series.add(r.sec, &r.secLat, &r.secOps, &r.secBytes, r.secMax)
+	for d := range r.secLat {
+		if r.secOps[d] > 0 {
+			r.secLat[d].Reset()
+		}
 	}
+	r.secOps, r.secBytes, r.secMax = [NumDirs]int64{}, [NumDirs]int64{}, 0
 	r.series.advance(r.id, next)
 	r.sec = next
 }

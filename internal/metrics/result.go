@@ -68,18 +68,10 @@ func (r *Result) PerSecond(n int64) float64 {
 // exactly; the series must be the one the recorders were created from.
 func Merge(recs []*Recorder, series *Series, start time.Time, duration time.Duration) *Result {
 	res := &Result{Start: start, Duration: duration}
+	series.mu.Lock()
+	res.Dirs = series.dirs
+	series.mu.Unlock()
 	for _, rec := range recs {
-		for d := Dir(0); d < NumDirs; d++ {
-			res.Dirs[d].Ops += rec.ops[d]
-			res.Dirs[d].Bytes += rec.bytes[d]
-			if rec.lat[d] == nil {
-				continue
-			}
-			if res.Dirs[d].Lat == nil {
-				res.Dirs[d].Lat = NewHistogram()
-			}
-			res.Dirs[d].Lat.Merge(rec.lat[d])
-		}
 		res.Errors += rec.errors
 		if res.FirstError == "" && rec.firstErr != nil {
 			res.FirstError = rec.firstErr.Error()

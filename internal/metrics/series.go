@@ -30,6 +30,8 @@ type Series struct {
 	closed  []Second
 	ops     int64
 	bytes   int64
+	// The whole run per direction, merged from the recorders' seconds.
+	dirs [NumDirs]DirStats
 }
 
 type openSecond struct {
@@ -47,7 +49,7 @@ func (s *Series) NewRecorder() *Recorder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.current = append(s.current, 0)
-	return &Recorder{series: s, id: len(s.current) - 1, secHist: newSecondHistogram()}
+	return &Recorder{series: s, id: len(s.current) - 1}
 }
 
 // Totals returns the operations and bytes flushed so far (at most about one
@@ -58,22 +60,36 @@ func (s *Series) Totals() (ops, bytes int64) {
 	return s.ops, s.bytes
 }
 
-func (s *Series) add(sec int64, h *hdrhistogram.Histogram, ops, bytes, max int64) {
+func (s *Series) add(sec int64, lat *[NumDirs]*hdrhistogram.Histogram, ops, bytes *[NumDirs]int64, max int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o := s.open[sec]
-	if o == nil {
-		o = &openSecond{hist: newSecondHistogram()}
-		s.open[sec] = o
+	var o *openSecond
+	for d := range lat {
+		if ops[d] == 0 {
+			continue
+		}
+		if o == nil {
+			if o = s.open[sec]; o == nil {
+				o = &openSecond{hist: newSecondHistogram()}
+				s.open[sec] = o
+			}
+		}
+		o.hist.Merge(lat[d])
+		o.ops += ops[d]
+		o.bytes += bytes[d]
+		s.ops += ops[d]
+		s.bytes += bytes[d]
+		run := &s.dirs[d]
+		if run.Lat == nil {
+			run.Lat = NewHistogram()
+		}
+		run.Lat.Merge(lat[d])
+		run.Ops += ops[d]
+		run.Bytes += bytes[d]
 	}
-	o.hist.Merge(h)
-	o.ops += ops
-	o.bytes += bytes
-	if max > o.max {
+	if o != nil && max > o.max {
 		o.max = max
 	}
-	s.ops += ops
-	s.bytes += bytes
 }
 
 func (s *Series) advance(id int, next int64) {

@@ -60,10 +60,12 @@ func Terminal(w io.Writer, r *Report) error {
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  metric\tmedian\t95% CI\tmean ± sd\tCV\tn\t")
+		_, reads := c.Summary["read.ops_per_s"]
+		_, writes := c.Summary["write.ops_per_s"]
 		for _, rw := range rows {
 			s, ok := c.Summary[rw.key]
-			if !ok {
-				continue
+			if !ok || (!(reads && writes) && (rw.key == "read.ops_per_s" || rw.key == "write.ops_per_s")) {
+				continue // per-direction IOPS repeat the total when only one direction ran
 			}
 			ci := "n<6"
 			if s.CI95 != nil {

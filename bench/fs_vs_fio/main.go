@@ -1,0 +1,210 @@
+// Command fs_vs_fio runs iolab and fio on the same jobs and file, in
+// alternation, and prints for each job the IOPS ratio iolab/fio and the
+// CPU-seconds per million operations of each (whole process, user + sys).
+//
+//	go run ./bench/fs_vs_fio [-pairs 3] [-runtime 10s] [-dir /var/tmp]
+//
+// Jobs (issue 2):
+//
+//	a  4K randread, psync, numjobs 4, 256 MiB file in the page cache
+//	b  4K randrw 70/30, iodepth 32, numjobs 4, 256 MiB file, direct I/O (io_uring on both sides)
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type job struct {
+	name string
+	// common holds the options both tools take in the same form.
+	common []string
+	engine string
+	// warmCache reads the file first so it is in the page cache.
+	warmCache bool
+}
+
+var jobs = []job{
+	{name: "a: 4k randread psync x4, cached", engine: "psync", warmCache: true,
+		common: []string{"--rw=randread", "--bs=4k", "--numjobs=4", "--iodepth=1", "--invalidate=0"}},
+	{name: "b: 4k randrw 70/30 QD32 x4, direct", engine: "io_uring",
+		common: []string{"--rw=randrw", "--rwmixread=70", "--bs=4k", "--numjobs=4", "--iodepth=32", "--direct=1"}},
+}
+
+type sample struct {
+	ops  float64 // ops per second
+	cpuS float64 // process CPU seconds
+	ops0 float64 // operations done
+}
+
+func main() {
+	pairs := flag.Int("pairs", 3, "alternating iolab/fio pairs per job")
+	runtime := flag.Duration("runtime", 10*time.Second, "duration of each run")
+	dir := flag.String("dir", "/var/tmp", "directory on the disk under test")
+	iolabBin := flag.String("iolab", "", "iolab binary (default: build ./cmd/iolab)")
+	only := flag.String("job", "", "run only the job whose name starts with this (a or b)")
+	flag.Parse()
+	log.SetFlags(0)
+
+	work, err := os.MkdirTemp(*dir, "fs_vs_fio-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	bin := *iolabBin
+	if bin == "" {
+		bin = filepath.Join(work, "iolab")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/iolab")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			log.Fatalf("build iolab: %v", err)
+		}
+	}
+	file := filepath.Join(work, "bench.dat")
+	run("fio", "--name=layout", "--filename="+file, "--size=256m", "--rw=write", "--bs=1m", "--output=/dev/null")
+	fioVersion := strings.TrimSpace(string(run("fio", "--version")))
+	fmt.Printf("iolab vs %s, %d pairs x %v per job, file %s (256 MiB)\n\n", fioVersion, *pairs, *runtime, file)
+
+	for _, j := range jobs {
+		if !strings.HasPrefix(j.name, *only) {
+			continue
+		}
+		var ratios []float64
+		var fioS, iolabS []sample
+		fmt.Printf("%s\n", j.name)
+		for i := 0; i < *pairs; i++ {
+			if j.warmCache {
+				warm(file)
+			}
+			order := []string{"fio", "iolab"}
+			if i%2 == 1 {
+				order = []string{"iolab", "fio"}
+			}
+			var f, o sample
+			for _, tool := range order {
+				if tool == "fio" {
+					f = runFio(j, file, *runtime)
+				} else {
+					o = runIolab(bin, j, file, *runtime, work)
+				}
+			}
+			fioS, iolabS = append(fioS, f), append(iolabS, o)
+			ratios = append(ratios, o.ops/f.ops)
+			fmt.Printf("  pair %d (%s first): fio %8.0f IOPS  iolab %8.0f IOPS  ratio %.3f\n", i+1, order[0], f.ops, o.ops, o.ops/f.ops)
+		}
+		fmt.Printf("  => IOPS ratio iolab/fio: median %.3f (min %.3f, max %.3f); CPU-s per M ops: iolab %.2f, fio %.2f\n\n",
+			median(ratios), minOf(ratios), maxOf(ratios), cpuPerMillion(iolabS), cpuPerMillion(fioS))
+	}
+}
+
+func run(name string, args ...string) []byte {
+	out, err := exec.Command(name, args...).Output()
+	if err != nil {
+		log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+	}
+	return out
+}
+
+func warm(file string) {
+	f, err := os.Open(file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	_, _ = io.Copy(io.Discard, f)
+}
+
+// measure runs a command and returns its stdout and CPU seconds.
+func measure(name string, args ...string) ([]byte, float64) {
+	cmd := exec.Command(name, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	return out.Bytes(), cpu
+}
+
+func runFio(j job, file string, runtime time.Duration) sample {
+	args := append([]string{"--name=bench", "--filename=" + file, "--size=256m", "--ioengine=" + j.engine,
+		"--group_reporting", "--time_based", fmt.Sprintf("--runtime=%dms", runtime.Milliseconds()), "--output-format=json"}, j.common...)
+	out, cpu := measure("fio", args...)
+	var r struct {
+		Jobs []struct {
+			Read, Write struct {
+				IOPS     float64 `json:"iops"`
+				TotalIOs float64 `json:"total_ios"`
+			}
+		}
+	}
+	if err := json.Unmarshal(out, &r); err != nil || len(r.Jobs) != 1 {
+		log.Fatalf("fio output: %v", err)
+	}
+	jr := r.Jobs[0]
+	return sample{ops: jr.Read.IOPS + jr.Write.IOPS, cpuS: cpu, ops0: jr.Read.TotalIOs + jr.Write.TotalIOs}
+}
+
+func runIolab(bin string, j job, file string, runtime time.Duration, work string) sample {
+	args := append([]string{"fs", "--filename=" + file, "--size=256m", "--ioengine=" + j.engine,
+		fmt.Sprintf("--runtime=%dms", runtime.Milliseconds()), "--rounds=1", "--warmup=0", "--json",
+		"--db=" + filepath.Join(work, "bench.db")}, j.common...)
+	out, cpu := measure(bin, args...)
+	var r struct {
+		Runs []struct {
+			OpsPerS   float64 `json:"ops_per_s"`
+			DurationS float64 `json:"duration_s"`
+			Status    string  `json:"status"`
+		}
+	}
+	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
+		log.Fatalf("iolab output: %v\n%s", err, out)
+	}
+	return sample{ops: r.Runs[0].OpsPerS, cpuS: cpu, ops0: r.Runs[0].OpsPerS * r.Runs[0].DurationS}
+}
+
+func cpuPerMillion(s []sample) float64 {
+	var cpu, ops float64
+	for _, x := range s {
+		cpu += x.cpuS
+		ops += x.ops0
+	}
+	return cpu / ops * 1e6
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minOf(v []float64) float64 {
+	m := v[0]
+	for _, x := range v {
+		m = min(m, x)
+	}
+	return m
+}
+
+func maxOf(v []float64) float64 {
+	m := v[0]
+	for _, x := range v {
+		m = max(m, x)
+	}
+	return m
+}
