@@ -46,15 +46,15 @@ type jsonReport struct {
 		} `json:"sync"`
 	} `json:"runs"`
 	Summary map[string]struct {
-		N      int        `json:"n"`
-		Median float64    `json:"median"`
+		N      int         `json:"n"`
+		Median float64     `json:"median"`
 		CI95   *[2]float64 `json:"ci95"`
-		Mean   float64    `json:"mean"`
-		SD     float64    `json:"sd"`
-		CV     float64    `json:"cv"`
+		Mean   float64     `json:"mean"`
+		SD     float64     `json:"sd"`
+		CV     float64     `json:"cv"`
 	} `json:"summary"`
 	Warnings []struct{ Code, Message string } `json:"warnings"`
-	Env      map[string]any                  `json:"env"`
+	Env      map[string]any                   `json:"env"`
 }
 
 func iolab(t *testing.T, ctx context.Context, args ...string) (string, string, error) {
