@@ -39,7 +39,7 @@ func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
 	f.Var(boolIntValue{&j.Invalidate}, "invalidate", "drop the files' page cache before each run, as fio does (1 or 0)")
 	f.IntVar(&j.Fsync, "fsync", 0, "fsync after every N writes")
 	f.IntVar(&j.Fdatasync, "fdatasync", 0, "fdatasync after every N writes")
-	f.StringVar(&j.Engine, "ioengine", fs.DefaultEngine, "psync|io_uring|fio (fio runs fio itself on the same job)")
+	f.StringVar(&j.Engine, "ioengine", fs.DefaultEngine, "auto|psync|io_uring|fio (auto: io_uring when iodepth > 1, else psync; fio runs fio itself on the same job)")
 	f.IntVar(&j.Data.CompressPct, "buffer_compress_percentage", 0, "percentage of each written block that compresses (zeros)")
 	f.IntVar(&j.Data.DedupPct, "dedupe_percentage", 0, "percentage of written blocks that repeat earlier ones")
 	f.BoolVar(&o.zeros, "zero_buffers", false, "write zeros instead of random data")
@@ -82,7 +82,7 @@ func runFS(ctx context.Context, o FSOptions, command string, stdout, stderr io.W
 		target = o.Job.Directory
 	}
 	cells := []lab.Cell{{Name: fsCellName(o.Job), Workload: w, Target: target}}
-	plan := lab.Plan{Name: "fs", Command: command, Settings: o.Job.Params()}
+	plan := lab.Plan{Name: "fs", Command: command, Settings: w.Params()}
 	return runExperiment(ctx, o.Repeat, plan, cells, o.Job.Runtime, stdout, stderr)
 }
 

@@ -42,7 +42,7 @@ that is removed afterwards: sequential write and read of 1 MiB blocks (QD8),
 	f.Var(durationValue{&o.Runtime}, "runtime", "duration of each run")
 	o.Size = 256 << 20
 	f.Var(sizeValue{&o.Size}, "size", "file size per job")
-	f.StringVar(&o.Engine, "ioengine", fs.DefaultEngine, "psync|io_uring|fio")
+	f.StringVar(&o.Engine, "ioengine", fs.DefaultEngine, "auto|psync|io_uring|fio")
 	o.Repeat.AddFlags(f)
 	return cmd
 }
@@ -82,7 +82,7 @@ func runSuite(ctx context.Context, o RunOptions, command string, stdout, stderr 
 			return &UsageError{Err: err}
 		}
 		cells = append(cells, lab.Cell{Name: fsCellName(job), Workload: w, Target: dir})
-		settings = append(settings, job.Params())
+		settings = append(settings, w.Params())
 	}
 	fmt.Fprintf(stderr, "iolab: default suite in %s: %d cells x (%d warm-up + %d rounds) x %v\n",
 		dir, len(cells), o.Repeat.Warmup, o.Repeat.Rounds, o.Runtime)

@@ -3,7 +3,7 @@
 // flatter it, or with a chosen share of compressible and duplicate content.
 //
 // A Generator fills a buffer from a pool of random bytes generated once, and
-// stamps every 512-byte sector with a per-block serial number, the way fio
+// stamps every 512-byte sector with its block's serial number, the way fio
 // scrambles its buffers: each block is unique and incompressible at a cost of
 // one copy, far below the cost of generating fresh random bytes per write.
 package datagen
@@ -90,9 +90,12 @@ func (g *Generator) fillSerial(buf []byte, serial uint64) {
 		n := min(randomPerSector, len(sec))
 		copy(sec[:n], src[:n])
 		clear(sec[n:])
-		if n >= 16 {
-			binary.LittleEndian.PutUint64(sec[0:], serial)
-			binary.LittleEndian.PutUint64(sec[8:], uint64(s))
+		if n >= 8 {
+			// XOR a stamp that is unique per (block, sector) and looks
+			// random: multiplying by an odd constant is a bijection, so
+			// distinct blocks never get the same stamp.
+			stamp := (serial ^ uint64(s/sectorSize)<<48) * 0xbf58476d1ce4e5b9
+			binary.LittleEndian.PutUint64(sec, binary.LittleEndian.Uint64(sec)^stamp)
 		}
 		off += sectorSize
 		if off+sectorSize > poolSize {

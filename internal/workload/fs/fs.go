@@ -46,6 +46,7 @@ func New(opts Options) (*FS, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	opts.resolveEngine()
 	return &FS{opts: opts}, nil
 }
 

@@ -1,0 +1,205 @@
+package fs
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+func valid() Options {
+	o := DefaultOptions()
+	o.Directory, o.Size = "/tmp", 1<<20
+	return o
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		edit func(*Options)
+		want string // "" for valid
+	}{
+		{"defaults", func(*Options) {}, ""},
+		{"no target", func(o *Options) { o.Directory = "" }, "--filename or --directory"},
+		{"both targets", func(o *Options) { o.Filename = "/x" }, "not both"},
+		{"zero bs", func(o *Options) { o.BlockSize = 0 }, "--bs"},
+		{"direct needs 512 multiple", func(o *Options) { o.Direct, o.BlockSize = true, 1000 }, "multiple of 512"},
+		{"size below a block", func(o *Options) { o.Size = 100 }, "--size"},
+		{"iodepth", func(o *Options) { o.IODepth = 0 }, "--iodepth"},
+		{"numjobs", func(o *Options) { o.NumJobs = 0 }, "--numjobs"},
+		{"rwmixread", func(o *Options) { o.RWMixRead = 101 }, "--rwmixread"},
+		{"engine", func(o *Options) { o.Engine = "libaio" }, "--ioengine"},
+		{"rw", func(o *Options) { o.RW = "up" }, "--rw"},
+		{"compress", func(o *Options) { o.Data.CompressPct = 120 }, "buffer_compress_percentage"},
+		{"fsync", func(o *Options) { o.Fsync = -1 }, "--fsync"},
+	}
+	for _, tc := range tests {
+		o := valid()
+		tc.edit(&o)
+		err := o.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestAutoEngine(t *testing.T) {
+	t.Parallel()
+	for depth, want := range map[int]string{1: EnginePsync, 2: EngineIOUring, 32: EngineIOUring} {
+		o := valid()
+		o.IODepth = depth
+		w, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := w.Params()["ioengine"]; got != want {
+			t.Errorf("iodepth %d: engine %s, want %s", depth, got, want)
+		}
+	}
+}
+
+func TestParsePattern(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"read", "write", "randread", "randwrite", "rw", "randrw"} {
+		if p, err := ParsePattern(s); err != nil || string(p) != s {
+			t.Errorf("ParsePattern(%q) = %q, %v", s, p, err)
+		}
+	}
+	if p, _ := ParsePattern("readwrite"); p != RW {
+		t.Errorf("readwrite -> %q", p)
+	}
+	if _, err := ParsePattern("trim"); err == nil {
+		t.Error("trim accepted")
+	}
+}
+
+func TestFioArgsCarryTheJob(t *testing.T) {
+	t.Parallel()
+	o := valid()
+	o.RW, o.RWMixRead, o.BlockSize, o.IODepth, o.NumJobs, o.Direct = RandRW, 70, 4096, 32, 4, true
+	o.Runtime, o.Fsync, o.Data.DedupPct = 10*time.Second, 8, 30
+	args := o.fioArgs()
+	for _, want := range []string{"--rw=randrw", "--rwmixread=70", "--bs=4096", "--iodepth=32", "--numjobs=4",
+		"--direct=1", "--time_based", "--runtime=10000ms", "--fsync=8", "--dedupe_percentage=30", "--directory=/tmp",
+		"--ioengine=io_uring", "--output-format=json+", "--group_reporting", "--size=1048576"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("fio args lack %s: %v", want, args)
+		}
+	}
+}
+
+// fio's json+ latency bins replayed into an HDR histogram must give fio's
+// own counts and, within bin resolution, its percentiles.
+func TestParseFioJSON(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("testdata/fio-3.33-randrw-fsync.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := parseFioJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, write, sync := res.Dirs[metrics.Read], res.Dirs[metrics.Write], res.Dirs[metrics.Sync]
+	if read.Ops != 36090 || read.Bytes != 147824640 || write.Ops != 15463 || sync.Ops != 8920 {
+		t.Fatalf("counts read %d/%d write %d sync %d", read.Ops, read.Bytes, write.Ops, sync.Ops)
+	}
+	if read.Lat.TotalCount() != read.Ops || sync.Lat.TotalCount() != sync.Ops {
+		t.Fatalf("histogram counts %d, %d", read.Lat.TotalCount(), sync.Lat.TotalCount())
+	}
+	if res.Duration != 1001*time.Millisecond {
+		t.Fatalf("duration %v", res.Duration)
+	}
+	// fio's own p50s from the same output: read 59136, write 41728, sync 342016 ns.
+	for name, c := range map[string]struct{ got, fio int64 }{
+		"read": {metrics.PercentilesOf(read.Lat).P50, 59136}, "write": {metrics.PercentilesOf(write.Lat).P50, 41728},
+		"sync": {metrics.PercentilesOf(sync.Lat).P50, 342016},
+	} {
+		if math.Abs(float64(c.got-c.fio))/float64(c.fio) > 0.02 {
+			t.Errorf("%s p50 %d, fio says %d", name, c.got, c.fio)
+		}
+	}
+	if _, err := parseFioJSON([]byte("fio: some error\n")); err == nil {
+		t.Fatal("garbage accepted")
+	}
+}
+
+func TestLayOutMakesRandomFileOfSize(t *testing.T) {
+	t.Parallel()
+	o := valid()
+	o.Directory, o.Size, o.NumJobs, o.IOSize = t.TempDir(), 3<<20+512, 2, 64<<10
+	w, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for j := 0; j < 2; j++ {
+		b, err := os.ReadFile(filepath.Join(o.Directory, "iolab."+string(rune('0'+j))+".0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(b)) != o.Size {
+			t.Fatalf("job %d file has %d bytes, want %d", j, len(b), o.Size)
+		}
+		zeros := 0
+		for _, c := range b[:1<<20] {
+			if c == 0 {
+				zeros++
+			}
+		}
+		if zeros > 1<<20/100 {
+			t.Fatalf("laid-out data is not random: %d zero bytes in 1 MiB", zeros)
+		}
+	}
+	res, err := w.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 64k of 4k reads per job, 2 jobs, and the region ends at a whole block.
+	if got := res.Dirs[metrics.Read].Ops; got != 32 {
+		t.Fatalf("%d reads, want 32", got)
+	}
+}
+
+func TestWritesReachTheFile(t *testing.T) {
+	t.Parallel()
+	for _, engine := range []string{EnginePsync, EngineIOUring} {
+		o := valid()
+		o.Directory, o.Size, o.RW, o.BlockSize, o.IODepth, o.Engine = t.TempDir(), 1<<20, Write, 64<<10, 4, engine
+		o.Data.Zeros = true // the layout is random; zeros written over it are visible
+		w, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Prepare(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res, err := w.Run(context.Background(), nil)
+		w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Dirs[metrics.Write].Bytes != 1<<20 {
+			t.Fatalf("%s: wrote %d bytes", engine, res.Dirs[metrics.Write].Bytes)
+		}
+		b, _ := os.ReadFile(filepath.Join(o.Directory, "iolab.0.0"))
+		for i, c := range b {
+			if c != 0 {
+				t.Fatalf("%s: byte %d is %d after a sequential pass of zeros", engine, i, c)
+			}
+		}
+	}
+}
