@@ -32,7 +32,7 @@ func Warnings(snaps []Snapshot, ev Evidence) []stats.Warning {
 		if t.Rotational != nil && *t.Rotational {
 			msg := fmt.Sprintf("the target's device %s reports rotational=1 (a spinning disk, slow at random I/O and slower on inner tracks)", t.Device)
 			if p := ev.UncachedRandomReadP50Ns; p > 0 && p < spinningReadFloorNs {
-				msg += fmt.Sprintf("; but direct random reads took %.0f µs at the median, far below the milliseconds a spinning disk needs, so the flag is probably wrong, as it often is in VMs", float64(p)/1e3)
+				msg += fmt.Sprintf("; but direct random reads took %.0f µs at the median, less than the milliseconds one random read takes on a spinning disk, so the flag is probably wrong, as it often is in VMs", float64(p)/1e3)
 			} else if p >= spinningReadFloorNs {
 				msg += fmt.Sprintf("; direct random reads took %.1f ms at the median, which agrees", float64(p)/1e6)
 			} else {

@@ -43,15 +43,22 @@ var rows = []row{
 // Terminal writes the human summary: per cell a table of median, 95% CI,
 // mean ± sd, CV and n, the merged latency percentiles, then the warnings.
 func Terminal(w io.Writer, r *Report) error {
-	measured, warm := 0, 0
+	measured, warm, other := 0, 0, 0
 	for _, run := range r.Runs {
-		if run.Warmup {
+		switch {
+		case run.Status != "ok":
+			other++
+		case run.Warmup:
 			warm++
-		} else {
+		default:
 			measured++
 		}
 	}
-	fmt.Fprintf(w, "experiment %s (%s): %s, %d measured runs, %d warm-up\n", r.Experiment, r.Status, r.Name, measured, warm)
+	fmt.Fprintf(w, "experiment %s (%s): %s, %d measured runs, %d warm-up", r.Experiment, r.Status, r.Name, measured, warm)
+	if other > 0 {
+		fmt.Fprintf(w, ", %d failed or interrupted", other)
+	}
+	fmt.Fprintln(w)
 	for _, c := range r.Cells {
 		fmt.Fprintf(w, "\n%s  %s\n", c.Name, formatParams(c.Params))
 		if c.Measured == 0 {
@@ -78,6 +85,9 @@ func Terminal(w io.Writer, r *Report) error {
 			return err
 		}
 		writeLatency(w, c.Latency)
+		if c.TimingOverheadNs > 0 {
+			fmt.Fprintf(w, "  timing overhead: %.0f ns per operation, measured before each run\n", c.TimingOverheadNs)
+		}
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")

@@ -75,6 +75,9 @@ type CellView struct {
 	Warnings []stats.Warning                `json:"warnings"`
 	// Measured is the number of ok, non-warm-up runs.
 	Measured int `json:"measured"`
+	// TimingOverheadNs is the median cost iolab adds to each operation's
+	// latency by timing and recording it.
+	TimingOverheadNs float64 `json:"timing_overhead_ns"`
 }
 
 // RunMetrics derives a run's metrics, keyed by the names summaries use.
@@ -169,6 +172,7 @@ func buildCell(c store.Cell, runs []store.Run) CellView {
 	merged := map[metrics.Dir]*hdrhistogram.Histogram{}
 	notes := map[string]metrics.Note{}
 	var errs int64
+	var overhead []float64
 	for _, run := range runs {
 		for _, n := range run.Result.Notes {
 			notes[n.Code] = n
@@ -178,6 +182,9 @@ func buildCell(c store.Cell, runs []store.Run) CellView {
 			continue
 		}
 		cv.Measured++
+		if run.Result.TimingOverheadNs > 0 {
+			overhead = append(overhead, run.Result.TimingOverheadNs)
+		}
 		for k, v := range RunMetrics(run.Result) {
 			values[k] = append(values[k], v)
 		}
@@ -192,6 +199,9 @@ func buildCell(c store.Cell, runs []store.Run) CellView {
 	}
 	for k, v := range values {
 		cv.Summary[k] = stats.Summarize(v)
+	}
+	if len(overhead) > 0 {
+		cv.TimingOverheadNs = stats.Summarize(overhead).Median
 	}
 	for d, h := range merged {
 		cv.Latency[d.String()] = metrics.PercentilesOf(h)

@@ -46,15 +46,16 @@ func (p *picker) next(j *job) (write bool, offset int64) {
 	return write, j.nextSeq() * p.blockSize
 }
 
-func ioError(op string, n int, err error, want int) error {
+// ioError describes a failed or short operation on the job's file.
+func (j *job) ioError(op string, n int, err error, want int) error {
 	if err == nil {
 		err = io.ErrShortWrite
 		if op == "read" {
 			err = io.ErrUnexpectedEOF
 		}
-		return fmt.Errorf("%s: %d of %d bytes: %w", op, n, want, err)
+		return fmt.Errorf("%s %s: %d of %d bytes: %w", op, j.path, n, want, err)
 	}
-	return fmt.Errorf("%s: %w", op, err)
+	return fmt.Errorf("%s %s: %w", op, j.path, err)
 }
 
 // psyncWorker is one of iodepth synchronous issuers of a job: pread/pwrite
@@ -87,7 +88,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			dir = metrics.Write
 		}
 		if err != nil || n != len(buf) {
-			err = ioError(dir.String(), n, err, len(buf))
+			err = j.ioError(dir.String(), n, err, len(buf))
 			rec.Error(err)
 			return err
 		}
@@ -111,7 +112,7 @@ func (f *FS) syncFile(j *job, clock metrics.Clock, rec *metrics.Recorder) error 
 	}
 	end := clock.Now()
 	if err != nil {
-		err = fmt.Errorf("fsync: %w", err)
+		err = fmt.Errorf("fsync %s: %w", j.path, err)
 		rec.Error(err)
 		return err
 	}
@@ -194,7 +195,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			if c.UserData == syncTag {
 				syncing = false
 				if c.Res < 0 {
-					err := fmt.Errorf("fsync: %w", unix.Errno(-c.Res))
+					err := fmt.Errorf("fsync %s: %w", j.path, unix.Errno(-c.Res))
 					rec.Error(err)
 					firstErr = err
 					return
@@ -209,7 +210,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 				if c.Res < 0 {
 					e = unix.Errno(-c.Res)
 				}
-				err := ioError(s.dir.String(), max(int(c.Res), 0), e, bs)
+				err := j.ioError(s.dir.String(), max(int(c.Res), 0), e, bs)
 				rec.Error(err)
 				if firstErr == nil {
 					firstErr = err

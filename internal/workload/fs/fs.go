@@ -33,6 +33,7 @@ type FS struct {
 type job struct {
 	_         [64]byte
 	fd        int
+	path      string
 	regionBlk int64 // blocks in the file region
 	limited   bool  // false when time-based: no budget to count
 	remaining atomic.Int64
@@ -92,7 +93,7 @@ func (f *FS) Prepare(ctx context.Context) error {
 			f.notes = append(f.notes, metrics.Note{Code: "o-direct-fallback",
 				Message: fmt.Sprintf("%s refuses O_DIRECT (tmpfs does); --direct ran as buffered I/O, so the page cache is in every number", path)})
 		}
-		f.jobs = append(f.jobs, &job{fd: fd, regionBlk: o.Size / o.BlockSize})
+		f.jobs = append(f.jobs, &job{fd: fd, path: path, regionBlk: o.Size / o.BlockSize})
 	}
 	return nil
 }

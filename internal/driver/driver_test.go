@@ -1,0 +1,93 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// busy records one operation per millisecond until stopped.
+func busy(_ context.Context, _ int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error {
+	for !stop.Stopped() {
+		start := clock.Now()
+		time.Sleep(time.Millisecond)
+		end := clock.Now()
+		rec.Record(metrics.Read, 4096, end, end-start)
+	}
+	return nil
+}
+
+func TestRuntimeStopsWorkersAndMergesThem(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	res, err := Run(context.Background(), Options{Workers: 3, Runtime: 1200 * time.Millisecond,
+		Progress: func(time.Duration, int64, int64) { calls.Add(1) }}, busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Dirs[metrics.Read]
+	if r.Ops == 0 || r.Lat.TotalCount() != r.Ops || r.Bytes != 4096*r.Ops {
+		t.Fatalf("read stats %+v", r)
+	}
+	var seriesOps int64
+	for _, s := range res.Series {
+		seriesOps += s.Ops
+	}
+	if seriesOps != r.Ops || len(res.Series) < 2 {
+		t.Fatalf("series holds %d ops in %d seconds; the run has %d", seriesOps, len(res.Series), r.Ops)
+	}
+	if calls.Load() == 0 {
+		t.Fatal("progress never called")
+	}
+	if res.TimingOverheadNs <= 0 {
+		t.Fatal("timing overhead not measured")
+	}
+}
+
+func TestCancelReturnsPartialResult(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	res, err := Run(ctx, Options{Workers: 2, Runtime: time.Hour}, busy)
+	if !errors.Is(err, context.Canceled) || res == nil || res.Dirs[metrics.Read].Ops == 0 {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+}
+
+func TestGraceExceeded(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	stuck := func(ctx context.Context, _ int, _ metrics.Clock, _ *Stop, _ *metrics.Recorder) error {
+		select { // ignores the soft stop, like a worker blocked in a system call
+		case <-release:
+		case <-ctx.Done():
+			<-release
+		}
+		return nil
+	}
+	_, err := Run(context.Background(), Options{Workers: 1, Runtime: 10 * time.Millisecond, Grace: 50 * time.Millisecond}, stuck)
+	if !errors.Is(err, ErrGraceExceeded) {
+		t.Fatalf("err %v, want grace exceeded", err)
+	}
+}
+
+func TestWorkerErrorIsReturned(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	failing := func(_ context.Context, w int, _ metrics.Clock, _ *Stop, rec *metrics.Recorder) error {
+		if w == 1 {
+			rec.Error(boom)
+			return boom
+		}
+		return nil
+	}
+	res, err := Run(context.Background(), Options{Workers: 2}, failing)
+	if !errors.Is(err, boom) || res.Errors != 1 || res.FirstError != "boom" {
+		t.Fatalf("err %v, errors %d %q", err, res.Errors, res.FirstError)
+	}
+}

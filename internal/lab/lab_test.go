@@ -1,0 +1,143 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// countingWorkload is a trivial workload for testing the schedule: each run
+// records one operation, and the n-th run fails when failAt says so.
+type countingWorkload struct {
+	name   string
+	runs   int
+	failAt int // 1-based run that fails; 0 never
+}
+
+func (w *countingWorkload) Kind() string                  { return "test" }
+func (w *countingWorkload) Params() map[string]string     { return map[string]string{"name": w.name} }
+func (w *countingWorkload) Prepare(context.Context) error { return nil }
+func (w *countingWorkload) Close() error                  { return nil }
+func (w *countingWorkload) Run(_ context.Context, _ func(int64, int64)) (*metrics.Result, error) {
+	w.runs++
+	if w.runs == w.failAt {
+		return nil, errors.New("target vanished")
+	}
+	res := &metrics.Result{Start: time.Now(), Duration: time.Second}
+	h := metrics.NewHistogram()
+	metrics.RecordLatency(h, 1000)
+	res.Dirs[metrics.Read] = metrics.DirStats{Ops: 1, Bytes: 1, Lat: h}
+	return res, nil
+}
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func TestRoundsRunEveryCellOnceInSeededRandomOrder(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	dir := t.TempDir()
+	var cells []Cell
+	for _, n := range []string{"a", "b", "c"} {
+		cells = append(cells, Cell{Name: n, Workload: &countingWorkload{name: n}, Target: dir})
+	}
+	r := &Runner{Store: st}
+	id, err := r.Run(context.Background(), Plan{Name: "t", Rounds: 6, Warmup: 1, Seed: 7}, cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.Load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Runs) != 21 || d.Experiment.Status != "done" {
+		t.Fatalf("%d runs, status %s", len(d.Runs), d.Experiment.Status)
+	}
+	orders := map[string]bool{}
+	for i := 0; i < 7; i++ {
+		round := d.Runs[i*3 : i*3+3]
+		seen, order := map[int64]bool{}, ""
+		for slot, run := range round {
+			if run.Warmup != (i == 0) || run.Slot != slot || run.Round != max(i-1, 0) {
+				t.Fatalf("run %d: warmup %v round %d slot %d", i*3+slot, run.Warmup, run.Round, run.Slot)
+			}
+			seen[run.CellID] = true
+			order += fmt.Sprint(run.CellID)
+		}
+		if len(seen) != 3 {
+			t.Fatalf("round %d ran cells %s", i, order)
+		}
+		orders[order] = true
+	}
+	if len(orders) < 2 {
+		t.Fatalf("every round ran in the same order: %v", orders)
+	}
+	if len(d.Env) != 14 {
+		t.Fatalf("%d environment snapshots, want one before and one after each of 7 rounds", len(d.Env))
+	}
+
+	// The same seed gives the same schedule.
+	id2, err := r.Run(context.Background(), Plan{Name: "t", Rounds: 6, Warmup: 1, Seed: 7}, cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, _ := st.Load(context.Background(), id2)
+	for i := range d.Runs {
+		if d.Runs[i].CellID-d.Cells[0].ID != d2.Runs[i].CellID-d2.Cells[0].ID {
+			t.Fatalf("seed 7 gave a different order at run %d", i)
+		}
+	}
+}
+
+func TestFailedRunIsStoredAndStopsTheExperiment(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	cells := []Cell{{Name: "a", Workload: &countingWorkload{name: "a", failAt: 2}, Target: t.TempDir()}}
+	id, err := (&Runner{Store: st}).Run(context.Background(), Plan{Rounds: 3}, cells)
+	if err == nil || !strings.Contains(err.Error(), "target vanished") {
+		t.Fatalf("err %v", err)
+	}
+	d, _ := st.Load(context.Background(), id)
+	if len(d.Runs) != 2 || d.Runs[0].Status != "ok" || d.Runs[1].Status != "failed" || d.Runs[1].Error != "target vanished" || d.Experiment.Status != "failed" {
+		t.Fatalf("runs %+v status %s", d.Runs, d.Experiment.Status)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	p := &Progress{W: &buf, RunTime: 10 * time.Second}
+	update := p.Start("randread-4k", RunPosition{Round: 1, Rounds: 6, Done: 3, Total: 14})
+	update(50000, 50000*4096)
+	line := buf.String()
+	for _, want := range []string{"round 2/6", "randread-4k", "ops/s", "B/s", "ETA 1m"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("progress line %q lacks %q", line, want)
+		}
+	}
+	p.End()
+	if !strings.HasSuffix(buf.String(), "\r\033[K") {
+		t.Error("End did not clear the line")
+	}
+
+	quiet := &Progress{W: &bytes.Buffer{}, ShowAfter: time.Hour}
+	quiet.Start("x", RunPosition{Rounds: 1, Total: 1})(1, 1)
+	if quiet.W.(*bytes.Buffer).Len() != 0 {
+		t.Error("progress shown before ShowAfter")
+	}
+}

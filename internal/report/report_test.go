@@ -1,0 +1,106 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/envinfo"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// experiment is a stored fs experiment with known numbers: a warm-up run,
+// six measured runs whose first is cold, and one failed run.
+func experiment() *store.Data {
+	t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	rot := true
+	snap, _ := json.Marshal(envinfo.Snapshot{TakenAt: t0, Hostname: "lab", Kernel: "6.1.0", CPUs: 2, CPUModel: "Test CPU",
+		MemTotalBytes: 8 << 30, MemAvailableBytes: 6 << 30, Load1: 0.5, IolabVersion: "dev",
+		Target: &envinfo.Target{Path: "/data", FSType: "ext4", Device: "vda", Rotational: &rot}})
+	d := &store.Data{
+		Experiment: store.Experiment{ID: "20261122-080000-abcd", Name: "fs", Command: "iolab fs --rw=randread", Status: "done"},
+		Cells: []store.Cell{{ID: 1, Name: "randread-4k-direct", Workload: "fs",
+			Params: map[string]string{"rw": "randread", "bs": "4k", "direct": "1", "iodepth": "1", "numjobs": "1", "ioengine": "psync"}}},
+		Env: []store.EnvSnapshot{{Round: 0, Phase: "before", TakenAt: t0, Snapshot: snap}},
+	}
+	iops := []float64{9000, 5000, 10000, 10100, 9900, 10050, 9950, 0}
+	for i, v := range iops {
+		h := metrics.NewHistogram()
+		lat := int64(1e9 / max(v, 1))
+		for k := int64(0); k < 100; k++ {
+			metrics.RecordLatency(h, lat+k*1000)
+		}
+		res := &metrics.Result{Start: t0.Add(time.Duration(i) * time.Minute), Duration: 10 * time.Second,
+			CPUUserS: 0.5, CPUSysS: 1.5, TimingOverheadNs: 40}
+		res.Dirs[metrics.Read] = metrics.DirStats{Ops: int64(v * 10), Bytes: int64(v*10) * 4096, Lat: h}
+		run := store.Run{ID: int64(i + 1), CellID: 1, Round: i - 1, Slot: 0, Status: store.StatusOK, Result: res}
+		switch i {
+		case 0:
+			run.Warmup, run.Round = true, 0
+		case 7:
+			run.Status, run.Error, res.Errors, res.FirstError = store.StatusFailed, "read /data/iolab.0.0: input/output error", 1, "read /data/iolab.0.0: input/output error"
+		}
+		d.Runs = append(d.Runs, run)
+	}
+	return d
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./internal/report -update to accept):\n%s", name, got)
+	}
+}
+
+func TestTerminalGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Terminal(&buf, Build(experiment(), Options{})); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "fs.txt", buf.Bytes())
+}
+
+func TestJSONGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := JSON(&buf, Build(experiment(), Options{})); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "fs.json", buf.Bytes())
+}
+
+func TestBuildLeavesWarmupAndFailedRunsOut(t *testing.T) {
+	r := Build(experiment(), Options{})
+	s := r.Summary["ops_per_s"]
+	if s.N != 6 || s.Median != 9975 {
+		t.Fatalf("summary %+v: want the 6 ok measured runs, median 9975", s)
+	}
+	codes := map[string]bool{}
+	for _, w := range r.Warnings {
+		codes[w.Code] = true
+	}
+	for _, want := range []string{"first-run-outlier", "high-cv", "errors", "failed-runs", "rotational-disk"} {
+		if !codes[want] {
+			t.Errorf("no %s warning in %+v", want, r.Warnings)
+		}
+	}
+	if codes["too-few-runs"] {
+		t.Error("too-few-runs with 6 runs")
+	}
+}
