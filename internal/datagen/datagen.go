@@ -78,6 +78,31 @@ func (g *Generator) Fill(buf []byte) {
 	g.serial++
 }
 
+// Refill turns buf, which holds a block this generator wrote before, into a
+// new unique block. For plain random data it only re-stamps each sector
+// (8 bytes in 512) instead of copying the whole block, as fio's
+// scramble_buffers does; patterns whose blocks must repeat or compress
+// exactly are filled in full.
+func (g *Generator) Refill(buf []byte) {
+	if g.pattern.Zeros || g.pattern.CompressPct != 0 || g.pattern.DedupPct != 0 {
+		g.Fill(buf)
+		return
+	}
+	for s := 0; s+8 <= len(buf); s += sectorSize {
+		binary.LittleEndian.PutUint64(buf[s:], stamp(g.serial, s))
+	}
+	g.serial++
+}
+
+// stamp is unique per (block, sector) and looks random: splitmix64's
+// finalizer is a bijection, so distinct blocks never share a stamp.
+func stamp(serial uint64, offset int) uint64 {
+	x := serial ^ uint64(offset/sectorSize)<<48
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
 // fillSerial writes block number serial: the same serial always gives the
 // same bytes for the same generator and block size.
 func (g *Generator) fillSerial(buf []byte, serial uint64) {
@@ -91,11 +116,7 @@ func (g *Generator) fillSerial(buf []byte, serial uint64) {
 		copy(sec[:n], src[:n])
 		clear(sec[n:])
 		if n >= 8 {
-			// XOR a stamp that is unique per (block, sector) and looks
-			// random: multiplying by an odd constant is a bijection, so
-			// distinct blocks never get the same stamp.
-			stamp := (serial ^ uint64(s/sectorSize)<<48) * 0xbf58476d1ce4e5b9
-			binary.LittleEndian.PutUint64(sec, binary.LittleEndian.Uint64(sec)^stamp)
+			binary.LittleEndian.PutUint64(sec, stamp(serial, s))
 		}
 		off += sectorSize
 		if off+sectorSize > poolSize {

@@ -87,3 +87,49 @@ func BenchmarkFill4k(b *testing.B) {
 		g.Fill(buf)
 	}
 }
+
+func TestRefillKeepsBlocksUniqueAndRandom(t *testing.T) {
+	t.Parallel()
+	g := New(Pattern{}, 4)
+	b := make([]byte, 4096)
+	g.Fill(b)
+	seen := map[[32]byte]bool{sha256.Sum256(b): true}
+	var all []byte
+	for i := 0; i < 2000; i++ {
+		g.Refill(b)
+		sum := sha256.Sum256(b)
+		if seen[sum] {
+			t.Fatalf("refill %d repeats a block", i)
+		}
+		seen[sum] = true
+		all = append(all, b...)
+	}
+	if r := compressedRatio(t, b); r < 0.95 {
+		t.Fatalf("refilled block compresses to %.2f", r)
+	}
+	// A dedup pattern still repeats blocks exactly after Refill.
+	d := New(Pattern{DedupPct: 50}, 5)
+	dups := 0
+	seen = map[[32]byte]bool{}
+	for i := 0; i < 1000; i++ {
+		d.Refill(b)
+		sum := sha256.Sum256(b)
+		if seen[sum] {
+			dups++
+		}
+		seen[sum] = true
+	}
+	if dups < 400 || dups > 600 {
+		t.Fatalf("%d duplicates of 1000 with dedupe 50%%", dups)
+	}
+}
+
+func BenchmarkRefill4k(b *testing.B) {
+	g := New(Pattern{}, 1)
+	buf := make([]byte, 4096)
+	g.Fill(buf)
+	b.SetBytes(4096)
+	for b.Loop() {
+		g.Refill(buf)
+	}
+}

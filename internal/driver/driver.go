@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,9 @@ type Options struct {
 	Progress func(elapsed time.Duration, ops, bytes int64)
 }
 
+// maxProcs caps the Ps given to workers (one each, plus one).
+const maxProcs = 1024
+
 // ErrGraceExceeded is returned when workers did not stop within the grace period.
 var ErrGraceExceeded = errors.New("workers did not finish in-flight operations within the grace period")
 
@@ -69,6 +73,13 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	recs := make([]*metrics.Recorder, opts.Workers)
 	for i := range recs {
 		recs[i] = series.NewRecorder()
+	}
+	// One P per worker: a worker blocked in a system call (io_uring_enter
+	// waiting for completions, pread on a disk) then never holds up the
+	// others, and the runtime need not hand Ps between threads, so the
+	// kernel schedules worker threads the way it schedules fio's processes.
+	if want := min(opts.Workers+1, maxProcs); want > runtime.GOMAXPROCS(0) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
 	}
 	overhead := TimingOverhead()
 	var stop Stop

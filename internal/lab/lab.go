@@ -57,16 +57,19 @@ type Runner struct {
 // Preparation errors (bad target, missing tool) are returned before
 // anything is stored.
 func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, error) {
-	for _, c := range cells {
-		if err := c.Workload.Prepare(ctx); err != nil {
-			return "", err
-		}
-	}
 	defer func() {
 		for _, c := range cells {
 			_ = c.Workload.Close()
 		}
 	}()
+	for _, c := range cells {
+		if err := c.Workload.Prepare(ctx); err != nil {
+			if ctx.Err() != nil {
+				return "", ErrInterrupted
+			}
+			return "", err
+		}
+	}
 	exp, stored, err := r.create(ctx, plan, cells)
 	if err != nil {
 		return "", err

@@ -59,6 +59,7 @@ type Recorder struct {
 	firstErr error
 
 	sec      int64 // the second being filled
+	secEndNs int64 // where it ends: a comparison per op, not a division
 	secLat   [NumDirs]*hdrhistogram.Histogram
 	secOps   [NumDirs]int64
 	secBytes [NumDirs]int64
@@ -69,8 +70,8 @@ type Recorder struct {
 // Record adds one completed operation: its direction, bytes moved, the
 // completion time (Clock.Now) and its latency, both in nanoseconds.
 func (r *Recorder) Record(d Dir, sizeBytes, endNs, latencyNs int64) {
-	if s := endNs / int64(time.Second); s != r.sec {
-		r.flush(s)
+	if endNs >= r.secEndNs || endNs < r.secEndNs-int64(time.Second) {
+		r.flush(endNs / int64(time.Second))
 	}
 	h := r.secLat[d]
 	if h == nil {
@@ -110,4 +111,5 @@ func (r *Recorder) flush(next int64) {
 	r.secOps, r.secBytes, r.secMax = [NumDirs]int64{}, [NumDirs]int64{}, 0
 	r.series.advance(r.id, next)
 	r.sec = next
+	r.secEndNs = (next + 1) * int64(time.Second)
 }

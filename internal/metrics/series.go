@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -49,7 +50,7 @@ func (s *Series) NewRecorder() *Recorder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.current = append(s.current, 0)
-	return &Recorder{series: s, id: len(s.current) - 1}
+	return &Recorder{series: s, id: len(s.current) - 1, secEndNs: int64(time.Second)}
 }
 
 // Totals returns the operations and bytes flushed so far (at most about one

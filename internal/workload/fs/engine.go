@@ -69,13 +69,14 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 	}
 	defer free()
 	gen := datagen.New(o.Data, uint64(worker)+1)
+	gen.Fill(buf)
 	pick := f.newPicker(worker)
 	for !stop.Stopped() && j.take() {
 		write, off := pick.next(j)
 		var n int
 		var start int64
 		if write {
-			gen.Fill(buf)
+			gen.Refill(buf)
 			start = clock.Now()
 			n, err = unix.Pwrite(j.fd, buf, off)
 		} else {
@@ -156,6 +157,9 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 		idle = append(idle, i)
 	}
 	gen := datagen.New(o.Data, uint64(worker)+1)
+	for i := range slots {
+		gen.Fill(slots[i].buf)
+	}
 	pick := f.newPicker(worker)
 	inflight, syncing, syncStart := 0, false, int64(0)
 	var firstErr error
@@ -169,7 +173,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			s.dir = metrics.Read
 			if write {
 				op, s.dir = uring.OpWrite, metrics.Write
-				gen.Fill(s.buf)
+				gen.Refill(s.buf)
 			}
 			s.startNs = clock.Now()
 			ring.Queue(op, j.fd, s.buf, off, uint64(i))

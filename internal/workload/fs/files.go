@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -71,7 +72,7 @@ func existingSize(path string) (int64, bool, error) {
 
 // layOut extends path to size bytes of random data, as fio's "Laying out IO
 // file", so reads hit real blocks rather than holes.
-func layOut(path string, size int64, data datagen.Pattern) error {
+func layOut(ctx context.Context, path string, size int64, data datagen.Pattern) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("lay out %s: %w", path, err)
@@ -91,6 +92,9 @@ func layOut(path string, size int64, data datagen.Pattern) error {
 	gen := datagen.New(data, 0x1a7)
 	buf := make([]byte, 1<<20)
 	for off := st.Size(); off < size; off += int64(len(buf)) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		chunk := buf[:min(int64(len(buf)), size-off)]
 		gen.Fill(chunk)
 		if _, err := f.WriteAt(chunk, off); err != nil {

@@ -80,7 +80,7 @@ func (f *FS) Prepare(ctx context.Context) error {
 	for j := 0; j < o.NumJobs; j++ {
 		path := o.filePath(j)
 		if j == 0 || o.Directory != "" {
-			if err := f.ensureLaidOut(path); err != nil {
+			if err := f.ensureLaidOut(ctx, path); err != nil {
 				return err
 			}
 		}
@@ -116,7 +116,7 @@ func (f *FS) resolveSize() error {
 	return nil
 }
 
-func (f *FS) ensureLaidOut(path string) error {
+func (f *FS) ensureLaidOut(ctx context.Context, path string) error {
 	n, device, err := existingSize(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -130,7 +130,7 @@ func (f *FS) ensureLaidOut(path string) error {
 	if n >= f.opts.Size {
 		return nil
 	}
-	return layOut(path, f.opts.Size, f.opts.Data)
+	return layOut(ctx, path, f.opts.Size, f.opts.Data)
 }
 
 // Run implements workload.Workload.
