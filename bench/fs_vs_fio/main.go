@@ -20,10 +20,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/iolab/iolab/internal/stats"
 )
 
 type job struct {
@@ -49,8 +50,8 @@ type sample struct {
 }
 
 func main() {
-	pairs := flag.Int("pairs", 3, "alternating iolab/fio pairs per job")
-	runtime := flag.Duration("runtime", 10*time.Second, "duration of each run")
+	pairs := flag.Int("pairs", 8, "alternating iolab/fio pairs per job (6 or more give a 95% CI of the median ratio)")
+	runtime := flag.Duration("runtime", 5*time.Second, "duration of each run")
 	dir := flag.String("dir", "/var/tmp", "directory on the disk under test")
 	iolabBin := flag.String("iolab", "", "iolab binary (default: build ./cmd/iolab)")
 	only := flag.String("job", "", "run only the job whose name starts with this (a or b)")
@@ -103,8 +104,13 @@ func main() {
 			ratios = append(ratios, o.ops/f.ops)
 			fmt.Printf("  pair %d (%s first): fio %8.0f IOPS  iolab %8.0f IOPS  ratio %.3f\n", i+1, order[0], f.ops, o.ops, o.ops/f.ops)
 		}
-		fmt.Printf("  => IOPS ratio iolab/fio: median %.3f (min %.3f, max %.3f); CPU-s per M ops: iolab %.2f, fio %.2f\n\n",
-			median(ratios), minOf(ratios), maxOf(ratios), cpuPerMillion(iolabS), cpuPerMillion(fioS))
+		sum := stats.Summarize(ratios)
+		ci := "n/a (fewer than 6 pairs)"
+		if sum.CI95 != nil {
+			ci = fmt.Sprintf("[%.3f, %.3f]", sum.CI95[0], sum.CI95[1])
+		}
+		fmt.Printf("  => IOPS ratio iolab/fio: median %.3f, 95%% CI %s, min %.3f, max %.3f; CPU-s per M ops: iolab %.2f, fio %.2f\n\n",
+			sum.Median, ci, sum.Min, sum.Max, cpuPerMillion(iolabS), cpuPerMillion(fioS))
 	}
 }
 
@@ -182,29 +188,4 @@ func cpuPerMillion(s []sample) float64 {
 		ops += x.ops0
 	}
 	return cpu / ops * 1e6
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func minOf(v []float64) float64 {
-	m := v[0]
-	for _, x := range v {
-		m = min(m, x)
-	}
-	return m
-}
-
-func maxOf(v []float64) float64 {
-	m := v[0]
-	for _, x := range v {
-		m = max(m, x)
-	}
-	return m
 }
