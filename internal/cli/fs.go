@@ -33,6 +33,7 @@ func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
 	f.Var(sizeValue{&j.IOSize}, "io_size", "bytes of I/O per job when not time-based (default --size)")
 	f.Var(durationValue{&j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
 	f.IntVar(&j.IODepth, "iodepth", 1, "operations in flight per job")
+	f.IntVar(&j.IODepthBatch, "iodepth_batch_submit", 1, "io_uring: submit when this many operations are queued")
 	f.IntVar(&j.NumJobs, "numjobs", 1, "parallel jobs")
 	f.Var(boolIntValue{&j.Direct}, "direct", "O_DIRECT: bypass the page cache (1 or 0)")
 	f.Lookup("direct").NoOptDefVal = "1"

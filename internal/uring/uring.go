@@ -202,6 +202,9 @@ func (r *Ring) QueueFsync(fd int, datasync bool, userData uint64) bool {
 	return true
 }
 
+// Queued is the number of requests queued since the last submission.
+func (r *Ring) Queued() uint32 { return r.pending }
+
 // SubmitAndWait submits the queued requests and waits until at least
 // waitFor completions are available.
 func (r *Ring) SubmitAndWait(waitFor uint32) error {

@@ -71,8 +71,11 @@ type Options struct {
 	IOSize    int64 // bytes per job when not time-based; 0 = Size
 	Runtime   time.Duration
 	IODepth   int
-	NumJobs   int
-	Direct    bool
+	// IODepthBatch is how many queued operations io_uring submits at once
+	// (fio's iodepth_batch_submit).
+	IODepthBatch int
+	NumJobs      int
+	Direct       bool
 	// Fsync issues an fsync after every Fsync writes (0: never).
 	Fsync int
 	// Fdatasync, like Fsync, with fdatasync.
@@ -87,7 +90,7 @@ type Options struct {
 // DefaultOptions are fio's defaults where fio has one.
 func DefaultOptions() Options {
 	return Options{
-		RW: Read, RWMixRead: 50, BlockSize: 4096, IODepth: 1, NumJobs: 1,
+		RW: Read, RWMixRead: 50, BlockSize: 4096, IODepth: 1, IODepthBatch: 1, NumJobs: 1,
 		Invalidate: true, Engine: DefaultEngine,
 	}
 }
@@ -127,6 +130,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--io_size: want a positive size")
 	case o.IODepth < 1 || o.IODepth > 4096:
 		return fmt.Errorf("--iodepth %d: want 1..4096", o.IODepth)
+	case o.IODepthBatch < 1 || o.IODepthBatch > o.IODepth:
+		return fmt.Errorf("--iodepth_batch_submit %d: want 1..iodepth (%d)", o.IODepthBatch, o.IODepth)
 	case o.NumJobs < 1 || o.NumJobs > 1024:
 		return fmt.Errorf("--numjobs %d: want 1..1024", o.NumJobs)
 	case o.RWMixRead < 0 || o.RWMixRead > 100:
@@ -167,6 +172,9 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.Runtime > 0 {
 		p["runtime"] = o.Runtime.String()
+	}
+	if o.IODepthBatch > 1 {
+		p["iodepth_batch_submit"] = fmt.Sprint(o.IODepthBatch)
 	}
 	if o.IOSize > 0 {
 		p["io_size"] = units.FormatSize(o.IOSize)
