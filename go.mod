@@ -20,6 +20,7 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect

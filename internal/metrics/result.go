@@ -30,6 +30,9 @@ type Result struct {
 	// Warnings raised by the workload during the run (e.g. O_DIRECT
 	// fallback), as codes understood by the report.
 	Notes []Note
+	// Extra holds figures of workloads that are not operation streams,
+	// such as a command's wall_s, user_s and max_rss_bytes.
+	Extra map[string]float64
 }
 
 // Note is a fact the workload observed that the summary should warn about.

@@ -38,6 +38,11 @@ var rows = []row{
 	{"sync.ops_per_s", "syncs/s", count},
 	{"sync.lat_p99_ns", "sync lat p99", latency},
 	{"cpu_us_per_op", "CPU µs/op", plain},
+	{"wall_s", "wall", seconds},
+	{"user_s", "user CPU", seconds},
+	{"sys_s", "sys CPU", seconds},
+	{"max_rss_bytes", "peak RSS MiB", mib},
+	{"items_per_s", "items/s", count},
 }
 
 // Terminal writes the human summary: per cell a table of median, 95% CI,
@@ -133,6 +138,8 @@ func formatParams(p map[string]string) string {
 }
 
 func count(v float64) string { return stats.FormatValue(v) }
+
+func seconds(v float64) string { return latency(v * 1e9) }
 
 func plain(v float64) string { return fmt.Sprintf("%.3g", v) }
 

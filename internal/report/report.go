@@ -82,13 +82,14 @@ type CellView struct {
 
 // RunMetrics derives a run's metrics, keyed by the names summaries use.
 func RunMetrics(res *metrics.Result) map[string]float64 {
-	m := map[string]float64{
-		"ops_per_s":   res.PerSecond(res.Ops()),
-		"bytes_per_s": res.PerSecond(res.Bytes()),
-		"cpu_s":       res.CPUUserS + res.CPUSysS,
-	}
+	m := map[string]float64{"cpu_s": res.CPUUserS + res.CPUSysS}
 	if ops := res.Ops(); ops > 0 {
+		m["ops_per_s"] = res.PerSecond(ops)
+		m["bytes_per_s"] = res.PerSecond(res.Bytes())
 		m["cpu_us_per_op"] = 1e6 * (res.CPUUserS + res.CPUSysS) / float64(ops)
+	}
+	for k, v := range res.Extra {
+		m[k] = v
 	}
 	for d := metrics.Dir(0); d < metrics.NumDirs; d++ {
 		ds := res.Dirs[d]

@@ -23,6 +23,10 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 	if res.Notes == nil {
 		notes = []byte("[]")
 	}
+	extra, _ := json.Marshal(res.Extra)
+	if res.Extra == nil {
+		extra = []byte("{}")
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
@@ -33,9 +37,10 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 		start = r.EndedAt
 	}
 	out, err := tx.ExecContext(ctx, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
-		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), r.Status, ts(start), ts(r.EndedAt),
-		int64(res.Duration), res.Errors, firstNonEmpty(r.Error, res.FirstError), res.CPUUserS, res.CPUSysS, res.TimingOverheadNs, string(notes))
+		int64(res.Duration), res.Errors, firstNonEmpty(r.Error, res.FirstError), res.CPUUserS, res.CPUSysS, res.TimingOverheadNs,
+		string(notes), string(extra))
 	if err != nil {
 		return s.wrap(err)
 	}
@@ -160,7 +165,7 @@ func (s *Store) Load(ctx context.Context, id string) (*Data, error) {
 }
 
 func (s *Store) loadCells(ctx context.Context, d *Data) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, idx, name, workload, params FROM cells WHERE experiment_id = ? ORDER BY idx`, d.Experiment.ID)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, idx, name, variant, workload, params FROM cells WHERE experiment_id = ? ORDER BY idx`, d.Experiment.ID)
 	if err != nil {
 		return s.wrap(err)
 	}
@@ -168,7 +173,7 @@ func (s *Store) loadCells(ctx context.Context, d *Data) error {
 	for rows.Next() {
 		var c Cell
 		var params string
-		if err := rows.Scan(&c.ID, &c.Index, &c.Name, &c.Workload, &params); err != nil {
+		if err := rows.Scan(&c.ID, &c.Index, &c.Name, &c.Variant, &c.Workload, &params); err != nil {
 			return s.wrap(err)
 		}
 		if err := json.Unmarshal([]byte(params), &c.Params); err != nil {
@@ -181,7 +186,7 @@ func (s *Store) loadCells(ctx context.Context, d *Data) error {
 
 func (s *Store) loadRuns(ctx context.Context, d *Data) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, cell_id, round, slot, warmup, status, started_at, ended_at, duration_ns,
-		errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes FROM runs WHERE experiment_id = ? ORDER BY id`, d.Experiment.ID)
+		errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes, extra FROM runs WHERE experiment_id = ? ORDER BY id`, d.Experiment.ID)
 	if err != nil {
 		return s.wrap(err)
 	}
@@ -190,16 +195,19 @@ func (s *Store) loadRuns(ctx context.Context, d *Data) error {
 		var r Run
 		res := &metrics.Result{}
 		var warmup int
-		var started, ended, notes string
+		var started, ended, notes, extra string
 		var dur int64
 		if err := rows.Scan(&r.ID, &r.CellID, &r.Round, &r.Slot, &warmup, &r.Status, &started, &ended, &dur,
-			&res.Errors, &r.Error, &res.CPUUserS, &res.CPUSysS, &res.TimingOverheadNs, &notes); err != nil {
+			&res.Errors, &r.Error, &res.CPUUserS, &res.CPUSysS, &res.TimingOverheadNs, &notes, &extra); err != nil {
 			rows.Close()
 			return s.wrap(err)
 		}
 		r.Warmup, r.EndedAt = warmup != 0, parseTS(ended)
 		res.Start, res.Duration, res.FirstError = parseTS(started), time.Duration(dur), r.Error
 		_ = json.Unmarshal([]byte(notes), &res.Notes)
+		if extra != "{}" {
+			_ = json.Unmarshal([]byte(extra), &res.Extra)
+		}
 		r.Result = res
 		byID[r.ID] = res
 		d.Runs = append(d.Runs, r)

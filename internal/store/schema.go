@@ -1,8 +1,14 @@
 package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
-// a higher version is refused; a lower one would be migrated (none exists yet).
-const SchemaVersion = 1
+// a higher version is refused; a lower one is migrated by migrations.
+const SchemaVersion = 2
+
+// migrations[v] upgrades a database from version v to v+1.
+var migrations = map[int]string{
+	1: `ALTER TABLE cells ADD COLUMN variant TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';`,
+}
 
 // appID marks a database as iolab's in its meta table.
 const appID = "iolab"
@@ -27,9 +33,10 @@ CREATE TABLE cells (
 	id            INTEGER PRIMARY KEY,
 	experiment_id TEXT NOT NULL REFERENCES experiments(id),
 	idx           INTEGER NOT NULL,
-	name          TEXT NOT NULL,
+	name          TEXT NOT NULL,        -- workload and parameters, the same for every variant
 	workload      TEXT NOT NULL,
 	params        TEXT NOT NULL,        -- JSON object of parameter -> value
+	variant       TEXT NOT NULL DEFAULT '',
 	UNIQUE (experiment_id, idx)
 );
 CREATE TABLE runs (
@@ -48,7 +55,8 @@ CREATE TABLE runs (
 	cpu_user_s         DOUBLE PRECISION NOT NULL,
 	cpu_sys_s          DOUBLE PRECISION NOT NULL,
 	timing_overhead_ns DOUBLE PRECISION NOT NULL,
-	notes              TEXT NOT NULL       -- JSON array of {code, message}
+	notes              TEXT NOT NULL,      -- JSON array of {code, message}
+	extra              TEXT NOT NULL DEFAULT '{}' -- JSON: workload figures such as a command's wall_s
 );
 CREATE INDEX runs_by_experiment ON runs (experiment_id, cell_id);
 CREATE TABLE run_directions (

@@ -83,7 +83,28 @@ func (s *Store) init(ctx context.Context) error {
 	if v > SchemaVersion {
 		return fmt.Errorf("--db %s: written by a newer iolab (schema %d; this iolab reads up to %d); upgrade iolab", s.path, v, SchemaVersion)
 	}
-	return nil
+	return s.migrate(ctx, v)
+}
+
+// migrate upgrades a database written by an older iolab, in one transaction.
+func (s *Store) migrate(ctx context.Context, from int) error {
+	if from == SchemaVersion {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	for v := from; v < SchemaVersion; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("--db %s: upgrade schema %d to %d: %w", s.path, v, v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'schema_version'`, strconv.Itoa(SchemaVersion)); err != nil {
+		return s.wrap(err)
+	}
+	return s.wrap(tx.Commit())
 }
 
 func (s *Store) create(ctx context.Context) error {
@@ -127,6 +148,7 @@ type Cell struct {
 	ID       int64             `json:"-"`
 	Index    int               `json:"index"`
 	Name     string            `json:"name"`
+	Variant  string            `json:"variant"`
 	Workload string            `json:"workload"`
 	Params   map[string]string `json:"params"`
 }
@@ -174,8 +196,8 @@ func (s *Store) CreateExperiment(ctx context.Context, e *Experiment, cells []Cel
 	}
 	for i := range cells {
 		params, _ := json.Marshal(cells[i].Params)
-		res, err := tx.ExecContext(ctx, `INSERT INTO cells (experiment_id, idx, name, workload, params) VALUES (?, ?, ?, ?, ?)`,
-			e.ID, cells[i].Index, cells[i].Name, cells[i].Workload, string(params))
+		res, err := tx.ExecContext(ctx, `INSERT INTO cells (experiment_id, idx, name, variant, workload, params) VALUES (?, ?, ?, ?, ?, ?)`,
+			e.ID, cells[i].Index, cells[i].Name, cells[i].Variant, cells[i].Workload, string(params))
 		if err != nil {
 			return s.wrap(err)
 		}

@@ -106,3 +106,47 @@ func TestRefusesForeignAndNewerFiles(t *testing.T) {
 		t.Fatalf("directory: %v", err)
 	}
 }
+
+func TestMigratesVersion1(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Turn it back into what schema 1 looked like.
+	for _, q := range []string{`ALTER TABLE cells DROP COLUMN variant`, `ALTER TABLE runs DROP COLUMN extra`,
+		`UPDATE meta SET value = '1' WHERE key = 'schema_version'`} {
+		if _, err := s.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v string
+	s.db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
+	if v != "2" {
+		t.Fatalf("schema version %s after opening a version 1 database", v)
+	}
+	e := &Experiment{ID: "x", Name: "x", Command: "x", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(), Status: "running"}
+	cells := []Cell{{Name: "c", Variant: "b", Workload: "cmd", Params: map[string]string{}}}
+	if err := s.CreateExperiment(ctx, e, cells); err != nil {
+		t.Fatal(err)
+	}
+	run := &Run{CellID: cells[0].ID, Status: StatusOK, EndedAt: time.Now(), Result: &metrics.Result{Extra: map[string]float64{"wall_s": 1.5}}}
+	if err := s.SaveRun(ctx, e.ID, run, nil); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Load(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Cells[0].Variant != "b" || d.Runs[0].Result.Extra["wall_s"] != 1.5 {
+		t.Fatalf("migrated database lost variant or extra: %+v %+v", d.Cells[0], d.Runs[0].Result)
+	}
+}
