@@ -22,6 +22,13 @@ type FSOptions struct {
 
 // AddFlags registers fio's option names.
 func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
+	o.AddJobFlags(f)
+	o.Repeat.AddFlags(f)
+}
+
+// AddJobFlags registers the options of the job itself, which plan files
+// use as the keys of an fs workload.
+func (o *FSOptions) AddJobFlags(f *pflag.FlagSet) {
 	o.Job = fs.DefaultOptions()
 	j := &o.Job
 	f.StringVar(&j.Filename, "filename", "", "file or block device shared by all jobs")
@@ -45,7 +52,17 @@ func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
 	f.IntVar(&j.Data.DedupPct, "dedupe_percentage", 0, "percentage of written blocks that repeat earlier ones")
 	f.BoolVar(&o.zeros, "zero_buffers", false, "write zeros instead of random data")
 	f.StringVar(&j.FioPath, "fio", "fio", "fio binary for --ioengine fio")
-	o.Repeat.AddFlags(f)
+}
+
+// job resolves the parsed flags into the workload's options.
+func (o *FSOptions) job() (fs.Options, error) {
+	pattern, err := fs.ParsePattern(o.rw)
+	if err != nil {
+		return fs.Options{}, fmt.Errorf("--rw %w", err)
+	}
+	j := o.Job
+	j.RW, j.Data.Zeros = pattern, o.zeros
+	return j, nil
 }
 
 func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -68,12 +85,11 @@ func runFS(ctx context.Context, o FSOptions, command string, stdout, stderr io.W
 	if err := o.Repeat.validate(); err != nil {
 		return err
 	}
-	pattern, err := fs.ParsePattern(o.rw)
+	job, err := o.job()
 	if err != nil {
-		return usage("--rw %v", err)
+		return &UsageError{Err: err}
 	}
-	o.Job.RW = pattern
-	o.Job.Data.Zeros = o.zeros
+	o.Job = job
 	w, err := fs.New(o.Job)
 	if err != nil {
 		return &UsageError{Err: err}

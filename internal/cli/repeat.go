@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ type RepeatOptions struct {
 	Seed     uint64
 	DB       string
 	JSON     bool
+	Format   string
 	Series   bool
 }
 
@@ -42,9 +44,25 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Warmup, "warmup", 1, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
 	fs.Var(durationValue{&o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
 	fs.Uint64Var(&o.Seed, "seed", 0, "seed of the run order within rounds (0: from the clock)")
+	o.addOutputFlags(fs)
+}
+
+// addOutputFlags registers where results go and how they print.
+func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DB, "db", "./iolab.db", "SQLite database that stores every run")
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
+	fs.StringVar(&o.Format, "format", "text", "text or md (Markdown)")
 	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
+}
+
+func (o *RepeatOptions) validateOutput() error {
+	switch {
+	case o.DB == "":
+		return usage("--db: want a file path such as ./iolab.db")
+	case o.Format != "text" && o.Format != "md":
+		return usage("--format %q: want text or md", o.Format)
+	}
+	return nil
 }
 
 func (o *RepeatOptions) validate() error {
@@ -53,8 +71,9 @@ func (o *RepeatOptions) validate() error {
 		return usage("--rounds %d: want at least 1 (%d or more for a 95%% confidence interval)", o.Rounds, stats.MinRunsForCI)
 	case o.Warmup < 0:
 		return usage("--warmup %d: want 0 or more", o.Warmup)
-	case o.DB == "":
-		return usage("--db: want a file path such as ./iolab.db")
+	}
+	if err := o.validateOutput(); err != nil {
+		return err
 	}
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())
@@ -80,11 +99,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 	}
 	defer st.Close()
 	plan.Rounds, plan.Warmup, plan.Cooldown, plan.Seed = o.Rounds, o.Warmup, o.Cooldown, o.Seed
-	runner := &lab.Runner{Store: st}
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		runner.Progress = &lab.Progress{W: stderr, ShowAfter: 2 * time.Second, RunTime: runTime}
-	}
-	id, runErr := runner.Run(ctx, plan, cells)
+	id, runErr := newRunner(st, stderr, runTime).Run(ctx, plan, cells)
 	if id == "" {
 		return runErr
 	}
@@ -94,14 +109,32 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 	return runErr
 }
 
+// newRunner makes a runner with a live progress line when stderr is a
+// terminal.
+func newRunner(st *store.Store, stderr io.Writer, runTime time.Duration) *lab.Runner {
+	runner := &lab.Runner{Store: st}
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		runner.Progress = &lab.Progress{W: stderr, ShowAfter: 2 * time.Second, RunTime: runTime}
+	}
+	return runner
+}
+
 func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOptions, stdout io.Writer) error {
 	data, err := st.Load(ctx, id)
 	if err != nil {
 		return err
 	}
-	rep := report.Build(data, report.Options{Series: o.Series})
-	if o.JSON {
+	opts := report.Options{Series: o.Series}
+	var sp storedPlan // experiments of plans keep how to compare
+	if json.Unmarshal(data.Experiment.Plan, &sp) == nil {
+		opts.Baseline, opts.Threshold, opts.Order = sp.Baseline, sp.Threshold, sp.Order
+	}
+	rep := report.Build(data, opts)
+	switch {
+	case o.JSON:
 		return report.JSON(stdout, rep)
+	case o.Format == "md":
+		return report.Markdown(stdout, rep)
 	}
 	if err := report.Terminal(stdout, rep); err != nil {
 		return err

@@ -62,8 +62,8 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(newFSCommand(stdout, stderr), newRunCommand(stdout, stderr),
-		newShowCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout))
+	root.AddCommand(newFSCommand(stdout, stderr), newRunCommand(stdout, stderr), newExperimentCommand(stdout, stderr),
+		newShowCommand(stdout), newCompareCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout))
 	for _, c := range root.Commands() {
 		c.SilenceUsage, c.SilenceErrors = true, true
 	}

@@ -23,13 +23,32 @@ func newShowCommand(stdout io.Writer) *cobra.Command {
 			return runShow(cmd.Context(), o, id, stdout)
 		},
 	}
-	cmd.Flags().StringVar(&o.DB, "db", "./iolab.db", "SQLite database")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
-	cmd.Flags().BoolVar(&o.Series, "series", false, "with --json, include per-second series")
+	o.addOutputFlags(cmd.Flags())
+	return cmd
+}
+
+func newCompareCommand(stdout io.Writer) *cobra.Command {
+	var o RepeatOptions
+	cmd := &cobra.Command{
+		Use:   "compare [EXPERIMENT]",
+		Short: "Compare the variants of a stored experiment against its baseline (default: the newest)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			return runShow(cmd.Context(), o, id, stdout)
+		},
+	}
+	o.addOutputFlags(cmd.Flags())
 	return cmd
 }
 
 func runShow(ctx context.Context, o RepeatOptions, id string, stdout io.Writer) error {
+	if err := o.validateOutput(); err != nil {
+		return err
+	}
 	st, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return err

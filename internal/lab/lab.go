@@ -22,12 +22,25 @@ import (
 	"github.com/iolab/iolab/internal/workload"
 )
 
-// Cell is one workload to repeat.
+// Cell is one workload to repeat, for one variant.
 type Cell struct {
+	// Name is the workload and its parameters: the same for every variant,
+	// so comparisons pair the cells of one name.
 	Name     string
+	Variant  string
 	Workload workload.Workload
 	// Target is the path under test, for environment snapshots.
 	Target string
+	// Around, if set, runs before and after every run of the cell (a
+	// variant's server start and stop, the plan's run hooks).
+	Around Around
+}
+
+// Around wraps each run of a cell. AfterRun is called whenever BeforeRun
+// was, also when the run failed.
+type Around interface {
+	BeforeRun(ctx context.Context) error
+	AfterRun(ctx context.Context) error
 }
 
 // Plan says how to repeat the cells.
@@ -38,8 +51,16 @@ type Plan struct {
 	Warmup   int
 	Cooldown time.Duration
 	Seed     uint64
+	Order    string // OrderRandom (default) or OrderSequential
+	// KeepGoing records a failed run and goes on instead of stopping.
+	KeepGoing bool
+	// BeforeRound and AfterRound, if set, run around each block of runs.
+	BeforeRound, AfterRound func(ctx context.Context) error
 	// Settings is stored as the experiment's plan, for show and resume.
 	Settings any
+	// Resume is the ID of a stored experiment to continue: runs it
+	// finished are skipped, the rest run as first scheduled.
+	Resume string
 }
 
 // ErrInterrupted is returned when the experiment was cancelled; what
@@ -70,11 +91,11 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, erro
 			return "", err
 		}
 	}
-	exp, stored, err := r.create(ctx, plan, cells)
+	expID, stored, done, err := r.open(ctx, plan, cells)
 	if err != nil {
 		return "", err
 	}
-	err = r.rounds(ctx, plan, exp.ID, cells, stored)
+	err = r.execute(ctx, plan, expID, cells, stored, done)
 	status := "done"
 	switch {
 	case errors.Is(err, ErrInterrupted):
@@ -82,10 +103,53 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, erro
 	case err != nil:
 		status = store.StatusFailed
 	}
-	if ferr := r.Store.FinishExperiment(context.WithoutCancel(ctx), exp.ID, status); ferr != nil && err == nil {
+	if ferr := r.Store.FinishExperiment(context.WithoutCancel(ctx), expID, status); ferr != nil && err == nil {
 		err = ferr
 	}
-	return exp.ID, err
+	return expID, err
+}
+
+// runKey identifies a scheduled run across a crash and a resume.
+type runKey struct {
+	cell   int
+	warmup bool
+	round  int
+}
+
+// open creates the experiment, or reopens the one to resume and lists the
+// runs it already finished.
+func (r *Runner) open(ctx context.Context, plan Plan, cells []Cell) (string, []store.Cell, map[runKey]bool, error) {
+	if plan.Resume == "" {
+		exp, stored, err := r.create(ctx, plan, cells)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		return exp.ID, stored, map[runKey]bool{}, nil
+	}
+	d, err := r.Store.Load(ctx, plan.Resume)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if len(d.Cells) != len(cells) {
+		return "", nil, nil, fmt.Errorf("resume %s: it has %d cells, the plan now has %d", plan.Resume, len(d.Cells), len(cells))
+	}
+	index := map[int64]int{}
+	for i, c := range d.Cells {
+		if c.Name != cells[i].Name || c.Variant != cells[i].Variant {
+			return "", nil, nil, fmt.Errorf("resume %s: cell %d was %s/%s, the plan now has %s/%s", plan.Resume, i, c.Variant, c.Name, cells[i].Variant, cells[i].Name)
+		}
+		index[c.ID] = i
+	}
+	done := map[runKey]bool{}
+	for _, run := range d.Runs {
+		if run.Status == store.StatusOK || (plan.KeepGoing && run.Status == store.StatusFailed) {
+			done[runKey{index[run.CellID], run.Warmup, run.Round}] = true
+		}
+	}
+	if err := r.Store.SetExperimentStatus(ctx, d.Experiment.ID, "running"); err != nil {
+		return "", nil, nil, err
+	}
+	return d.Experiment.ID, d.Cells, done, nil
 }
 
 func (r *Runner) create(ctx context.Context, plan Plan, cells []Cell) (*store.Experiment, []store.Cell, error) {
@@ -100,7 +164,7 @@ func (r *Runner) create(ctx context.Context, plan Plan, cells []Cell) (*store.Ex
 	}
 	stored := make([]store.Cell, len(cells))
 	for i, c := range cells {
-		stored[i] = store.Cell{Index: i, Name: c.Name, Workload: c.Workload.Kind(), Params: c.Workload.Params()}
+		stored[i] = store.Cell{Index: i, Name: c.Name, Variant: c.Variant, Workload: c.Workload.Kind(), Params: c.Workload.Params()}
 	}
 	if err := r.Store.CreateExperiment(ctx, exp, stored); err != nil {
 		return nil, nil, err
@@ -108,42 +172,76 @@ func (r *Runner) create(ctx context.Context, plan Plan, cells []Cell) (*store.Ex
 	return exp, stored, nil
 }
 
-func (r *Runner) rounds(ctx context.Context, plan Plan, expID string, cells []Cell, stored []store.Cell) error {
-	rng := rand.New(rand.NewPCG(plan.Seed, 0x1ab))
-	total := (plan.Warmup + plan.Rounds) * len(cells)
-	done := 0
-	for i := 0; i < plan.Warmup+plan.Rounds; i++ {
-		warmup := i < plan.Warmup
-		round := i
-		if !warmup {
-			round -= plan.Warmup
+// execute runs the schedule's entries that are not done yet.
+func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []Cell, stored []store.Cell, done map[runKey]bool) error {
+	entries := Schedule(plan.Order, len(cells), plan.Warmup, plan.Rounds, plan.Seed)
+	var failed []error
+	ran, total := 0, 0
+	for _, e := range entries {
+		if !done[runKey{e.Cell, e.Warmup, e.Round}] {
+			total++
 		}
-		if err := r.snapshot(ctx, expID, round, warmup, "before", cells); err != nil {
-			return err
+	}
+	for i, e := range entries {
+		if done[runKey{e.Cell, e.Warmup, e.Round}] {
+			continue
 		}
-		for slot, ci := range rng.Perm(len(cells)) {
-			if done > 0 && plan.Cooldown > 0 {
-				select {
-				case <-time.After(plan.Cooldown):
-				case <-ctx.Done():
-					return ErrInterrupted
-				}
-			}
-			if ctx.Err() != nil {
-				return ErrInterrupted
-			}
-			run := &store.Run{CellID: stored[ci].ID, Round: round, Slot: slot, Warmup: warmup}
-			err := r.runOne(ctx, expID, cells[ci], run, RunPosition{Round: round, Rounds: plan.Rounds, Warmup: warmup, Done: done, Total: total})
-			done++
-			if err != nil {
+		firstOfBlock := i == 0 || entries[i-1].Block != e.Block
+		lastOfBlock := i == len(entries)-1 || entries[i+1].Block != e.Block
+		if firstOfBlock {
+			if err := r.beginBlock(ctx, plan, expID, e, cells); err != nil {
 				return err
 			}
 		}
-		if err := r.snapshot(ctx, expID, round, warmup, "after", cells); err != nil {
+		if ran > 0 && plan.Cooldown > 0 {
+			select {
+			case <-time.After(plan.Cooldown):
+			case <-ctx.Done():
+			}
+		}
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		run := &store.Run{CellID: stored[e.Cell].ID, Round: e.Round, Slot: e.Slot, Warmup: e.Warmup}
+		err := r.runOne(ctx, expID, cells[e.Cell], run, RunPosition{Round: e.Round, Rounds: plan.Rounds, Warmup: e.Warmup, Done: ran, Total: total})
+		ran++
+		switch {
+		case errors.Is(err, ErrInterrupted):
+			return err
+		case err != nil && !plan.KeepGoing:
+			return err
+		case err != nil:
+			failed = append(failed, err)
+		}
+		if lastOfBlock {
+			if err := r.endBlock(ctx, plan, expID, e, cells); err != nil {
+				return err
+			}
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d runs failed (kept going); the first: %w", len(failed), failed[0])
+	}
+	return nil
+}
+
+func (r *Runner) beginBlock(ctx context.Context, plan Plan, expID string, e Entry, cells []Cell) error {
+	if err := r.snapshot(ctx, expID, e.Round, e.Warmup, "before", cells); err != nil {
+		return err
+	}
+	if plan.BeforeRound != nil {
+		return plan.BeforeRound(ctx)
+	}
+	return nil
+}
+
+func (r *Runner) endBlock(ctx context.Context, plan Plan, expID string, e Entry, cells []Cell) error {
+	if plan.AfterRound != nil {
+		if err := plan.AfterRound(ctx); err != nil {
 			return err
 		}
 	}
-	return nil
+	return r.snapshot(ctx, expID, e.Round, e.Warmup, "after", cells)
 }
 
 func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Run, pos RunPosition) error {
@@ -152,7 +250,7 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		progress = r.Progress.Start(c.Name, pos)
 		defer r.Progress.End()
 	}
-	res, err := c.Workload.Run(ctx, progress)
+	res, err := r.runAround(ctx, c, progress)
 	run.EndedAt = time.Now()
 	run.Result = res
 	switch {
@@ -172,13 +270,34 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	if err := r.Store.SaveRun(ctx, expID, run, report.RunMetrics(res)); err != nil {
 		return err
 	}
+	label := c.Name
+	if c.Variant != "" {
+		label = c.Variant + "/" + c.Name
+	}
 	switch run.Status {
 	case store.StatusInterrupted:
 		return ErrInterrupted
 	case store.StatusFailed:
-		return fmt.Errorf("%s: %s", c.Name, run.Error)
+		return fmt.Errorf("%s: %s", label, run.Error)
 	}
 	return nil
+}
+
+// runAround runs the workload between the cell's BeforeRun and AfterRun.
+func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes int64)) (*metrics.Result, error) {
+	if c.Around != nil {
+		if err := c.Around.BeforeRun(ctx); err != nil {
+			_ = c.Around.AfterRun(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	res, err := c.Workload.Run(ctx, progress)
+	if c.Around != nil {
+		if aerr := c.Around.AfterRun(context.WithoutCancel(ctx)); aerr != nil && err == nil {
+			err = aerr
+		}
+	}
+	return res, err
 }
 
 // snapshot stores the environment of every distinct target of the cells.

@@ -64,6 +64,13 @@ func Terminal(w io.Writer, r *Report) error {
 		fmt.Fprintf(w, ", %d failed or interrupted", other)
 	}
 	fmt.Fprintln(w)
+	if len(r.Comparisons) > 0 {
+		if err := writeVariants(w, r, false); err != nil {
+			return err
+		}
+		writeWarnings(w, r.Warnings, false)
+		return nil
+	}
 	for _, c := range r.Cells {
 		fmt.Fprintf(w, "\n%s  %s\n", c.Name, formatParams(c.Params))
 		if c.Measured == 0 {
@@ -94,12 +101,51 @@ func Terminal(w io.Writer, r *Report) error {
 			fmt.Fprintf(w, "  timing overhead: %.0f ns per operation, measured before each run\n", c.TimingOverheadNs)
 		}
 	}
-	if len(r.Warnings) > 0 {
-		fmt.Fprintln(w, "\nwarnings:")
-		for _, wn := range r.Warnings {
-			fmt.Fprintf(w, "  [%s] %s\n", wn.Code, wn.Message)
+	writeWarnings(w, r.Warnings, false)
+	return nil
+}
+
+func writeWarnings(w io.Writer, ws []stats.Warning, markdown bool) {
+	if len(ws) == 0 {
+		return
+	}
+	if markdown {
+		fmt.Fprintln(w, "\n### Diagnosis")
+		fmt.Fprintln(w)
+		for _, wn := range ws {
+			fmt.Fprintf(w, "- **%s**: %s\n", wn.Code, wn.Message)
+		}
+		return
+	}
+	fmt.Fprintln(w, "\nwarnings:")
+	for _, wn := range ws {
+		fmt.Fprintf(w, "  [%s] %s\n", wn.Code, wn.Message)
+	}
+}
+
+// Markdown writes the comparison report as Markdown: per cell the variant
+// table, then the diagnosis.
+func Markdown(w io.Writer, r *Report) error {
+	fmt.Fprintf(w, "## Experiment %s: %s (%s)\n\n`%s`\n", r.Experiment, r.Name, r.Status, r.Command)
+	if len(r.Comparisons) > 0 {
+		if err := writeVariants(w, r, true); err != nil {
+			return err
+		}
+	} else {
+		for _, c := range r.Cells {
+			fmt.Fprintf(w, "\n### %s\n\n%s\n\n", c.Name, formatParams(c.Params))
+			t := &table{header: []string{"metric", "median [95% CI]", "mean ± sd", "CV", "n"}}
+			for _, rw := range rows {
+				if s, ok := c.Summary[rw.key]; ok {
+					t.add(rw.label, medianCI(s, rw.format), rw.format(s.Mean)+" ± "+rw.format(s.SD), fmt.Sprintf("%.1f%%", 100*s.CV), fmt.Sprint(s.N))
+				}
+			}
+			if err := t.render(w, true); err != nil {
+				return err
+			}
 		}
 	}
+	writeWarnings(w, r.Warnings, true)
 	return nil
 }
 

@@ -28,15 +28,21 @@ type Report struct {
 	Runs       []RunView `json:"runs"`
 	// Summary is the summary of the only cell, for single-cell experiments
 	// (iolab fs); Cells always has every cell's.
-	Summary  map[string]stats.Summary `json:"summary,omitempty"`
-	Cells    []CellView               `json:"cells"`
-	Warnings []stats.Warning          `json:"warnings"`
-	Env      *envinfo.Snapshot        `json:"env,omitempty"`
+	Summary map[string]stats.Summary `json:"summary,omitempty"`
+	Cells   []CellView               `json:"cells"`
+	// Comparisons of each variant against the baseline, per cell and metric,
+	// when the experiment has variants.
+	Comparisons []ComparisonView  `json:"comparisons,omitempty"`
+	Baseline    string            `json:"baseline,omitempty"`
+	Threshold   float64           `json:"threshold,omitempty"`
+	Warnings    []stats.Warning   `json:"warnings"`
+	Env         *envinfo.Snapshot `json:"env,omitempty"`
 }
 
 // RunView is one run.
 type RunView struct {
 	Cell             string           `json:"cell"`
+	Variant          string           `json:"variant,omitempty"`
 	Round            int              `json:"round"`
 	Slot             int              `json:"slot"`
 	Warmup           bool             `json:"warmup"`
@@ -67,6 +73,7 @@ type DirView struct {
 // CellView is one cell's summary over its measured runs.
 type CellView struct {
 	Name     string                   `json:"name"`
+	Variant  string                   `json:"variant,omitempty"`
 	Workload string                   `json:"workload"`
 	Params   map[string]string        `json:"params"`
 	Summary  map[string]stats.Summary `json:"summary"`
@@ -121,7 +128,16 @@ func dirView(res *metrics.Result, d metrics.Dir) *DirView {
 type Options struct {
 	// Series includes each run's per-second buckets in RunView.
 	Series bool
+	// Baseline is the variant others are compared with (default: the
+	// first); Threshold the practical difference (default 2%); Order the
+	// order the runs were scheduled in.
+	Baseline  string
+	Threshold float64
+	Order     string
 }
+
+// DefaultThreshold is the practical difference verdicts use by default.
+const DefaultThreshold = 0.02
 
 // Build assembles the report of a stored experiment.
 func Build(d *store.Data, opts Options) *Report {
@@ -135,7 +151,7 @@ func Build(d *store.Data, opts Options) *Report {
 	for _, run := range d.Runs {
 		ci := cellByID[run.CellID]
 		res := run.Result
-		v := RunView{Cell: d.Cells[ci].Name, Round: run.Round, Slot: run.Slot, Warmup: run.Warmup, Status: run.Status,
+		v := RunView{Cell: d.Cells[ci].Name, Variant: d.Cells[ci].Variant, Round: run.Round, Slot: run.Slot, Warmup: run.Warmup, Status: run.Status,
 			Error: run.Error, Errors: res.Errors, DurationS: res.Duration.Seconds(), CPUS: res.CPUUserS + res.CPUSysS,
 			OpsPerS: res.PerSecond(res.Ops()), BytesPerS: res.PerSecond(res.Bytes()), TimingOverheadNs: res.TimingOverheadNs,
 			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes}
@@ -148,6 +164,7 @@ func Build(d *store.Data, opts Options) *Report {
 	var evidence envinfo.Evidence
 	for i, c := range d.Cells {
 		cv := buildCell(c, perCell[i])
+		cv.Variant = c.Variant
 		r.Cells = append(r.Cells, cv)
 		r.Warnings = append(r.Warnings, cv.Warnings...)
 		if p := uncachedRandomReadP50(c, cv); p > 0 && (evidence.UncachedRandomReadP50Ns == 0 || p < evidence.UncachedRandomReadP50Ns) {
@@ -157,6 +174,7 @@ func Build(d *store.Data, opts Options) *Report {
 	if len(r.Cells) == 1 {
 		r.Summary = r.Cells[0].Summary
 	}
+	r.compare(d, perCell, opts)
 	snaps := decodeEnv(d.Env)
 	if len(snaps) > 0 {
 		r.Env = &snaps[0]
@@ -207,7 +225,11 @@ func buildCell(c store.Cell, runs []store.Run) CellView {
 	for d, h := range merged {
 		cv.Latency[d.String()] = metrics.PercentilesOf(h)
 	}
-	cv.Warnings = append(cv.Warnings, stats.Diagnose(c.Name+" ops/s", values["ops_per_s"])...)
+	label := c.Name + " " + PrimaryMetric(c.Workload)
+	if c.Variant != "" {
+		label = c.Variant + "/" + label
+	}
+	cv.Warnings = append(cv.Warnings, stats.Diagnose(label, values[PrimaryMetric(c.Workload)])...)
 	codes := make([]string, 0, len(notes))
 	for code := range notes {
 		codes = append(codes, code)

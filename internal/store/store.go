@@ -214,6 +214,12 @@ func (s *Store) FinishExperiment(ctx context.Context, id, status string) error {
 	return s.wrap(err)
 }
 
+// SetExperimentStatus marks a resumed experiment as running again.
+func (s *Store) SetExperimentStatus(ctx context.Context, id, status string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE experiments SET status = ?, finished_at = NULL WHERE id = ?`, status, id)
+	return s.wrap(err)
+}
+
 func (s *Store) wrap(err error) error {
 	if err == nil {
 		return nil

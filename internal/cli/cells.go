@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/units"
+	"github.com/iolab/iolab/internal/variant"
+	"github.com/iolab/iolab/internal/workload"
+	"github.com/iolab/iolab/internal/workload/cmd"
+	"github.com/iolab/iolab/internal/workload/fs"
+)
+
+// planCells expands a plan into cells: every workload at every point of its
+// matrix, for every variant. A cell's name is the workload and its matrix
+// point, the same for every variant, so comparisons pair them.
+func planCells(p *plan.Plan, variants []*variant.Variant) ([]lab.Cell, error) {
+	var cells []lab.Cell
+	for _, w := range p.Workloads {
+		for _, point := range w.Points() {
+			name := cellName(w, point)
+			for _, v := range variants {
+				wl, target, err := buildWorkload(p, w, point, v)
+				if err != nil {
+					return nil, err
+				}
+				cells = append(cells, lab.Cell{Name: name, Variant: v.Name, Workload: wl, Target: target,
+					Around: &variantRun{v: v, hooks: p.Hooks}})
+			}
+		}
+	}
+	return cells, nil
+}
+
+func cellName(w plan.Workload, point map[string]plan.Value) string {
+	parts := []string{w.Name}
+	for _, ax := range w.Matrix {
+		parts = append(parts, ax.Field+"="+point[ax.Field].Text)
+	}
+	return strings.Join(parts, " ")
+}
+
+var template = regexp.MustCompile(`\{\{[^}]*\}\}`)
+
+// expand fills a plan value's templates for a variant and matrix point and
+// rejects any template left unknown.
+func expand(val plan.Value, field string, v *variant.Variant, params map[string]string) (string, error) {
+	s := v.Expand(val.Text)
+	for k, x := range params {
+		s = strings.ReplaceAll(s, "{{"+k+"}}", x)
+	}
+	if m := template.FindString(s); m != "" {
+		known := []string{"{{variant}}", "{{workdir}}", "{{tmp}}", "{{port}}"}
+		for k := range params {
+			known = append(known, "{{"+k+"}}")
+		}
+		sort.Strings(known[4:])
+		return "", val.Pos.Errorf("%s: unknown template %s; known: %s", field, m, strings.Join(known, ", "))
+	}
+	return s, nil
+}
+
+// fields merges a workload's settings with a matrix point.
+func fields(w plan.Workload, point map[string]plan.Value) map[string]plan.Value {
+	f := map[string]plan.Value{}
+	for k, v := range w.Fields {
+		f[k] = v
+	}
+	for k, v := range point {
+		f[k] = v
+	}
+	return f
+}
+
+func buildWorkload(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
+	if w.Kind == "cmd" {
+		return buildCmd(w, point, v)
+	}
+	return buildFS(p, w, point, v)
+}
+
+func buildFS(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
+	var o FSOptions
+	flags := pflag.NewFlagSet("fs", pflag.ContinueOnError)
+	o.AddJobFlags(flags)
+	var known []string
+	flags.VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
+	for _, key := range sortedKeys(fields(w, point)) {
+		val := fields(w, point)[key]
+		if flags.Lookup(key) == nil {
+			return nil, "", val.KeyPos.Errorf("unknown key %q in fs workload %q; known: %s", key, w.Name, strings.Join(known, ", "))
+		}
+		text, err := expand(val, "fs."+key, v, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		if (key == "directory" || key == "filename") && !filepath.IsAbs(text) {
+			text = filepath.Join(p.Dir, text)
+		}
+		if err := flags.Set(key, text); err != nil {
+			return nil, "", val.Pos.Errorf("fs.%s: %v", key, err)
+		}
+	}
+	job, err := o.job()
+	if err != nil {
+		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
+	}
+	wl, err := fs.New(job)
+	if err != nil {
+		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
+	}
+	target := job.Directory
+	if target == "" {
+		target = job.Filename
+	}
+	return wl, target, nil
+}
+
+func buildCmd(w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
+	params := map[string]string{}
+	for k, val := range point {
+		params[k] = val.Text
+	}
+	o := cmd.Options{Dir: v.Workdir, Env: v.Env(), Params: params}
+	all := fields(w, point)
+	known := []string{"run", "bytes", "items", "timeout"}
+	for _, key := range sortedKeys(all) {
+		val := all[key]
+		if _, isParam := point[key]; isParam {
+			continue
+		}
+		var err error
+		switch key {
+		case "run":
+			o.Run, err = expand(val, "cmd.run", v, params)
+		case "bytes":
+			o.BytesPerRun, err = units.ParseSize(val.Text)
+		case "items":
+			o.ItemsPerRun, err = strconv.ParseInt(val.Text, 10, 64)
+		case "timeout":
+			o.Timeout, err = units.ParseDuration(val.Text)
+		default:
+			return nil, "", val.KeyPos.Errorf("unknown key %q in cmd workload %q; known: %s (matrix fields become {{name}} templates)", key, w.Name, strings.Join(known, ", "))
+		}
+		if err != nil {
+			if strings.HasPrefix(err.Error(), val.Pos.File) {
+				return nil, "", err
+			}
+			return nil, "", val.Pos.Errorf("cmd.%s: %v", key, err)
+		}
+	}
+	wl, err := cmd.New(o)
+	if err != nil {
+		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
+	}
+	return wl, v.Workdir, nil
+}
+
+func sortedKeys(m map[string]plan.Value) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// variantRun wraps each run of a variant's cell: the plan's run hooks and
+// the variant's server, started fresh for every run and always stopped.
+type variantRun struct {
+	v     *variant.Variant
+	hooks plan.Hooks
+}
+
+func (r *variantRun) BeforeRun(ctx context.Context) error {
+	if err := r.v.Hook(ctx, "before_run", r.hooks.BeforeRun); err != nil {
+		return err
+	}
+	return r.v.Start(ctx)
+}
+
+func (r *variantRun) AfterRun(ctx context.Context) error {
+	stopErr := r.v.Stop()
+	if err := r.v.Hook(ctx, "after_run", r.hooks.AfterRun); err != nil {
+		return err
+	}
+	if stopErr != nil {
+		return fmt.Errorf("variant %s: stop: %w", r.v.Name, stopErr)
+	}
+	return nil
+}

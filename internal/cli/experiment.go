@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/store"
+	"github.com/iolab/iolab/internal/variant"
+)
+
+// ExperimentOptions are the flags of `iolab experiment PLAN.yaml`.
+type ExperimentOptions struct {
+	Output    RepeatOptions // db, json, format, series
+	Order     string
+	Resume    bool
+	KeepGoing bool
+}
+
+func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
+	var o ExperimentOptions
+	cmd := &cobra.Command{
+		Use:   "experiment PLAN.yaml",
+		Short: "Compare variants (git refs, builds, configs) in randomized interleaved rounds",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExperimentPlan(cmd.Context(), args[0], o, commandLine(cmd)+" "+args[0], stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	o.Output.addOutputFlags(f)
+	f.StringVar(&o.Order, "order", "", "random (default) or sequential (legacy: each variant's rounds back to back; warned about)")
+	f.BoolVar(&o.Resume, "resume", false, "continue the newest unfinished experiment of this plan: finished runs are kept, not repeated")
+	f.BoolVar(&o.KeepGoing, "keep-going", false, "record failed runs and variants that do not build, and go on")
+	return cmd
+}
+
+// storedPlan is what an experiment keeps of its plan: the text, to refuse a
+// resume of a changed plan, and what reports need.
+type storedPlan struct {
+	Path      string            `json:"plan_path"`
+	Text      string            `json:"plan_text"`
+	Baseline  string            `json:"baseline"`
+	Threshold float64           `json:"threshold"`
+	Order     string            `json:"order"`
+	Seed      uint64            `json:"seed"`
+	Commits   map[string]string `json:"commits,omitempty"`
+}
+
+func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, command string, stdout, stderr io.Writer) error {
+	if err := o.Output.validateOutput(); err != nil {
+		return err
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return usage("plan %s: %v", path, err)
+	}
+	p, err := plan.Parse(path, text)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	switch o.Order {
+	case "":
+	case lab.OrderRandom, lab.OrderSequential:
+		p.Order = o.Order
+	default:
+		return usage("--order %q: want random or sequential", o.Order)
+	}
+	st, err := openStore(ctx, o.Output.DB)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	resume, seed := "", p.Seed
+	if o.Resume {
+		var sp storedPlan
+		if resume, sp, err = findResumable(ctx, st, p, string(text)); err != nil {
+			return err
+		}
+		seed = sp.Seed // the schedule continues exactly
+	} else if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	runDir, err := os.MkdirTemp("", "iolab-experiment-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(runDir)
+	variants, skipped, err := prepareVariants(ctx, p, runDir, o.KeepGoing, stderr)
+	defer func() {
+		for _, v := range variants {
+			_ = v.Close()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	cells, err := planCells(p, variants)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	sp := storedPlan{Path: path, Text: string(text), Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
+		Seed: seed, Commits: map[string]string{}}
+	for _, v := range variants {
+		if v.Commit != "" {
+			sp.Commits[v.Name] = v.Commit
+		}
+	}
+	lp := lab.Plan{Name: p.Name, Command: command, Rounds: p.Rounds, Warmup: p.Warmup, Cooldown: p.Cooldown,
+		Seed: seed, Order: p.Order, KeepGoing: o.KeepGoing, Settings: sp, Resume: resume,
+		BeforeRound: roundHook(p, "before_round", p.Hooks.BeforeRound),
+		AfterRound:  roundHook(p, "after_round", p.Hooks.AfterRound)}
+	fmt.Fprintf(stderr, "iolab: %s: %d variants x %d cells x (%d warm-up + %d rounds), %s order\n",
+		p.Name, len(variants), len(cells)/max(len(variants), 1), p.Warmup, p.Rounds, p.Order)
+	id, runErr := newRunner(st, stderr, 0).Run(ctx, lp, cells)
+	if id == "" {
+		return runErr
+	}
+	if err := printExperiment(context.WithoutCancel(ctx), st, id, o.Output, stdout); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if len(skipped) > 0 && runErr == nil {
+		runErr = fmt.Errorf("%d variants did not build and were left out (--keep-going)", len(skipped))
+	}
+	return runErr
+}
+
+// prepareVariants builds every variant; with keepGoing a variant that does
+// not build is left out (and named) instead of stopping the experiment.
+func prepareVariants(ctx context.Context, p *plan.Plan, runDir string, keepGoing bool, stderr io.Writer) ([]*variant.Variant, []string, error) {
+	var out []*variant.Variant
+	var skipped []string
+	for _, spec := range p.Variants {
+		v, err := variant.Prepare(ctx, spec, p.Dir, runDir)
+		if err != nil {
+			if !keepGoing || spec.Name == p.Baseline {
+				return out, nil, err
+			}
+			fmt.Fprintf(stderr, "iolab: %v; left out (--keep-going)\n", err)
+			skipped = append(skipped, spec.Name)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, skipped, nil
+}
+
+// roundHook runs a plan's round hook in the plan's directory.
+func roundHook(p *plan.Plan, name, script string) func(context.Context) error {
+	if script == "" {
+		return nil
+	}
+	v := &variant.Variant{Workdir: p.Dir}
+	return func(ctx context.Context) error { return v.Hook(ctx, name, script) }
+}
+
+// findResumable finds the newest unfinished experiment of the plan and
+// refuses if the plan changed since.
+func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text string) (string, storedPlan, error) {
+	exps, err := st.ListExperiments(ctx)
+	if err != nil {
+		return "", storedPlan{}, err
+	}
+	for _, e := range exps {
+		if e.Name != p.Name || e.Status == "done" {
+			continue
+		}
+		var sp storedPlan
+		if json.Unmarshal(e.Plan, &sp) != nil || sp.Text == "" {
+			continue
+		}
+		if sp.Text != text || sp.Order != p.Order {
+			return "", sp, usage("--resume: the plan changed since experiment %s ran (%s); resume with the plan it started with, or start a new experiment",
+				e.ID, lineDiff(sp.Text+"order: "+sp.Order, text+"order: "+p.Order))
+		}
+		return e.ID, sp, nil
+	}
+	return "", storedPlan{}, usage("--resume: no unfinished experiment of plan %q in %s", p.Name, st.Path())
+}

@@ -1,0 +1,350 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type comparisonJSON struct {
+	Cell, Variant, Baseline, Metric, Verdict, Method string
+	Ratio                                            float64
+	CI95                                             [2]float64 `json:"ci95"`
+	MDE                                              float64
+	RoundsNeeded                                     int `json:"rounds_needed"`
+}
+
+type experimentJSON struct {
+	Runs []struct {
+		Cell, Variant, Status string
+		Round, Slot           int
+		Warmup                bool
+	} `json:"runs"`
+	Comparisons []comparisonJSON                 `json:"comparisons"`
+	Warnings    []struct{ Code, Message string } `json:"warnings"`
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(name, ".sh") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(path, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func runPlan(t *testing.T, ctx context.Context, args ...string) (experimentJSON, error) {
+	t.Helper()
+	out, _, err := iolab(t, ctx, append([]string{"experiment"}, args...)...)
+	var r experimentJSON
+	if out != "" {
+		if jerr := json.Unmarshal([]byte(out), &r); jerr != nil {
+			t.Fatalf("bad JSON (%v): %s", jerr, out)
+		}
+	}
+	return r, err
+}
+
+func verdictOf(r experimentJSON, metric string) comparisonJSON {
+	for _, c := range r.Comparisons {
+		if c.Metric == metric {
+			return c
+		}
+	}
+	return comparisonJSON{}
+}
+
+// driftPlan is an A/A experiment against a target that slows down linearly
+// to a third of its speed over the experiment: each run of slow.sh sleeps
+// longer than the one before, whichever variant runs it.
+func driftPlan(t *testing.T, rounds int) string {
+	dir := t.TempDir()
+	total := 2 * (rounds + 1)
+	writeFiles(t, dir, map[string]string{
+		"plan.yaml": fmt.Sprintf(`name: aa-drift
+rounds: %d
+warmup: 1
+seed: 7
+baseline: a
+threshold: 2%%
+variants:
+  - name: a
+  - name: b
+workloads:
+  - name: slow
+    cmd:
+      run: ./slow.sh
+`, rounds),
+		"slow.sh": fmt.Sprintf(`#!/bin/sh
+n=$(cat count 2>/dev/null || echo 0)
+echo $((n + 1)) > count
+# 20 ms at the first run, 60 ms at the last: 3x slower
+sleep $(awk "BEGIN { print 0.02 * (1 + 2 * $n / %d) }")
+`, total-1),
+	})
+	return filepath.Join(dir, "plan.yaml")
+}
+
+func TestAADriftRandomOrderGivesNoFalseVerdict(t *testing.T) {
+	t.Parallel()
+	r, err := runPlan(t, context.Background(), driftPlan(t, 20), "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Runs) != 42 || r.Runs[0].Variant == "" || r.Runs[0].Cell != "slow" {
+		t.Fatalf("%d runs: %+v", len(r.Runs), r.Runs[:2])
+	}
+	c := verdictOf(r, "wall_s")
+	if c.Verdict == "faster" || c.Verdict == "slower" || c.Method != "paired" || c.Variant != "b" || c.Baseline != "a" {
+		t.Fatalf("A/A under drift, randomized: %+v", c)
+	}
+	if !hasCode(r, "baseline-trend") {
+		t.Fatalf("the drift was not diagnosed: %+v", r.Warnings)
+	}
+}
+
+func TestAADriftSequentialOrderGivesFalseVerdict(t *testing.T) {
+	t.Parallel()
+	r, err := runPlan(t, context.Background(), driftPlan(t, 20), "--order", "sequential", "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b ran after a, on a slower target: it looks slower though it is the
+	// same. This is the mistake the random order exists to prevent.
+	if c := verdictOf(r, "wall_s"); c.Verdict != "slower" || c.Ratio < 1.5 {
+		t.Fatalf("A/A under drift, sequential: %+v", c)
+	}
+	if !hasCode(r, "sequential-order") {
+		t.Fatalf("sequential order not warned about: %+v", r.Warnings)
+	}
+}
+
+func hasCode(r experimentJSON, code string) bool {
+	for _, w := range r.Warnings {
+		if w.Code == code {
+			return true
+		}
+	}
+	return false
+}
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=t@example.com", "-c", "user.name=t"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// Two variants built from two git refs of a repository made here: v2 of the
+// "indexer" does twice the work of v1, and the experiment must say so.
+func TestGitVariantsFindKnownDifference(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := t.TempDir()
+	git(t, repo, "init", "-q")
+	writeFiles(t, repo, map[string]string{"work.sh": "#!/bin/sh\nsleep 0.02\n", "build.sh": "#!/bin/sh\ncp work.sh indexer && chmod +x indexer\n"})
+	git(t, repo, "add", ".")
+	git(t, repo, "commit", "-q", "-m", "v1")
+	git(t, repo, "tag", "v1")
+	writeFiles(t, repo, map[string]string{"work.sh": "#!/bin/sh\nsleep 0.04\n"})
+	git(t, repo, "commit", "-q", "-am", "v2")
+	git(t, repo, "tag", "v2")
+
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: indexer
+rounds: 8
+warmup: 1
+seed: 3
+variants:
+  - name: old
+    git: {repo: %s, ref: v1}
+    build: ./build.sh
+  - name: new
+    git: {repo: %s, ref: v2}
+    build: ./build.sh
+workloads:
+  - name: index
+    cmd:
+      run: "{{workdir}}/indexer"
+      items: 1000
+`, repo, repo)})
+	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall, items := verdictOf(r, "wall_s"), verdictOf(r, "items_per_s")
+	if wall.Verdict != "slower" || wall.Ratio < 1.5 || wall.Ratio > 2.5 || wall.Baseline != "old" {
+		t.Fatalf("wall: %+v", wall)
+	}
+	if items.Verdict != "slower" || items.Ratio > 0.7 {
+		t.Fatalf("items/s: %+v", items)
+	}
+}
+
+func TestBadPlans(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name, plan, want string
+	}{
+		{"unknown top key", "name: x\nrounds: 3\nworklods: []\n", "plan.yaml:3:1: unknown key \"worklods\" in the plan; known: name, rounds"},
+		{"unknown workload kind", "workloads:\n  - name: a\n    s4: {}\n", "plan.yaml:3:5: unknown key \"s4\" in a workload; known: name, matrix, fs, cmd"},
+		{"bad size in fs", "workloads:\n  - fs:\n      directory: .\n      bs: 4kk\n", "plan.yaml:4:11: fs.bs:"},
+		{"unknown fs key", "workloads:\n  - fs:\n      directory: .\n      blocksize: 4k\n", "plan.yaml:4:7: unknown key \"blocksize\" in fs workload"},
+		{"bad rounds", "rounds: many\nworkloads:\n  - cmd: {run: 'true'}\n", "plan.yaml:1:9: rounds:"},
+		{"unknown baseline", "baseline: c\nvariants:\n  - name: a\nworkloads:\n  - cmd: {run: 'true'}\n", "baseline \"c\" is not a variant; variants: a"},
+		{"unknown template", "workloads:\n  - cmd: {run: 'echo {{objects}}'}\n", "unknown template {{objects}}"},
+		{"bad threshold", "threshold: lots\nworkloads:\n  - cmd: {run: 'true'}\n", "plan.yaml:1:12: threshold:"},
+		{"bad yaml", "rounds: [1\n", "plan.yaml:"},
+		{"no workloads", "name: x\n", "no workloads"},
+	}
+	for _, tc := range tests {
+		path := filepath.Join(dir, tc.name, "plan.yaml")
+		writeFiles(t, filepath.Dir(path), map[string]string{"plan.yaml": tc.plan})
+		_, err := runPlan(t, context.Background(), path, "--db", filepath.Join(t.TempDir(), "x.db"))
+		if err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		msg := strings.ReplaceAll(err.Error(), filepath.Dir(path)+"/", "")
+		if !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") || ExitCode(err) != 2 {
+			t.Errorf("%s: %q (exit %d), want one line containing %q", tc.name, msg, ExitCode(err), tc.want)
+		}
+	}
+}
+
+func TestVariantBuildFailureShowsOutputAndStops(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": `variants:
+  - name: a
+  - name: b
+    build: 'echo compiling; echo "error: undefined: frobnicate" >&2; exit 3'
+workloads:
+  - cmd: {run: 'true'}
+`})
+	_, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err == nil || !strings.Contains(err.Error(), "variant b: build") || !strings.Contains(err.Error(), "undefined: frobnicate") || ExitCode(err) != 1 {
+		t.Fatalf("build failure: %v", err)
+	}
+	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(t.TempDir(), "x.db"), "--keep-going", "--json")
+	if err == nil || len(r.Runs) == 0 || r.Runs[0].Variant != "a" {
+		t.Fatalf("--keep-going: err %v, runs %+v", err, r.Runs)
+	}
+}
+
+// A variant that is a server: started for every run on its own port, ready
+// when it answers HTTP, and stopped with its whole process tree.
+func TestServerVariantIsStartedAndStopped(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": `rounds: 2
+warmup: 0
+variants:
+  - name: srv
+    start: exec python3 -m http.server {{port}} --bind 127.0.0.1
+    ready: {http: "http://127.0.0.1:{{port}}/", timeout: 20s}
+workloads:
+  - name: fetch
+    cmd:
+      run: "python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:{{port}}/\").read()' && echo {{port}} >> ports"
+`})
+	if _, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(t.TempDir(), "x.db"), "--json"); err != nil {
+		t.Fatal(err)
+	}
+	ports, _ := os.ReadFile(filepath.Join(dir, "ports"))
+	lines := strings.Fields(string(ports))
+	if len(lines) != 2 {
+		t.Fatalf("fetched %d times, want 2: %q", len(lines), ports)
+	}
+	// Stopped after the experiment: nothing listens on the port any more.
+	if out, _ := exec.Command("python3", "-c", "import socket; s=socket.socket(); print(s.connect_ex(('127.0.0.1', "+lines[0]+")))").Output(); strings.TrimSpace(string(out)) == "0" {
+		t.Fatalf("the variant's server still listens on %s", lines[0])
+	}
+}
+
+// kill -9 of iolab in the middle of an experiment, then --resume: every
+// scheduled run ends up done exactly once.
+func TestKillNineThenResume(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "iolab")
+	build := exec.Command("go", "build", "-o", bin, "github.com/iolab/iolab/cmd/iolab")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	writeFiles(t, dir, map[string]string{"plan.yaml": `name: resume
+rounds: 6
+warmup: 1
+variants:
+  - name: a
+  - name: b
+workloads:
+  - name: nap
+    cmd: {run: sleep 0.15}
+`})
+	first := exec.Command(bin, "experiment", filepath.Join(dir, "plan.yaml"), "--db", db)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for countRowsQuiet(db) < 5 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = first.Process.Signal(syscall.SIGKILL)
+	_ = first.Wait()
+	before := countRowsQuiet(db)
+	if before < 5 || before >= 14 {
+		t.Fatalf("%d runs stored before the kill", before)
+	}
+	out, err := exec.Command(bin, "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--resume", "--json").Output()
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	var r experimentJSON
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, run := range r.Runs {
+		if run.Status == "ok" {
+			seen[fmt.Sprintf("%s/%v/%d", run.Variant, run.Warmup, run.Round)]++
+		}
+	}
+	if len(seen) != 14 {
+		t.Fatalf("%d distinct runs done after resume, want 14: %v", len(seen), seen)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("run %s done %d times", k, n)
+		}
+	}
+	// A changed plan is refused, with the change.
+	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte("name: resume\nrounds: 9\nworkloads:\n  - cmd: {run: 'true'}\n"), 0o644)
+	_, err = runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", db, "--resume")
+	if err == nil || ExitCode(err) != 2 {
+		t.Fatalf("resume of a changed plan: %v", err)
+	}
+}

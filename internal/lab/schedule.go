@@ -1,0 +1,54 @@
+package lab
+
+import "math/rand/v2"
+
+// Orders of the runs within an experiment.
+const (
+	// OrderRandom runs every cell once per round, in a fresh seeded random
+	// permutation each round: drift over time then hits every variant alike.
+	OrderRandom = "random"
+	// OrderSequential runs each cell's rounds back to back, cell after
+	// cell. It exists only to reproduce legacy results: drift during the
+	// experiment becomes a difference between variants.
+	OrderSequential = "sequential"
+)
+
+// Entry is one scheduled run.
+type Entry struct {
+	Warmup bool
+	Round  int // counts from 0 among warm-up and among measured rounds
+	Slot   int // position within the round (random order) or the cell index (sequential)
+	Cell   int
+	// Block groups the entries between two environment snapshots: a round
+	// in random order, a cell's series in sequential order.
+	Block int
+}
+
+// Schedule lists every run of an experiment in the order they run. The same
+// seed always gives the same schedule, so a resumed experiment continues it.
+func Schedule(order string, cells, warmup, rounds int, seed uint64) []Entry {
+	var out []Entry
+	at := func(i int) (bool, int) {
+		if i < warmup {
+			return true, i
+		}
+		return false, i - warmup
+	}
+	if order == OrderSequential {
+		for c := 0; c < cells; c++ {
+			for i := 0; i < warmup+rounds; i++ {
+				w, r := at(i)
+				out = append(out, Entry{Warmup: w, Round: r, Slot: c, Cell: c, Block: c})
+			}
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x1ab))
+	for i := 0; i < warmup+rounds; i++ {
+		w, r := at(i)
+		for slot, c := range rng.Perm(cells) {
+			out = append(out, Entry{Warmup: w, Round: r, Slot: slot, Cell: c, Block: i})
+		}
+	}
+	return out
+}

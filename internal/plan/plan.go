@@ -1,0 +1,543 @@
+// Package plan reads experiment plans: YAML files that name the variants to
+// compare (git refs, builds, configs), the workloads with their parameter
+// matrix, and how to repeat them. Every error names file:line:column and
+// the field; unknown keys are rejected with the known ones listed.
+//
+// A plan keeps workload fields as positioned strings: the CLI applies them
+// through the same flag parsers as the command line, so a plan accepts
+// exactly what `iolab fs` accepts.
+package plan
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/iolab/iolab/internal/units"
+)
+
+// Plan is one experiment as written.
+type Plan struct {
+	Path      string // the plan file
+	Dir       string // its directory: relative paths in commands start here
+	Name      string
+	Rounds    int
+	Warmup    int
+	Cooldown  time.Duration
+	Seed      uint64
+	Baseline  string
+	Threshold float64 // relative, 0.02 for "2%"
+	Order     string  // random (default) or sequential
+	Variants  []Variant
+	Hooks     Hooks
+	Workloads []Workload
+}
+
+// Variant is one version of the thing under test.
+type Variant struct {
+	Name    string
+	Git     *GitRef
+	Build   string
+	Start   string
+	Ready   *Ready
+	Stop    Stop
+	Env     map[string]string
+	Workdir string
+	Pos     Pos
+}
+
+// GitRef checks a ref of a repository out into the variant's own worktree.
+type GitRef struct {
+	Repo string
+	Ref  string
+}
+
+// Ready says how to know a started variant serves.
+type Ready struct {
+	HTTP    string
+	TCP     string
+	Cmd     string
+	Timeout time.Duration
+}
+
+// Stop says how to stop a started variant: Signal, then SIGKILL after Grace.
+type Stop struct {
+	Signal string
+	Grace  time.Duration
+}
+
+// Hooks are shell commands around every run and round.
+type Hooks struct {
+	BeforeRun   string
+	AfterRun    string
+	BeforeRound string
+	AfterRound  string
+}
+
+// Workload is one workload with its parameter matrix.
+type Workload struct {
+	Name string
+	Kind string // fs, cmd
+	// Fields are the workload's settings, keyed like its flags.
+	Fields map[string]Value
+	// Matrix maps a field to the values it takes, in order.
+	Matrix []Axis
+	Pos    Pos
+}
+
+// Axis is one matrix dimension.
+type Axis struct {
+	Field  string
+	Values []Value
+}
+
+// Value is a scalar as written, with where it was written.
+type Value struct {
+	Text string
+	Pos  Pos
+	// KeyPos is where its key was written (for workload fields and matrix
+	// values), to point "unknown key" errors at the key.
+	KeyPos Pos
+}
+
+// Pos is a place in the plan file.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
+
+// Errorf makes an error located at p.
+func (p Pos) Errorf(format string, args ...any) error {
+	return fmt.Errorf("%s: %s", p, fmt.Sprintf(format, args...))
+}
+
+// Kinds are the workloads a plan may use.
+var Kinds = []string{"fs", "cmd"}
+
+// Load reads and checks the plan at path.
+func Load(path string) (*Plan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("plan %s: %w", path, err)
+	}
+	return Parse(path, b)
+}
+
+// Parse checks a plan's text; path is used in messages and for Dir.
+func Parse(path string, text []byte) (*Plan, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, yamlError(err))
+	}
+	abs, _ := filepath.Abs(path)
+	p := &Plan{Path: path, Dir: filepath.Dir(abs), Rounds: 6, Warmup: 1, Threshold: 0.02, Order: "random"}
+	r := reader{file: path}
+	if len(doc.Content) == 0 {
+		return nil, fmt.Errorf("%s: empty plan", path)
+	}
+	if err := r.plan(doc.Content[0], p); err != nil {
+		return nil, err
+	}
+	return p, p.check(r.pos(doc.Content[0]))
+}
+
+// yamlError shortens yaml.v3's messages to one line.
+func yamlError(err error) string {
+	return strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", "; ")
+}
+
+type reader struct{ file string }
+
+func (r reader) pos(n *yaml.Node) Pos { return Pos{File: r.file, Line: n.Line, Col: n.Column} }
+
+// fields walks a mapping, rejecting keys not in known.
+func (r reader) fields(n *yaml.Node, what string, known []string, fn func(key string, v *yaml.Node) error) error {
+	if n.Kind != yaml.MappingNode {
+		return r.pos(n).Errorf("%s: want a mapping of %s", what, strings.Join(known, ", "))
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !contains(known, k.Value) {
+			return r.pos(k).Errorf("unknown key %q in %s; known: %s", k.Value, what, strings.Join(known, ", "))
+		}
+		if seen[k.Value] {
+			return r.pos(k).Errorf("%s: %q given twice", what, k.Value)
+		}
+		seen[k.Value] = true
+		if err := fn(k.Value, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (r reader) scalar(n *yaml.Node, field string) (Value, error) {
+	if n.Kind != yaml.ScalarNode {
+		return Value{}, r.pos(n).Errorf("%s: want a single value", field)
+	}
+	return Value{Text: n.Value, Pos: r.pos(n)}, nil
+}
+
+func (r reader) str(n *yaml.Node, field string, dst *string) error {
+	v, err := r.scalar(n, field)
+	*dst = v.Text
+	return err
+}
+
+func (r reader) integer(n *yaml.Node, field string, min int, dst *int) error {
+	v, err := r.scalar(n, field)
+	if err != nil {
+		return err
+	}
+	i, err := strconv.Atoi(v.Text)
+	if err != nil || i < min {
+		return v.Pos.Errorf("%s: %q: want an integer >= %d", field, v.Text, min)
+	}
+	*dst = i
+	return nil
+}
+
+func (r reader) duration(n *yaml.Node, field string, dst *time.Duration) error {
+	v, err := r.scalar(n, field)
+	if err != nil {
+		return err
+	}
+	d, err := units.ParseDuration(v.Text)
+	if err != nil {
+		return v.Pos.Errorf("%s: %v", field, err)
+	}
+	*dst = d
+	return nil
+}
+
+func (r reader) plan(n *yaml.Node, p *Plan) error {
+	known := []string{"name", "rounds", "warmup", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads"}
+	return r.fields(n, "the plan", known, func(key string, v *yaml.Node) error {
+		switch key {
+		case "name":
+			return r.str(v, key, &p.Name)
+		case "rounds":
+			return r.integer(v, key, 1, &p.Rounds)
+		case "warmup":
+			return r.integer(v, key, 0, &p.Warmup)
+		case "cooldown":
+			return r.duration(v, key, &p.Cooldown)
+		case "seed":
+			var s int
+			if err := r.integer(v, key, 0, &s); err != nil {
+				return err
+			}
+			p.Seed = uint64(s)
+		case "baseline":
+			return r.str(v, key, &p.Baseline)
+		case "threshold":
+			return r.threshold(v, &p.Threshold)
+		case "order":
+			if err := r.str(v, key, &p.Order); err != nil {
+				return err
+			}
+			if p.Order != "random" && p.Order != "sequential" {
+				return r.pos(v).Errorf("order: %q: want random or sequential", p.Order)
+			}
+		case "variants":
+			return r.variants(v, p)
+		case "hooks":
+			return r.hooks(v, &p.Hooks)
+		case "workloads":
+			return r.workloads(v, p)
+		}
+		return nil
+	})
+}
+
+func (r reader) threshold(n *yaml.Node, dst *float64) error {
+	v, err := r.scalar(n, "threshold")
+	if err != nil {
+		return err
+	}
+	text := strings.TrimSpace(v.Text)
+	pct := strings.HasSuffix(text, "%")
+	f, err := strconv.ParseFloat(strings.TrimSuffix(text, "%"), 64)
+	if pct {
+		f /= 100
+	}
+	if err != nil || f <= 0 || f >= 1 {
+		return v.Pos.Errorf("threshold: %q: want a percentage such as 2%% (or a fraction such as 0.02)", v.Text)
+	}
+	*dst = f
+	return nil
+}
+
+func (r reader) list(n *yaml.Node, what string) ([]*yaml.Node, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, r.pos(n).Errorf("%s: want a list", what)
+	}
+	return n.Content, nil
+}
+
+func (r reader) variants(n *yaml.Node, p *Plan) error {
+	items, err := r.list(n, "variants")
+	if err != nil {
+		return err
+	}
+	known := []string{"name", "git", "build", "start", "ready", "stop", "env", "workdir"}
+	for _, item := range items {
+		v := Variant{Pos: r.pos(item), Stop: Stop{Signal: "TERM", Grace: 10 * time.Second}}
+		var err error
+		err = r.fields(item, "a variant", known, func(key string, x *yaml.Node) error {
+			switch key {
+			case "name":
+				return r.str(x, "variant name", &v.Name)
+			case "git":
+				v.Git = &GitRef{}
+				return r.fields(x, "git", []string{"repo", "ref"}, func(k string, y *yaml.Node) error {
+					if k == "repo" {
+						return r.str(y, "git.repo", &v.Git.Repo)
+					}
+					return r.str(y, "git.ref", &v.Git.Ref)
+				})
+			case "build":
+				return r.str(x, key, &v.Build)
+			case "start":
+				return r.str(x, key, &v.Start)
+			case "ready":
+				v.Ready = &Ready{Timeout: 30 * time.Second}
+				return r.fields(x, "ready", []string{"http", "tcp", "cmd", "timeout"}, func(k string, y *yaml.Node) error {
+					switch k {
+					case "http":
+						return r.str(y, "ready.http", &v.Ready.HTTP)
+					case "tcp":
+						return r.str(y, "ready.tcp", &v.Ready.TCP)
+					case "cmd":
+						return r.str(y, "ready.cmd", &v.Ready.Cmd)
+					}
+					return r.duration(y, "ready.timeout", &v.Ready.Timeout)
+				})
+			case "stop":
+				return r.fields(x, "stop", []string{"signal", "grace"}, func(k string, y *yaml.Node) error {
+					if k == "signal" {
+						return r.str(y, "stop.signal", &v.Stop.Signal)
+					}
+					return r.duration(y, "stop.grace", &v.Stop.Grace)
+				})
+			case "env":
+				v.Env, err = r.stringMap(x, "env")
+				return err
+			case "workdir":
+				return r.str(x, key, &v.Workdir)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		p.Variants = append(p.Variants, v)
+	}
+	return nil
+}
+
+// stringMap reads a mapping of names to scalar values (env).
+func (r reader) stringMap(n *yaml.Node, what string) (map[string]string, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, r.pos(n).Errorf("%s: want a mapping of NAME: value", what)
+	}
+	m := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		v, err := r.scalar(n.Content[i+1], what+"."+n.Content[i].Value)
+		if err != nil {
+			return nil, err
+		}
+		m[n.Content[i].Value] = v.Text
+	}
+	return m, nil
+}
+
+func (r reader) hooks(n *yaml.Node, h *Hooks) error {
+	known := []string{"before_run", "after_run", "before_round", "after_round"}
+	return r.fields(n, "hooks", known, func(key string, v *yaml.Node) error {
+		dst := map[string]*string{"before_run": &h.BeforeRun, "after_run": &h.AfterRun,
+			"before_round": &h.BeforeRound, "after_round": &h.AfterRound}[key]
+		return r.str(v, "hooks."+key, dst)
+	})
+}
+
+func (r reader) workloads(n *yaml.Node, p *Plan) error {
+	items, err := r.list(n, "workloads")
+	if err != nil {
+		return err
+	}
+	known := append([]string{"name", "matrix"}, Kinds...)
+	for _, item := range items {
+		w := Workload{Pos: r.pos(item), Fields: map[string]Value{}}
+		var matrix *yaml.Node
+		err := r.fields(item, "a workload", known, func(key string, v *yaml.Node) error {
+			switch key {
+			case "name":
+				return r.str(v, "workload name", &w.Name)
+			case "matrix":
+				matrix = v
+				return nil
+			}
+			if w.Kind != "" {
+				return r.pos(v).Errorf("workload %q: both %s and %s; give one workload kind per entry", w.Name, w.Kind, key)
+			}
+			w.Kind = key
+			if v.Kind != yaml.MappingNode {
+				return r.pos(v).Errorf("%s: want a mapping of its settings", key)
+			}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				val, err := r.scalar(v.Content[i+1], key+"."+v.Content[i].Value)
+				if err != nil {
+					return err
+				}
+				val.KeyPos = r.pos(v.Content[i])
+				w.Fields[v.Content[i].Value] = val
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if w.Kind == "" {
+			return w.Pos.Errorf("workload %q: no kind; give one of: %s", w.Name, strings.Join(Kinds, ", "))
+		}
+		if matrix != nil {
+			if w.Matrix, err = r.matrix(matrix); err != nil {
+				return err
+			}
+		}
+		p.Workloads = append(p.Workloads, w)
+	}
+	return nil
+}
+
+func (r reader) matrix(n *yaml.Node) ([]Axis, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, r.pos(n).Errorf("matrix: want a mapping of field: [values]")
+	}
+	var axes []Axis
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ax := Axis{Field: k.Value}
+		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+			return nil, r.pos(v).Errorf("matrix.%s: want a non-empty list of values", k.Value)
+		}
+		for _, x := range v.Content {
+			val, err := r.scalar(x, "matrix."+k.Value)
+			if err != nil {
+				return nil, err
+			}
+			val.KeyPos = r.pos(k)
+			ax.Values = append(ax.Values, val)
+		}
+		axes = append(axes, ax)
+	}
+	return axes, nil
+}
+
+// check validates the plan as a whole.
+func (p *Plan) check(top Pos) error {
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(p.Path), filepath.Ext(p.Path))
+	}
+	if len(p.Variants) == 0 {
+		p.Variants = []Variant{{Name: "default", Pos: top, Stop: Stop{Signal: "TERM", Grace: 10 * time.Second}}}
+	}
+	names := map[string]bool{}
+	for _, v := range p.Variants {
+		switch {
+		case v.Name == "":
+			return v.Pos.Errorf("variant without a name")
+		case names[v.Name]:
+			return v.Pos.Errorf("variant %q defined twice", v.Name)
+		case v.Git != nil && (v.Git.Repo == "" || v.Git.Ref == ""):
+			return v.Pos.Errorf("variant %q: git needs repo and ref", v.Name)
+		case v.Ready != nil && v.Start == "":
+			return v.Pos.Errorf("variant %q: ready without start; ready checks a started server", v.Name)
+		}
+		if _, err := ParseSignal(v.Stop.Signal); err != nil {
+			return v.Pos.Errorf("variant %q: stop.signal: %v", v.Name, err)
+		}
+		names[v.Name] = true
+	}
+	if p.Baseline == "" {
+		p.Baseline = p.Variants[0].Name
+	} else if !names[p.Baseline] {
+		known := make([]string, 0, len(names))
+		for n := range names {
+			known = append(known, n)
+		}
+		sort.Strings(known)
+		return top.Errorf("baseline %q is not a variant; variants: %s", p.Baseline, strings.Join(known, ", "))
+	}
+	if len(p.Workloads) == 0 {
+		return top.Errorf("no workloads; add a workloads: list")
+	}
+	wnames := map[string]bool{}
+	for i := range p.Workloads {
+		w := &p.Workloads[i]
+		if w.Name == "" {
+			w.Name = w.Kind
+		}
+		if wnames[w.Name] {
+			return w.Pos.Errorf("workload %q defined twice; give each a distinct name", w.Name)
+		}
+		wnames[w.Name] = true
+	}
+	return nil
+}
+
+// Points expands the matrix: one map of field overrides per combination, in
+// the order written (the last axis varies fastest).
+func (w Workload) Points() []map[string]Value {
+	points := []map[string]Value{{}}
+	for _, ax := range w.Matrix {
+		var next []map[string]Value
+		for _, p := range points {
+			for _, v := range ax.Values {
+				q := map[string]Value{ax.Field: v}
+				for k, x := range p {
+					q[k] = x
+				}
+				next = append(next, q)
+			}
+		}
+		points = next
+	}
+	return points
+}
+
+// ErrUnknownSignal is returned by ParseSignal.
+var ErrUnknownSignal = errors.New("unknown signal")
+
+// ParseSignal accepts TERM, SIGTERM, INT, KILL, HUP, QUIT, USR1, USR2.
+func ParseSignal(s string) (syscall.Signal, error) {
+	sigs := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "KILL": syscall.SIGKILL,
+		"HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT, "USR1": syscall.SIGUSR1, "USR2": syscall.SIGUSR2}
+	if sig, ok := sigs[strings.TrimPrefix(strings.ToUpper(s), "SIG")]; ok {
+		return sig, nil
+	}
+	return 0, fmt.Errorf("%q: %w; want TERM, INT, KILL, HUP, QUIT, USR1 or USR2", s, ErrUnknownSignal)
+}

@@ -1,0 +1,173 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// ComparisonView is one variant against the baseline on one metric of one
+// cell.
+type ComparisonView struct {
+	Cell     string `json:"cell"`
+	Variant  string `json:"variant"`
+	Baseline string `json:"baseline"`
+	Metric   string `json:"metric"`
+	stats.Comparison
+}
+
+// PrimaryMetric is the metric a workload is judged by first.
+func PrimaryMetric(workload string) string {
+	if workload == "cmd" {
+		return "wall_s"
+	}
+	return "ops_per_s"
+}
+
+// comparedMetrics are the metrics compared for a workload, when measured.
+func comparedMetrics(workload string) []string {
+	if workload == "cmd" {
+		return []string{"wall_s", "bytes_per_s", "items_per_s", "max_rss_bytes"}
+	}
+	return []string{"ops_per_s", "read.lat_p99_ns", "write.lat_p99_ns"}
+}
+
+// compare fills r.Comparisons and the experiment-wide diagnosis.
+func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
+	variants := map[string]bool{}
+	for _, c := range d.Cells {
+		variants[c.Variant] = true
+	}
+	if len(variants) < 2 {
+		return
+	}
+	r.Baseline, r.Threshold = opts.Baseline, opts.Threshold
+	if r.Baseline == "" {
+		r.Baseline = d.Cells[0].Variant
+	}
+	if r.Threshold <= 0 {
+		r.Threshold = DefaultThreshold
+	}
+	var all []*stats.Comparison
+	for _, group := range groups(d.Cells) {
+		base := -1
+		for _, i := range group {
+			if d.Cells[i].Variant == r.Baseline {
+				base = i
+			}
+		}
+		if base < 0 {
+			continue
+		}
+		wl := d.Cells[base].Workload
+		r.Warnings = append(r.Warnings, driftWarnings(d.Cells[base], perCell[base], opts.Order)...)
+		for _, i := range group {
+			if i == base {
+				continue
+			}
+			for _, m := range comparedMetrics(wl) {
+				bo, vo := observations(perCell[base], m), observations(perCell[i], m)
+				if len(bo) == 0 || len(vo) == 0 {
+					continue
+				}
+				c := stats.Compare(bo, vo, stats.LowerIsBetter(m), r.Threshold)
+				r.Comparisons = append(r.Comparisons, ComparisonView{Cell: d.Cells[i].Name, Variant: d.Cells[i].Variant,
+					Baseline: r.Baseline, Metric: m, Comparison: c})
+			}
+		}
+	}
+	for i := range r.Comparisons {
+		all = append(all, &r.Comparisons[i].Comparison)
+	}
+	stats.Finish(all, r.Threshold)
+	if opts.Order == "sequential" {
+		r.Warnings = append(r.Warnings, stats.Warning{Code: "sequential-order", Message: "runs were scheduled in sequential order " +
+			"(each variant's rounds back to back), as legacy benchmarks do: any drift of the target during the experiment " +
+			"shows up as a difference between variants; use the default random order for decisions"})
+	}
+}
+
+// groups lists, per cell name, the indexes of its cells (one per variant),
+// in the order the names first appear.
+func groups(cells []store.Cell) [][]int {
+	var order []string
+	byName := map[string][]int{}
+	for i, c := range cells {
+		if _, ok := byName[c.Name]; !ok {
+			order = append(order, c.Name)
+		}
+		byName[c.Name] = append(byName[c.Name], i)
+	}
+	out := make([][]int, 0, len(order))
+	for _, n := range order {
+		out = append(out, byName[n])
+	}
+	return out
+}
+
+// observations are a metric's values over the measured, successful runs.
+func observations(runs []store.Run, metric string) []stats.Obs {
+	var out []stats.Obs
+	for _, run := range runs {
+		if run.Warmup || run.Status != store.StatusOK {
+			continue
+		}
+		if v, ok := RunMetrics(run.Result)[metric]; ok {
+			out = append(out, stats.Obs{Round: run.Round, Slot: run.Slot, Value: v})
+		}
+	}
+	return out
+}
+
+// driftWarnings says how much the baseline drifted over the experiment, and
+// whether the comparisons survive it.
+func driftWarnings(c store.Cell, runs []store.Run, order string) []stats.Warning {
+	metric := PrimaryMetric(c.Workload)
+	type point struct {
+		at    int64
+		value float64
+	}
+	var pts []point
+	for _, run := range runs {
+		if run.Warmup || run.Status != store.StatusOK {
+			continue
+		}
+		pts = append(pts, point{run.Result.Start.UnixNano(), RunMetrics(run.Result)[metric]})
+	}
+	sort.Slice(pts, func(i, j int) bool { return pts[i].at < pts[j].at })
+	values := make([]float64, len(pts))
+	for i, p := range pts {
+		values[i] = p.value
+	}
+	t := stats.Kendall(values)
+	if len(values) < 6 || t.P >= 0.05 {
+		return nil
+	}
+	k := max(len(values)/5, 1)
+	first, last := mean(values[:k]), mean(values[len(values)-k:])
+	change := fmt.Sprintf("rose %.2gx", last/first)
+	if last < first {
+		change = fmt.Sprintf("fell %.2gx", first/last)
+	}
+	valid := "order was randomized and comparisons are paired per round, so they remain valid"
+	if order == "sequential" {
+		valid = "order was sequential, so this drift is mixed into every comparison: rerun with the random order"
+	}
+	return []stats.Warning{{Code: "baseline-trend", Message: fmt.Sprintf(
+		"%s %s of baseline %s %s from the first runs to the last (Kendall tau %.2f, p=%.3f); %s",
+		c.Name, metric, c.Variant, change, t.Tau, t.P, valid)}}
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	return s / float64(len(v))
+}

@@ -1,0 +1,289 @@
+// Package variant gives each variant of an experiment its lifecycle: a
+// working directory (the plan's, or a git worktree of the variant's ref), a
+// build, a free loopback port, and — for variants that are servers — start,
+// wait until ready, and stop, always killing the whole process tree, also on
+// errors and Ctrl-C.
+package variant
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/iolab/iolab/internal/plan"
+)
+
+// Variant is a prepared variant.
+type Variant struct {
+	Name    string
+	Workdir string
+	Port    int
+	Tmp     string
+	Commit  string // git commit of a git variant
+	spec    plan.Variant
+	planDir string
+	env     []string
+	server  *exec.Cmd
+	output  *tail
+	exited  chan struct{}
+	cleanup []func()
+}
+
+// Prepare checks out, builds and readies a variant's working directory under
+// runDir (one directory per variant). Errors carry the tail of the failing
+// command's output.
+func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string) (*Variant, error) {
+	v := &Variant{Name: spec.Name, spec: spec, planDir: planDir, Workdir: planDir}
+	var err error
+	if v.Port, err = freePort(); err != nil {
+		return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+	}
+	v.Tmp = filepath.Join(runDir, v.Name+"-tmp")
+	if err := os.MkdirAll(v.Tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+	}
+	if spec.Git != nil {
+		if err := v.checkout(ctx, filepath.Join(runDir, v.Name)); err != nil {
+			v.Close()
+			return nil, err
+		}
+	}
+	if spec.Workdir != "" {
+		v.Workdir = v.abs(v.Workdir, spec.Workdir)
+	}
+	v.env = os.Environ()
+	for k, val := range spec.Env {
+		v.env = append(v.env, k+"="+v.Expand(val))
+	}
+	if spec.Build != "" {
+		if out, err := v.shell(ctx, v.Expand(spec.Build)); err != nil {
+			v.Close()
+			return nil, fmt.Errorf("variant %s: build %q failed: %v; output ends: %s", v.Name, spec.Build, err, oneLine(out))
+		}
+	}
+	return v, nil
+}
+
+func (v *Variant) abs(base, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(base, p)
+}
+
+func (v *Variant) checkout(ctx context.Context, dir string) error {
+	repo := v.abs(v.planDir, v.spec.Git.Repo)
+	out, err := exec.CommandContext(ctx, "git", "-C", repo, "worktree", "add", "--detach", "--force", dir, v.spec.Git.Ref).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("variant %s: git checkout of %s at %q failed: %s", v.Name, repo, v.spec.Git.Ref, oneLine(out))
+	}
+	v.cleanup = append(v.cleanup, func() {
+		_ = exec.Command("git", "-C", repo, "worktree", "remove", "--force", dir).Run()
+	})
+	v.Workdir = dir
+	rev, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err == nil {
+		v.Commit = strings.TrimSpace(string(rev))
+	}
+	return nil
+}
+
+// Expand replaces the templates a plan may use in commands and fields.
+func (v *Variant) Expand(s string) string {
+	return strings.NewReplacer("{{variant}}", v.Name, "{{workdir}}", v.Workdir, "{{tmp}}", v.Tmp,
+		"{{port}}", strconv.Itoa(v.Port)).Replace(s)
+}
+
+// Env is the environment of the variant's commands.
+func (v *Variant) Env() []string { return v.env }
+
+func (v *Variant) shell(ctx context.Context, script string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Dir, cmd.Env = v.Workdir, v.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	return cmd.CombinedOutput()
+}
+
+// Hook runs a plan hook (before/after a run or round) in the variant's
+// working directory.
+func (v *Variant) Hook(ctx context.Context, name, script string) error {
+	if script == "" {
+		return nil
+	}
+	if out, err := v.shell(ctx, v.Expand(script)); err != nil {
+		return fmt.Errorf("hook %s %q: %v; output ends: %s", name, script, err, oneLine(out))
+	}
+	return nil
+}
+
+// Start starts the variant's server, if it has one, and waits until it is
+// ready.
+func (v *Variant) Start(ctx context.Context) error {
+	if v.spec.Start == "" {
+		return nil
+	}
+	cmd := exec.Command("sh", "-c", v.Expand(v.spec.Start))
+	cmd.Dir, cmd.Env = v.Workdir, v.env
+	// Its own process group, so stopping reaches every descendant; and a
+	// SIGKILL to the server if iolab itself dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	v.output = &tail{max: 4096}
+	cmd.Stdout, cmd.Stderr = v.output, v.output
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("variant %s: start: %w", v.Name, err)
+	}
+	v.server, v.exited = cmd, make(chan struct{})
+	go func() { _ = cmd.Wait(); close(v.exited) }()
+	if err := v.waitReady(ctx); err != nil {
+		out := v.output.String()
+		_ = v.Stop()
+		return fmt.Errorf("variant %s: %w; output ends: %s", v.Name, err, oneLine([]byte(out)))
+	}
+	return nil
+}
+
+func (v *Variant) waitReady(ctx context.Context) error {
+	r := v.spec.Ready
+	if r == nil {
+		return nil
+	}
+	deadline := time.Now().Add(r.Timeout)
+	for {
+		if v.ready(ctx, r) {
+			return nil
+		}
+		select {
+		case <-v.exited:
+			return fmt.Errorf("server exited before it was ready (%s)", v.server.ProcessState)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready after %v (%s)", r.Timeout, v.readyCheck(r))
+		}
+	}
+}
+
+func (v *Variant) readyCheck(r *plan.Ready) string {
+	switch {
+	case r.HTTP != "":
+		return "GET " + v.Expand(r.HTTP)
+	case r.TCP != "":
+		return "connect " + v.Expand(r.TCP)
+	}
+	return "command " + r.Cmd
+}
+
+func (v *Variant) ready(ctx context.Context, r *plan.Ready) bool {
+	switch {
+	case r.HTTP != "":
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.Expand(r.HTTP), nil)
+		if err != nil {
+			return false
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode < 500
+	case r.TCP != "":
+		c, err := net.DialTimeout("tcp", v.Expand(r.TCP), time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	case r.Cmd != "":
+		_, err := v.shell(ctx, v.Expand(r.Cmd))
+		return err == nil
+	}
+	return true
+}
+
+// Stop stops the server's whole process group: the plan's signal, then
+// SIGKILL after the grace period.
+func (v *Variant) Stop() error {
+	if v.server == nil {
+		return nil
+	}
+	sig, _ := plan.ParseSignal(v.spec.Stop.Signal)
+	pgid := v.server.Process.Pid
+	_ = syscall.Kill(-pgid, sig)
+	select {
+	case <-v.exited:
+	case <-time.After(v.spec.Stop.Grace):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-v.exited
+	}
+	// Descendants that ignored the signal go too.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	v.server = nil
+	return nil
+}
+
+// Close stops the server and removes the worktree.
+func (v *Variant) Close() error {
+	err := v.Stop()
+	for _, f := range v.cleanup {
+		f()
+	}
+	v.cleanup = nil
+	return err
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// oneLine is the last 300 bytes of out on one line.
+func oneLine(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if len(s) > 300 {
+		s = "..." + s[len(s)-300:]
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

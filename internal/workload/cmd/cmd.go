@@ -1,0 +1,143 @@
+// Package cmd is the command workload: one shell command per run, timed as a
+// whole process — wall, user and system CPU, peak RSS — with a non-zero exit
+// an error. When the plan says how many bytes or items one run handles, the
+// run also has a throughput.
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/units"
+)
+
+// Options is one command.
+type Options struct {
+	// Run is a shell command (sh -c), run in Dir with Env.
+	Run string
+	Dir string
+	Env []string
+	// BytesPerRun and ItemsPerRun, when set, give bytes_per_s and
+	// items_per_s.
+	BytesPerRun int64
+	ItemsPerRun int64
+	// Timeout kills the command's process group; 0 means none.
+	Timeout time.Duration
+	// Params are shown and stored as the cell's parameters.
+	Params map[string]string
+}
+
+// Cmd is the workload.
+type Cmd struct{ opts Options }
+
+// New checks opts.
+func New(opts Options) (*Cmd, error) {
+	if strings.TrimSpace(opts.Run) == "" {
+		return nil, errors.New("cmd.run: want a shell command")
+	}
+	return &Cmd{opts: opts}, nil
+}
+
+// Kind implements workload.Workload.
+func (c *Cmd) Kind() string { return "cmd" }
+
+// Params implements workload.Workload.
+func (c *Cmd) Params() map[string]string {
+	p := map[string]string{"run": c.opts.Run}
+	for k, v := range c.opts.Params {
+		p[k] = v
+	}
+	if c.opts.BytesPerRun > 0 {
+		p["bytes"] = units.FormatSize(c.opts.BytesPerRun)
+	}
+	if c.opts.ItemsPerRun > 0 {
+		p["items"] = fmt.Sprint(c.opts.ItemsPerRun)
+	}
+	return p
+}
+
+// Prepare implements workload.Workload.
+func (c *Cmd) Prepare(context.Context) error { return nil }
+
+// Close implements workload.Workload.
+func (c *Cmd) Close() error { return nil }
+
+// Run runs the command once. Cancelling ctx kills its process group.
+func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Result, error) {
+	if c.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
+		defer cancel()
+	}
+	cmd := exec.Command("sh", "-c", c.opts.Run)
+	cmd.Dir, cmd.Env = c.opts.Dir, c.opts.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var out tailWriter
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-waited
+	}
+	wall := time.Since(start)
+	res := &metrics.Result{Start: start, Duration: wall, Extra: map[string]float64{"wall_s": wall.Seconds()}}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.CPUUserS = time.Duration(ru.Utime.Nano()).Seconds()
+		res.CPUSysS = time.Duration(ru.Stime.Nano()).Seconds()
+		res.Extra["user_s"], res.Extra["sys_s"] = res.CPUUserS, res.CPUSysS
+		res.Extra["max_rss_bytes"] = float64(ru.Maxrss) * 1024
+	}
+	res.Extra["exit_code"] = float64(cmd.ProcessState.ExitCode())
+	if c.opts.BytesPerRun > 0 {
+		res.Extra["bytes_per_s"] = float64(c.opts.BytesPerRun) / wall.Seconds()
+	}
+	if c.opts.ItemsPerRun > 0 {
+		res.Extra["items_per_s"] = float64(c.opts.ItemsPerRun) / wall.Seconds()
+	}
+	switch {
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: killed after the %v timeout", c.opts.Run, c.opts.Timeout)
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	case err != nil:
+		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: %v; output ends: %s", c.opts.Run, err, out.last())
+	}
+	return res, nil
+}
+
+// tailWriter keeps the last 2 KiB a command printed.
+type tailWriter struct{ buf []byte }
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2048 {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-2048:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) last() string {
+	s := strings.Join(strings.Fields(string(bytes.TrimSpace(t.buf))), " ")
+	if len(s) > 300 {
+		s = "..." + s[len(s)-300:]
+	}
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}
