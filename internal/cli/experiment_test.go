@@ -348,3 +348,56 @@ workloads:
 		t.Fatalf("resume of a changed plan: %v", err)
 	}
 }
+
+func TestConfigVariantsMatrixHooksAndFS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": `name: cfg
+rounds: 2
+warmup: 0
+variants:
+  - name: on
+    env: {MODE: on}
+  - name: off
+    env: {MODE: off}
+hooks:
+  before_round: echo round >> rounds.log
+  after_run: echo run >> runs.log
+workloads:
+  - name: w
+    cmd: {run: "echo $MODE {{n}} >> log"}
+    matrix: {n: [1, 2]}
+  - name: disk
+    fs: {directory: "{{tmp}}", size: 1m, io_size: 64k, rw: randread}
+`})
+	db := filepath.Join(t.TempDir(), "x.db")
+	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "log"))
+	for _, want := range []string{"on 1", "on 2", "off 1", "off 2"} {
+		if strings.Count(string(log), want+"\n") != 2 {
+			t.Fatalf("log %q: want %q twice", log, want)
+		}
+	}
+	rounds, _ := os.ReadFile(filepath.Join(dir, "rounds.log"))
+	runs, _ := os.ReadFile(filepath.Join(dir, "runs.log"))
+	if strings.Count(string(rounds), "round") != 2 || strings.Count(string(runs), "run") != 12 {
+		t.Fatalf("hooks ran %d rounds and %d runs, want 2 and 12", strings.Count(string(rounds), "round"), strings.Count(string(runs), "run"))
+	}
+	cells := map[string]bool{}
+	for _, c := range r.Comparisons {
+		cells[c.Cell] = true
+		if c.Variant != "off" || c.Baseline != "on" {
+			t.Fatalf("comparison %+v", c)
+		}
+	}
+	if !cells["w n=1"] || !cells["w n=2"] || !cells["disk"] {
+		t.Fatalf("compared cells %v", cells)
+	}
+	md, _, err := iolab(t, context.Background(), "compare", "--db", db, "--format", "md")
+	if err != nil || !strings.Contains(md, "| variant | median [95% CI] | ratio vs on [95% CI] | MDE | verdict |") || !strings.Contains(md, "### disk") {
+		t.Fatalf("markdown report (%v):\n%s", err, md)
+	}
+}

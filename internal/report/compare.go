@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -170,4 +171,24 @@ func mean(v []float64) float64 {
 		return math.NaN()
 	}
 	return s / float64(len(v))
+}
+
+// MarshalJSON writes the comparison flat, with null where a number is not
+// finite (an interval that cannot be bounded, an MDE without data): JSON has
+// no infinity.
+func (c ComparisonView) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"cell": c.Cell, "variant": c.Variant, "baseline": c.Baseline, "metric": c.Metric,
+		"ratio": finite(c.Ratio), "ci95": []any{finite(c.CI95[0]), finite(c.CI95[1])},
+		"p": finite(c.P), "p_adjusted": finite(c.PAdjusted), "mde": finite(c.MDE),
+		"rounds_needed": c.RoundsNeeded, "n": c.N, "method": c.Method, "slot_effect": finite(c.SlotEffect),
+		"verdict": c.Verdict, "lower_is_better": c.LowerIsBetter,
+	})
+}
+
+func finite(v float64) any {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return v
 }
