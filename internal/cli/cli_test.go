@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -344,12 +343,7 @@ func TestDirectFallsBackWithWarning(t *testing.T) {
 
 func TestFioEngineStoresFioResults(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("fio"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("fio is not installed; .ci/run installs it")
-		}
-		t.Skip("fio not installed (apt-get install fio)")
-	}
+	need(t, "fio")
 	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
 	out, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randrw", "--bs=4k", "--size=2m",
 		"--iodepth=4", "--runtime=300ms", "--rounds=1", "--warmup=0", "--ioengine=fio", "--db", db, "--json")
