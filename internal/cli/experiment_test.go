@@ -158,11 +158,11 @@ func TestGitVariantsFindKnownDifference(t *testing.T) {
 	need(t, "git")
 	repo := t.TempDir()
 	git(t, repo, "init", "-q")
-	writeFiles(t, repo, map[string]string{"work.sh": "#!/bin/sh\nsleep 0.02\n", "build.sh": "#!/bin/sh\ncp work.sh indexer && chmod +x indexer\n"})
+	writeFiles(t, repo, map[string]string{"work.sh": "#!/bin/sh\nsleep 0.05\n", "build.sh": "#!/bin/sh\ncp work.sh indexer && chmod +x indexer\n"})
 	git(t, repo, "add", ".")
 	git(t, repo, "commit", "-q", "-m", "v1")
 	git(t, repo, "tag", "v1")
-	writeFiles(t, repo, map[string]string{"work.sh": "#!/bin/sh\nsleep 0.04\n"})
+	writeFiles(t, repo, map[string]string{"work.sh": "#!/bin/sh\nsleep 0.1\n"})
 	git(t, repo, "commit", "-q", "-am", "v2")
 	git(t, repo, "tag", "v2")
 
