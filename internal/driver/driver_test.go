@@ -29,7 +29,7 @@ func TestRuntimeStopsWorkersAndMergesThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := res.Dirs[metrics.Read]
+	r := res.ByOp[metrics.Read]
 	if r.Ops == 0 || r.Lat.TotalCount() != r.Ops || r.Bytes != 4096*r.Ops {
 		t.Fatalf("read stats %+v", r)
 	}
@@ -53,7 +53,7 @@ func TestCancelReturnsPartialResult(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	res, err := Run(ctx, Options{Workers: 2, Runtime: time.Hour}, busy)
-	if !errors.Is(err, context.Canceled) || res == nil || res.Dirs[metrics.Read].Ops == 0 {
+	if !errors.Is(err, context.Canceled) || res == nil || res.ByOp[metrics.Read].Ops == 0 {
 		t.Fatalf("err %v, result %+v", err, res)
 	}
 }

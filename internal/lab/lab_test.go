@@ -34,7 +34,7 @@ func (w *countingWorkload) Run(_ context.Context, _ func(int64, int64)) (*metric
 	res := &metrics.Result{Start: time.Now(), Duration: time.Second}
 	h := metrics.NewHistogram()
 	metrics.RecordLatency(h, 1000)
-	res.Dirs[metrics.Read] = metrics.DirStats{Ops: 1, Bytes: 1, Lat: h}
+	res.ByOp[metrics.Read] = metrics.OpStats{Ops: 1, Bytes: 1, Lat: h}
 	return res, nil
 }
 

@@ -27,14 +27,14 @@ func TestMergeIsExact(t *testing.T) {
 		rec.Close()
 	}
 	res := Merge(recs, series, time.Now(), 5*time.Second)
-	got, want := PercentilesOf(res.Dirs[Read].Lat), PercentilesOf(all)
+	got, want := PercentilesOf(res.ByOp[Read].Lat), PercentilesOf(all)
 	if got != want {
 		t.Fatalf("merged percentiles %+v, want %+v", got, want)
 	}
-	if res.Dirs[Read].Ops != 20000 || res.Dirs[Read].Bytes != 20000*4096 {
-		t.Fatalf("ops=%d bytes=%d", res.Dirs[Read].Ops, res.Dirs[Read].Bytes)
+	if res.ByOp[Read].Ops != 20000 || res.ByOp[Read].Bytes != 20000*4096 {
+		t.Fatalf("ops=%d bytes=%d", res.ByOp[Read].Ops, res.ByOp[Read].Bytes)
 	}
-	if res.Dirs[Write].Lat != nil {
+	if res.ByOp[Write].Lat != nil {
 		t.Fatal("write histogram allocated without writes")
 	}
 	var sum int64

@@ -6,26 +6,41 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Dir is the direction of an operation; each has its own histogram.
-type Dir uint8
+// Op is the kind of an operation; each has its own histograms and counts.
+type Op uint8
 
+// File and block I/O directions, then object operations.
 const (
-	Read Dir = iota
+	Read Op = iota
 	Write
 	Sync // fsync/fdatasync issued by the workload
-	NumDirs
+	Put
+	Get
+	Head
+	List
+	Delete
+	Multipart // a multipart upload, from create to complete
+	Copy
+	NumOps
 )
 
-func (d Dir) String() string {
-	switch d {
-	case Read:
-		return "read"
-	case Write:
-		return "write"
-	case Sync:
-		return "sync"
+var opNames = [NumOps]string{"read", "write", "sync", "put", "get", "head", "list", "delete", "multipart", "copy"}
+
+func (d Op) String() string {
+	if d < NumOps {
+		return opNames[d]
 	}
 	return "unknown"
+}
+
+// ParseOp is the inverse of Op.String.
+func ParseOp(name string) (Op, bool) {
+	for i, n := range opNames {
+		if n == name {
+			return Op(i), true
+		}
+	}
+	return 0, false
 }
 
 // Clock gives monotonic nanoseconds since the start of a run. Reading it costs
@@ -57,19 +72,22 @@ type Recorder struct {
 
 	errors   int64
 	firstErr error
+	opErrors [NumOps]int64
+	codes    map[string]int64 // "put:SlowDown" -> count
+	ttfb     [NumOps]*hdrhistogram.Histogram
 
 	sec      int64 // the second being filled
 	secEndNs int64 // where it ends: a comparison per op, not a division
-	secLat   [NumDirs]*hdrhistogram.Histogram
-	secOps   [NumDirs]int64
-	secBytes [NumDirs]int64
+	secLat   [NumOps]*hdrhistogram.Histogram
+	secOps   [NumOps]int64
+	secBytes [NumOps]int64
 	secMax   int64
 	_        [64]byte
 }
 
 // Record adds one completed operation: its direction, bytes moved, the
 // completion time (Clock.Now) and its latency, both in nanoseconds.
-func (r *Recorder) Record(d Dir, sizeBytes, endNs, latencyNs int64) {
+func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 	if endNs >= r.secEndNs || endNs < r.secEndNs-int64(time.Second) {
 		r.flush(endNs / int64(time.Second))
 	}
@@ -94,6 +112,27 @@ func (r *Recorder) Error(err error) {
 	}
 }
 
+// OpError counts one failed operation of kind op, by its error code (an S3
+// error code, an HTTP status, an errno name).
+func (r *Recorder) OpError(op Op, code string, err error) {
+	r.Error(err)
+	r.opErrors[op]++
+	if r.codes == nil {
+		r.codes = map[string]int64{}
+	}
+	r.codes[op.String()+":"+code]++
+}
+
+// RecordTTFB adds the time to the first byte of a response of kind op.
+func (r *Recorder) RecordTTFB(op Op, ttfbNs int64) {
+	h := r.ttfb[op]
+	if h == nil {
+		h = NewHistogram()
+		r.ttfb[op] = h
+	}
+	recordClamped(h, ttfbNs)
+}
+
 // Errors is the number of failed operations so far.
 func (r *Recorder) Errors() int64 { return r.errors }
 
@@ -108,7 +147,7 @@ func (r *Recorder) flush(next int64) {
 			r.secLat[d].Reset()
 		}
 	}
-	r.secOps, r.secBytes, r.secMax = [NumDirs]int64{}, [NumDirs]int64{}, 0
+	r.secOps, r.secBytes, r.secMax = [NumOps]int64{}, [NumOps]int64{}, 0
 	r.series.advance(r.id, next)
 	r.sec = next
 	r.secEndNs = (next + 1) * int64(time.Second)

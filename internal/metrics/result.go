@@ -6,18 +6,20 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// DirStats is the aggregate of one direction over a whole run.
-type DirStats struct {
-	Ops   int64
-	Bytes int64
-	Lat   *hdrhistogram.Histogram // nil when the direction saw no operation
+// OpStats is the aggregate of one direction over a whole run.
+type OpStats struct {
+	Ops    int64
+	Bytes  int64
+	Errors int64
+	Lat    *hdrhistogram.Histogram // nil when the kind saw no operation
+	TTFB   *hdrhistogram.Histogram // time to first byte, for operations that have one
 }
 
 // Result is everything measured in one run.
 type Result struct {
 	Start    time.Time
 	Duration time.Duration
-	Dirs     [NumDirs]DirStats
+	ByOp [NumOps]OpStats
 	Errors   int64
 	// FirstError is the message of the first failed operation, if any.
 	FirstError string
@@ -30,6 +32,9 @@ type Result struct {
 	// Warnings raised by the workload during the run (e.g. O_DIRECT
 	// fallback), as codes understood by the report.
 	Notes []Note
+	// ErrorCodes counts failed operations by "op:code" (put:SlowDown,
+	// get:503, write:ENOSPC).
+	ErrorCodes map[string]int64
 	// Extra holds figures of workloads that are not operation streams,
 	// such as a command's wall_s, user_s and max_rss_bytes.
 	Extra map[string]float64
@@ -44,7 +49,7 @@ type Note struct {
 // Ops is the number of operations of all directions.
 func (r *Result) Ops() int64 {
 	var n int64
-	for _, d := range r.Dirs {
+	for _, d := range r.ByOp {
 		n += d.Ops
 	}
 	return n
@@ -53,7 +58,7 @@ func (r *Result) Ops() int64 {
 // Bytes is the number of bytes moved in all directions.
 func (r *Result) Bytes() int64 {
 	var n int64
-	for _, d := range r.Dirs {
+	for _, d := range r.ByOp {
 		n += d.Bytes
 	}
 	return n
@@ -72,12 +77,27 @@ func (r *Result) PerSecond(n int64) float64 {
 func Merge(recs []*Recorder, series *Series, start time.Time, duration time.Duration) *Result {
 	res := &Result{Start: start, Duration: duration}
 	series.mu.Lock()
-	res.Dirs = series.dirs
+	res.ByOp = series.dirs
 	series.mu.Unlock()
 	for _, rec := range recs {
 		res.Errors += rec.errors
 		if res.FirstError == "" && rec.firstErr != nil {
 			res.FirstError = rec.firstErr.Error()
+		}
+		for d := range rec.opErrors {
+			res.ByOp[d].Errors += rec.opErrors[d]
+			if h := rec.ttfb[d]; h != nil {
+				if res.ByOp[d].TTFB == nil {
+					res.ByOp[d].TTFB = NewHistogram()
+				}
+				res.ByOp[d].TTFB.Merge(h)
+			}
+		}
+		for code, n := range rec.codes {
+			if res.ErrorCodes == nil {
+				res.ErrorCodes = map[string]int64{}
+			}
+			res.ErrorCodes[code] += n
 		}
 	}
 	secs := int64((duration + time.Second - 1) / time.Second)

@@ -32,7 +32,7 @@ type Series struct {
 	ops     int64
 	bytes   int64
 	// The whole run per direction, merged from the recorders' seconds.
-	dirs [NumDirs]DirStats
+	dirs [NumOps]OpStats
 }
 
 type openSecond struct {
@@ -61,7 +61,7 @@ func (s *Series) Totals() (ops, bytes int64) {
 	return s.ops, s.bytes
 }
 
-func (s *Series) add(sec int64, lat *[NumDirs]*hdrhistogram.Histogram, ops, bytes *[NumDirs]int64, max int64) {
+func (s *Series) add(sec int64, lat *[NumOps]*hdrhistogram.Histogram, ops, bytes *[NumOps]int64, max int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var o *openSecond

@@ -150,7 +150,7 @@ func Markdown(w io.Writer, r *Report) error {
 }
 
 func writeLatency(w io.Writer, lat map[string]metrics.Percentiles) {
-	for d := metrics.Dir(0); d < metrics.NumDirs; d++ {
+	for d := metrics.Op(0); d < metrics.NumOps; d++ {
 		p, ok := lat[d.String()]
 		if !ok {
 			continue

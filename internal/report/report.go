@@ -98,8 +98,8 @@ func RunMetrics(res *metrics.Result) map[string]float64 {
 	for k, v := range res.Extra {
 		m[k] = v
 	}
-	for d := metrics.Dir(0); d < metrics.NumDirs; d++ {
-		ds := res.Dirs[d]
+	for d := metrics.Op(0); d < metrics.NumOps; d++ {
+		ds := res.ByOp[d]
 		if ds.Ops == 0 {
 			continue
 		}
@@ -115,8 +115,8 @@ func RunMetrics(res *metrics.Result) map[string]float64 {
 	return m
 }
 
-func dirView(res *metrics.Result, d metrics.Dir) *DirView {
-	ds := res.Dirs[d]
+func dirView(res *metrics.Result, d metrics.Op) *DirView {
+	ds := res.ByOp[d]
 	if ds.Ops == 0 {
 		return nil
 	}
@@ -188,7 +188,7 @@ func buildCell(c store.Cell, runs []store.Run) CellView {
 	cv := CellView{Name: c.Name, Workload: c.Workload, Params: c.Params, Summary: map[string]stats.Summary{},
 		Latency: map[string]metrics.Percentiles{}, Warnings: []stats.Warning{}}
 	values := map[string][]float64{}
-	merged := map[metrics.Dir]*hdrhistogram.Histogram{}
+	merged := map[metrics.Op]*hdrhistogram.Histogram{}
 	notes := map[string]metrics.Note{}
 	var errs int64
 	var overhead []float64
@@ -207,8 +207,8 @@ func buildCell(c store.Cell, runs []store.Run) CellView {
 		for k, v := range RunMetrics(run.Result) {
 			values[k] = append(values[k], v)
 		}
-		for d := metrics.Dir(0); d < metrics.NumDirs; d++ {
-			if h := run.Result.Dirs[d].Lat; h != nil {
+		for d := metrics.Op(0); d < metrics.NumOps; d++ {
+			if h := run.Result.ByOp[d].Lat; h != nil {
 				if merged[d] == nil {
 					merged[d] = metrics.NewHistogram()
 				}

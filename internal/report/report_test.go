@@ -39,7 +39,7 @@ func experiment() *store.Data {
 		}
 		res := &metrics.Result{Start: t0.Add(time.Duration(i) * time.Minute), Duration: 10 * time.Second,
 			CPUUserS: 0.5, CPUSysS: 1.5, TimingOverheadNs: 40}
-		res.Dirs[metrics.Read] = metrics.DirStats{Ops: int64(v * 10), Bytes: int64(v*10) * 4096, Lat: h}
+		res.ByOp[metrics.Read] = metrics.OpStats{Ops: int64(v * 10), Bytes: int64(v*10) * 4096, Lat: h}
 		run := store.Run{ID: int64(i + 1), CellID: 1, Round: i - 1, Slot: 0, Status: store.StatusOK, Result: res}
 		switch i {
 		case 0:

@@ -27,6 +27,10 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 	if res.Extra == nil {
 		extra = []byte("{}")
 	}
+	codes, _ := json.Marshal(res.ErrorCodes)
+	if res.ErrorCodes == nil {
+		codes = []byte("{}")
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
@@ -37,18 +41,18 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 		start = r.EndedAt
 	}
 	out, err := tx.ExecContext(ctx, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
-		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes, extra, error_codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), r.Status, ts(start), ts(r.EndedAt),
 		int64(res.Duration), res.Errors, firstNonEmpty(r.Error, res.FirstError), res.CPUUserS, res.CPUSysS, res.TimingOverheadNs,
-		string(notes), string(extra))
+		string(notes), string(extra), string(codes))
 	if err != nil {
 		return s.wrap(err)
 	}
 	if r.ID, err = out.LastInsertId(); err != nil {
 		return s.wrap(err)
 	}
-	for d, ds := range res.Dirs {
-		if ds.Ops == 0 && ds.Lat == nil {
+	for d, ds := range res.ByOp {
+		if ds.Ops == 0 && ds.Lat == nil && ds.Errors == 0 {
 			continue
 		}
 		h := ds.Lat
@@ -59,8 +63,14 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram) VALUES (?, ?, ?, ?, ?)`,
-			r.ID, metrics.Dir(d).String(), ds.Ops, ds.Bytes, enc); err != nil {
+		ttfb := ""
+		if ds.TTFB != nil {
+			if ttfb, err = metrics.EncodeHistogram(ds.TTFB); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram, errors, ttfb_histogram) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, metrics.Op(d).String(), ds.Ops, ds.Bytes, enc, ds.Errors, ttfb); err != nil {
 			return s.wrap(err)
 		}
 	}
@@ -186,7 +196,7 @@ func (s *Store) loadCells(ctx context.Context, d *Data) error {
 
 func (s *Store) loadRuns(ctx context.Context, d *Data) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, cell_id, round, slot, warmup, status, started_at, ended_at, duration_ns,
-		errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes, extra FROM runs WHERE experiment_id = ? ORDER BY id`, d.Experiment.ID)
+		errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes, extra, error_codes FROM runs WHERE experiment_id = ? ORDER BY id`, d.Experiment.ID)
 	if err != nil {
 		return s.wrap(err)
 	}
@@ -195,10 +205,10 @@ func (s *Store) loadRuns(ctx context.Context, d *Data) error {
 		var r Run
 		res := &metrics.Result{}
 		var warmup int
-		var started, ended, notes, extra string
+		var started, ended, notes, extra, codes string
 		var dur int64
 		if err := rows.Scan(&r.ID, &r.CellID, &r.Round, &r.Slot, &warmup, &r.Status, &started, &ended, &dur,
-			&res.Errors, &r.Error, &res.CPUUserS, &res.CPUSysS, &res.TimingOverheadNs, &notes, &extra); err != nil {
+			&res.Errors, &r.Error, &res.CPUUserS, &res.CPUSysS, &res.TimingOverheadNs, &notes, &extra, &codes); err != nil {
 			rows.Close()
 			return s.wrap(err)
 		}
@@ -207,6 +217,9 @@ func (s *Store) loadRuns(ctx context.Context, d *Data) error {
 		_ = json.Unmarshal([]byte(notes), &res.Notes)
 		if extra != "{}" {
 			_ = json.Unmarshal([]byte(extra), &res.Extra)
+		}
+		if codes != "{}" {
+			_ = json.Unmarshal([]byte(codes), &res.ErrorCodes)
 		}
 		r.Result = res
 		byID[r.ID] = res
@@ -220,26 +233,30 @@ func (s *Store) loadRuns(ctx context.Context, d *Data) error {
 }
 
 func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT d.run_id, d.direction, d.ops, d.bytes, d.histogram FROM run_directions d
+	rows, err := s.db.QueryContext(ctx, `SELECT d.run_id, d.direction, d.ops, d.bytes, d.histogram, d.errors, d.ttfb_histogram FROM run_directions d
 		JOIN runs r ON r.id = d.run_id WHERE r.experiment_id = ?`, expID)
 	if err != nil {
 		return s.wrap(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, ops, bytes int64
-		var dir, hist string
-		if err := rows.Scan(&id, &dir, &ops, &bytes, &hist); err != nil {
+		var id, ops, bytes, errs int64
+		var dir, hist, ttfbHist string
+		if err := rows.Scan(&id, &dir, &ops, &bytes, &hist, &errs, &ttfbHist); err != nil {
 			return s.wrap(err)
 		}
-		h, err := metrics.DecodeHistogram(hist)
-		if err != nil {
+		st := metrics.OpStats{Ops: ops, Bytes: bytes, Errors: errs}
+		var err error
+		if st.Lat, err = metrics.DecodeHistogram(hist); err != nil {
 			return fmt.Errorf("--db %s: run %d %s: %w", s.path, id, dir, err)
 		}
-		for d := metrics.Dir(0); d < metrics.NumDirs; d++ {
-			if d.String() == dir && byID[id] != nil {
-				byID[id].Dirs[d] = metrics.DirStats{Ops: ops, Bytes: bytes, Lat: h}
+		if ttfbHist != "" {
+			if st.TTFB, err = metrics.DecodeHistogram(ttfbHist); err != nil {
+				return fmt.Errorf("--db %s: run %d %s ttfb: %w", s.path, id, dir, err)
 			}
+		}
+		if op, ok := metrics.ParseOp(dir); ok && byID[id] != nil {
+			byID[id].ByOp[op] = st
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -2,12 +2,15 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
 	1: `ALTER TABLE cells ADD COLUMN variant TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';`,
+	2: `ALTER TABLE runs ADD COLUMN error_codes TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE run_directions ADD COLUMN errors BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 }
 
 // appID marks a database as iolab's in its meta table.
@@ -56,15 +59,18 @@ CREATE TABLE runs (
 	cpu_sys_s          DOUBLE PRECISION NOT NULL,
 	timing_overhead_ns DOUBLE PRECISION NOT NULL,
 	notes              TEXT NOT NULL,      -- JSON array of {code, message}
-	extra              TEXT NOT NULL DEFAULT '{}' -- JSON: workload figures such as a command's wall_s
+	extra              TEXT NOT NULL DEFAULT '{}', -- JSON: workload figures such as a command's wall_s
+	error_codes        TEXT NOT NULL DEFAULT '{}'  -- JSON: failed operations by "op:code"
 );
 CREATE INDEX runs_by_experiment ON runs (experiment_id, cell_id);
 CREATE TABLE run_directions (
-	run_id    INTEGER NOT NULL REFERENCES runs(id),
-	direction TEXT NOT NULL,              -- read, write, sync
-	ops       BIGINT NOT NULL,
-	bytes     BIGINT NOT NULL,
-	histogram TEXT NOT NULL,              -- HdrHistogram V2 compressed, base64
+	run_id         INTEGER NOT NULL REFERENCES runs(id),
+	direction      TEXT NOT NULL,         -- the operation kind: read, write, sync, put, get, ...
+	ops            BIGINT NOT NULL,
+	bytes          BIGINT NOT NULL,
+	histogram      TEXT NOT NULL,         -- latency, HdrHistogram V2 compressed, base64
+	errors         BIGINT NOT NULL DEFAULT 0,
+	ttfb_histogram TEXT NOT NULL DEFAULT '', -- time to first byte, same encoding; '' when none
 	PRIMARY KEY (run_id, direction)
 );
 CREATE TABLE metrics (

@@ -35,7 +35,9 @@ func TestRoundTrip(t *testing.T) {
 	res := &metrics.Result{Start: time.Now(), Duration: 2 * time.Second, Errors: 1, FirstError: "boom",
 		Series: []metrics.Second{{T: 0, Ops: 5, Bytes: 20, P50Ns: 1, P99Ns: 2, MaxNs: 3}, {T: 1, Ops: 6}},
 		Notes:  []metrics.Note{{Code: "o-direct-fallback", Message: "m"}}}
-	res.Dirs[metrics.Read] = metrics.DirStats{Ops: h.TotalCount(), Bytes: 4096 * h.TotalCount(), Lat: h}
+	res.ByOp[metrics.Read] = metrics.OpStats{Ops: h.TotalCount(), Bytes: 4096 * h.TotalCount(), Lat: h}
+	res.ByOp[metrics.Get] = metrics.OpStats{Ops: h.TotalCount(), Errors: 3, Lat: h, TTFB: h}
+	res.ErrorCodes = map[string]int64{"get:SlowDown": 3}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel() // a Ctrl-C'd run must still be written
 	run := &Run{CellID: cells[0].ID, Round: 0, Slot: 0, Status: StatusInterrupted, EndedAt: time.Now(), Result: res}
@@ -64,8 +66,12 @@ func TestRoundTrip(t *testing.T) {
 		got.Result.Duration != 2*time.Second || len(got.Result.Notes) != 1 {
 		t.Fatalf("run %+v result %+v", got, got.Result)
 	}
-	if metrics.PercentilesOf(got.Result.Dirs[metrics.Read].Lat) != metrics.PercentilesOf(h) {
+	if metrics.PercentilesOf(got.Result.ByOp[metrics.Read].Lat) != metrics.PercentilesOf(h) {
 		t.Fatal("histogram changed in the round trip")
+	}
+	g := got.Result.ByOp[metrics.Get]
+	if g.Errors != 3 || g.TTFB == nil || g.TTFB.TotalCount() != h.TotalCount() || got.Result.ErrorCodes["get:SlowDown"] != 3 {
+		t.Fatalf("get stats %+v codes %v", g, got.Result.ErrorCodes)
 	}
 	if _, err := s.Load(ctx, "nope"); !errors.Is(err, ErrNoExperiment) {
 		t.Fatalf("load of unknown id: %v", err)
@@ -117,6 +123,8 @@ func TestMigratesVersion1(t *testing.T) {
 	}
 	// Turn it back into what schema 1 looked like.
 	for _, q := range []string{`ALTER TABLE cells DROP COLUMN variant`, `ALTER TABLE runs DROP COLUMN extra`,
+		`ALTER TABLE runs DROP COLUMN error_codes`, `ALTER TABLE run_directions DROP COLUMN errors`,
+		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`,
 		`UPDATE meta SET value = '1' WHERE key = 'schema_version'`} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(err)
@@ -130,7 +138,7 @@ func TestMigratesVersion1(t *testing.T) {
 	defer s.Close()
 	var v string
 	s.db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
-	if v != "2" {
+	if v != "3" {
 		t.Fatalf("schema version %s after opening a version 1 database", v)
 	}
 	e := &Experiment{ID: "x", Name: "x", Command: "x", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(), Status: "running"}

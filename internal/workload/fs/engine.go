@@ -137,7 +137,7 @@ func privateFDTable() {
 type slot struct {
 	buf     []byte
 	startNs int64
-	dir     metrics.Dir
+	dir     metrics.Op
 }
 
 const syncTag = ^uint64(0)

@@ -171,7 +171,7 @@ func parseFioJSON(out []byte) (*metrics.Result, error) {
 	j := o.Jobs[0]
 	res := &metrics.Result{}
 	var runtimeMs int64
-	for d, fd := range map[metrics.Dir]fioDir{metrics.Read: j.Read, metrics.Write: j.Write, metrics.Sync: j.Sync} {
+	for d, fd := range map[metrics.Op]fioDir{metrics.Read: j.Read, metrics.Write: j.Write, metrics.Sync: j.Sync} {
 		runtimeMs = max(runtimeMs, fd.RuntimeMs)
 		bins := fd.Clat.Bins
 		if d == metrics.Sync {
@@ -188,7 +188,7 @@ func parseFioJSON(out []byte) (*metrics.Result, error) {
 			}
 			metrics.RecordLatencyN(h, v, n)
 		}
-		res.Dirs[d] = metrics.DirStats{Ops: fd.TotalIOs, Bytes: fd.IOBytes, Lat: h}
+		res.ByOp[d] = metrics.OpStats{Ops: fd.TotalIOs, Bytes: fd.IOBytes, Lat: h}
 	}
 	res.Duration = time.Duration(runtimeMs) * time.Millisecond
 	if j.Error != 0 {

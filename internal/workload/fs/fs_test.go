@@ -110,7 +110,7 @@ func TestParseFioJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	read, write, sync := res.Dirs[metrics.Read], res.Dirs[metrics.Write], res.Dirs[metrics.Sync]
+	read, write, sync := res.ByOp[metrics.Read], res.ByOp[metrics.Write], res.ByOp[metrics.Sync]
 	if read.Ops != 36090 || read.Bytes != 147824640 || write.Ops != 15463 || sync.Ops != 8920 {
 		t.Fatalf("counts read %d/%d write %d sync %d", read.Ops, read.Bytes, write.Ops, sync.Ops)
 	}
@@ -169,7 +169,7 @@ func TestLayOutMakesRandomFileOfSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 64k of 4k reads per job, 2 jobs, and the region ends at a whole block.
-	if got := res.Dirs[metrics.Read].Ops; got != 32 {
+	if got := res.ByOp[metrics.Read].Ops; got != 32 {
 		t.Fatalf("%d reads, want 32", got)
 	}
 }
@@ -192,8 +192,8 @@ func TestWritesReachTheFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Dirs[metrics.Write].Bytes != 1<<20 {
-			t.Fatalf("%s: wrote %d bytes", engine, res.Dirs[metrics.Write].Bytes)
+		if res.ByOp[metrics.Write].Bytes != 1<<20 {
+			t.Fatalf("%s: wrote %d bytes", engine, res.ByOp[metrics.Write].Bytes)
 		}
 		b, _ := os.ReadFile(filepath.Join(o.Directory, "iolab.0.0"))
 		for i, c := range b {
