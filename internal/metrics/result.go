@@ -19,7 +19,7 @@ type OpStats struct {
 type Result struct {
 	Start    time.Time
 	Duration time.Duration
-	ByOp [NumOps]OpStats
+	ByOp     [NumOps]OpStats
 	Errors   int64
 	// FirstError is the message of the first failed operation, if any.
 	FirstError string
