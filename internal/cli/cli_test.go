@@ -63,6 +63,13 @@ func iolab(t *testing.T, ctx context.Context, args ...string) (string, string, e
 	return out.String(), errOut.String(), err
 }
 
+func decodeInto(t *testing.T, out string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+}
+
 func decode(t *testing.T, out string) jsonReport {
 	t.Helper()
 	var r jsonReport

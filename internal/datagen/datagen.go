@@ -103,6 +103,18 @@ func stamp(serial uint64, offset int) uint64 {
 	return x ^ x>>31
 }
 
+// Block writes block number serial into buf: the same number always gives
+// the same bytes, so a stream of blocks can be regenerated from any block on
+// (to seek in an upload body, or to check what was read back). It ignores
+// DedupPct, which is about the order of blocks, not their content.
+func (g *Generator) Block(buf []byte, serial uint64) {
+	if g.pattern.Zeros || g.pattern.CompressPct == 100 {
+		clear(buf)
+		return
+	}
+	g.fillSerial(buf, serial)
+}
+
 // fillSerial writes block number serial: the same serial always gives the
 // same bytes for the same generator and block size.
 func (g *Generator) fillSerial(buf []byte, serial uint64) {

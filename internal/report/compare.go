@@ -30,8 +30,11 @@ func PrimaryMetric(workload string) string {
 
 // comparedMetrics are the metrics compared for a workload, when measured.
 func comparedMetrics(workload string) []string {
-	if workload == "cmd" {
+	switch workload {
+	case "cmd":
 		return []string{"wall_s", "bytes_per_s", "items_per_s", "max_rss_bytes"}
+	case "s3":
+		return []string{"ops_per_s", "put.lat_p99_ns", "get.lat_p99_ns", "get.ttfb_p99_ns"}
 	}
 	return []string{"ops_per_s", "read.lat_p99_ns", "write.lat_p99_ns"}
 }

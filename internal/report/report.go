@@ -41,33 +41,50 @@ type Report struct {
 
 // RunView is one run.
 type RunView struct {
-	Cell             string           `json:"cell"`
-	Variant          string           `json:"variant,omitempty"`
-	Round            int              `json:"round"`
-	Slot             int              `json:"slot"`
-	Warmup           bool             `json:"warmup"`
-	Status           string           `json:"status"`
-	Error            string           `json:"error,omitempty"`
-	Errors           int64            `json:"errors"`
-	DurationS        float64          `json:"duration_s"`
-	CPUS             float64          `json:"cpu_s"`
-	OpsPerS          float64          `json:"ops_per_s"`
-	BytesPerS        float64          `json:"bytes_per_s"`
-	TimingOverheadNs float64          `json:"timing_overhead_ns"`
-	Read             *DirView         `json:"read,omitempty"`
-	Write            *DirView         `json:"write,omitempty"`
-	Sync             *DirView         `json:"sync,omitempty"`
-	Notes            []metrics.Note   `json:"notes,omitempty"`
-	Series           []metrics.Second `json:"series,omitempty"`
+	Cell             string   `json:"cell"`
+	Variant          string   `json:"variant,omitempty"`
+	Round            int      `json:"round"`
+	Slot             int      `json:"slot"`
+	Warmup           bool     `json:"warmup"`
+	Status           string   `json:"status"`
+	Error            string   `json:"error,omitempty"`
+	Errors           int64    `json:"errors"`
+	DurationS        float64  `json:"duration_s"`
+	CPUS             float64  `json:"cpu_s"`
+	OpsPerS          float64  `json:"ops_per_s"`
+	BytesPerS        float64  `json:"bytes_per_s"`
+	TimingOverheadNs float64  `json:"timing_overhead_ns"`
+	Read             *DirView `json:"read,omitempty"`
+	Write            *DirView `json:"write,omitempty"`
+	Sync             *DirView `json:"sync,omitempty"`
+	// Ops holds object operations (put, get, ...) by name.
+	Ops    map[string]*DirView `json:"ops,omitempty"`
+	Verify *VerifyView         `json:"verify,omitempty"`
+	// ErrorCodes counts failed operations by "op:code".
+	ErrorCodes map[string]int64 `json:"error_codes,omitempty"`
+	// Extra holds a workload's own figures (a command's wall_s, an object
+	// store's connections_opened).
+	Extra  map[string]float64 `json:"extra,omitempty"`
+	Notes  []metrics.Note     `json:"notes,omitempty"`
+	Series []metrics.Second   `json:"series,omitempty"`
 }
 
-// DirView is one direction of a run or a cell.
+// DirView is one kind of operation of a run.
 type DirView struct {
-	Ops       int64               `json:"ops"`
-	Bytes     int64               `json:"bytes"`
-	OpsPerS   float64             `json:"ops_per_s"`
-	BytesPerS float64             `json:"bytes_per_s"`
-	Lat       metrics.Percentiles `json:"lat_ns"`
+	Ops       int64                `json:"ops"`
+	Bytes     int64                `json:"bytes"`
+	Errors    int64                `json:"errors"`
+	OpsPerS   float64              `json:"ops_per_s"`
+	BytesPerS float64              `json:"bytes_per_s"`
+	Lat       metrics.Percentiles  `json:"lat_ns"`
+	TTFB      *metrics.Percentiles `json:"ttfb_ns,omitempty"`
+}
+
+// VerifyView is the read-back check of what a run wrote.
+type VerifyView struct {
+	Checked    int64 `json:"checked"`
+	Mismatched int64 `json:"mismatched"`
+	Missing    int64 `json:"missing"`
 }
 
 // CellView is one cell's summary over its measured runs.
@@ -111,17 +128,49 @@ func RunMetrics(res *metrics.Result) map[string]float64 {
 		lat := metrics.PercentilesOf(ds.Lat)
 		m[p+"lat_p50_ns"] = float64(lat.P50)
 		m[p+"lat_p99_ns"] = float64(lat.P99)
+		if ds.TTFB != nil {
+			ttfb := metrics.PercentilesOf(ds.TTFB)
+			m[p+"ttfb_p50_ns"] = float64(ttfb.P50)
+			m[p+"ttfb_p99_ns"] = float64(ttfb.P99)
+		}
 	}
 	return m
 }
 
 func dirView(res *metrics.Result, d metrics.Op) *DirView {
 	ds := res.ByOp[d]
-	if ds.Ops == 0 {
+	if ds.Ops == 0 && ds.Errors == 0 {
 		return nil
 	}
-	return &DirView{Ops: ds.Ops, Bytes: ds.Bytes, OpsPerS: res.PerSecond(ds.Ops), BytesPerS: res.PerSecond(ds.Bytes),
+	v := &DirView{Ops: ds.Ops, Bytes: ds.Bytes, Errors: ds.Errors, OpsPerS: res.PerSecond(ds.Ops), BytesPerS: res.PerSecond(ds.Bytes),
 		Lat: metrics.PercentilesOf(ds.Lat)}
+	if ds.TTFB != nil {
+		p := metrics.PercentilesOf(ds.TTFB)
+		v.TTFB = &p
+	}
+	return v
+}
+
+// objectOps are the object operations of a run, by name.
+func objectOps(res *metrics.Result) map[string]*DirView {
+	var m map[string]*DirView
+	for d := metrics.Put; d < metrics.NumOps; d++ {
+		if v := dirView(res, d); v != nil {
+			if m == nil {
+				m = map[string]*DirView{}
+			}
+			m[d.String()] = v
+		}
+	}
+	return m
+}
+
+func verifyView(res *metrics.Result) *VerifyView {
+	checked, ok := res.Extra["verify_checked"]
+	if !ok {
+		return nil
+	}
+	return &VerifyView{Checked: int64(checked), Mismatched: int64(res.Extra["verify_mismatched"]), Missing: int64(res.Extra["verify_missing"])}
 }
 
 // Options choose what Build includes.
@@ -154,7 +203,8 @@ func Build(d *store.Data, opts Options) *Report {
 		v := RunView{Cell: d.Cells[ci].Name, Variant: d.Cells[ci].Variant, Round: run.Round, Slot: run.Slot, Warmup: run.Warmup, Status: run.Status,
 			Error: run.Error, Errors: res.Errors, DurationS: res.Duration.Seconds(), CPUS: res.CPUUserS + res.CPUSysS,
 			OpsPerS: res.PerSecond(res.Ops()), BytesPerS: res.PerSecond(res.Bytes()), TimingOverheadNs: res.TimingOverheadNs,
-			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes}
+			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes,
+			Ops: objectOps(res), Verify: verifyView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
 		if opts.Series {
 			v.Series = res.Series
 		}

@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/workload/s3"
+)
+
+// S3Options are the flags of `iolab s3`.
+type S3Options struct {
+	Job    s3.Options
+	mix    string
+	sizes  string
+	zeros  bool
+	Repeat RepeatOptions
+}
+
+// AddFlags registers the workload's and the repeat flags.
+func (o *S3Options) AddFlags(f *pflag.FlagSet) {
+	o.AddJobFlags(f)
+	o.Repeat.AddFlags(f)
+}
+
+// AddJobFlags registers the workload's options, which plans use as keys.
+func (o *S3Options) AddJobFlags(f *pflag.FlagSet) {
+	o.Job = s3.DefaultOptions()
+	j := &o.Job
+	f.StringVar(&j.Endpoint, "endpoint", "", "S3 endpoint, http(s)://host:port")
+	f.StringVar(&j.Region, "region", j.Region, "region")
+	f.StringVar(&j.Bucket, "bucket", "", "bucket")
+	f.StringVar(&j.AccessKey, "access-key", "", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file)")
+	f.StringVar(&j.SecretKey, "secret-key", "", "secret key (default: AWS_SECRET_ACCESS_KEY)")
+	f.BoolVar(&j.Insecure, "insecure", false, "accept any TLS certificate")
+	f.StringVar(&j.Lookup, "lookup", j.Lookup, "bucket addressing: auto, path or dns (virtual-host style)")
+	f.BoolVar(&j.HTTP2, "http2", false, "allow HTTP/2 over TLS")
+	f.BoolVar(&j.CreateBucket, "create-bucket", false, "create the bucket if it does not exist")
+	f.StringVar(&o.mix, "mix", "get", "operations and weights: put=20,get=60,head=10,list=5,delete=5 (also multipart, copy)")
+	f.StringVar(&o.sizes, "size", "4k", "object size: 4k, a list 1k,4k,64k, or a log-uniform range 1k-10m")
+	f.Var(sizeValue{&j.RangeSize}, "range-size", "GET a random range of this many bytes")
+	f.Var(sizeValue{&j.PartSize}, "part-size", "multipart part size")
+	f.IntVar(&j.PageSize, "page-size", j.PageSize, "LIST page size")
+	f.IntVar(&j.DeleteBatch, "delete-batch", j.DeleteBatch, "objects per DELETE (more than 1: DeleteObjects)")
+	f.IntVar(&j.Concurrency, "concurrency", j.Concurrency, "operations in flight")
+	f.Var(durationValue{&j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
+	f.Int64Var(&j.Count, "count", 0, "operations per run when not time-based")
+	f.Float64Var(&j.Rate, "rate", 0, "operations per second across all workers (0: as fast as possible)")
+	f.IntVar(&j.Objects, "objects", 0, "objects to prepare for get/head/list/copy/delete (default 4 x concurrency, at least 64)")
+	f.StringVar(&j.Prefix, "prefix", j.Prefix, "key prefix of everything the run writes")
+	f.IntVar(&j.Data.CompressPct, "compressible", 0, "percentage of each object that compresses (zeros)")
+	f.BoolVar(&o.zeros, "zeros", false, "objects of zeros")
+	f.IntVar(&j.DedupPct, "dedup", 0, "percentage of objects whose content repeats an earlier object")
+	f.BoolVar(&j.Verify, "verify", false, "read back every object the run wrote and check its content")
+	f.BoolVar(&j.Keep, "keep", false, "leave the objects the run created")
+}
+
+func (o *S3Options) job() (s3.Options, error) {
+	j := o.Job
+	var err error
+	if j.Mix, err = s3.ParseMix(o.mix); err != nil {
+		return j, fmt.Errorf("--mix %w", err)
+	}
+	if j.Sizes, err = s3.ParseSizes(o.sizes); err != nil {
+		return j, fmt.Errorf("--size %w", err)
+	}
+	j.Data.Zeros = o.zeros
+	return j, nil
+}
+
+func newS3Command(stdout, stderr io.Writer) *cobra.Command {
+	var o S3Options
+	cmd := &cobra.Command{
+		Use:   "s3",
+		Short: "Object operations against any S3-compatible endpoint, repeated in rounds and stored",
+		Example: `  AWS_ACCESS_KEY_ID=.. AWS_SECRET_ACCESS_KEY=.. iolab s3 --endpoint http://127.0.0.1:9000 --bucket b --create-bucket \
+      --mix put=50,get=50 --size 4k --concurrency 8 --runtime 10s --verify`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runS3(cmd.Context(), o, commandLine(cmd), stdout, stderr)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runS3(ctx context.Context, o S3Options, command string, stdout, stderr io.Writer) error {
+	if err := o.Repeat.validate(); err != nil {
+		return err
+	}
+	job, err := o.job()
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	w, err := s3.New(job)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	name := "s3 " + job.Mix.String() + " " + job.Sizes.String() + fmt.Sprintf(" c%d", job.Concurrency)
+	cells := []lab.Cell{{Name: strings.TrimSpace(name), Workload: w, Target: "."}}
+	plan := lab.Plan{Name: "s3", Command: command, Settings: w.Params()}
+	return runExperiment(ctx, o.Repeat, plan, cells, job.Runtime, stdout, stderr)
+}

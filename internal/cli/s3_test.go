@@ -1,0 +1,278 @@
+package cli
+
+import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// s3Server is a real S3 server process on 127.0.0.1 for the tests.
+type s3Server struct {
+	name     string
+	endpoint string
+	dataDir  string // where the server keeps bucket contents as files
+}
+
+const (
+	testAccessKey = "iolabtestkey"
+	testSecretKey = "iolabtestsecret1234"
+)
+
+var (
+	serversOnce sync.Once
+	servers     []s3Server
+)
+
+func findTool(name string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, dir := range []string{os.Getenv("GOBIN"), filepath.Join(os.Getenv("HOME"), "go", "bin")} {
+		if p := filepath.Join(dir, name); dir != "" && fileExists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func freeLoopbackPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// s3Servers starts every S3 server installed here once for the package's
+// tests: versitygw and MinIO. In CI at least one must be present.
+func s3Servers(t *testing.T) []s3Server {
+	serversOnce.Do(func() {
+		root, err := os.MkdirTemp("", "iolab-s3-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bin := findTool("versitygw"); bin != "" {
+			port := freeLoopbackPort(t)
+			data := filepath.Join(root, "versitygw")
+			os.MkdirAll(data, 0o755)
+			cmd := exec.Command(bin, "--port", fmt.Sprintf("127.0.0.1:%d", port), "posix", data)
+			cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+testAccessKey, "ROOT_SECRET_KEY="+testSecretKey)
+			startServer(t, cmd, "versitygw", port, data)
+		}
+		if bin := findTool("minio"); bin != "" {
+			port := freeLoopbackPort(t)
+			data := filepath.Join(root, "minio")
+			cmd := exec.Command(bin, "server", data, "--address", fmt.Sprintf("127.0.0.1:%d", port), "--quiet")
+			cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+testAccessKey, "MINIO_ROOT_PASSWORD="+testSecretKey)
+			startServer(t, cmd, "minio", port, data)
+		}
+	})
+	if len(servers) == 0 {
+		msg := "NO S3 SERVER INSTALLED: s3 tests did not run; install one: go install github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return servers
+}
+
+func startServer(t *testing.T, cmd *exec.Cmd, name string, port int, data string) {
+	cmd.SysProcAttr = procAttrDieWithParent()
+	if err := cmd.Start(); err != nil {
+		t.Logf("%s did not start: %v", name, err)
+		return
+	}
+	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(endpoint + "/"); err == nil {
+			resp.Body.Close()
+			servers = append(servers, s3Server{name: name, endpoint: endpoint, dataDir: data})
+			return
+		}
+	}
+	_ = cmd.Process.Kill()
+	t.Logf("%s did not answer on %s", name, endpoint)
+}
+
+func s3Run(t *testing.T, srv s3Server, args ...string) (jsonRunS3, error) {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", testAccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", testSecretKey)
+	all := append([]string{"s3", "--endpoint", srv.endpoint, "--rounds=1", "--warmup=0", "--json",
+		"--db", filepath.Join(t.TempDir(), "x.db")}, args...)
+	out, _, err := iolab(t, context.Background(), all...)
+	var r jsonRunS3
+	if out != "" {
+		decodeInto(t, out, &r)
+	}
+	return r, err
+}
+
+type s3OpJSON struct {
+	Ops       int64                         `json:"ops"`
+	Bytes     int64                         `json:"bytes"`
+	Errors    int64                         `json:"errors"`
+	OpsPerS   float64                       `json:"ops_per_s"`
+	BytesPerS float64                       `json:"bytes_per_s"`
+	Lat       struct{ P50, P99, Max int64 } `json:"lat_ns"`
+	TTFB      *struct{ P50, P99 int64 }     `json:"ttfb_ns"`
+}
+
+type jsonRunS3 struct {
+	Runs []struct {
+		Status string              `json:"status"`
+		Errors int64               `json:"errors"`
+		Ops    map[string]s3OpJSON `json:"ops"`
+		Verify *struct {
+			Checked, Mismatched, Missing int64
+		} `json:"verify"`
+		Extra map[string]float64 `json:"extra"`
+	} `json:"runs"`
+}
+
+// TestS3Conformance runs the s3 workload against every real S3 server
+// installed here.
+func TestS3Conformance(t *testing.T) {
+	for _, srv := range s3Servers(t) {
+		t.Run(srv.name, func(t *testing.T) {
+			s3Contract(t, srv)
+			s3AllOperations(t, srv)
+			s3RangeGet(t, srv)
+			s3DataPatterns(t, srv)
+			s3BadInput(t, srv)
+		})
+	}
+}
+
+func s3Contract(t *testing.T, srv s3Server) {
+	r, err := s3Run(t, srv, "--bucket", "contract", "--create-bucket", "--mix", "put=50,get=50", "--size", "4k",
+		"--concurrency", "8", "--runtime", "1s", "--verify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := r.Runs[0]
+	put, get := run.Ops["put"], run.Ops["get"]
+	if run.Status != "ok" || put.Ops == 0 || get.Ops == 0 || put.Errors != 0 || get.OpsPerS <= 0 || get.BytesPerS <= 0 ||
+		put.Bytes != 4096*put.Ops || get.Lat.P50 <= 0 || get.TTFB == nil || get.TTFB.P50 <= 0 || get.TTFB.P50 > get.Lat.Max {
+		t.Fatalf("contract run: %+v", run)
+	}
+	if v := run.Verify; v == nil || v.Checked != put.Ops || v.Mismatched != 0 || v.Missing != 0 {
+		t.Fatalf("verify %+v for %d puts", run.Verify, put.Ops)
+	}
+	if run.Extra["connections_opened"] < 1 {
+		t.Fatalf("connections not counted: %v", run.Extra)
+	}
+}
+
+func s3AllOperations(t *testing.T, srv s3Server) {
+	r, err := s3Run(t, srv, "--bucket", "allops", "--create-bucket", "--mix",
+		"put=3,get=3,head=2,list=1,delete=1,copy=1,multipart=1", "--size", "6m", "--part-size", "5m",
+		"--objects", "8", "--concurrency", "2", "--count", "40", "--verify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := r.Runs[0]
+	for _, op := range []string{"put", "get", "head", "list", "delete", "copy", "multipart"} {
+		if s := run.Ops[op]; s.Ops == 0 || s.Errors != 0 {
+			t.Errorf("%s: %+v", op, s)
+		}
+	}
+	if run.Verify == nil || run.Verify.Mismatched != 0 || run.Verify.Missing != 0 {
+		t.Errorf("verify after copy and multipart: %+v", run.Verify)
+	}
+}
+
+func s3RangeGet(t *testing.T, srv s3Server) {
+	r, err := s3Run(t, srv, "--bucket", "ranges", "--create-bucket", "--mix", "get", "--size", "64k", "--range-size", "4k",
+		"--objects", "4", "--concurrency", "2", "--count", "20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Runs[0].Ops["get"]; g.Ops != 20 || g.Bytes != 20*4096 {
+		t.Fatalf("range gets: %+v", g)
+	}
+}
+
+// Data patterns as the server stores them: with --keep, the objects are
+// files in the server's data directory.
+func s3DataPatterns(t *testing.T, srv s3Server) {
+	if srv.name != "versitygw" { // its posix backend keeps each object as a plain file
+		return
+	}
+	for _, tc := range []struct {
+		bucket, flag       string
+		dupShare, compress [2]float64
+	}{
+		{"dedup", "--dedup=50", [2]float64{0.35, 0.65}, [2]float64{0.95, 1.1}},
+		{"compress", "--compressible=50", [2]float64{0, 0.05}, [2]float64{0.4, 0.6}},
+		{"random", "--dedup=0", [2]float64{0, 0.01}, [2]float64{0.95, 1.1}},
+	} {
+		_, err := s3Run(t, srv, "--bucket", tc.bucket, "--create-bucket", "--mix", "put", "--size", "64k",
+			"--concurrency", "1", "--count", "200", "--keep", tc.flag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[[32]byte]bool{}
+		dups, files := 0, 0
+		var all []byte
+		filepath.Walk(filepath.Join(srv.dataDir, tc.bucket), func(p string, fi os.FileInfo, err error) error {
+			if err != nil || fi.IsDir() || fi.Size() != 64<<10 {
+				return nil
+			}
+			b, _ := os.ReadFile(p)
+			sum := sha256.Sum256(b)
+			if seen[sum] {
+				dups++
+			}
+			seen[sum] = true
+			files++
+			all = append(all, b...)
+			return nil
+		})
+		var z bytes.Buffer
+		w, _ := flate.NewWriter(&z, flate.BestSpeed)
+		w.Write(all)
+		w.Close()
+		share, ratio := float64(dups)/float64(max(files, 1)), float64(z.Len())/float64(max(len(all), 1))
+		if files != 200 || share < tc.dupShare[0] || share > tc.dupShare[1] || ratio < tc.compress[0] || ratio > tc.compress[1] {
+			t.Errorf("%s: %d objects stored, %.2f duplicates, compress to %.2f", tc.flag, files, share, ratio)
+		}
+	}
+}
+
+func s3BadInput(t *testing.T, srv s3Server) {
+	closed := fmt.Sprintf("http://127.0.0.1:%d", freeLoopbackPort(t))
+	tests := []struct {
+		name string
+		args []string
+		env  [2]string
+		want string
+	}{
+		{"unreachable", []string{"--endpoint", closed, "--bucket", "x1y"}, [2]string{testAccessKey, testSecretKey}, "unreachable"},
+		{"bad credentials", []string{"--bucket", "contract"}, [2]string{"nobody", "wrongsecret123"}, "credentials rejected"},
+		{"missing bucket", []string{"--bucket", "no-such-bucket"}, [2]string{testAccessKey, testSecretKey}, "does not exist at"},
+		{"bad mix", []string{"--bucket", "contract", "--mix", "put=1,fly=2"}, [2]string{testAccessKey, testSecretKey}, "--mix"},
+	}
+	for _, tc := range tests {
+		t.Setenv("AWS_ACCESS_KEY_ID", tc.env[0])
+		t.Setenv("AWS_SECRET_ACCESS_KEY", tc.env[1])
+		args := append([]string{"s3", "--endpoint", srv.endpoint, "--runtime", "1s", "--db", filepath.Join(t.TempDir(), "x.db")}, tc.args...)
+		_, _, err := iolab(t, context.Background(), args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || ExitCode(err) != 2 {
+			t.Errorf("%s: %v (exit %d), want one line with %q", tc.name, err, ExitCode(err), tc.want)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package s3
+
+import (
+	"errors"
+	"hash/crc64"
+	"io"
+	"time"
+
+	"github.com/iolab/iolab/internal/datagen"
+)
+
+const chunkSize = 64 << 10
+
+var crcTable = crc64.MakeTable(crc64.ECMA)
+
+// content makes object bodies. Block k of the object with seed s is block
+// number s<<24|k of one shared generator, whose Block is a pure function:
+// bodies are generated as they are read (flat memory at any size), can seek
+// (for retries), repeat exactly for the same seed (dedup), and let a
+// verification regenerate what an object should hold.
+type content struct{ gen *datagen.Generator }
+
+// newContent seeds the generator anew for every process, so a store that
+// deduplicates cannot match objects against those of an earlier invocation.
+func newContent(p datagen.Pattern) content {
+	p.DedupPct = 0 // dedup is per object here: a repeated seed
+	return content{gen: datagen.New(p, uint64(time.Now().UnixNano()))}
+}
+
+// body returns a fresh reader of one object. Each request gets its own: the
+// HTTP transport may still read a body after the response has arrived.
+func (c content) body(seed uint64, size int64) *body {
+	return &body{gen: c.gen, seed: seed, size: size, chunk: make([]byte, min(chunkSize, max(size, 1))), loaded: -1}
+}
+
+// checksum is the CRC-64 of the object with this seed and size.
+func (c content) checksum(seed uint64, size int64) uint64 {
+	h := crc64.New(crcTable)
+	_, _ = io.Copy(h, c.body(seed, size))
+	return h.Sum64()
+}
+
+type body struct {
+	gen    *datagen.Generator
+	seed   uint64
+	size   int64
+	off    int64
+	chunk  []byte
+	loaded int64 // block in chunk, -1 for none
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.off >= b.size {
+		return 0, io.EOF
+	}
+	cs := int64(len(b.chunk))
+	k := b.off / cs
+	if k != b.loaded {
+		b.gen.Block(b.chunk, b.seed<<24|uint64(k))
+		b.loaded = k
+	}
+	start := b.off % cs
+	n := copy(p, b.chunk[start:min(cs, start+b.size-b.off)])
+	b.off += int64(n)
+	return n, nil
+}
+
+func (b *body) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += b.off
+	case io.SeekEnd:
+		offset += b.size
+	}
+	if offset < 0 {
+		return 0, errors.New("seek before start")
+	}
+	b.off = offset
+	return offset, nil
+}

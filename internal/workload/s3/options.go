@@ -1,0 +1,220 @@
+package s3
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/units"
+)
+
+// Options is one S3 workload.
+type Options struct {
+	Endpoint     string // http(s)://host:port
+	Region       string
+	Bucket       string
+	AccessKey    string
+	SecretKey    string
+	SessionToken string
+	Insecure     bool   // accept any TLS certificate
+	Lookup       string // auto, path or dns (virtual-host style)
+	HTTP2        bool
+	CreateBucket bool
+
+	Mix         Mix
+	Sizes       Sizes
+	RangeSize   int64 // GET a random range of this size instead of the whole object
+	PartSize    int64 // multipart part size
+	PageSize    int   // LIST page size
+	DeleteBatch int   // objects per DELETE (1: DeleteObject; more: DeleteObjects)
+	Concurrency int
+	Runtime     time.Duration
+	Count       int64   // operations per run when not time-based
+	Rate        float64 // ops/s across all workers; 0 = as fast as possible
+	Objects     int     // objects the prepare phase creates for get/head/list/copy/delete
+	Prefix      string
+	Data        datagen.Pattern
+	// DedupPct is the share of objects whose content repeats an earlier
+	// object exactly (Data.DedupPct works within objects).
+	DedupPct int
+	Verify   bool
+	Keep     bool
+}
+
+// DefaultOptions are the defaults of the flags.
+func DefaultOptions() Options {
+	return Options{Region: "us-east-1", Lookup: "auto", Mix: Mix{{Op: metrics.Get, Weight: 1}},
+		Sizes: Sizes{Fixed: []int64{4096}}, PartSize: 5 << 20, PageSize: 1000, DeleteBatch: 1,
+		Concurrency: 16, Objects: 0, Prefix: "iolab"}
+}
+
+// Weighted is one operation of a mix.
+type Weighted struct {
+	Op     metrics.Op
+	Weight int
+}
+
+// Mix is a weighted set of operations run in parallel.
+type Mix []Weighted
+
+var mixOps = []metrics.Op{metrics.Put, metrics.Get, metrics.Head, metrics.List, metrics.Delete, metrics.Multipart, metrics.Copy}
+
+// ParseMix reads "put=20,get=60,head=10" or a single operation name.
+func ParseMix(s string) (Mix, error) {
+	var m Mix
+	for _, part := range strings.Split(s, ",") {
+		name, weight, hasWeight := strings.Cut(strings.TrimSpace(part), "=")
+		op, ok := metrics.ParseOp(name)
+		if !ok || op < metrics.Put {
+			return nil, fmt.Errorf("%q: unknown operation %q; want put, get, head, list, delete, multipart or copy, each optionally =weight", s, name)
+		}
+		w := 1
+		if hasWeight {
+			var err error
+			if w, err = strconv.Atoi(weight); err != nil || w < 0 {
+				return nil, fmt.Errorf("%q: weight of %s must be a whole number >= 0", s, name)
+			}
+		}
+		for _, x := range m {
+			if x.Op == op {
+				return nil, fmt.Errorf("%q: %s given twice", s, name)
+			}
+		}
+		m = append(m, Weighted{Op: op, Weight: w})
+	}
+	if m.total() == 0 {
+		return nil, fmt.Errorf("%q: all weights are 0", s)
+	}
+	return m, nil
+}
+
+func (m Mix) total() int {
+	t := 0
+	for _, w := range m {
+		t += w.Weight
+	}
+	return t
+}
+
+func (m Mix) has(op metrics.Op) bool {
+	for _, w := range m {
+		if w.Op == op && w.Weight > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (m Mix) pick(rng *rand.Rand) metrics.Op {
+	n := rng.IntN(m.total())
+	for _, w := range m {
+		if n < w.Weight {
+			return w.Op
+		}
+		n -= w.Weight
+	}
+	return m[len(m)-1].Op
+}
+
+func (m Mix) String() string {
+	parts := make([]string, len(m))
+	for i, w := range m {
+		parts[i] = fmt.Sprintf("%s=%d", w.Op, w.Weight)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Sizes are object sizes: one fixed size, a list (each object picks one),
+// or a range drawn log-uniformly, as warp does.
+type Sizes struct {
+	Fixed    []int64
+	Min, Max int64 // a range when Max > 0
+}
+
+// ParseSizes reads "4k", "1k,4k,64k" or "1k-10m".
+func ParseSizes(s string) (Sizes, error) {
+	if lo, hi, ok := strings.Cut(s, "-"); ok {
+		a, err1 := units.ParseSize(lo)
+		b, err2 := units.ParseSize(hi)
+		if err1 != nil || err2 != nil || a < 1 || b <= a {
+			return Sizes{}, fmt.Errorf("%q: want a range such as 1k-10m with the first smaller", s)
+		}
+		return Sizes{Min: a, Max: b}, nil
+	}
+	var out Sizes
+	for _, part := range strings.Split(s, ",") {
+		n, err := units.ParseSize(strings.TrimSpace(part))
+		if err != nil {
+			return Sizes{}, err
+		}
+		out.Fixed = append(out.Fixed, n)
+	}
+	sort.Slice(out.Fixed, func(i, j int) bool { return out.Fixed[i] < out.Fixed[j] })
+	return out, nil
+}
+
+func (s Sizes) pick(rng *rand.Rand) int64 {
+	if s.Max > 0 {
+		l := math.Log(float64(s.Min)) + rng.Float64()*(math.Log(float64(s.Max))-math.Log(float64(s.Min)))
+		return int64(math.Exp(l))
+	}
+	return s.Fixed[rng.IntN(len(s.Fixed))]
+}
+
+func (s Sizes) largest() int64 {
+	if s.Max > 0 {
+		return s.Max
+	}
+	return s.Fixed[len(s.Fixed)-1]
+}
+
+func (s Sizes) String() string {
+	if s.Max > 0 {
+		return units.FormatSize(s.Min) + "-" + units.FormatSize(s.Max)
+	}
+	parts := make([]string, len(s.Fixed))
+	for i, n := range s.Fixed {
+		parts[i] = units.FormatSize(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Validate checks the options on their own.
+func (o *Options) Validate() error {
+	switch {
+	case o.Endpoint == "":
+		return fmt.Errorf("--endpoint is required, e.g. http://127.0.0.1:9000")
+	case !strings.HasPrefix(o.Endpoint, "http://") && !strings.HasPrefix(o.Endpoint, "https://"):
+		return fmt.Errorf("--endpoint %q: want http://host:port or https://host:port", o.Endpoint)
+	case o.Bucket == "":
+		return fmt.Errorf("--bucket is required")
+	case o.Concurrency < 1 || o.Concurrency > 10000:
+		return fmt.Errorf("--concurrency %d: want 1..10000", o.Concurrency)
+	case o.Lookup != "auto" && o.Lookup != "path" && o.Lookup != "dns":
+		return fmt.Errorf("--lookup %q: want auto, path or dns", o.Lookup)
+	case o.PartSize < 5<<20 && o.Mix.has(metrics.Multipart):
+		return fmt.Errorf("--part-size %s: S3 parts are at least 5m", units.FormatSize(o.PartSize))
+	case o.PageSize < 1 || o.PageSize > 1000:
+		return fmt.Errorf("--page-size %d: want 1..1000", o.PageSize)
+	case o.DeleteBatch < 1 || o.DeleteBatch > 1000:
+		return fmt.Errorf("--delete-batch %d: want 1..1000", o.DeleteBatch)
+	case o.Rate < 0:
+		return fmt.Errorf("--rate: want ops/s >= 0")
+	case o.DedupPct < 0 || o.DedupPct > 100:
+		return fmt.Errorf("--dedup %d: want 0..100", o.DedupPct)
+	case o.Runtime == 0 && o.Count == 0:
+		return fmt.Errorf("--runtime or --count is required")
+	case len(o.Sizes.Fixed) == 0 && o.Sizes.Max == 0:
+		return fmt.Errorf("--size is required")
+	}
+	if err := o.Data.Validate(); err != nil {
+		return fmt.Errorf("--compressible: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,260 @@
+package s3
+
+import (
+	"context"
+	"fmt"
+	"hash"
+	"hash/crc64"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/iolab/iolab/internal/driver"
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// worker issues one operation at a time.
+type worker struct {
+	s       *S3
+	id      int
+	prefix  string
+	rng     *rand.Rand
+	budget  *atomic.Int64
+	limited bool
+	pace    *pacer
+	written []object // this run's objects, for delete, dedup and verify
+	seq     int
+	buf     []byte
+}
+
+func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+	var firstByte atomic.Int64
+	tctx := httpTrace(ctx, clock, &firstByte)
+	w.buf = make([]byte, 32<<10)
+	for !stop.Stopped() {
+		if w.limited && w.budget.Add(-1) < 0 {
+			return nil
+		}
+		w.pace.wait(ctx)
+		op := w.s.opts.Mix.pick(w.rng)
+		firstByte.Store(0)
+		start := clock.Now()
+		n, err := w.do(tctx, op)
+		end := clock.Now()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			rec.OpError(op, errorCode(err), fmt.Errorf("%s: %w", op, err))
+			continue
+		}
+		rec.Record(op, n, end, end-start)
+		if fb := firstByte.Load(); fb > start && op != metrics.Multipart {
+			rec.RecordTTFB(op, fb-start)
+		}
+	}
+	return nil
+}
+
+// do performs one operation and returns the payload bytes it moved.
+func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
+	o := &w.s.opts
+	switch op {
+	case metrics.Put:
+		obj := w.newObject()
+		_, err := w.s.c.PutObject(ctx, o.Bucket, obj.key, w.s.content.body(obj.seed, obj.size), obj.size, w.s.putOptions())
+		if err != nil {
+			return 0, err
+		}
+		w.written = append(w.written, obj)
+		return obj.size, nil
+	case metrics.Get:
+		return w.get(ctx)
+	case metrics.Head:
+		_, err := w.s.c.StatObject(ctx, o.Bucket, w.existing().key, minio.StatObjectOptions{})
+		return 0, err
+	case metrics.List:
+		res, err := w.s.c.core.ListObjectsV2(o.Bucket, o.Prefix+"/", "", "", "", o.PageSize)
+		return int64(len(res.Contents)), err
+	case metrics.Delete:
+		return 0, w.delete(ctx)
+	case metrics.Multipart:
+		return w.multipart(ctx)
+	case metrics.Copy:
+		src, dst := w.existing(), w.newObject()
+		dst.seed, dst.size = src.seed, src.size
+		_, err := w.s.c.CopyObject(ctx, minio.CopyDestOptions{Bucket: o.Bucket, Object: dst.key},
+			minio.CopySrcOptions{Bucket: o.Bucket, Object: src.key})
+		if err != nil {
+			return 0, err
+		}
+		w.written = append(w.written, dst)
+		return src.size, nil
+	}
+	return 0, fmt.Errorf("operation %s not supported", op)
+}
+
+// newObject names the next object this worker writes; with --dedup some
+// repeat the content of one it wrote before.
+func (w *worker) newObject() object {
+	w.seq++
+	// Seeds are unique within 39 bits across runs (32 runs x 16384 workers x
+	// 1M objects before they wrap); prepared objects use the 40th.
+	seed := (uint64(w.s.runs)<<34 | uint64(w.id)<<20 | uint64(w.seq)) & (1<<39 - 1)
+	obj := object{key: fmt.Sprintf("%sw%04d-%08d", w.prefix, w.id, w.seq), seed: seed}
+	if n := len(w.written); n > 0 && w.s.opts.DedupPct > 0 && w.rng.IntN(100) < w.s.opts.DedupPct {
+		prev := w.written[w.rng.IntN(n)]
+		obj.seed, obj.size = prev.seed, prev.size
+		return obj
+	}
+	obj.size = w.s.opts.Sizes.pick(w.rng)
+	return obj
+}
+
+// existing picks an object to read: one of the prepared pool.
+func (w *worker) existing() object {
+	return w.s.pool[w.rng.IntN(len(w.s.pool))]
+}
+
+func (w *worker) get(ctx context.Context) (int64, error) {
+	o := &w.s.opts
+	obj := w.existing()
+	opts := minio.GetObjectOptions{}
+	if o.RangeSize > 0 && obj.size > o.RangeSize {
+		off := w.rng.Int64N(obj.size - o.RangeSize + 1)
+		if err := opts.SetRange(off, off+o.RangeSize-1); err != nil {
+			return 0, err
+		}
+	}
+	r, err := w.s.c.GetObject(ctx, o.Bucket, obj.key, opts)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return io.CopyBuffer(io.Discard, struct{ io.Reader }{r}, w.buf)
+}
+
+// delete removes objects this worker wrote, newest first, else prepared
+// ones, DeleteBatch at a time.
+func (w *worker) delete(ctx context.Context) error {
+	o := &w.s.opts
+	var keys []string
+	for len(keys) < o.DeleteBatch {
+		if n := len(w.written); n > 0 {
+			keys = append(keys, w.written[n-1].key)
+			w.written = w.written[:n-1]
+			continue
+		}
+		i := w.s.poolAt.Add(1) - 1
+		if i >= int64(len(w.s.pool)) {
+			break
+		}
+		keys = append(keys, w.s.pool[i].key)
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf("nothing left to delete: raise --objects or add put to the mix")
+	}
+	if len(keys) == 1 {
+		return w.s.c.RemoveObject(ctx, o.Bucket, keys[0], minio.RemoveObjectOptions{})
+	}
+	ch := make(chan minio.ObjectInfo, len(keys))
+	for _, k := range keys {
+		ch <- minio.ObjectInfo{Key: k}
+	}
+	close(ch)
+	for e := range w.s.c.RemoveObjects(ctx, o.Bucket, ch, minio.RemoveObjectsOptions{}) {
+		return e.Err
+	}
+	return nil
+}
+
+// multipart uploads one object in parts of PartSize, up to 4 in parallel.
+func (w *worker) multipart(ctx context.Context) (int64, error) {
+	o := &w.s.opts
+	obj := w.newObject()
+	id, err := w.s.c.core.NewMultipartUpload(ctx, o.Bucket, obj.key, w.s.putOptions())
+	if err != nil {
+		return 0, err
+	}
+	nparts := int((obj.size + o.PartSize - 1) / o.PartSize)
+	parts := make([]minio.CompletePart, nparts)
+	var wg sync.WaitGroup
+	var firstErr error
+	var mu sync.Mutex
+	sem := make(chan struct{}, 4)
+	for p := 0; p < nparts; p++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			off := int64(p) * o.PartSize
+			size := min(o.PartSize, obj.size-off)
+			b := w.s.content.body(obj.seed, obj.size)
+			_, _ = b.Seek(off, io.SeekStart)
+			part, err := w.s.c.core.PutObjectPart(ctx, o.Bucket, obj.key, id, p+1, io.LimitReader(b, size), size,
+				minio.PutObjectPartOptions{})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			parts[p] = minio.CompletePart{PartNumber: p + 1, ETag: part.ETag}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		_ = w.s.c.core.AbortMultipartUpload(context.WithoutCancel(ctx), o.Bucket, obj.key, id)
+		return 0, firstErr
+	}
+	if _, err := w.s.c.core.CompleteMultipartUpload(ctx, o.Bucket, obj.key, id, parts, w.s.putOptions()); err != nil {
+		return 0, err
+	}
+	w.written = append(w.written, obj)
+	return obj.size, nil
+}
+
+// pacer hands out start times at a fixed rate across all workers and counts
+// operations that could not start on time (all workers were busy).
+type pacer struct {
+	interval time.Duration
+	start    time.Time
+	next     atomic.Int64
+	late     atomic.Int64
+}
+
+func newPacer(rate float64) *pacer {
+	if rate <= 0 {
+		return nil
+	}
+	return &pacer{interval: time.Duration(float64(time.Second) / rate), start: time.Now()}
+}
+
+func (p *pacer) wait(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	due := p.start.Add(time.Duration(p.next.Add(1)-1) * p.interval)
+	d := time.Until(due)
+	if d < -time.Millisecond {
+		p.late.Add(1)
+		return
+	}
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+func newCRC() hash.Hash64 { return crc64.New(crcTable) }
+
+func copyBuffer(dst io.Writer, src io.Reader) (int64, error) {
+	return io.CopyBuffer(dst, src, make([]byte, 32<<10))
+}
