@@ -18,6 +18,7 @@ import (
 	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/cmd"
 	"github.com/iolab/iolab/internal/workload/fs"
+	"github.com/iolab/iolab/internal/workload/s3"
 )
 
 // planCells expands a plan into cells: every workload at every point of its
@@ -82,33 +83,46 @@ func fields(w plan.Workload, point map[string]plan.Value) map[string]plan.Value 
 }
 
 func buildWorkload(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
-	if w.Kind == "cmd" {
+	switch w.Kind {
+	case "cmd":
 		return buildCmd(w, point, v)
+	case "s3":
+		return buildS3(p, w, point, v)
 	}
 	return buildFS(p, w, point, v)
+}
+
+// applyFields sets a plan workload's fields through the flags of its
+// command, so a plan accepts exactly what the command line accepts.
+func applyFields(p *plan.Plan, flags *pflag.FlagSet, w plan.Workload, point map[string]plan.Value, v *variant.Variant) error {
+	var known []string
+	flags.VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
+	all := fields(w, point)
+	for _, key := range sortedKeys(all) {
+		val := all[key]
+		if flags.Lookup(key) == nil {
+			return val.KeyPos.Errorf("unknown key %q in %s workload %q; known: %s", key, w.Kind, w.Name, strings.Join(known, ", "))
+		}
+		text, err := expand(val, w.Kind+"."+key, v, nil)
+		if err != nil {
+			return err
+		}
+		if (key == "directory" || key == "filename") && !filepath.IsAbs(text) {
+			text = filepath.Join(p.Dir, text)
+		}
+		if err := flags.Set(key, text); err != nil {
+			return val.Pos.Errorf("%s.%s: %v", w.Kind, key, err)
+		}
+	}
+	return nil
 }
 
 func buildFS(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
 	var o FSOptions
 	flags := pflag.NewFlagSet("fs", pflag.ContinueOnError)
 	o.AddJobFlags(flags)
-	var known []string
-	flags.VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
-	for _, key := range sortedKeys(fields(w, point)) {
-		val := fields(w, point)[key]
-		if flags.Lookup(key) == nil {
-			return nil, "", val.KeyPos.Errorf("unknown key %q in fs workload %q; known: %s", key, w.Name, strings.Join(known, ", "))
-		}
-		text, err := expand(val, "fs."+key, v, nil)
-		if err != nil {
-			return nil, "", err
-		}
-		if (key == "directory" || key == "filename") && !filepath.IsAbs(text) {
-			text = filepath.Join(p.Dir, text)
-		}
-		if err := flags.Set(key, text); err != nil {
-			return nil, "", val.Pos.Errorf("fs.%s: %v", key, err)
-		}
+	if err := applyFields(p, flags, w, point, v); err != nil {
+		return nil, "", err
 	}
 	job, err := o.job()
 	if err != nil {
@@ -123,6 +137,24 @@ func buildFS(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *vari
 		target = job.Filename
 	}
 	return wl, target, nil
+}
+
+func buildS3(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
+	var o S3Options
+	flags := pflag.NewFlagSet("s3", pflag.ContinueOnError)
+	o.AddJobFlags(flags)
+	if err := applyFields(p, flags, w, point, v); err != nil {
+		return nil, "", err
+	}
+	job, err := o.job()
+	if err != nil {
+		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
+	}
+	wl, err := s3.New(job)
+	if err != nil {
+		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
+	}
+	return wl, v.Workdir, nil
 }
 
 func buildCmd(w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {

@@ -153,6 +153,7 @@ func TestS3Conformance(t *testing.T) {
 			s3RangeGet(t, srv)
 			s3DataPatterns(t, srv)
 			s3BadInput(t, srv)
+			s3InPlan(t, srv)
 		})
 	}
 }
@@ -274,5 +275,36 @@ func s3BadInput(t *testing.T, srv s3Server) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || ExitCode(err) != 2 {
 			t.Errorf("%s: %v (exit %d), want one line with %q", tc.name, err, ExitCode(err), tc.want)
 		}
+	}
+}
+
+// The s3 workload in an experiment plan: keys are the flags of iolab s3.
+func s3InPlan(t *testing.T, srv s3Server) {
+	t.Setenv("AWS_ACCESS_KEY_ID", testAccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", testSecretKey)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`rounds: 2
+warmup: 0
+variants:
+  - name: small-pool
+  - name: big-pool
+workloads:
+  - name: obj
+    s3: {endpoint: "%s", bucket: planned, create-bucket: true, mix: "put=1,get=1", count: 20, concurrency: 2}
+    matrix: {size: [1k, 8k]}
+`, srv.endpoint)})
+	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := map[string]int{}
+	for _, run := range r.Runs {
+		if run.Status != "ok" {
+			t.Fatalf("run %+v", run)
+		}
+		cells[run.Cell]++
+	}
+	if cells["obj size=1k"] != 4 || cells["obj size=8k"] != 4 || len(r.Comparisons) == 0 {
+		t.Fatalf("cells %v, %d comparisons", cells, len(r.Comparisons))
 	}
 }
