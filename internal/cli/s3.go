@@ -86,6 +86,7 @@ func newS3Command(stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	cmd.AddCommand(newS3VerifyCommand(stdout))
 	return cmd
 }
 

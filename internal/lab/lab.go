@@ -270,6 +270,11 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	if err := r.Store.SaveRun(ctx, expID, run, report.RunMetrics(res)); err != nil {
 		return err
 	}
+	if m, ok := c.Workload.(workload.Manifester); ok {
+		if err := r.saveManifest(ctx, expID, run, m); err != nil {
+			return err
+		}
+	}
 	label := c.Name
 	if c.Variant != "" {
 		label = c.Variant + "/" + c.Name
@@ -281,6 +286,19 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		return fmt.Errorf("%s: %s", label, run.Error)
 	}
 	return nil
+}
+
+// saveManifest stores the objects a run left in place.
+func (r *Runner) saveManifest(ctx context.Context, expID string, run *store.Run, m workload.Manifester) error {
+	seed, objs := m.Manifest()
+	if len(objs) == 0 {
+		return nil
+	}
+	rows := make([]store.Object, len(objs))
+	for i, o := range objs {
+		rows[i] = store.Object{CellID: run.CellID, Key: o.Key, Size: o.Size, Seed: o.Seed, ContentSeed: seed}
+	}
+	return r.Store.SaveObjects(ctx, expID, run.ID, rows)
 }
 
 // runAround runs the workload between the cell's BeforeRun and AfterRun.

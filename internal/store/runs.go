@@ -302,3 +302,52 @@ func (s *Store) loadEnv(ctx context.Context, d *Data) error {
 	}
 	return s.wrap(rows.Err())
 }
+
+// Object is an entry of an experiment's manifest: an object a run left in
+// place, with what it should hold.
+type Object struct {
+	CellID      int64
+	Key         string
+	Size        int64
+	Seed        uint64
+	ContentSeed uint64
+}
+
+// SaveObjects adds a run's objects to the experiment's manifest.
+func (s *Store) SaveObjects(ctx context.Context, experimentID string, runID int64, objs []Object) error {
+	ctx = context.WithoutCancel(ctx)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	for _, o := range objs {
+		// Seeds are stored as signed 64-bit integers, which every SQL
+		// database has; the bits are the same.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO objects (experiment_id, run_id, cell_id, object_key, size, seed, content_seed)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, experimentID, runID, o.CellID, o.Key, o.Size, int64(o.Seed), int64(o.ContentSeed)); err != nil {
+			return s.wrap(err)
+		}
+	}
+	return s.wrap(tx.Commit())
+}
+
+// Objects lists an experiment's manifest.
+func (s *Store) Objects(ctx context.Context, experimentID string) ([]Object, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT cell_id, object_key, size, seed, content_seed FROM objects WHERE experiment_id = ? ORDER BY run_id, object_key`, experimentID)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []Object
+	for rows.Next() {
+		var o Object
+		var seed, cseed int64
+		if err := rows.Scan(&o.CellID, &o.Key, &o.Size, &seed, &cseed); err != nil {
+			return nil, s.wrap(err)
+		}
+		o.Seed, o.ContentSeed = uint64(seed), uint64(cseed)
+		out = append(out, o)
+	}
+	return out, s.wrap(rows.Err())
+}

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -11,7 +11,22 @@ ALTER TABLE runs ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';`,
 	2: `ALTER TABLE runs ADD COLUMN error_codes TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE run_directions ADD COLUMN errors BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
+	3: objectsTable,
 }
+
+// objectsTable is the manifest of objects runs left in place, to verify them
+// later.
+const objectsTable = `
+CREATE TABLE objects (
+	experiment_id TEXT NOT NULL REFERENCES experiments(id),
+	run_id        INTEGER NOT NULL REFERENCES runs(id),
+	cell_id       INTEGER NOT NULL REFERENCES cells(id),
+	object_key    TEXT NOT NULL,
+	size          BIGINT NOT NULL,
+	seed          BIGINT NOT NULL,          -- content: block k is generator block seed<<24|k
+	content_seed  BIGINT NOT NULL,          -- the generator's seed
+	PRIMARY KEY (experiment_id, cell_id, object_key)
+);`
 
 // appID marks a database as iolab's in its meta table.
 const appID = "iolab"
@@ -97,4 +112,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-`
+` + objectsTable

@@ -33,3 +33,20 @@ type InputError struct{ Err error }
 
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
+
+// Object is something a run left in the target, with what it should hold:
+// the content its Seed generates, Size bytes long.
+type Object struct {
+	Key  string
+	Size int64
+	Seed uint64
+}
+
+// Manifester is a workload that leaves objects behind (s3 with --keep). After
+// each run it hands over what the run wrote, so the objects can be checked
+// later (iolab s3 verify), for instance after a server restart.
+type Manifester interface {
+	// Manifest returns the seed of the content generator and the objects
+	// written by the last run, and forgets them.
+	Manifest() (contentSeed uint64, objects []Object)
+}

@@ -18,13 +18,22 @@ var crcTable = crc64.MakeTable(crc64.ECMA)
 // bodies are generated as they are read (flat memory at any size), can seek
 // (for retries), repeat exactly for the same seed (dedup), and let a
 // verification regenerate what an object should hold.
-type content struct{ gen *datagen.Generator }
+type content struct {
+	gen  *datagen.Generator
+	seed uint64
+}
 
 // newContent seeds the generator anew for every process, so a store that
 // deduplicates cannot match objects against those of an earlier invocation.
 func newContent(p datagen.Pattern) content {
+	return contentOf(p, uint64(time.Now().UnixNano()))
+}
+
+// contentOf is the content generator of a given seed (to verify objects a
+// past run wrote).
+func contentOf(p datagen.Pattern, seed uint64) content {
 	p.DedupPct = 0 // dedup is per object here: a repeated seed
-	return content{gen: datagen.New(p, uint64(time.Now().UnixNano()))}
+	return content{gen: datagen.New(p, seed), seed: seed}
 }
 
 // body returns a fresh reader of one object. Each request gets its own: the

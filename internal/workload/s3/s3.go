@@ -25,6 +25,7 @@ import (
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/units"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // object is a key the workload wrote, with what it should hold.
@@ -42,6 +43,7 @@ type S3 struct {
 	pool    []object // prepared for get/head/copy/list/delete
 	poolAt  atomic.Int64
 	runs    int
+	kept    []object // written by the last run and left in place (--keep)
 }
 
 // New validates opts.
@@ -74,6 +76,15 @@ func (s *S3) Params() map[string]string {
 	}
 	if o.HTTP2 {
 		p["http2"] = "1"
+	}
+	if o.Data.CompressPct > 0 {
+		p["compressible"] = fmt.Sprint(o.Data.CompressPct)
+	}
+	if o.Data.Zeros {
+		p["zeros"] = "1"
+	}
+	if o.DedupPct > 0 {
+		p["dedup"] = fmt.Sprint(o.DedupPct)
 	}
 	return p
 }
@@ -169,12 +180,26 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	}
 	cctx := context.WithoutCancel(ctx)
 	if o.Verify && err == nil {
-		s.verify(cctx, written, res)
+		v := verifyObjects(cctx, s.c, o, s.content, written)
+		v.addTo(res)
 	}
-	if !o.Keep {
+	if o.Keep {
+		s.kept = written
+	} else {
 		s.remove(cctx, written)
 	}
 	return res, err
+}
+
+// Manifest implements workload.Manifester: with --keep, the objects the
+// last run left in the bucket.
+func (s *S3) Manifest() (uint64, []workload.Object) {
+	out := make([]workload.Object, len(s.kept))
+	for i, o := range s.kept {
+		out[i] = workload.Object{Key: o.key, Size: o.size, Seed: o.seed}
+	}
+	s.kept = nil
+	return s.content.seed, out
 }
 
 // Close removes the prepared objects unless --keep.
@@ -198,21 +223,40 @@ func (s *S3) remove(ctx context.Context, objs []object) {
 	}
 }
 
-// verify reads back every object the run wrote and compares its checksum
-// with the content its seed generates.
-func (s *S3) verify(ctx context.Context, written []object, res *metrics.Result) {
+// Verification is the outcome of reading objects back.
+type Verification struct {
+	Checked, Mismatched, Missing int64
+	// Bad lists the first few objects that were wrong or missing.
+	Bad []string
+}
+
+func (v Verification) addTo(res *metrics.Result) {
+	res.Extra["verify_checked"] = float64(v.Checked)
+	res.Extra["verify_mismatched"] = float64(v.Mismatched)
+	res.Extra["verify_missing"] = float64(v.Missing)
+	if len(v.Bad) > 0 {
+		res.Errors += v.Mismatched + v.Missing
+		res.FirstError = "verify: " + v.Bad[0]
+		res.Notes = append(res.Notes, metrics.Note{Code: "verify-failed", Message: fmt.Sprintf(
+			"%d of %d objects read back wrong or missing; first: %s", v.Mismatched+v.Missing, v.Checked, strings.Join(v.Bad, ", "))})
+	}
+}
+
+// verifyObjects reads back objects and compares each checksum with the
+// content its seed generates, with Concurrency readers.
+func verifyObjects(ctx context.Context, c *client, o *Options, cont content, objs []object) Verification {
 	var checked, mismatched, missing atomic.Int64
 	var mu sync.Mutex
 	var bad []string
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < s.opts.Concurrency; w++ {
+	for w := 0; w < o.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := next.Add(1) - 1; i < int64(len(written)); i = next.Add(1) - 1 {
-				o := written[i]
-				got, err := s.readChecksum(ctx, o.key)
+			for i := next.Add(1) - 1; i < int64(len(objs)); i = next.Add(1) - 1 {
+				obj := objs[i]
+				got, err := readChecksum(ctx, c, o.Bucket, obj.key)
 				checked.Add(1)
 				problem := ""
 				switch {
@@ -222,14 +266,14 @@ func (s *S3) verify(ctx context.Context, written []object, res *metrics.Result) 
 				case err != nil:
 					missing.Add(1)
 					problem = errorCode(err)
-				case got != s.content.checksum(o.seed, o.size):
+				case got != cont.checksum(obj.seed, obj.size):
 					mismatched.Add(1)
 					problem = "content differs"
 				}
 				if problem != "" {
 					mu.Lock()
 					if len(bad) < 5 {
-						bad = append(bad, o.key+" ("+problem+")")
+						bad = append(bad, obj.key+" ("+problem+")")
 					}
 					mu.Unlock()
 				}
@@ -237,19 +281,27 @@ func (s *S3) verify(ctx context.Context, written []object, res *metrics.Result) 
 		}()
 	}
 	wg.Wait()
-	res.Extra["verify_checked"] = float64(checked.Load())
-	res.Extra["verify_mismatched"] = float64(mismatched.Load())
-	res.Extra["verify_missing"] = float64(missing.Load())
-	if len(bad) > 0 {
-		res.Errors += mismatched.Load() + missing.Load()
-		res.FirstError = "verify: " + bad[0]
-		res.Notes = append(res.Notes, metrics.Note{Code: "verify-failed", Message: fmt.Sprintf(
-			"%d of %d objects read back wrong or missing; first: %s", mismatched.Load()+missing.Load(), checked.Load(), strings.Join(bad, ", "))})
-	}
+	return Verification{Checked: checked.Load(), Mismatched: mismatched.Load(), Missing: missing.Load(), Bad: bad}
 }
 
-func (s *S3) readChecksum(ctx context.Context, key string) (uint64, error) {
-	obj, err := s.c.GetObject(ctx, s.opts.Bucket, key, minio.GetObjectOptions{})
+// Verify checks objects a past run left in place, from its manifest.
+func Verify(ctx context.Context, o Options, contentSeed uint64, objs []workload.Object) (Verification, error) {
+	c, err := newClient(&o)
+	if err != nil {
+		return Verification{}, err
+	}
+	if err := c.preflight(ctx, &o); err != nil {
+		return Verification{}, err
+	}
+	list := make([]object, len(objs))
+	for i, x := range objs {
+		list[i] = object{key: x.Key, size: x.Size, seed: x.Seed}
+	}
+	return verifyObjects(ctx, c, &o, contentOf(o.Data, contentSeed), list), nil
+}
+
+func readChecksum(ctx context.Context, c *client, bucket, key string) (uint64, error) {
+	obj, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return 0, err
 	}
