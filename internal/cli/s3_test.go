@@ -6,8 +6,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,6 +158,7 @@ func TestS3Conformance(t *testing.T) {
 			s3BadInput(t, srv)
 			s3InPlan(t, srv)
 			s3VerifyLater(t, srv)
+			s3Rate(t, srv)
 		})
 	}
 }
@@ -347,5 +351,42 @@ func s3VerifyLater(t *testing.T, srv s3Server) {
 	out, _, err = iolab(t, context.Background(), "s3", "verify", "--db", db)
 	if err == nil || ExitCode(err) != 1 || !strings.Contains(out, "30 objects checked, 1 differ, 1 missing") {
 		t.Fatalf("verify of damaged objects (%v): %s", err, out)
+	}
+}
+
+// TLS problems are named before any load, against real local servers.
+func TestS3TLSErrors(t *testing.T) {
+	t.Parallel()
+	tlsSrv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the rejected handshakes are the point
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	tests := []struct{ endpoint, want string }{
+		{tlsSrv.URL, "TLS certificate not trusted"},
+		{strings.Replace(plain.URL, "http://", "https://", 1), "does not speak TLS"},
+	}
+	for _, tc := range tests {
+		_, _, err := iolab(t, context.Background(), "s3", "--endpoint", tc.endpoint, "--bucket", "b12", "--access-key", "k",
+			"--secret-key", "s", "--runtime", "1s", "--db", filepath.Join(t.TempDir(), "x.db"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || ExitCode(err) != 2 {
+			t.Errorf("%s: %v, want %q", tc.endpoint, err, tc.want)
+		}
+	}
+}
+
+func s3Rate(t *testing.T, srv s3Server) {
+	r, err := s3Run(t, srv, "--bucket", "rated", "--create-bucket", "--mix", "put", "--size", "1k",
+		"--concurrency", "4", "--runtime", "1s", "--rate", "40")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Paced at 40/s for one second: never more than the schedule allows.
+	if n := r.Runs[0].Ops["put"].Ops; n == 0 || n > 40+4 {
+		t.Fatalf("%d puts in 1s at --rate 40", n)
+	}
+	if _, ok := r.Runs[0].Extra["late_starts"]; !ok {
+		t.Fatal("late starts not reported")
 	}
 }

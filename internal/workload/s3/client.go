@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -112,7 +113,7 @@ func describe(o *Options, err error) error {
 	switch {
 	case errors.As(err, &certErr):
 		return fmt.Errorf("--endpoint %s: TLS certificate not trusted (%v); add --insecure to accept it", o.Endpoint, certErr.Err)
-	case errors.As(err, &recErr):
+	case errors.As(err, &recErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return fmt.Errorf("--endpoint %s: TLS handshake failed: the server does not speak TLS there; use http://", o.Endpoint)
 	case errors.As(err, &netErr):
 		return fmt.Errorf("--endpoint %s: unreachable (%v)", o.Endpoint, netErr.Err)

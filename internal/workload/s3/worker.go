@@ -40,6 +40,9 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 			return nil
 		}
 		w.pace.wait(ctx)
+		if stop.Stopped() { // the run ended while this worker waited for its turn
+			return nil
+		}
 		op := w.s.opts.Mix.pick(w.rng)
 		firstByte.Store(0)
 		start := clock.Now()
@@ -223,7 +226,8 @@ func (w *worker) multipart(ctx context.Context) (int64, error) {
 // operations that could not start on time (all workers were busy).
 type pacer struct {
 	interval time.Duration
-	start    time.Time
+	once     sync.Once
+	start    time.Time // when the first worker asked: the run's start
 	next     atomic.Int64
 	late     atomic.Int64
 }
@@ -232,13 +236,14 @@ func newPacer(rate float64) *pacer {
 	if rate <= 0 {
 		return nil
 	}
-	return &pacer{interval: time.Duration(float64(time.Second) / rate), start: time.Now()}
+	return &pacer{interval: time.Duration(float64(time.Second) / rate)}
 }
 
 func (p *pacer) wait(ctx context.Context) {
 	if p == nil {
 		return
 	}
+	p.once.Do(func() { p.start = time.Now() })
 	due := p.start.Add(time.Duration(p.next.Add(1)-1) * p.interval)
 	d := time.Until(due)
 	if d < -time.Millisecond {
