@@ -154,6 +154,7 @@ func TestS3Conformance(t *testing.T) {
 			s3Contract(t, srv)
 			s3AllOperations(t, srv)
 			s3RangeGet(t, srv)
+			s3SizeBuckets(t, srv)
 			s3DataPatterns(t, srv)
 			s3BadInput(t, srv)
 			s3InPlan(t, srv)
@@ -198,6 +199,25 @@ func s3AllOperations(t *testing.T, srv s3Server) {
 	}
 	if run.Verify == nil || run.Verify.Mismatched != 0 || run.Verify.Missing != 0 {
 		t.Errorf("verify after copy and multipart: %+v", run.Verify)
+	}
+}
+
+// A list of sizes gives statistics per size.
+func s3SizeBuckets(t *testing.T, srv s3Server) {
+	r, err := s3Run(t, srv, "--bucket", "sizes", "--create-bucket", "--mix", "put=1,get=1", "--size", "1k,16k",
+		"--concurrency", "2", "--count", "60")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := r.Runs[0].Extra
+	for _, key := range []string{"size.put.1k.ops_per_s", "size.put.16k.lat_p99_ns", "size.get.1k.bytes_per_s", "size.get.16k.ops_per_s"} {
+		if x[key] <= 0 {
+			t.Errorf("%s = %v; extra %v", key, x[key], x)
+		}
+	}
+	total := r.Runs[0].Ops["put"].OpsPerS
+	if sum := x["size.put.1k.ops_per_s"] + x["size.put.16k.ops_per_s"]; sum < total*0.999 || sum > total*1.001 {
+		t.Errorf("size buckets of put add to %.1f ops/s, the operation to %.1f", sum, total)
 	}
 }
 

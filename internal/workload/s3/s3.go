@@ -157,7 +157,7 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	prefix := fmt.Sprintf("%s/%d/run%d-", o.Prefix, time.Now().UnixNano(), s.runs)
 	for i := range workers {
 		workers[i] = &worker{s: s, id: i, prefix: prefix, rng: rand.New(rand.NewPCG(uint64(i)+1, uint64(s.runs))),
-			budget: &budget, limited: o.Count > 0, pace: pace}
+			budget: &budget, limited: o.Count > 0, pace: pace, sizes: newSizeBuckets(o.Sizes)}
 	}
 	dialed := s.c.dialed.Load()
 	dopts := driver.Options{Workers: o.Concurrency, Runtime: o.Runtime}
@@ -171,6 +171,11 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 		return nil, err
 	}
 	res.Extra = map[string]float64{"connections_opened": float64(s.c.dialed.Load() - dialed)}
+	buckets := make([]*sizeBuckets, len(workers))
+	for i, w := range workers {
+		buckets[i] = w.sizes
+	}
+	addSizeBuckets(buckets, res.Duration, res.Extra)
 	if o.Rate > 0 {
 		res.Extra["late_starts"] = float64(pace.late.Load())
 	}

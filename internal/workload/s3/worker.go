@@ -29,6 +29,8 @@ type worker struct {
 	written []object // this run's objects, for delete, dedup and verify
 	seq     int
 	buf     []byte
+	sizes   *sizeBuckets
+	size    int64 // object size of the operation in progress, for sizes
 }
 
 func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
@@ -44,6 +46,7 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 			return nil
 		}
 		op := w.s.opts.Mix.pick(w.rng)
+		w.size = 0
 		firstByte.Store(0)
 		start := clock.Now()
 		n, err := w.do(tctx, op)
@@ -56,6 +59,7 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 			continue
 		}
 		rec.Record(op, n, end, end-start)
+		w.sizes.record(op, w.size, end-start)
 		if fb := firstByte.Load(); fb > start && op != metrics.Multipart {
 			rec.RecordTTFB(op, fb-start)
 		}
@@ -74,6 +78,7 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 			return 0, err
 		}
 		w.written = append(w.written, obj)
+		w.size = obj.size
 		return obj.size, nil
 	case metrics.Get:
 		return w.get(ctx)
@@ -126,6 +131,7 @@ func (w *worker) existing() object {
 func (w *worker) get(ctx context.Context) (int64, error) {
 	o := &w.s.opts
 	obj := w.existing()
+	w.size = obj.size
 	opts := minio.GetObjectOptions{}
 	if o.RangeSize > 0 && obj.size > o.RangeSize {
 		off := w.rng.Int64N(obj.size - o.RangeSize + 1)
