@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload/s3"
 )
 
@@ -66,7 +67,7 @@ func (o *S3Options) job() (s3.Options, error) {
 	if j.Mix, err = s3.ParseMix(o.mix); err != nil {
 		return j, fmt.Errorf("--mix %w", err)
 	}
-	if j.Sizes, err = s3.ParseSizes(o.sizes); err != nil {
+	if j.Sizes, err = units.ParseSizes(o.sizes); err != nil {
 		return j, fmt.Errorf("--size %w", err)
 	}
 	j.Data.Zeros = o.zeros

@@ -2,9 +2,7 @@ package s3
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +26,7 @@ type Options struct {
 	CreateBucket bool
 
 	Mix         Mix
-	Sizes       Sizes
+	Sizes       units.Sizes
 	RangeSize   int64 // GET a random range of this size instead of the whole object
 	PartSize    int64 // multipart part size
 	PageSize    int   // LIST page size
@@ -50,7 +48,7 @@ type Options struct {
 // DefaultOptions are the defaults of the flags.
 func DefaultOptions() Options {
 	return Options{Region: "us-east-1", Lookup: "auto", Mix: Mix{{Op: metrics.Get, Weight: 1}},
-		Sizes: Sizes{Fixed: []int64{4096}}, PartSize: 5 << 20, PageSize: 1000, DeleteBatch: 1,
+		Sizes: units.Sizes{Fixed: []int64{4096}}, PartSize: 5 << 20, PageSize: 1000, DeleteBatch: 1,
 		Concurrency: 16, Objects: 0, Prefix: "iolab"}
 }
 
@@ -126,61 +124,6 @@ func (m Mix) String() string {
 	parts := make([]string, len(m))
 	for i, w := range m {
 		parts[i] = fmt.Sprintf("%s=%d", w.Op, w.Weight)
-	}
-	return strings.Join(parts, ",")
-}
-
-// Sizes are object sizes: one fixed size, a list (each object picks one),
-// or a range drawn log-uniformly, as warp does.
-type Sizes struct {
-	Fixed    []int64
-	Min, Max int64 // a range when Max > 0
-}
-
-// ParseSizes reads "4k", "1k,4k,64k" or "1k-10m".
-func ParseSizes(s string) (Sizes, error) {
-	if lo, hi, ok := strings.Cut(s, "-"); ok {
-		a, err1 := units.ParseSize(lo)
-		b, err2 := units.ParseSize(hi)
-		if err1 != nil || err2 != nil || a < 1 || b <= a {
-			return Sizes{}, fmt.Errorf("%q: want a range such as 1k-10m with the first smaller", s)
-		}
-		return Sizes{Min: a, Max: b}, nil
-	}
-	var out Sizes
-	for _, part := range strings.Split(s, ",") {
-		n, err := units.ParseSize(strings.TrimSpace(part))
-		if err != nil {
-			return Sizes{}, err
-		}
-		out.Fixed = append(out.Fixed, n)
-	}
-	sort.Slice(out.Fixed, func(i, j int) bool { return out.Fixed[i] < out.Fixed[j] })
-	return out, nil
-}
-
-func (s Sizes) pick(rng *rand.Rand) int64 {
-	if s.Max > 0 {
-		l := math.Log(float64(s.Min)) + rng.Float64()*(math.Log(float64(s.Max))-math.Log(float64(s.Min)))
-		return int64(math.Exp(l))
-	}
-	return s.Fixed[rng.IntN(len(s.Fixed))]
-}
-
-func (s Sizes) largest() int64 {
-	if s.Max > 0 {
-		return s.Max
-	}
-	return s.Fixed[len(s.Fixed)-1]
-}
-
-func (s Sizes) String() string {
-	if s.Max > 0 {
-		return units.FormatSize(s.Min) + "-" + units.FormatSize(s.Max)
-	}
-	parts := make([]string, len(s.Fixed))
-	for i, n := range s.Fixed {
-		parts[i] = units.FormatSize(n)
 	}
 	return strings.Join(parts, ",")
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/units"
@@ -38,7 +39,7 @@ type object struct {
 // S3 is the workload.
 type S3 struct {
 	opts    Options
-	content content
+	content datagen.Content
 	c       *client
 	pool    []object // prepared for get/head/copy/list/delete
 	poolAt  atomic.Int64
@@ -51,7 +52,7 @@ func New(opts Options) (*S3, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &S3{opts: opts, content: newContent(opts.Data)}, nil
+	return &S3{opts: opts, content: datagen.NewContent(opts.Data)}, nil
 }
 
 // Kind implements workload.Workload.
@@ -114,7 +115,7 @@ func (s *S3) Prepare(ctx context.Context) error {
 	rng := rand.New(rand.NewPCG(7, 7))
 	prefix := fmt.Sprintf("%s/%d/pool-", s.opts.Prefix, time.Now().UnixNano())
 	for i := 0; i < n; i++ {
-		s.pool = append(s.pool, object{key: fmt.Sprintf("%s%07d", prefix, i), seed: 1<<39 | uint64(i), size: s.opts.Sizes.pick(rng)})
+		s.pool = append(s.pool, object{key: fmt.Sprintf("%s%07d", prefix, i), seed: 1<<39 | uint64(i), size: s.opts.Sizes.Pick(rng)})
 	}
 	return s.upload(ctx, s.pool)
 }
@@ -130,7 +131,7 @@ func (s *S3) upload(ctx context.Context, objs []object) error {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(len(objs)); i = next.Add(1) - 1 {
 				o := objs[i]
-				if _, err := s.c.PutObject(ctx, s.opts.Bucket, o.key, s.content.body(o.seed, o.size), o.size, s.putOptions()); err != nil {
+				if _, err := s.c.PutObject(ctx, s.opts.Bucket, o.key, s.content.Body(o.seed, o.size), o.size, s.putOptions()); err != nil {
 					errs <- fmt.Errorf("prepare: put %s: %w", o.key, describe(&s.opts, err))
 					return
 				}
@@ -204,7 +205,7 @@ func (s *S3) Manifest() (uint64, []workload.Object) {
 		out[i] = workload.Object{Key: o.key, Size: o.size, Seed: o.seed}
 	}
 	s.kept = nil
-	return s.content.seed, out
+	return s.content.Seed, out
 }
 
 // Close removes the prepared objects unless --keep.
@@ -249,7 +250,7 @@ func (v Verification) addTo(res *metrics.Result) {
 
 // verifyObjects reads back objects and compares each checksum with the
 // content its seed generates, with Concurrency readers.
-func verifyObjects(ctx context.Context, c *client, o *Options, cont content, objs []object) Verification {
+func verifyObjects(ctx context.Context, c *client, o *Options, cont datagen.Content, objs []object) Verification {
 	var checked, mismatched, missing atomic.Int64
 	var mu sync.Mutex
 	var bad []string
@@ -271,7 +272,7 @@ func verifyObjects(ctx context.Context, c *client, o *Options, cont content, obj
 				case err != nil:
 					missing.Add(1)
 					problem = errorCode(err)
-				case got != cont.checksum(obj.seed, obj.size):
+				case got != cont.Checksum(obj.seed, obj.size):
 					mismatched.Add(1)
 					problem = "content differs"
 				}
@@ -302,7 +303,7 @@ func Verify(ctx context.Context, o Options, contentSeed uint64, objs []workload.
 	for i, x := range objs {
 		list[i] = object{key: x.Key, size: x.Size, seed: x.Seed}
 	}
-	return verifyObjects(ctx, c, &o, contentOf(o.Data, contentSeed), list), nil
+	return verifyObjects(ctx, c, &o, datagen.ContentOf(o.Data, contentSeed), list), nil
 }
 
 func readChecksum(ctx context.Context, c *client, bucket, key string) (uint64, error) {
@@ -311,7 +312,7 @@ func readChecksum(ctx context.Context, c *client, bucket, key string) (uint64, e
 		return 0, err
 	}
 	defer obj.Close()
-	h := newCRC()
+	h := datagen.NewChecksum()
 	if _, err := copyBuffer(h, obj); err != nil {
 		return 0, err
 	}

@@ -15,7 +15,7 @@ import (
 // each listed size is a bucket; a range is cut at powers of two. A worker
 // owns one; they are merged after the run.
 type sizeBuckets struct {
-	sizes Sizes
+	sizes units.Sizes
 	by    map[bucketKey]*bucketStats
 }
 
@@ -29,7 +29,7 @@ type bucketStats struct {
 	lat        *hdrhistogram.Histogram
 }
 
-func newSizeBuckets(s Sizes) *sizeBuckets {
+func newSizeBuckets(s units.Sizes) *sizeBuckets {
 	if s.Max == 0 && len(s.Fixed) == 1 {
 		return nil // one size: the per-operation stats are the bucket
 	}

@@ -3,8 +3,6 @@ package s3
 import (
 	"context"
 	"fmt"
-	"hash"
-	"hash/crc64"
 	"io"
 	"math/rand/v2"
 	"sync"
@@ -73,7 +71,7 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 	switch op {
 	case metrics.Put:
 		obj := w.newObject()
-		_, err := w.s.c.PutObject(ctx, o.Bucket, obj.key, w.s.content.body(obj.seed, obj.size), obj.size, w.s.putOptions())
+		_, err := w.s.c.PutObject(ctx, o.Bucket, obj.key, w.s.content.Body(obj.seed, obj.size), obj.size, w.s.putOptions())
 		if err != nil {
 			return 0, err
 		}
@@ -119,7 +117,7 @@ func (w *worker) newObject() object {
 		obj.seed, obj.size = prev.seed, prev.size
 		return obj
 	}
-	obj.size = w.s.opts.Sizes.pick(w.rng)
+	obj.size = w.s.opts.Sizes.Pick(w.rng)
 	return obj
 }
 
@@ -204,7 +202,7 @@ func (w *worker) multipart(ctx context.Context) (int64, error) {
 			defer func() { <-sem; wg.Done() }()
 			off := int64(p) * o.PartSize
 			size := min(o.PartSize, obj.size-off)
-			b := w.s.content.body(obj.seed, obj.size)
+			b := w.s.content.Body(obj.seed, obj.size)
 			_, _ = b.Seek(off, io.SeekStart)
 			part, err := w.s.c.core.PutObjectPart(ctx, o.Bucket, obj.key, id, p+1, io.LimitReader(b, size), size,
 				minio.PutObjectPartOptions{})
@@ -265,8 +263,6 @@ func (p *pacer) wait(ctx context.Context) {
 		}
 	}
 }
-
-func newCRC() hash.Hash64 { return crc64.New(crcTable) }
 
 func copyBuffer(dst io.Writer, src io.Reader) (int64, error) {
 	return io.CopyBuffer(dst, src, make([]byte, 32<<10))

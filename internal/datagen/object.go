@@ -1,56 +1,59 @@
-package s3
+package datagen
 
 import (
 	"errors"
+	"hash"
 	"hash/crc64"
 	"io"
 	"time"
-
-	"github.com/iolab/iolab/internal/datagen"
 )
 
 const chunkSize = 64 << 10
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
-// content makes object bodies. Block k of the object with seed s is block
+// Content makes object bodies for workloads that write whole objects (S3,
+// HTTP uploads). Block k of the object with seed s is block
 // number s<<24|k of one shared generator, whose Block is a pure function:
 // bodies are generated as they are read (flat memory at any size), can seek
 // (for retries), repeat exactly for the same seed (dedup), and let a
 // verification regenerate what an object should hold.
-type content struct {
-	gen  *datagen.Generator
-	seed uint64
+type Content struct {
+	gen  *Generator
+	Seed uint64 // of the generator, to rebuild it later
 }
 
-// newContent seeds the generator anew for every process, so a store that
+// NewContent seeds the generator anew for every process, so a store that
 // deduplicates cannot match objects against those of an earlier invocation.
-func newContent(p datagen.Pattern) content {
-	return contentOf(p, uint64(time.Now().UnixNano()))
+func NewContent(p Pattern) Content {
+	return ContentOf(p, uint64(time.Now().UnixNano()))
 }
 
-// contentOf is the content generator of a given seed (to verify objects a
+// ContentOf is the content generator of a given seed (to verify objects a
 // past run wrote).
-func contentOf(p datagen.Pattern, seed uint64) content {
+func ContentOf(p Pattern, seed uint64) Content {
 	p.DedupPct = 0 // dedup is per object here: a repeated seed
-	return content{gen: datagen.New(p, seed), seed: seed}
+	return Content{gen: New(p, seed), Seed: seed}
 }
 
-// body returns a fresh reader of one object. Each request gets its own: the
+// Body returns a fresh reader of one object. Each request gets its own: the
 // HTTP transport may still read a body after the response has arrived.
-func (c content) body(seed uint64, size int64) *body {
+func (c Content) Body(seed uint64, size int64) io.ReadSeeker {
 	return &body{gen: c.gen, seed: seed, size: size, chunk: make([]byte, min(chunkSize, max(size, 1))), loaded: -1}
 }
 
-// checksum is the CRC-64 of the object with this seed and size.
-func (c content) checksum(seed uint64, size int64) uint64 {
-	h := crc64.New(crcTable)
-	_, _ = io.Copy(h, c.body(seed, size))
+// Checksum is the CRC-64 of the object with this seed and size.
+func (c Content) Checksum(seed uint64, size int64) uint64 {
+	h := NewChecksum()
+	_, _ = io.Copy(h, c.Body(seed, size))
 	return h.Sum64()
 }
 
+// NewChecksum is the hash Checksum uses, to check what is read back.
+func NewChecksum() hash.Hash64 { return crc64.New(crcTable) }
+
 type body struct {
-	gen    *datagen.Generator
+	gen    *Generator
 	seed   uint64
 	size   int64
 	off    int64
