@@ -21,10 +21,12 @@ const (
 	Delete
 	Multipart // a multipart upload, from create to complete
 	Copy
+	Upload   // an HTTP request that sends a body
+	Download // an HTTP request that receives one
 	NumOps
 )
 
-var opNames = [NumOps]string{"read", "write", "sync", "put", "get", "head", "list", "delete", "multipart", "copy"}
+var opNames = [NumOps]string{"read", "write", "sync", "put", "get", "head", "list", "delete", "multipart", "copy", "upload", "download"}
 
 func (d Op) String() string {
 	if d < NumOps {

@@ -41,22 +41,25 @@ type Report struct {
 
 // RunView is one run.
 type RunView struct {
-	Cell             string   `json:"cell"`
-	Variant          string   `json:"variant,omitempty"`
-	Round            int      `json:"round"`
-	Slot             int      `json:"slot"`
-	Warmup           bool     `json:"warmup"`
-	Status           string   `json:"status"`
-	Error            string   `json:"error,omitempty"`
-	Errors           int64    `json:"errors"`
-	DurationS        float64  `json:"duration_s"`
-	CPUS             float64  `json:"cpu_s"`
-	OpsPerS          float64  `json:"ops_per_s"`
-	BytesPerS        float64  `json:"bytes_per_s"`
-	TimingOverheadNs float64  `json:"timing_overhead_ns"`
-	Read             *DirView `json:"read,omitempty"`
-	Write            *DirView `json:"write,omitempty"`
-	Sync             *DirView `json:"sync,omitempty"`
+	Cell             string  `json:"cell"`
+	Variant          string  `json:"variant,omitempty"`
+	Round            int     `json:"round"`
+	Slot             int     `json:"slot"`
+	Warmup           bool    `json:"warmup"`
+	Status           string  `json:"status"`
+	Error            string  `json:"error,omitempty"`
+	Errors           int64   `json:"errors"`
+	DurationS        float64 `json:"duration_s"`
+	CPUS             float64 `json:"cpu_s"`
+	OpsPerS          float64 `json:"ops_per_s"`
+	BytesPerS        float64 `json:"bytes_per_s"`
+	TimingOverheadNs float64 `json:"timing_overhead_ns"`
+	// Lat and TTFB merge every operation of the run.
+	Lat   *metrics.Percentiles `json:"lat_ns,omitempty"`
+	TTFB  *metrics.Percentiles `json:"ttfb_ns,omitempty"`
+	Read  *DirView             `json:"read,omitempty"`
+	Write *DirView             `json:"write,omitempty"`
+	Sync  *DirView             `json:"sync,omitempty"`
 	// Ops holds object operations (put, get, ...) by name.
 	Ops    map[string]*DirView `json:"ops,omitempty"`
 	Verify *VerifyView         `json:"verify,omitempty"`
@@ -165,6 +168,35 @@ func objectOps(res *metrics.Result) map[string]*DirView {
 	return m
 }
 
+// mergedLatency merges the latency and TTFB histograms of every operation
+// kind of a run.
+func mergedLatency(res *metrics.Result) (lat, ttfb *metrics.Percentiles) {
+	var l, t *hdrhistogram.Histogram
+	for _, st := range res.ByOp {
+		if st.Lat != nil && st.Lat.TotalCount() > 0 {
+			if l == nil {
+				l = metrics.NewHistogram()
+			}
+			l.Merge(st.Lat)
+		}
+		if st.TTFB != nil {
+			if t == nil {
+				t = metrics.NewHistogram()
+			}
+			t.Merge(st.TTFB)
+		}
+	}
+	if l != nil {
+		p := metrics.PercentilesOf(l)
+		lat = &p
+	}
+	if t != nil {
+		p := metrics.PercentilesOf(t)
+		ttfb = &p
+	}
+	return lat, ttfb
+}
+
 func verifyView(res *metrics.Result) *VerifyView {
 	checked, ok := res.Extra["verify_checked"]
 	if !ok {
@@ -205,6 +237,7 @@ func Build(d *store.Data, opts Options) *Report {
 			OpsPerS: res.PerSecond(res.Ops()), BytesPerS: res.PerSecond(res.Bytes()), TimingOverheadNs: res.TimingOverheadNs,
 			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes,
 			Ops: objectOps(res), Verify: verifyView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
+		v.Lat, v.TTFB = mergedLatency(res)
 		if opts.Series {
 			v.Series = res.Series
 		}
