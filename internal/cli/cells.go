@@ -18,6 +18,7 @@ import (
 	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/cmd"
 	"github.com/iolab/iolab/internal/workload/fs"
+	"github.com/iolab/iolab/internal/workload/httpload"
 	"github.com/iolab/iolab/internal/workload/s3"
 )
 
@@ -59,12 +60,17 @@ func expand(val plan.Value, field string, v *variant.Variant, params map[string]
 	for k, x := range params {
 		s = strings.ReplaceAll(s, "{{"+k+"}}", x)
 	}
-	if m := template.FindString(s); m != "" {
-		known := []string{"{{variant}}", "{{workdir}}", "{{tmp}}", "{{port}}"}
+	// Templates the workload fills itself, per operation (http URLs).
+	rest := s
+	for _, t := range []string{"{{i}}", "{{worker}}", "{{id}}"} {
+		rest = strings.ReplaceAll(rest, t, "")
+	}
+	if m := template.FindString(rest); m != "" {
+		known := []string{"{{variant}}", "{{workdir}}", "{{tmp}}", "{{port}}", "{{i}}", "{{worker}}", "{{id}}"}
 		for k := range params {
 			known = append(known, "{{"+k+"}}")
 		}
-		sort.Strings(known[4:])
+		sort.Strings(known[7:])
 		return "", val.Pos.Errorf("%s: unknown template %s; known: %s", field, m, strings.Join(known, ", "))
 	}
 	return s, nil
@@ -88,6 +94,8 @@ func buildWorkload(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v
 		return buildCmd(w, point, v)
 	case "s3":
 		return buildS3(p, w, point, v)
+	case "http":
+		return buildHTTP(p, w, point, v)
 	}
 	return buildFS(p, w, point, v)
 }
@@ -151,6 +159,26 @@ func buildS3(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *vari
 		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
 	}
 	wl, err := s3.New(job)
+	if err != nil {
+		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
+	}
+	return wl, v.Workdir, nil
+}
+
+func buildHTTP(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
+	var o HTTPOptions
+	flags := pflag.NewFlagSet("http", pflag.ContinueOnError)
+	o.AddJobFlags(flags)
+	mode := httpload.Upload
+	flags.StringVar(&mode, "mode", mode, "upload or download")
+	if err := applyFields(p, flags, w, point, v); err != nil {
+		return nil, "", err
+	}
+	job, err := o.job(mode)
+	if err != nil {
+		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
+	}
+	wl, err := httpload.New(job)
 	if err != nil {
 		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
 	}

@@ -22,8 +22,11 @@ type ComparisonView struct {
 
 // PrimaryMetric is the metric a workload is judged by first.
 func PrimaryMetric(workload string) string {
-	if workload == "cmd" {
+	switch workload {
+	case "cmd":
 		return "wall_s"
+	case "http":
+		return "bytes_per_s"
 	}
 	return "ops_per_s"
 }
@@ -35,6 +38,8 @@ func comparedMetrics(workload string) []string {
 		return []string{"wall_s", "bytes_per_s", "items_per_s", "max_rss_bytes"}
 	case "s3":
 		return []string{"ops_per_s", "put.lat_p99_ns", "get.lat_p99_ns", "get.ttfb_p99_ns"}
+	case "http":
+		return []string{"bytes_per_s", "upload.lat_p99_ns", "download.lat_p99_ns", "download.ttfb_p99_ns"}
 	}
 	return []string{"ops_per_s", "read.lat_p99_ns", "write.lat_p99_ns"}
 }

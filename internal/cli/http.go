@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/units"
+	"github.com/iolab/iolab/internal/workload/httpload"
+)
+
+// HTTPOptions are the flags of `iolab http upload|download`.
+type HTTPOptions struct {
+	Job     httpload.Options
+	sizes   string
+	headers []string
+	form    []string
+	urlFile string
+	zeros   bool
+	Repeat  RepeatOptions
+}
+
+// AddJobFlags registers the workload's options, which plans use as keys.
+func (o *HTTPOptions) AddJobFlags(f *pflag.FlagSet) {
+	o.Job = httpload.DefaultOptions()
+	j := &o.Job
+	f.StringVar(&j.URL, "url", "", "URL template; {{i}} is the operation's index, {{worker}} the worker's")
+	f.StringVar(&o.urlFile, "url-file", "", "download: a file of URLs, one per line, used in turn")
+	f.StringVar(&j.Method, "method", j.Method, "upload: PUT or POST")
+	f.StringVar(&j.FormField, "form-field", "", "upload the body as this file field of a multipart form")
+	f.StringArrayVar(&o.form, "form", nil, "extra form field key=value (repeatable)")
+	f.StringArrayVarP(&o.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
+	f.StringVar(&j.Basic, "basic", "", "basic auth user:password")
+	f.StringVar(&j.Bearer, "bearer", os.Getenv("IOLAB_HTTP_TOKEN"), "bearer token (default: $IOLAB_HTTP_TOKEN)")
+	f.StringVar(&j.LoginURL, "login-url", "", "POST here first; its cookies go with every request")
+	f.StringVar(&j.LoginBody, "login-body", "", "login body: JSON when it starts with {, else a form (user=a&secret=b)")
+	f.StringVar(&j.LoginToken, "login-token", "", "JSON field of the login response to send as a bearer token")
+	f.StringVar(&j.IDFromJSON, "id-from-json", "", "upload: JSON field of the response naming what was stored (data.id)")
+	f.StringVar(&j.DownloadURL, "download-url", "", "upload: download each upload right after, from this URL with {{id}}")
+	f.Var(sizeValue{&j.RangeSize}, "range-size", "download: a random range of this many bytes (needs --size of the objects)")
+	f.StringVar(&o.sizes, "size", "1m", "body size: 8m, a list 1m,100m, or a log-uniform range 1m-5g")
+	f.IntVar(&j.Concurrency, "concurrency", j.Concurrency, "requests in flight")
+	f.Var(durationValue{&j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
+	f.Int64Var(&j.Count, "count", 0, "requests per run when not time-based")
+	f.IntVar(&j.Data.CompressPct, "compressible", 0, "percentage of each body that compresses (zeros)")
+	f.BoolVar(&o.zeros, "zeros", false, "bodies of zeros")
+	f.BoolVar(&j.HTTP2, "http2", false, "HTTP/2 over TLS")
+	f.BoolVar(&j.H2C, "h2c", false, "HTTP/2 without TLS")
+	f.BoolVar(&j.Insecure, "insecure", false, "accept any TLS certificate")
+	f.BoolVar(&j.Verify, "verify", false, "download: check the bytes against what the upload of the same index sent")
+	f.Var(durationValue{&j.Timeout}, "timeout", "per request")
+}
+
+func (o *HTTPOptions) job(mode string) (httpload.Options, error) {
+	j := o.Job
+	j.Mode = mode
+	var err error
+	if j.Sizes, err = units.ParseSizes(o.sizes); err != nil {
+		return j, fmt.Errorf("--size %w", err)
+	}
+	j.Data.Zeros = o.zeros
+	j.Headers = http.Header{}
+	for _, h := range o.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok {
+			return j, fmt.Errorf("-H %q: want 'Name: value'", h)
+		}
+		j.Headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	j.Form = map[string]string{}
+	for _, kv := range o.form {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return j, fmt.Errorf("--form %q: want key=value", kv)
+		}
+		j.Form[k] = v
+	}
+	if o.urlFile != "" {
+		f, err := os.Open(o.urlFile)
+		if err != nil {
+			return j, fmt.Errorf("--url-file: %w", err)
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+				j.URLs = append(j.URLs, line)
+			}
+		}
+		if len(j.URLs) == 0 {
+			return j, fmt.Errorf("--url-file %s: no URLs", o.urlFile)
+		}
+	}
+	return j, nil
+}
+
+func newHTTPCommand(stdout, stderr io.Writer) *cobra.Command {
+	parent := &cobra.Command{Use: "http", Short: "HTTP uploads and downloads of bodies of any size, streamed"}
+	for _, mode := range []string{httpload.Upload, httpload.Download} {
+		var o HTTPOptions
+		cmd := &cobra.Command{
+			Use:   mode,
+			Short: map[string]string{httpload.Upload: "PUT or POST bodies (raw or a multipart form)", httpload.Download: "GET bodies, whole or ranges"}[mode],
+			Args:  noArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return runHTTP(cmd.Context(), o, mode, commandLine(cmd), stdout, stderr)
+			},
+		}
+		o.AddJobFlags(cmd.Flags())
+		o.Repeat.AddFlags(cmd.Flags())
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		parent.AddCommand(cmd)
+	}
+	return parent
+}
+
+func runHTTP(ctx context.Context, o HTTPOptions, mode, command string, stdout, stderr io.Writer) error {
+	if err := o.Repeat.validate(); err != nil {
+		return err
+	}
+	job, err := o.job(mode)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	w, err := httpload.New(job)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	name := fmt.Sprintf("http %s %s c%d", mode, job.Sizes, job.Concurrency)
+	cells := []lab.Cell{{Name: name, Workload: w, Target: "."}}
+	plan := lab.Plan{Name: "http " + mode, Command: command, Settings: w.Params()}
+	return runExperiment(ctx, o.Repeat, plan, cells, job.Runtime, stdout, stderr)
+}

@@ -1,0 +1,302 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
+)
+
+// fileApp is a real upload service: raw PUT/POST of objects, and an API
+// shaped like a file-sharing server's — log in with a shared secret, upload
+// a multipart form, get an id back, download by id. Bodies stream to disk.
+type fileApp struct {
+	dir      string
+	nextID   atomic.Int64
+	mu       sync.Mutex
+	formKind []string
+	h2       atomic.Int64 // requests that arrived over HTTP/2
+}
+
+func newFileApp(t *testing.T) (*fileApp, *httptest.Server) {
+	a := &fileApp{dir: t.TempDir()}
+	mux := http.NewServeMux()
+	mux.HandleFunc("PUT /obj/{i}", a.store)
+	mux.HandleFunc("POST /obj/{i}", a.store)
+	mux.HandleFunc("GET /obj/{i}", a.serve)
+	mux.HandleFunc("GET /corrupt/{i}", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := os.ReadFile(filepath.Join(a.dir, "obj-"+r.PathValue("i")))
+		if len(b) > 0 {
+			b[len(b)/2] ^= 1
+		}
+		w.Write(b)
+	})
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Secret string }
+		if json.NewDecoder(r.Body).Decode(&body) != nil || body.Secret != "s3cret" {
+			http.Error(w, `{"error":"bad secret"}`, http.StatusUnauthorized)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: "session", Value: "ok", Path: "/"})
+		fmt.Fprint(w, `{"token":"tok123"}`)
+	})
+	mux.HandleFunc("POST /api/upload", a.apiUpload)
+	mux.HandleFunc("GET /api/files/{id}", func(w http.ResponseWriter, r *http.Request) {
+		if !authorized(r) {
+			http.Error(w, "log in", http.StatusUnauthorized)
+			return
+		}
+		http.ServeFile(w, r, filepath.Join(a.dir, "api-"+r.PathValue("id")))
+	})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			a.h2.Add(1)
+		}
+		mux.ServeHTTP(w, r)
+	})
+	srv := httptest.NewServer(h2c.NewHandler(handler, &http2.Server{}))
+	t.Cleanup(srv.Close)
+	return a, srv
+}
+
+func authorized(r *http.Request) bool {
+	c, err := r.Cookie("session")
+	return (err == nil && c.Value == "ok") || r.Header.Get("Authorization") == "Bearer tok123"
+}
+
+func (a *fileApp) store(w http.ResponseWriter, r *http.Request) {
+	f, err := os.Create(filepath.Join(a.dir, "obj-"+r.PathValue("i")))
+	if err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, r.Body); err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	w.WriteHeader(http.StatusCreated)
+}
+
+func (a *fileApp) serve(w http.ResponseWriter, r *http.Request) {
+	http.ServeFile(w, r, filepath.Join(a.dir, "obj-"+r.PathValue("i")))
+}
+
+func (a *fileApp) apiUpload(w http.ResponseWriter, r *http.Request) {
+	if !authorized(r) {
+		http.Error(w, `{"error":"log in"}`, http.StatusUnauthorized)
+		return
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	id := fmt.Sprintf("f%d", a.nextID.Add(1))
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		if part.FormName() == "kind" {
+			b, _ := io.ReadAll(part)
+			a.mu.Lock()
+			a.formKind = append(a.formKind, string(b))
+			a.mu.Unlock()
+			continue
+		}
+		f, _ := os.Create(filepath.Join(a.dir, "api-"+id))
+		io.Copy(f, part)
+		f.Close()
+	}
+	fmt.Fprintf(w, `{"data":{"id":%q}}`, id)
+}
+
+type httpRunJSON struct {
+	Runs []struct {
+		Status    string                    `json:"status"`
+		Errors    int64                     `json:"errors"`
+		BytesPerS float64                   `json:"bytes_per_s"`
+		Lat       *struct{ P50, P99 int64 } `json:"lat_ns"`
+		TTFB      *struct{ P50, P99 int64 } `json:"ttfb_ns"`
+		Ops       map[string]struct {
+			Ops, Bytes, Errors int64
+		} `json:"ops"`
+		Verify     *struct{ Checked, Mismatched, Missing int64 } `json:"verify"`
+		ErrorCodes map[string]int64                              `json:"error_codes"`
+	} `json:"runs"`
+}
+
+func httpRun(t *testing.T, args ...string) (httpRunJSON, error) {
+	t.Helper()
+	all := append([]string{"http"}, args...)
+	all = append(all, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(t.TempDir(), "x.db"))
+	out, _, err := iolab(t, context.Background(), all...)
+	var r httpRunJSON
+	if out != "" {
+		decodeInto(t, out, &r)
+	}
+	return r, err
+}
+
+func TestHTTPUploadThenDownloadVerified(t *testing.T) {
+	t.Parallel()
+	_, srv := newFileApp(t)
+	up, err := httpRun(t, "upload", "--url", srv.URL+"/obj/{{i}}", "--method", "PUT", "--size", "8m", "--concurrency", "2", "--count", "8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := up.Runs[0]
+	if run.Status != "ok" || run.Errors != 0 || run.BytesPerS <= 0 || run.Lat == nil || run.TTFB == nil || run.Ops["upload"].Bytes != 8*8<<20 {
+		t.Fatalf("upload: %+v", run)
+	}
+	down, err := httpRun(t, "download", "--url", srv.URL+"/obj/{{i}}", "--size", "8m", "--count", "8", "--concurrency", "2", "--verify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = down.Runs[0]
+	if run.Ops["download"].Bytes != 8*8<<20 || run.Verify == nil || run.Verify.Checked != 8 || run.Verify.Mismatched != 0 || run.TTFB == nil {
+		t.Fatalf("download: %+v", run)
+	}
+	// A server that returns other bytes is caught.
+	bad, err := httpRun(t, "download", "--url", srv.URL+"/corrupt/{{i}}", "--size", "8m", "--count", "2", "--verify")
+	if err == nil || bad.Runs[0].Verify.Mismatched != 2 || bad.Runs[0].Status != "failed" {
+		t.Fatalf("corrupt download: err %v, %+v", err, bad.Runs)
+	}
+}
+
+func TestHTTPLoginMultipartFormAndDownloadByID(t *testing.T) {
+	t.Parallel()
+	app, srv := newFileApp(t)
+	r, err := httpRun(t, "upload", "--url", srv.URL+"/api/upload", "--method", "POST", "--form-field", "file",
+		"--form", "kind=test", "--login-url", srv.URL+"/login", "--login-body", `{"secret":"s3cret"}`,
+		"--id-from-json", "data.id", "--download-url", srv.URL+"/api/files/{{id}}", "--size", "1m", "--count", "6",
+		"--concurrency", "2", "--verify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := r.Runs[0]
+	if run.Ops["upload"].Ops != 6 || run.Ops["download"].Ops != 6 || run.Ops["download"].Bytes != 6<<20 ||
+		run.Verify == nil || run.Verify.Checked != 6 || run.Verify.Mismatched != 0 {
+		t.Fatalf("%+v", run)
+	}
+	if len(app.formKind) != 6 || app.formKind[0] != "test" {
+		t.Fatalf("form fields the server saw: %v", app.formKind)
+	}
+	// A token from the login works as well as the cookie.
+	if _, err := httpRun(t, "upload", "--url", srv.URL+"/api/upload", "--method", "POST", "--form-field", "file",
+		"--login-url", srv.URL+"/login", "--login-body", `{"secret":"s3cret"}`, "--login-token", "token",
+		"--size", "4k", "--count", "2"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHTTPErrorsAndRanges(t *testing.T) {
+	t.Parallel()
+	_, srv := newFileApp(t)
+	_, err := httpRun(t, "upload", "--url", srv.URL+"/api/upload", "--method", "POST", "--form-field", "file",
+		"--login-url", srv.URL+"/login", "--login-body", `{"secret":"wrong"}`, "--count", "1")
+	if err == nil || !strings.Contains(err.Error(), "login refused with 401") || ExitCode(err) != 2 {
+		t.Fatalf("bad login: %v", err)
+	}
+	missing, err := httpRun(t, "download", "--url", srv.URL+"/obj/nope{{i}}", "--count", "3")
+	if err == nil || ExitCode(err) != 1 || missing.Runs[0].ErrorCodes["download:404"] != 3 || missing.Runs[0].Status != "failed" {
+		t.Fatalf("404s: err %v %+v", err, missing.Runs)
+	}
+	if _, err := httpRun(t, "upload", "--url", srv.URL+"/obj/r{{i}}", "--size", "64k", "--count", "4"); err != nil {
+		t.Fatal(err)
+	}
+	ranged, err := httpRun(t, "download", "--url", srv.URL+"/obj/r{{i}}", "--size", "64k", "--range-size", "4k", "--count", "4")
+	if err != nil || ranged.Runs[0].Ops["download"].Bytes != 4*4096 {
+		t.Fatalf("ranges: %v %+v", err, ranged.Runs)
+	}
+	for _, bad := range [][]string{{"upload", "--url", "ftp://x", "--count", "1"}, {"upload", "--url", srv.URL, "--method", "PATCH", "--count", "1"},
+		{"download", "--url", srv.URL, "--count", "1", "-H", "no colon"}} {
+		if _, err := httpRun(t, bad...); err == nil || ExitCode(err) != 2 {
+			t.Errorf("%v: %v", bad, err)
+		}
+	}
+}
+
+func TestHTTPH2C(t *testing.T) {
+	t.Parallel()
+	app, srv := newFileApp(t)
+	if _, err := httpRun(t, "upload", "--url", srv.URL+"/obj/{{i}}", "--size", "64k", "--count", "4", "--h2c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := httpRun(t, "download", "--url", srv.URL+"/obj/{{i}}", "--size", "64k", "--count", "4", "--h2c", "--verify"); err != nil {
+		t.Fatal(err)
+	}
+	if n := app.h2.Load(); n != 8 {
+		t.Fatalf("%d of 8 requests arrived over HTTP/2", n)
+	}
+}
+
+// An http workload in a plan, against a server variant on its {{port}}: a
+// real upload server (Python) started for every run, uploads answered with
+// an id, each download by id checked against what was uploaded.
+func TestHTTPInPlanWithServerVariant(t *testing.T) {
+	t.Parallel()
+	need(t, "python3")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"server.py": `import http.server, json, os, sys
+root = sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_PUT(self):
+        name = os.path.basename(self.path)
+        n = int(self.headers["Content-Length"])
+        with open(os.path.join(root, name), "wb") as f:
+            while n > 0:
+                b = self.rfile.read(min(n, 65536)); f.write(b); n -= len(b)
+        body = json.dumps({"id": name}).encode()
+        self.send_response(201); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+    def do_GET(self):
+        p = os.path.join(root, os.path.basename(self.path))
+        if not os.path.exists(p):
+            self.send_error(404); return
+        data = open(p, "rb").read()
+        self.send_response(200); self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+`,
+		"plan.yaml": `rounds: 2
+warmup: 0
+variants:
+  - name: py
+    start: exec python3 server.py {{port}} {{tmp}}
+    ready: {tcp: "127.0.0.1:{{port}}"}
+workloads:
+  - name: roundtrip
+    http: {mode: upload, url: "http://127.0.0.1:{{port}}/b{{i}}", id-from-json: id, download-url: "http://127.0.0.1:{{port}}/{{id}}", count: 3, size: 256k, verify: true}
+`})
+	out, _, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r httpRunJSON
+	decodeInto(t, out, &r)
+	if len(r.Runs) != 2 {
+		t.Fatalf("%d runs", len(r.Runs))
+	}
+	for _, run := range r.Runs {
+		if run.Status != "ok" || run.Ops["upload"].Ops != 3 || run.Ops["download"].Bytes != 3*256<<10 || run.Verify == nil || run.Verify.Checked != 3 || run.Verify.Mismatched != 0 {
+			t.Fatalf("run %+v", run)
+		}
+	}
+}

@@ -1,0 +1,277 @@
+// Package httpload is the HTTP workload: uploads (PUT, or POST of a raw body
+// or a multipart form) and downloads (GET, whole or a range) of bodies of any
+// size against any HTTP service, streamed both ways so memory stays flat at
+// any size. It can log in first and carry the cookie or token, and download
+// what each upload returned by id, checking the bytes.
+package httpload
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptrace"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/driver"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/units"
+	"github.com/iolab/iolab/internal/workload"
+)
+
+// HTTP is the workload.
+type HTTP struct {
+	opts    Options
+	client  *http.Client
+	dialed  atomic.Int64
+	bearer  string
+	content datagen.Content
+}
+
+// New validates opts.
+func New(opts Options) (*HTTP, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	// A fixed content seed: body i of a given size is the same in every
+	// process, so a later download run can verify what an upload run sent.
+	return &HTTP{opts: opts, content: datagen.ContentOf(opts.Data, 1)}, nil
+}
+
+// Kind implements workload.Workload.
+func (h *HTTP) Kind() string { return "http" }
+
+// Params implements workload.Workload.
+func (h *HTTP) Params() map[string]string {
+	o := &h.opts
+	p := map[string]string{"mode": o.Mode, "url": o.URL, "size": o.Sizes.String(), "concurrency": fmt.Sprint(o.Concurrency)}
+	if o.Mode == Upload {
+		p["method"] = o.Method
+	}
+	if o.FormField != "" {
+		p["form_field"] = o.FormField
+	}
+	if o.Runtime > 0 {
+		p["runtime"] = o.Runtime.String()
+	}
+	if o.Count > 0 {
+		p["count"] = fmt.Sprint(o.Count)
+	}
+	if o.DownloadURL != "" {
+		p["download_url"] = o.DownloadURL
+	}
+	if o.RangeSize > 0 {
+		p["range_size"] = units.FormatSize(o.RangeSize)
+	}
+	switch {
+	case o.H2C:
+		p["protocol"] = "h2c"
+	case o.HTTP2:
+		p["protocol"] = "h2"
+	}
+	return p
+}
+
+// Prepare builds the client and logs in.
+func (h *HTTP) Prepare(ctx context.Context) error {
+	jar, _ := cookiejar.New(nil)
+	h.client = &http.Client{Transport: h.transport(), Jar: jar, Timeout: h.opts.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	h.bearer = h.opts.Bearer
+	if h.opts.LoginURL != "" {
+		return h.login(ctx)
+	}
+	return nil
+}
+
+func (h *HTTP) transport() http.RoundTripper {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err == nil {
+			h.dialed.Add(1)
+		}
+		return c, err
+	}
+	tlsConf := &tls.Config{InsecureSkipVerify: h.opts.Insecure} //nolint:gosec // only with --insecure
+	if h.opts.H2C {
+		return &http2.Transport{AllowHTTP: true, DisableCompression: true,
+			DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+				return dial(ctx, network, addr)
+			}}
+	}
+	tr := &http.Transport{DialContext: dial, TLSClientConfig: tlsConf, ForceAttemptHTTP2: h.opts.HTTP2,
+		MaxIdleConns: 2 * h.opts.Concurrency, MaxIdleConnsPerHost: 2 * h.opts.Concurrency, DisableCompression: true,
+		IdleConnTimeout: 90 * time.Second, WriteBufferSize: 256 << 10, ReadBufferSize: 256 << 10}
+	if !h.opts.HTTP2 {
+		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	}
+	return tr
+}
+
+// login posts the login body (JSON when it starts with "{", else a form)
+// and keeps the cookies the jar collects, or the token at LoginToken.
+func (h *HTTP) login(ctx context.Context) error {
+	o := &h.opts
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.LoginURL, strings.NewReader(o.LoginBody))
+	if err != nil {
+		return &workload.InputError{Err: fmt.Errorf("--login-url %q: %w", o.LoginURL, err)}
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if strings.HasPrefix(strings.TrimSpace(o.LoginBody), "{") {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	h.decorate(req)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return &workload.InputError{Err: fmt.Errorf("--login-url %s: %w", o.LoginURL, err)}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode >= 300 {
+		return &workload.InputError{Err: fmt.Errorf("--login-url %s: login refused with %s: %s", o.LoginURL, resp.Status, snippet(body))}
+	}
+	if o.LoginToken != "" {
+		tok, err := jsonField(body, o.LoginToken)
+		if err != nil {
+			return &workload.InputError{Err: fmt.Errorf("--login-token %s: %w in %s", o.LoginToken, err, snippet(body))}
+		}
+		h.bearer = tok
+	}
+	return nil
+}
+
+// decorate adds the headers and credentials every request carries.
+func (h *HTTP) decorate(req *http.Request) {
+	for k, vs := range h.opts.Headers {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if h.opts.Basic != "" {
+		user, pass, _ := strings.Cut(h.opts.Basic, ":")
+		req.SetBasicAuth(user, pass)
+	}
+	if h.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+h.bearer)
+	}
+}
+
+// Close implements workload.Workload.
+func (h *HTTP) Close() error {
+	if h.client != nil {
+		h.client.CloseIdleConnections()
+	}
+	return nil
+}
+
+// Run implements workload.Workload.
+func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, error) {
+	o := &h.opts
+	var next, mismatched, verified atomic.Int64
+	dialed := h.dialed.Load()
+	dopts := driver.Options{Workers: o.Concurrency, Runtime: o.Runtime}
+	if progress != nil {
+		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
+	}
+	res, err := driver.Run(ctx, dopts, func(ctx context.Context, id int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+		w := &worker{h: h, id: id, clock: clock, rec: rec, rng: rand.New(rand.NewPCG(uint64(id)+1, 3)),
+			buf: make([]byte, 256<<10), mismatched: &mismatched, verified: &verified}
+		w.ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			GotFirstResponseByte: func() { w.firstByte.CompareAndSwap(0, clock.Now()) },
+		})
+		for !stop.Stopped() {
+			i := next.Add(1) - 1
+			if o.Count > 0 && i >= o.Count {
+				return nil
+			}
+			w.operation(i)
+		}
+		return nil
+	})
+	if res == nil {
+		return nil, err
+	}
+	res.Extra = map[string]float64{"connections_opened": float64(h.dialed.Load() - dialed)}
+	if o.Verify {
+		res.Extra["verify_checked"] = float64(verified.Load())
+		res.Extra["verify_mismatched"] = float64(mismatched.Load())
+		res.Extra["verify_missing"] = 0
+		if n := mismatched.Load(); n > 0 {
+			res.Errors += n
+			res.FirstError = fmt.Sprintf("verify: %d downloads differ from what was uploaded", n)
+		}
+	}
+	return res, err
+}
+
+// expand fills a URL template.
+func expand(tmpl string, i int64, worker int, id string) string {
+	return strings.NewReplacer("{{i}}", strconv.FormatInt(i, 10), "{{worker}}", strconv.Itoa(worker), "{{id}}", id).Replace(tmpl)
+}
+
+// formBody wraps a body as a multipart form with one file field and the
+// extra fields; its length is known, so it streams with a Content-Length.
+func formBody(field string, extra map[string]string, name string, body io.Reader, size int64) (io.Reader, int64, string) {
+	var head bytes.Buffer
+	mw := multipart.NewWriter(&head)
+	for k, v := range extra {
+		_ = mw.WriteField(k, v)
+	}
+	hdr := textproto.MIMEHeader{}
+	hdr.Set("Content-Disposition", fmt.Sprintf(`form-data; name=%q; filename=%q`, field, name))
+	hdr.Set("Content-Type", "application/octet-stream")
+	_, _ = mw.CreatePart(hdr)
+	prefix := append([]byte(nil), head.Bytes()...)
+	head.Reset()
+	_ = mw.Close()
+	suffix := head.String() // Close writes the CRLF that ends the part, then the closing boundary
+	return io.MultiReader(bytes.NewReader(prefix), body, strings.NewReader(suffix)),
+		int64(len(prefix)) + size + int64(len(suffix)), mw.FormDataContentType()
+}
+
+// jsonField reads a dotted path (data.id) of a JSON document as a string.
+func jsonField(body []byte, path string) (string, error) {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return "", fmt.Errorf("response is not JSON")
+	}
+	for _, key := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", fmt.Errorf("no field %q", path)
+		}
+		if v, ok = m[key]; !ok {
+			return "", fmt.Errorf("no field %q", path)
+		}
+	}
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	}
+	return "", fmt.Errorf("field %q is not a string or number", path)
+}
+
+func snippet(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}

@@ -1,0 +1,88 @@
+package httpload
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/units"
+)
+
+// Modes.
+const (
+	Upload   = "upload"
+	Download = "download"
+)
+
+// Options is one HTTP workload.
+type Options struct {
+	Mode string
+	// URL is a template: {{i}} is the operation's index in the run,
+	// {{worker}} the worker's.
+	URL string
+	// URLs, for downloads, are used in turn instead of URL.
+	URLs      []string
+	Method    string // upload: PUT or POST
+	FormField string // upload the body as this file field of a multipart form
+	Form      map[string]string
+	Headers   http.Header
+	Basic     string // user:password
+	Bearer    string
+
+	// A login before the runs: its cookies, or the token at LoginToken
+	// (a JSON field path) as a bearer token, go with every request.
+	LoginURL   string
+	LoginBody  string
+	LoginToken string
+
+	// IDFromJSON is the JSON field path of an upload's response that names
+	// what was stored; DownloadURL, with {{id}}, downloads it right after.
+	IDFromJSON  string
+	DownloadURL string
+
+	RangeSize   int64
+	Sizes       units.Sizes
+	Concurrency int
+	Runtime     time.Duration
+	Count       int64
+	Data        datagen.Pattern
+	HTTP2       bool // HTTP/2 over TLS
+	H2C         bool // HTTP/2 without TLS
+	Insecure    bool
+	Verify      bool
+	Timeout     time.Duration
+}
+
+// DefaultOptions are the flags' defaults.
+func DefaultOptions() Options {
+	return Options{Method: http.MethodPut, Sizes: units.Sizes{Fixed: []int64{1 << 20}}, Concurrency: 1, Timeout: 10 * time.Minute}
+}
+
+// Validate checks the options on their own.
+func (o *Options) Validate() error {
+	switch {
+	case o.Mode != Upload && o.Mode != Download:
+		return fmt.Errorf("mode %q: want upload or download", o.Mode)
+	case o.URL == "" && len(o.URLs) == 0:
+		return fmt.Errorf("--url is required, e.g. http://127.0.0.1:8080/obj/{{i}}")
+	case o.URL != "" && !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://"):
+		return fmt.Errorf("--url %q: want http:// or https://", o.URL)
+	case o.Mode == Upload && o.Method != http.MethodPut && o.Method != http.MethodPost:
+		return fmt.Errorf("--method %q: want PUT or POST", o.Method)
+	case o.Concurrency < 1 || o.Concurrency > 10000:
+		return fmt.Errorf("--concurrency %d: want 1..10000", o.Concurrency)
+	case o.Runtime == 0 && o.Count == 0:
+		return fmt.Errorf("--runtime or --count is required")
+	case o.DownloadURL != "" && o.IDFromJSON == "":
+		return fmt.Errorf("--download-url needs --id-from-json, the field of the upload's response that names the object")
+	case o.DownloadURL != "" && !strings.Contains(o.DownloadURL, "{{id}}"):
+		return fmt.Errorf("--download-url %q: want a {{id}} where the uploaded object's id goes", o.DownloadURL)
+	case o.Basic != "" && !strings.Contains(o.Basic, ":"):
+		return fmt.Errorf("--basic: want user:password")
+	case o.LoginToken != "" && o.LoginURL == "":
+		return fmt.Errorf("--login-token needs --login-url")
+	}
+	return o.Data.Validate()
+}

@@ -1,0 +1,155 @@
+package httpload
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// worker issues one request at a time.
+type worker struct {
+	h          *HTTP
+	id         int
+	ctx        context.Context
+	clock      metrics.Clock
+	rec        *metrics.Recorder
+	rng        *rand.Rand
+	buf        []byte
+	firstByte  atomic.Int64
+	mismatched *atomic.Int64
+	verified   *atomic.Int64
+}
+
+// operation performs operation i: an upload (and the download of what it
+// stored, with --download-url), or a download.
+func (w *worker) operation(i int64) {
+	o := &w.h.opts
+	size := w.size(i)
+	if o.Mode == Download {
+		url := expand(o.URL, i, w.id, "")
+		if len(o.URLs) > 0 {
+			url = o.URLs[i%int64(len(o.URLs))]
+		}
+		w.download(url, uint64(i), size)
+		return
+	}
+	id, ok := w.upload(i, size)
+	if ok && o.DownloadURL != "" {
+		w.download(expand(o.DownloadURL, i, w.id, id), uint64(i), size)
+	}
+}
+
+// size of body i: fixed sizes are the same for the same i in every run, so
+// downloads can be checked against uploads of another run.
+func (w *worker) size(i int64) int64 {
+	s := w.h.opts.Sizes
+	if s.Max == 0 && len(s.Fixed) == 1 {
+		return s.Fixed[0]
+	}
+	return s.Pick(rand.New(rand.NewPCG(uint64(i), 11)))
+}
+
+func (w *worker) upload(i, size int64) (string, bool) {
+	o := &w.h.opts
+	var body io.Reader = w.h.content.Body(uint64(i), size)
+	length, ctype := size, "application/octet-stream"
+	if o.FormField != "" {
+		body, length, ctype = formBody(o.FormField, o.Form, fmt.Sprintf("iolab-%d.bin", i), body, size)
+	}
+	req, err := http.NewRequestWithContext(w.ctx, o.Method, expand(o.URL, i, w.id, ""), body)
+	if err != nil {
+		w.rec.OpError(metrics.Upload, "request", err)
+		return "", false
+	}
+	req.ContentLength = length
+	req.Header.Set("Content-Type", ctype)
+	w.h.decorate(req)
+	start := w.begin()
+	resp, err := w.h.client.Do(req)
+	if err != nil {
+		w.rec.OpError(metrics.Upload, "network", err)
+		return "", false
+	}
+	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	_, _ = io.CopyBuffer(io.Discard, resp.Body, w.buf)
+	resp.Body.Close()
+	end := w.clock.Now()
+	if resp.StatusCode >= 300 {
+		w.rec.OpError(metrics.Upload, strconv.Itoa(resp.StatusCode), fmt.Errorf("upload %s: %s: %s", req.URL, resp.Status, snippet(reply)))
+		return "", false
+	}
+	w.done(metrics.Upload, size, start, end)
+	if o.IDFromJSON == "" {
+		return "", true
+	}
+	id, err := jsonField(reply, o.IDFromJSON)
+	if err != nil {
+		w.rec.OpError(metrics.Upload, "no-id", fmt.Errorf("--id-from-json %s: %w in %s", o.IDFromJSON, err, snippet(reply)))
+		return "", false
+	}
+	return id, true
+}
+
+func (w *worker) download(url string, seed uint64, size int64) {
+	o := &w.h.opts
+	req, err := http.NewRequestWithContext(w.ctx, http.MethodGet, url, nil)
+	if err != nil {
+		w.rec.OpError(metrics.Download, "request", err)
+		return
+	}
+	w.h.decorate(req)
+	ranged := o.RangeSize > 0 && size > o.RangeSize
+	if ranged {
+		off := w.rng.Int64N(size - o.RangeSize + 1)
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+o.RangeSize-1))
+	}
+	start := w.begin()
+	resp, err := w.h.client.Do(req)
+	if err != nil {
+		w.rec.OpError(metrics.Download, "network", err)
+		return
+	}
+	defer resp.Body.Close()
+	var dst io.Writer = io.Discard
+	sum := datagen.NewChecksum()
+	check := o.Verify && !ranged
+	if check {
+		dst = sum
+	}
+	n, err := io.CopyBuffer(dst, resp.Body, w.buf)
+	end := w.clock.Now()
+	switch {
+	case resp.StatusCode >= 300:
+		w.rec.OpError(metrics.Download, strconv.Itoa(resp.StatusCode), fmt.Errorf("download %s: %s", url, resp.Status))
+		return
+	case err != nil:
+		w.rec.OpError(metrics.Download, "network", fmt.Errorf("download %s: %w", url, err))
+		return
+	}
+	w.done(metrics.Download, n, start, end)
+	if check {
+		w.verified.Add(1)
+		if n != size || sum.Sum64() != w.h.content.Checksum(seed, size) {
+			w.mismatched.Add(1)
+		}
+	}
+}
+
+func (w *worker) begin() int64 {
+	w.firstByte.Store(0)
+	return w.clock.Now()
+}
+
+func (w *worker) done(op metrics.Op, bytes, start, end int64) {
+	w.rec.Record(op, bytes, end, end-start)
+	if fb := w.firstByte.Load(); fb > start {
+		w.rec.RecordTTFB(op, fb-start)
+	}
+}
