@@ -17,6 +17,7 @@ import (
 	"github.com/iolab/iolab/internal/variant"
 	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/cmd"
+	"github.com/iolab/iolab/internal/workload/frames"
 	"github.com/iolab/iolab/internal/workload/fs"
 	"github.com/iolab/iolab/internal/workload/httpload"
 	"github.com/iolab/iolab/internal/workload/s3"
@@ -96,6 +97,8 @@ func buildWorkload(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v
 		return buildS3(p, w, point, v)
 	case "http":
 		return buildHTTP(p, w, point, v)
+	case "frames":
+		return buildFrames(p, w, point, v)
 	}
 	return buildFS(p, w, point, v)
 }
@@ -115,7 +118,7 @@ func applyFields(p *plan.Plan, flags *pflag.FlagSet, w plan.Workload, point map[
 		if err != nil {
 			return err
 		}
-		if (key == "directory" || key == "filename") && !filepath.IsAbs(text) {
+		if (key == "directory" || key == "filename" || key == "url-file") && !filepath.IsAbs(text) {
 			text = filepath.Join(p.Dir, text)
 		}
 		if err := flags.Set(key, text); err != nil {
@@ -183,6 +186,24 @@ func buildHTTP(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *va
 		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
 	}
 	return wl, v.Workdir, nil
+}
+
+func buildFrames(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
+	var o FramesOptions
+	flags := pflag.NewFlagSet("frames", pflag.ContinueOnError)
+	o.AddJobFlags(flags)
+	if err := applyFields(p, flags, w, point, v); err != nil {
+		return nil, "", err
+	}
+	job, err := o.job()
+	if err != nil {
+		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
+	}
+	wl, err := frames.New(job)
+	if err != nil {
+		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
+	}
+	return wl, job.Directory, nil
 }
 
 func buildCmd(w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {

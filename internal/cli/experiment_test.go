@@ -204,7 +204,7 @@ func TestBadPlans(t *testing.T) {
 		name, plan, want string
 	}{
 		{"unknown top key", "name: x\nrounds: 3\nworklods: []\n", "plan.yaml:3:1: unknown key \"worklods\" in the plan; known: name, rounds"},
-		{"unknown workload kind", "workloads:\n  - name: a\n    s4: {}\n", "plan.yaml:3:5: unknown key \"s4\" in a workload; known: name, matrix, fs, s3, http, cmd"},
+		{"unknown workload kind", "workloads:\n  - name: a\n    s4: {}\n", "plan.yaml:3:5: unknown key \"s4\" in a workload; known: name, matrix, fs, frames, s3, http, cmd"},
 		{"bad size in fs", "workloads:\n  - fs:\n      directory: .\n      bs: 4kk\n", "plan.yaml:4:11: fs.bs:"},
 		{"unknown fs key", "workloads:\n  - fs:\n      directory: .\n      blocksize: 4k\n", "plan.yaml:4:7: unknown key \"blocksize\" in fs workload"},
 		{"bad rounds", "rounds: many\nworkloads:\n  - cmd: {run: 'true'}\n", "plan.yaml:1:9: rounds:"},
@@ -365,6 +365,8 @@ workloads:
     matrix: {n: [1, 2]}
   - name: disk
     fs: {directory: "{{tmp}}", size: 1m, io_size: 64k, rw: randread}
+  - name: video
+    frames: {directory: "{{tmp}}", width: 32, height: 32, bytes-per-pixel: 3, frames: 4}
 `})
 	db := filepath.Join(t.TempDir(), "x.db")
 	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", db, "--json")
@@ -379,8 +381,8 @@ workloads:
 	}
 	rounds, _ := os.ReadFile(filepath.Join(dir, "rounds.log"))
 	runs, _ := os.ReadFile(filepath.Join(dir, "runs.log"))
-	if strings.Count(string(rounds), "round") != 2 || strings.Count(string(runs), "run") != 12 {
-		t.Fatalf("hooks ran %d rounds and %d runs, want 2 and 12", strings.Count(string(rounds), "round"), strings.Count(string(runs), "run"))
+	if strings.Count(string(rounds), "round") != 2 || strings.Count(string(runs), "run") != 16 {
+		t.Fatalf("hooks ran %d rounds and %d runs, want 2 and 16", strings.Count(string(rounds), "round"), strings.Count(string(runs), "run"))
 	}
 	cells := map[string]bool{}
 	for _, c := range r.Comparisons {
@@ -389,7 +391,7 @@ workloads:
 			t.Fatalf("comparison %+v", c)
 		}
 	}
-	if !cells["w n=1"] || !cells["w n=2"] || !cells["disk"] {
+	if !cells["w n=1"] || !cells["w n=2"] || !cells["disk"] || !cells["video"] {
 		t.Fatalf("compared cells %v", cells)
 	}
 	md, _, err := iolab(t, context.Background(), "compare", "--db", db, "--format", "md")

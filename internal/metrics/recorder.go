@@ -23,10 +23,13 @@ const (
 	Copy
 	Upload   // an HTTP request that sends a body
 	Download // an HTTP request that receives one
+	Open     // opening a file (a video frame)
+	Close    // closing it
 	NumOps
 )
 
-var opNames = [NumOps]string{"read", "write", "sync", "put", "get", "head", "list", "delete", "multipart", "copy", "upload", "download"}
+var opNames = [NumOps]string{"read", "write", "sync", "put", "get", "head", "list", "delete", "multipart", "copy",
+	"upload", "download", "open", "close"}
 
 func (d Op) String() string {
 	if d < NumOps {

@@ -123,7 +123,7 @@ func (p Pos) Errorf(format string, args ...any) error {
 }
 
 // Kinds are the workloads a plan may use.
-var Kinds = []string{"fs", "s3", "http", "cmd"}
+var Kinds = []string{"fs", "frames", "s3", "http", "cmd"}
 
 // Load reads and checks the plan at path.
 func Load(path string) (*Plan, error) {

@@ -27,6 +27,8 @@ func PrimaryMetric(workload string) string {
 		return "wall_s"
 	case "http":
 		return "bytes_per_s"
+	case "frames":
+		return "frames_fps"
 	}
 	return "ops_per_s"
 }
@@ -40,6 +42,8 @@ func comparedMetrics(workload string) []string {
 		return []string{"ops_per_s", "put.lat_p99_ns", "get.lat_p99_ns", "get.ttfb_p99_ns"}
 	case "http":
 		return []string{"bytes_per_s", "upload.lat_p99_ns", "download.lat_p99_ns", "download.ttfb_p99_ns"}
+	case "frames":
+		return []string{"frames_fps", "write.lat_p99_ns", "read.lat_p99_ns", "frames_late"}
 	}
 	return []string{"ops_per_s", "read.lat_p99_ns", "write.lat_p99_ns"}
 }

@@ -63,6 +63,7 @@ type RunView struct {
 	// Ops holds object operations (put, get, ...) by name.
 	Ops    map[string]*DirView `json:"ops,omitempty"`
 	Verify *VerifyView         `json:"verify,omitempty"`
+	Frames *FramesView         `json:"frames,omitempty"`
 	// ErrorCodes counts failed operations by "op:code".
 	ErrorCodes map[string]int64 `json:"error_codes,omitempty"`
 	// Extra holds a workload's own figures (a command's wall_s, an object
@@ -81,6 +82,37 @@ type DirView struct {
 	BytesPerS float64              `json:"bytes_per_s"`
 	Lat       metrics.Percentiles  `json:"lat_ns"`
 	TTFB      *metrics.Percentiles `json:"ttfb_ns,omitempty"`
+}
+
+// FramesView is a frame test's outcome.
+type FramesView struct {
+	FPS         float64 `json:"fps"`
+	TargetFPS   float64 `json:"target_fps,omitempty"`
+	Late        int64   `json:"late"`
+	Dropped     int64   `json:"dropped"`
+	WorstLateNs int64   `json:"worst_late_ns"`
+	// Pass says whether the target frame rate was sustained; nil without one.
+	Pass    *bool               `json:"pass"`
+	FrameNs metrics.Percentiles `json:"frame_ns"`
+}
+
+func framesView(res *metrics.Result) *FramesView {
+	fps, ok := res.Extra["frames_fps"]
+	if !ok {
+		return nil
+	}
+	v := &FramesView{FPS: fps, TargetFPS: res.Extra["frames_target_fps"], Late: int64(res.Extra["frames_late"]),
+		Dropped: int64(res.Extra["frames_dropped"]), WorstLateNs: int64(res.Extra["frames_worst_late_ns"])}
+	if p, ok := res.Extra["frames_pass"]; ok {
+		pass := p == 1
+		v.Pass = &pass
+	}
+	h := res.ByOp[metrics.Write].Lat
+	if res.ByOp[metrics.Read].Ops > 0 {
+		h = res.ByOp[metrics.Read].Lat
+	}
+	v.FrameNs = metrics.PercentilesOf(h)
+	return v
 }
 
 // VerifyView is the read-back check of what a run wrote.
@@ -236,7 +268,7 @@ func Build(d *store.Data, opts Options) *Report {
 			Error: run.Error, Errors: res.Errors, DurationS: res.Duration.Seconds(), CPUS: res.CPUUserS + res.CPUSysS,
 			OpsPerS: res.PerSecond(res.Ops()), BytesPerS: res.PerSecond(res.Bytes()), TimingOverheadNs: res.TimingOverheadNs,
 			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes,
-			Ops: objectOps(res), Verify: verifyView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
+			Ops: objectOps(res), Verify: verifyView(res), Frames: framesView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
 		v.Lat, v.TTFB = mergedLatency(res)
 		if opts.Series {
 			v.Series = res.Series

@@ -64,7 +64,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 	privateFDTable()
 	o := &f.opts
 	j := f.jobs[worker/o.IODepth]
-	buf, free, err := alignedBuffer(int(o.BlockSize))
+	buf, free, err := AlignedBuffer(int(o.BlockSize))
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 	}
 	defer ring.Close()
 	bs := int(o.BlockSize)
-	mem, free, err := alignedBuffer(bs * o.IODepth)
+	mem, free, err := AlignedBuffer(bs * o.IODepth)
 	if err != nil {
 		return err
 	}

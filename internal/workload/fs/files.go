@@ -23,9 +23,9 @@ func (o *Options) filePath(j int) string {
 	return filepath.Join(o.Directory, fmt.Sprintf("iolab.%d.0", j))
 }
 
-// checkDirectory gives the clear errors of a missing, non-directory or
+// CheckDirectory gives the clear errors of a missing, non-directory or
 // read-only --directory before any file is created.
-func checkDirectory(dir string) error {
+func CheckDirectory(dir string) error {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -107,16 +107,13 @@ func layOut(ctx context.Context, path string, size int64, data datagen.Pattern) 
 	return nil
 }
 
-// openFile opens path for the job; with direct it asks for O_DIRECT and, on
+// OpenFile opens path with flags; with direct it asks for O_DIRECT and, on
 // a filesystem that refuses it (tmpfs), falls back to buffered I/O and
 // reports the fallback.
-func openFile(path string, write, direct bool) (fd int, fellBack bool, err error) {
-	flags := unix.O_RDONLY | unix.O_CLOEXEC
-	if write {
-		flags = unix.O_RDWR | unix.O_CLOEXEC
-	}
+func OpenFile(path string, flags int, direct bool) (fd int, fellBack bool, err error) {
+	flags |= unix.O_CLOEXEC
 	if direct {
-		fd, err = unix.Open(path, flags|unix.O_DIRECT, 0)
+		fd, err = unix.Open(path, flags|unix.O_DIRECT, 0o644)
 		if err == nil {
 			return fd, false, nil
 		}
@@ -125,15 +122,15 @@ func openFile(path string, write, direct bool) (fd int, fellBack bool, err error
 		}
 		fellBack = true
 	}
-	fd, err = unix.Open(path, flags, 0)
+	fd, err = unix.Open(path, flags, 0o644)
 	if err != nil {
 		return -1, false, fmt.Errorf("open %s: %w", path, err)
 	}
 	return fd, fellBack, nil
 }
 
-// alignedBuffer returns n bytes aligned to the page size, as O_DIRECT needs.
-func alignedBuffer(n int) ([]byte, func(), error) {
+// AlignedBuffer returns n bytes aligned to the page size, as O_DIRECT needs.
+func AlignedBuffer(n int) ([]byte, func(), error) {
 	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
 		return nil, nil, fmt.Errorf("allocate %d-byte I/O buffer: %w", n, err)

@@ -66,7 +66,7 @@ func (f *FS) Options() Options { return f.opts }
 func (f *FS) Prepare(ctx context.Context) error {
 	o := &f.opts
 	if o.Directory != "" {
-		if err := checkDirectory(o.Directory); err != nil {
+		if err := CheckDirectory(o.Directory); err != nil {
 			return &workload.InputError{Err: err}
 		}
 	}
@@ -84,7 +84,11 @@ func (f *FS) Prepare(ctx context.Context) error {
 				return err
 			}
 		}
-		fd, fellBack, err := openFile(path, write, o.Direct)
+		flags := unix.O_RDONLY
+		if write {
+			flags = unix.O_RDWR
+		}
+		fd, fellBack, err := OpenFile(path, flags, o.Direct)
 		if err != nil {
 			f.Close()
 			return err

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/workload/frames"
+)
+
+// FramesOptions are the flags of `iolab frames`.
+type FramesOptions struct {
+	Job     frames.Options
+	profile string
+	width   int
+	height  int
+	bpp     int
+	pattern string
+	list    bool
+	Repeat  RepeatOptions
+}
+
+// AddJobFlags registers the workload's options, which plans use as keys.
+func (o *FramesOptions) AddJobFlags(f *pflag.FlagSet) {
+	j := &o.Job
+	j.Frames, j.Threads = 100, 1
+	f.StringVar(&j.Directory, "directory", "", "directory for the frame files")
+	f.StringVar(&o.profile, "profile", "", "frame format, e.g. HD-24bit, 4K-10bit, 8K-24bit (--list shows all)")
+	f.IntVar(&o.width, "width", 0, "frame width in pixels (instead of --profile)")
+	f.IntVar(&o.height, "height", 0, "frame height in pixels")
+	f.IntVar(&o.bpp, "bytes-per-pixel", 0, "bytes per pixel")
+	f.IntVar(&j.Frames, "frames", j.Frames, "frames per run")
+	f.IntVar(&j.Threads, "threads", j.Threads, "frames in flight")
+	f.Var(boolIntValue{&j.Direct}, "direct", "O_DIRECT (1 or 0)")
+	f.Lookup("direct").NoOptDefVal = "1"
+	f.Float64Var(&j.FPS, "fps", 0, "target frame rate: frame i may start at i/F and is late after (i+1)/F")
+	f.BoolVar(&j.DropLate, "drop-late", false, "with --fps, drop a frame not started by its deadline")
+	f.BoolVar(&j.Read, "read", false, "read the frames back (written once, untimed, before the runs)")
+	f.StringVar(&o.pattern, "pattern", "random", "frame content: random, zeros or compressible (half zeros)")
+	f.BoolVar(&j.Keep, "keep", false, "leave the frame files")
+}
+
+func (o *FramesOptions) job() (frames.Options, error) {
+	j := o.Job
+	switch {
+	case o.profile != "" && (o.width != 0 || o.height != 0 || o.bpp != 0):
+		return j, fmt.Errorf("--profile or --width/--height/--bytes-per-pixel: give one")
+	case o.profile != "":
+		p, err := frames.LookupProfile(o.profile)
+		if err != nil {
+			return j, fmt.Errorf("--profile %w", err)
+		}
+		j.Profile = p
+	default:
+		j.Profile = frames.Profile{Width: o.width, Height: o.height, BytesPerPixel: o.bpp}
+	}
+	switch o.pattern {
+	case "random":
+	case "zeros":
+		j.Data.Zeros = true
+	case "compressible":
+		j.Data.CompressPct = 50
+	default:
+		return j, fmt.Errorf("--pattern %q: want random, zeros or compressible", o.pattern)
+	}
+	return j, nil
+}
+
+func newFramesCommand(stdout, stderr io.Writer) *cobra.Command {
+	var o FramesOptions
+	cmd := &cobra.Command{
+		Use:   "frames",
+		Short: "Video frames as files, written or read on a deadline (as frametest), repeated and stored",
+		Example: `  iolab frames --directory /mnt/nas --profile 8K-24bit --frames 100 --threads 16 --fps 24 --direct
+  iolab frames --list`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.list {
+				return listProfiles(stdout)
+			}
+			return runFrames(cmd.Context(), o, commandLine(cmd), stdout, stderr)
+		},
+	}
+	o.AddJobFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.list, "list", false, "list the built-in profiles and their frame sizes")
+	o.Repeat.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func listProfiles(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROFILE\tPIXELS\tFORMAT\tFRAME BYTES\tFRAME SIZE")
+	for _, p := range frames.Profiles() {
+		fmt.Fprintf(tw, "%s\t%dx%d\t%s\t%d\t%.1f MiB\n", p.Name, p.Width, p.Height, frames.FormatDescription(p.Name),
+			p.FrameBytes(), float64(p.FrameBytes())/(1<<20))
+	}
+	fmt.Fprintf(tw, "\nframe bytes = width x height x bytes per pixel + a %d-byte header, rounded up to 4 KiB\n", frames.HeaderBytes)
+	return tw.Flush()
+}
+
+func runFrames(ctx context.Context, o FramesOptions, command string, stdout, stderr io.Writer) error {
+	if err := o.Repeat.validate(); err != nil {
+		return err
+	}
+	job, err := o.job()
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	w, err := frames.New(job)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	name := fmt.Sprintf("frames %s x%d t%d", w.Params()["profile"], job.Frames, job.Threads)
+	if job.FPS > 0 {
+		name += fmt.Sprintf(" @%gfps", job.FPS)
+	}
+	cells := []lab.Cell{{Name: name, Workload: w, Target: job.Directory}}
+	plan := lab.Plan{Name: "frames", Command: command, Settings: w.Params()}
+	return runExperiment(ctx, o.Repeat, plan, cells, 0, stdout, stderr)
+}

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFramesContract(t *testing.T) {
+	t.Parallel()
+	out, _, err := iolab(t, context.Background(), "frames", "--directory", t.TempDir(), "--profile", "HD-24bit", "--frames", "10",
+		"--threads", "2", "--fps", "200", "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Runs []struct {
+			Frames *struct {
+				FPS           float64 `json:"fps"`
+				Late, Dropped int64
+				Pass          *bool                         `json:"pass"`
+				FrameNs       struct{ P50, P99, Max int64 } `json:"frame_ns"`
+			} `json:"frames"`
+			Write *struct{ Ops, Bytes int64 } `json:"write"`
+		} `json:"runs"`
+	}
+	decodeInto(t, out, &r)
+	f := r.Runs[0].Frames
+	if f == nil || f.FPS <= 0 || f.Pass == nil || f.FrameNs.P50 <= 0 || f.FrameNs.Max < f.FrameNs.P99 ||
+		r.Runs[0].Write.Ops+f.Dropped != 10 || *f.Pass != (f.Late == 0 && f.Dropped == 0) {
+		t.Fatalf("frames %+v write %+v", f, r.Runs[0].Write)
+	}
+	list, _, err := iolab(t, context.Background(), "frames", "--list")
+	if err != nil || !strings.Contains(list, "8K-24bit") || !strings.Contains(list, "99536896") {
+		t.Fatalf("--list (%v):\n%s", err, list)
+	}
+	for _, bad := range [][]string{{"--profile", "9K-24bit"}, {"--profile", "HD-24bit", "--width", "10"}, {"--profile", "HD-24bit", "--pattern", "stripes"}} {
+		_, _, err := iolab(t, context.Background(), append([]string{"frames", "--directory", t.TempDir()}, bad...)...)
+		if err == nil || ExitCode(err) != 2 {
+			t.Errorf("%v: %v", bad, err)
+		}
+	}
+}

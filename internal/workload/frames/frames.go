@@ -1,0 +1,235 @@
+// Package frames is the video-frame workload, as frametest runs it: one file
+// per frame, written (or read back) by several threads in frame order, each
+// frame timed as open, I/O and close. With a target frame rate, frame i may
+// start at t0 + i/F and is due at t0 + (i+1)/F: a frame finished later is
+// late, and with DropLate a frame not started by its deadline is dropped —
+// what a player or a capture card would do. The run passes when no frame was
+// late or dropped.
+package frames
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/driver"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/units"
+	"github.com/iolab/iolab/internal/workload"
+	"github.com/iolab/iolab/internal/workload/fs"
+)
+
+// Options is one frame test.
+type Options struct {
+	Directory string
+	Profile   Profile
+	Frames    int
+	Threads   int
+	Direct    bool
+	FPS       float64
+	DropLate  bool
+	Read      bool // read the frames back instead of writing them
+	Data      datagen.Pattern
+	Keep      bool // leave written frames in place
+
+	// frameDelay, set by tests, slows the writer of frame i down.
+	frameDelay func(i int)
+}
+
+// chunkBytes bounds each thread's buffer: frames are written in pieces.
+const chunkBytes = 8 << 20
+
+// Validate checks the options on their own.
+func (o *Options) Validate() error {
+	switch {
+	case o.Directory == "":
+		return errors.New("--directory is required")
+	case o.Profile.Width < 1 || o.Profile.Height < 1 || o.Profile.BytesPerPixel < 1:
+		return errors.New("--profile, or --width, --height and --bytes-per-pixel, are required")
+	case o.Frames < 1:
+		return fmt.Errorf("--frames %d: want at least 1", o.Frames)
+	case o.Threads < 1 || o.Threads > 1024:
+		return fmt.Errorf("--threads %d: want 1..1024", o.Threads)
+	case o.FPS < 0:
+		return fmt.Errorf("--fps: want frames per second > 0")
+	case o.DropLate && o.FPS == 0:
+		return errors.New("--drop-late needs --fps")
+	}
+	return o.Data.Validate()
+}
+
+// Frames is the workload.
+type Frames struct {
+	opts  Options
+	notes []metrics.Note
+}
+
+// New validates opts.
+func New(opts Options) (*Frames, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Frames{opts: opts}, nil
+}
+
+// Kind implements workload.Workload.
+func (f *Frames) Kind() string { return "frames" }
+
+// Params implements workload.Workload.
+func (f *Frames) Params() map[string]string {
+	o := &f.opts
+	p := map[string]string{"profile": o.Profile.Name, "frame_size": units.FormatSize(o.Profile.FrameBytes()),
+		"frames": fmt.Sprint(o.Frames), "threads": fmt.Sprint(o.Threads), "direct": fmt.Sprint(boolInt(o.Direct)),
+		"mode": "write", "directory": o.Directory}
+	if o.Profile.Name == "" {
+		p["profile"] = fmt.Sprintf("%dx%dx%d", o.Profile.Width, o.Profile.Height, o.Profile.BytesPerPixel)
+	}
+	if o.Read {
+		p["mode"] = "read"
+	}
+	if o.FPS > 0 {
+		p["fps"] = fmt.Sprint(o.FPS)
+	}
+	if o.DropLate {
+		p["drop_late"] = "1"
+	}
+	return p
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (f *Frames) path(i int) string {
+	return filepath.Join(f.opts.Directory, fmt.Sprintf("iolab-frame-%07d.bin", i))
+}
+
+// Prepare checks the directory and, to read frames back, writes them once.
+func (f *Frames) Prepare(ctx context.Context) error {
+	if err := fs.CheckDirectory(f.opts.Directory); err != nil {
+		return &workload.InputError{Err: err}
+	}
+	var st unix.Statfs_t
+	need := f.opts.Profile.FrameBytes() * int64(f.opts.Frames)
+	if unix.Statfs(f.opts.Directory, &st) == nil && st.Blocks > 0 && int64(st.Bavail)*st.Bsize < need {
+		return &workload.InputError{Err: fmt.Errorf("--directory %s: %d frames need %s but %s is free; lower --frames",
+			f.opts.Directory, f.opts.Frames, units.FormatSize(need), units.FormatSize(int64(st.Bavail)*st.Bsize))}
+	}
+	if !f.opts.Read {
+		return nil
+	}
+	w := *f
+	w.opts.Read, w.opts.FPS, w.opts.DropLate, w.opts.Keep = false, 0, false, true
+	_, err := w.Run(ctx, nil)
+	return err
+}
+
+// Close removes read-back frames unless Keep.
+func (f *Frames) Close() error {
+	if f.opts.Read && !f.opts.Keep {
+		f.remove()
+	}
+	return nil
+}
+
+func (f *Frames) remove() {
+	for i := 0; i < f.opts.Frames; i++ {
+		_ = os.Remove(f.path(i))
+	}
+}
+
+// Run implements workload.Workload.
+func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, error) {
+	o := &f.opts
+	var next, late, dropped, worstLateNs atomic.Int64
+	var fellBack atomic.Bool
+	if o.Read && !o.Direct {
+		for i := 0; i < o.Frames; i++ { // read from storage, not the page cache
+			if fd, err := unix.Open(f.path(i), unix.O_RDONLY, 0); err == nil {
+				_ = unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
+				unix.Close(fd)
+			}
+		}
+	}
+	dopts := driver.Options{Workers: o.Threads}
+	if progress != nil {
+		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
+	}
+	period := 0.0
+	if o.FPS > 0 {
+		period = float64(time.Second) / o.FPS
+	}
+	res, err := driver.Run(ctx, dopts, func(ctx context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+		t := &thread{f: f, clock: clock, rec: rec}
+		if err := t.init(worker); err != nil {
+			return err
+		}
+		defer func() {
+			t.free()
+			if t.fellBack {
+				fellBack.Store(true)
+			}
+		}()
+		for !stop.Stopped() {
+			i := int(next.Add(1) - 1)
+			if i >= o.Frames {
+				return nil
+			}
+			if period > 0 {
+				release, deadline := int64(float64(i)*period), int64(float64(i+1)*period)
+				if d := release - clock.Now(); d > 0 {
+					time.Sleep(time.Duration(d))
+				}
+				if o.DropLate && clock.Now() > deadline {
+					dropped.Add(1)
+					continue
+				}
+				if err := t.frame(i); err != nil {
+					return err
+				}
+				if over := clock.Now() - deadline; over > 0 {
+					late.Add(1)
+					for w := worstLateNs.Load(); over > w && !worstLateNs.CompareAndSwap(w, over); w = worstLateNs.Load() {
+					}
+				}
+				continue
+			}
+			if err := t.frame(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if res == nil {
+		return nil, err
+	}
+	frames := res.ByOp[metrics.Write].Ops + res.ByOp[metrics.Read].Ops
+	res.Extra = map[string]float64{"frames_done": float64(frames), "frames_fps": float64(frames) / math.Max(res.Duration.Seconds(), 1e-9),
+		"frames_late": float64(late.Load()), "frames_dropped": float64(dropped.Load()), "frames_worst_late_ns": float64(worstLateNs.Load())}
+	if o.FPS > 0 {
+		res.Extra["frames_target_fps"] = o.FPS
+		res.Extra["frames_pass"] = 0
+		if late.Load() == 0 && dropped.Load() == 0 {
+			res.Extra["frames_pass"] = 1
+		}
+	}
+	if fellBack.Load() {
+		res.Notes = append(res.Notes, metrics.Note{Code: "o-direct-fallback",
+			Message: o.Directory + " refuses O_DIRECT; --direct ran as buffered I/O, so the page cache is in every number"})
+	}
+	if !o.Read && !o.Keep {
+		f.remove()
+	}
+	return res, err
+}
