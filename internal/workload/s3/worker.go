@@ -144,7 +144,9 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer r.Close()
-	return io.CopyBuffer(io.Discard, struct{ io.Reader }{r}, w.buf)
+	// Plain Writer and Reader, so the copy uses the worker's buffer and not
+	// io.Discard's small pooled ones.
+	return io.CopyBuffer(struct{ io.Writer }{io.Discard}, struct{ io.Reader }{r}, w.buf)
 }
 
 // delete removes objects this worker wrote, newest first, else prepared

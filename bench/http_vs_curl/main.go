@@ -1,0 +1,126 @@
+// Command http_vs_curl uploads and downloads one large body against a local
+// HTTP server with iolab and with curl, in alternation, and prints the
+// throughput ratio iolab/curl and iolab's peak RSS (issue 5: ratio >= 1.0,
+// RSS < 64 MiB).
+//
+//	go run ./bench/http_vs_curl [-size 1g] [-pairs 3]
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/units"
+)
+
+func main() {
+	sizeFlag := flag.String("size", "1g", "body size")
+	pairs := flag.Int("pairs", 3, "alternating pairs per direction")
+	flag.Parse()
+	log.SetFlags(0)
+	size, err := units.ParseSize(*sizeFlag)
+	if err != nil {
+		log.Fatal(err)
+	}
+	work, err := os.MkdirTemp("", "httpbench-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	bin := filepath.Join(work, "iolab")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/iolab").CombinedOutput(); err != nil {
+		log.Fatalf("build: %v\n%s", err, out)
+	}
+	// curl uploads a file of the same size; it is read once so it is in the
+	// page cache, and iolab generates its body as it sends it.
+	file := filepath.Join(work, "body.bin")
+	f, _ := os.Create(file)
+	_, _ = io.Copy(f, datagen.ContentOf(datagen.Pattern{}, 1).Body(0, size))
+	f.Close()
+	url := serve(size)
+	fmt.Printf("one %s body per run, local server (PUT to discard, GET from memory), %d pairs\n\n", units.FormatSize(size), *pairs)
+	fmt.Println("| direction | curl MiB/s | iolab MiB/s | ratio iolab/curl | iolab peak RSS MiB |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, dir := range []string{"upload", "download"} {
+		var c, i, rss float64
+		for p := 0; p < *pairs; p++ {
+			order := []bool{true, false}
+			if p%2 == 1 {
+				order = []bool{false, true}
+			}
+			for _, curlFirst := range order {
+				if curlFirst {
+					c += runCurl(dir, url, file)
+				} else {
+					bps, r := runIolab(bin, dir, url, size, work)
+					i += bps
+					rss = max(rss, r)
+				}
+			}
+		}
+		fmt.Printf("| %s | %.0f | %.0f | %.3f | %.1f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), i/c, rss/(1<<20))
+	}
+}
+
+// serve starts the server: PUT bodies are read and dropped, GET returns a
+// generated body of the size.
+func serve(size int64) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	content := datagen.ContentOf(datagen.Pattern{}, 2)
+	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusCreated)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		_, _ = io.Copy(w, content.Body(0, size))
+	}))
+	return "http://" + l.Addr().String() + "/obj/0"
+}
+
+func runCurl(dir, url, file string) float64 {
+	args := []string{"-s", "-o", "/dev/null", "-w", "%{speed_download}"}
+	if dir == "upload" {
+		args = []string{"-s", "-o", "/dev/null", "-T", file, "-w", "%{speed_upload}"}
+	}
+	out, err := exec.Command("curl", append(args, url)...).Output()
+	if err != nil {
+		log.Fatalf("curl: %v", err)
+	}
+	v, _ := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	return v
+}
+
+func runIolab(bin, dir, url string, size int64, work string) (bps, rss float64) {
+	cmd := exec.Command(bin, "http", dir, "--url", url, "--size", strconv.FormatInt(size, 10), "--count", "1",
+		"--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "b.db"))
+	out, err := cmd.Output()
+	if err != nil {
+		log.Fatalf("iolab: %v", err)
+	}
+	var r struct {
+		Runs []struct {
+			BytesPerS float64 `json:"bytes_per_s"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 {
+		log.Fatalf("iolab output: %v", err)
+	}
+	return r.Runs[0].BytesPerS, float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) * 1024
+}
