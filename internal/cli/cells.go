@@ -128,82 +128,78 @@ func applyFields(p *plan.Plan, flags *pflag.FlagSet, w plan.Workload, point map[
 	return nil
 }
 
-func buildFS(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
-	var o FSOptions
-	flags := pflag.NewFlagSet("fs", pflag.ContinueOnError)
-	o.AddJobFlags(flags)
+// flagWorkload builds a workload whose plan keys are its command's flags:
+// addFlags registers them, the fields are set through them, and build
+// makes the workload from the parsed options.
+func flagWorkload(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant,
+	addFlags func(*pflag.FlagSet), build func() (workload.Workload, string, error)) (workload.Workload, string, error) {
+	flags := pflag.NewFlagSet(w.Kind, pflag.ContinueOnError)
+	addFlags(flags)
 	if err := applyFields(p, flags, w, point, v); err != nil {
 		return nil, "", err
 	}
-	job, err := o.job()
+	wl, target, err := build()
 	if err != nil {
 		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
-	}
-	wl, err := fs.New(job)
-	if err != nil {
-		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
-	}
-	target := job.Directory
-	if target == "" {
-		target = job.Filename
 	}
 	return wl, target, nil
 }
 
+func buildFS(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
+	var o FSOptions
+	return flagWorkload(p, w, point, v, o.AddJobFlags, func() (workload.Workload, string, error) {
+		job, err := o.job()
+		if err != nil {
+			return nil, "", err
+		}
+		target := job.Directory
+		if target == "" {
+			target = job.Filename
+		}
+		wl, err := fs.New(job)
+		return wl, target, err
+	})
+}
+
 func buildS3(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
 	var o S3Options
-	flags := pflag.NewFlagSet("s3", pflag.ContinueOnError)
-	o.AddJobFlags(flags)
-	if err := applyFields(p, flags, w, point, v); err != nil {
-		return nil, "", err
-	}
-	job, err := o.job()
-	if err != nil {
-		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
-	}
-	wl, err := s3.New(job)
-	if err != nil {
-		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
-	}
-	return wl, v.Workdir, nil
+	return flagWorkload(p, w, point, v, o.AddJobFlags, func() (workload.Workload, string, error) {
+		job, err := o.job()
+		if err != nil {
+			return nil, "", err
+		}
+		wl, err := s3.New(job)
+		return wl, v.Workdir, err
+	})
 }
 
 func buildHTTP(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
 	var o HTTPOptions
-	flags := pflag.NewFlagSet("http", pflag.ContinueOnError)
-	o.AddJobFlags(flags)
 	mode := httpload.Upload
-	flags.StringVar(&mode, "mode", mode, "upload or download")
-	if err := applyFields(p, flags, w, point, v); err != nil {
-		return nil, "", err
+	addFlags := func(f *pflag.FlagSet) {
+		o.AddJobFlags(f)
+		f.StringVar(&mode, "mode", mode, "upload or download")
 	}
-	job, err := o.job(mode)
-	if err != nil {
-		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
-	}
-	wl, err := httpload.New(job)
-	if err != nil {
-		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
-	}
-	return wl, v.Workdir, nil
+	return flagWorkload(p, w, point, v, addFlags, func() (workload.Workload, string, error) {
+		job, err := o.job(mode)
+		if err != nil {
+			return nil, "", err
+		}
+		wl, err := httpload.New(job)
+		return wl, v.Workdir, err
+	})
 }
 
 func buildFrames(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
 	var o FramesOptions
-	flags := pflag.NewFlagSet("frames", pflag.ContinueOnError)
-	o.AddJobFlags(flags)
-	if err := applyFields(p, flags, w, point, v); err != nil {
-		return nil, "", err
-	}
-	job, err := o.job()
-	if err != nil {
-		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
-	}
-	wl, err := frames.New(job)
-	if err != nil {
-		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
-	}
-	return wl, job.Directory, nil
+	return flagWorkload(p, w, point, v, o.AddJobFlags, func() (workload.Workload, string, error) {
+		job, err := o.job()
+		if err != nil {
+			return nil, "", err
+		}
+		wl, err := frames.New(job)
+		return wl, job.Directory, err
+	})
 }
 
 func buildCmd(w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {

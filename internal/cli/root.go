@@ -63,7 +63,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
 	root.AddCommand(newFSCommand(stdout, stderr), newS3Command(stdout, stderr), newHTTPCommand(stdout, stderr), newFramesCommand(stdout, stderr), newRunCommand(stdout, stderr), newExperimentCommand(stdout, stderr),
-		newShowCommand(stdout), newCompareCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout))
+		newShowCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout))
 	for _, c := range root.Commands() {
 		c.SilenceUsage, c.SilenceErrors = true, true
 	}

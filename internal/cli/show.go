@@ -12,27 +12,10 @@ import (
 func newShowCommand(stdout io.Writer) *cobra.Command {
 	var o RepeatOptions
 	cmd := &cobra.Command{
-		Use:   "show [EXPERIMENT]",
-		Short: "Print a stored experiment's summary again (default: the newest)",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id := ""
-			if len(args) == 1 {
-				id = args[0]
-			}
-			return runShow(cmd.Context(), o, id, stdout)
-		},
-	}
-	o.addOutputFlags(cmd.Flags())
-	return cmd
-}
-
-func newCompareCommand(stdout io.Writer) *cobra.Command {
-	var o RepeatOptions
-	cmd := &cobra.Command{
-		Use:   "compare [EXPERIMENT]",
-		Short: "Compare the variants of a stored experiment against its baseline (default: the newest)",
-		Args:  cobra.MaximumNArgs(1),
+		Use:     "show [EXPERIMENT]",
+		Aliases: []string{"compare"},
+		Short:   "Print a stored experiment's summary, and its variants' comparisons, again (default: the newest)",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := ""
 			if len(args) == 1 {
