@@ -31,6 +31,25 @@ func TestFramesContract(t *testing.T) {
 		r.Runs[0].Write.Ops+f.Dropped != 10 || *f.Pass != (f.Late == 0 && f.Dropped == 0) {
 		t.Fatalf("frames %+v write %+v", f, r.Runs[0].Write)
 	}
+	// The per-frame series is stored and shown with --series.
+	db := filepath.Join(t.TempDir(), "y.db")
+	if _, _, err := iolab(t, context.Background(), "frames", "--directory", t.TempDir(), "--width", "32", "--height", "32",
+		"--bytes-per-pixel", "4", "--frames", "6", "--rounds=1", "--warmup=0", "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	shown, _, err := iolab(t, context.Background(), "show", "--db", db, "--json", "--series")
+	var s struct {
+		Runs []struct {
+			FrameSeries []struct {
+				Frame int
+				IONs  int64 `json:"io_ns"`
+			} `json:"frame_series"`
+		} `json:"runs"`
+	}
+	decodeInto(t, shown, &s)
+	if err != nil || len(s.Runs) != 1 || len(s.Runs[0].FrameSeries) != 6 || s.Runs[0].FrameSeries[5].Frame != 5 || s.Runs[0].FrameSeries[5].IONs <= 0 {
+		t.Fatalf("stored frame series (%v): %+v", err, s.Runs)
+	}
 	list, _, err := iolab(t, context.Background(), "frames", "--list")
 	if err != nil || !strings.Contains(list, "8K-24bit") || !strings.Contains(list, "99536896") {
 		t.Fatalf("--list (%v):\n%s", err, list)

@@ -35,6 +35,9 @@ type Result struct {
 	// ErrorCodes counts failed operations by "op:code" (put:SlowDown,
 	// get:503, write:ENOSPC).
 	ErrorCodes map[string]int64
+	// Frames is the per-frame series of a frame test: one entry per frame,
+	// so bounded by the frames the run was asked for.
+	Frames []FrameTiming
 	// Extra holds figures of workloads that are not operation streams,
 	// such as a command's wall_s, user_s and max_rss_bytes.
 	Extra map[string]float64
@@ -103,4 +106,18 @@ func Merge(recs []*Recorder, series *Series, start time.Time, duration time.Dura
 	secs := int64((duration + time.Second - 1) / time.Second)
 	res.Series = series.Seconds(secs)
 	return res
+}
+
+// FrameTiming is one video frame of a frame test: when it started (from the
+// run's start), how long open, I/O and close took, and how late it finished
+// (0 when on time); a dropped frame was never started.
+type FrameTiming struct {
+	Frame   int   `json:"frame"`
+	Thread  int   `json:"thread"`
+	StartNs int64 `json:"start_ns"`
+	OpenNs  int64 `json:"open_ns"`
+	IONs    int64 `json:"io_ns"`
+	CloseNs int64 `json:"close_ns"`
+	LateNs  int64 `json:"late_ns"`
+	Dropped bool  `json:"dropped,omitempty"`
 }

@@ -71,6 +71,8 @@ type RunView struct {
 	Extra  map[string]float64 `json:"extra,omitempty"`
 	Notes  []metrics.Note     `json:"notes,omitempty"`
 	Series []metrics.Second   `json:"series,omitempty"`
+	// FrameSeries is a frame test's per-frame timings (with --series).
+	FrameSeries []metrics.FrameTiming `json:"frame_series,omitempty"`
 }
 
 // DirView is one kind of operation of a run.
@@ -271,7 +273,7 @@ func Build(d *store.Data, opts Options) *Report {
 			Ops: objectOps(res), Verify: verifyView(res), Frames: framesView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
 		v.Lat, v.TTFB = mergedLatency(res)
 		if opts.Series {
-			v.Series = res.Series
+			v.Series, v.FrameSeries = res.Series, res.Frames
 		}
 		r.Runs = append(r.Runs, v)
 		perCell[ci] = append(perCell[ci], run)

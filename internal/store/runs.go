@@ -79,6 +79,12 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 			return s.wrap(err)
 		}
 	}
+	for _, f := range res.Frames {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO frame_timings (run_id, frame, thread, start_ns, open_ns, io_ns, close_ns, late_ns, dropped)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, f.Frame, f.Thread, f.StartNs, f.OpenNs, f.IONs, f.CloseNs, f.LateNs, boolInt(f.Dropped)); err != nil {
+			return s.wrap(err)
+		}
+	}
 	for _, sec := range res.Series {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO series (run_id, second, ops, bytes, p50_ns, p99_ns, max_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, sec.T, sec.Ops, sec.Bytes, sec.P50Ns, sec.P99Ns, sec.MaxNs); err != nil {
@@ -262,7 +268,32 @@ func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64
 	if err := rows.Err(); err != nil {
 		return s.wrap(err)
 	}
+	if err := s.loadFrames(ctx, expID, byID); err != nil {
+		return err
+	}
 	return s.loadSeries(ctx, expID, byID)
+}
+
+func (s *Store) loadFrames(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT f.run_id, f.frame, f.thread, f.start_ns, f.open_ns, f.io_ns, f.close_ns, f.late_ns, f.dropped
+		FROM frame_timings f JOIN runs r ON r.id = f.run_id WHERE r.experiment_id = ? ORDER BY f.run_id, f.frame`, expID)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var f metrics.FrameTiming
+		var dropped int
+		if err := rows.Scan(&id, &f.Frame, &f.Thread, &f.StartNs, &f.OpenNs, &f.IONs, &f.CloseNs, &f.LateNs, &dropped); err != nil {
+			return s.wrap(err)
+		}
+		f.Dropped = dropped != 0
+		if r := byID[id]; r != nil {
+			r.Frames = append(r.Frames, f)
+		}
+	}
+	return s.wrap(rows.Err())
 }
 
 func (s *Store) loadSeries(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -12,7 +12,23 @@ ALTER TABLE runs ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';`,
 ALTER TABLE run_directions ADD COLUMN errors BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	3: objectsTable,
+	4: framesTable,
 }
+
+// framesTable is the per-frame series of frame tests.
+const framesTable = `
+CREATE TABLE frame_timings (
+	run_id   INTEGER NOT NULL REFERENCES runs(id),
+	frame    INTEGER NOT NULL,
+	thread   INTEGER NOT NULL,
+	start_ns BIGINT NOT NULL,
+	open_ns  BIGINT NOT NULL,
+	io_ns    BIGINT NOT NULL,
+	close_ns BIGINT NOT NULL,
+	late_ns  BIGINT NOT NULL,
+	dropped  INTEGER NOT NULL,
+	PRIMARY KEY (run_id, frame)
+);`
 
 // objectsTable is the manifest of objects runs left in place, to verify them
 // later.
@@ -112,4 +128,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-` + objectsTable
+` + objectsTable + framesTable

@@ -38,6 +38,7 @@ func TestRoundTrip(t *testing.T) {
 	res.ByOp[metrics.Read] = metrics.OpStats{Ops: h.TotalCount(), Bytes: 4096 * h.TotalCount(), Lat: h}
 	res.ByOp[metrics.Get] = metrics.OpStats{Ops: h.TotalCount(), Errors: 3, Lat: h, TTFB: h}
 	res.ErrorCodes = map[string]int64{"get:SlowDown": 3}
+	res.Frames = []metrics.FrameTiming{{Frame: 0, Thread: 1, StartNs: 5, OpenNs: 6, IONs: 7, CloseNs: 8}, {Frame: 1, LateNs: 9, Dropped: true}}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel() // a Ctrl-C'd run must still be written
 	run := &Run{CellID: cells[0].ID, Round: 0, Slot: 0, Status: StatusInterrupted, EndedAt: time.Now(), Result: res}
@@ -68,6 +69,9 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if metrics.PercentilesOf(got.Result.ByOp[metrics.Read].Lat) != metrics.PercentilesOf(h) {
 		t.Fatal("histogram changed in the round trip")
+	}
+	if len(got.Result.Frames) != 2 || got.Result.Frames[0].IONs != 7 || !got.Result.Frames[1].Dropped || got.Result.Frames[1].LateNs != 9 {
+		t.Fatalf("frames %+v", got.Result.Frames)
 	}
 	g := got.Result.ByOp[metrics.Get]
 	if g.Errors != 3 || g.TTFB == nil || g.TTFB.TotalCount() != h.TotalCount() || got.Result.ErrorCodes["get:SlowDown"] != 3 {
@@ -124,7 +128,7 @@ func TestMigratesVersion1(t *testing.T) {
 	// Turn it back into what schema 1 looked like.
 	for _, q := range []string{`ALTER TABLE cells DROP COLUMN variant`, `ALTER TABLE runs DROP COLUMN extra`,
 		`ALTER TABLE runs DROP COLUMN error_codes`, `ALTER TABLE run_directions DROP COLUMN errors`,
-		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`, `DROP TABLE objects`,
+		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`, `DROP TABLE objects`, `DROP TABLE frame_timings`,
 		`UPDATE meta SET value = '1' WHERE key = 'schema_version'`} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(err)
@@ -138,7 +142,7 @@ func TestMigratesVersion1(t *testing.T) {
 	defer s.Close()
 	var v string
 	s.db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
-	if v != "4" {
+	if v != "5" {
 		t.Fatalf("schema version %s after opening a version 1 database", v)
 	}
 	e := &Experiment{ID: "x", Name: "x", Command: "x", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(), Status: "running"}

@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync/atomic"
 	"time"
 
@@ -166,12 +167,14 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
 	}
+	threads := make([]*thread, o.Threads)
 	period := 0.0
 	if o.FPS > 0 {
 		period = float64(time.Second) / o.FPS
 	}
 	res, err := driver.Run(ctx, dopts, func(ctx context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 		t := &thread{f: f, clock: clock, rec: rec}
+		threads[worker] = t
 		if err := t.init(worker); err != nil {
 			return err
 		}
@@ -193,12 +196,14 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 				}
 				if o.DropLate && clock.Now() > deadline {
 					dropped.Add(1)
+					t.timings = append(t.timings, metrics.FrameTiming{Frame: i, Thread: worker, Dropped: true})
 					continue
 				}
 				if err := t.frame(i); err != nil {
 					return err
 				}
 				if over := clock.Now() - deadline; over > 0 {
+					t.timings[len(t.timings)-1].LateNs = over
 					late.Add(1)
 					for w := worstLateNs.Load(); over > w && !worstLateNs.CompareAndSwap(w, over); w = worstLateNs.Load() {
 					}
@@ -214,6 +219,12 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 	if res == nil {
 		return nil, err
 	}
+	for _, t := range threads {
+		if t != nil {
+			res.Frames = append(res.Frames, t.timings...)
+		}
+	}
+	sort.Slice(res.Frames, func(a, b int) bool { return res.Frames[a].Frame < res.Frames[b].Frame })
 	frames := res.ByOp[metrics.Write].Ops + res.ByOp[metrics.Read].Ops
 	res.Extra = map[string]float64{"frames_done": float64(frames), "frames_fps": float64(frames) / math.Max(res.Duration.Seconds(), 1e-9),
 		"frames_late": float64(late.Load()), "frames_dropped": float64(dropped.Load()), "frames_worst_late_ns": float64(worstLateNs.Load())}

@@ -87,6 +87,22 @@ func TestLateFramesWithSlowedWriter(t *testing.T) {
 	if res.ByOp[metrics.Write].Ops != 20 {
 		t.Fatalf("without --drop-late every frame is written: %d", res.ByOp[metrics.Write].Ops)
 	}
+	// The per-frame series: one entry per frame, in order, the slowed ones late.
+	if len(res.Frames) != 20 {
+		t.Fatalf("%d frames in the series", len(res.Frames))
+	}
+	lateInSeries := 0
+	for i, f := range res.Frames {
+		if f.Frame != i || f.OpenNs <= 0 || f.IONs <= 0 || f.CloseNs <= 0 {
+			t.Fatalf("frame %d: %+v", i, f)
+		}
+		if f.LateNs > 0 {
+			lateInSeries++
+		}
+	}
+	if res.Frames[0].LateNs < 30e6 || float64(lateInSeries) != late {
+		t.Fatalf("frame 0 late by %d ns; %d late in the series, %v counted", res.Frames[0].LateNs, lateInSeries, late)
+	}
 
 	o.DropLate = true
 	res = run(t, o)

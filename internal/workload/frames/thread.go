@@ -19,9 +19,12 @@ type thread struct {
 	release  func()
 	gen      *datagen.Generator
 	fellBack bool
+	id       int
+	timings  []metrics.FrameTiming // the frames this thread handled
 }
 
 func (t *thread) init(worker int) error {
+	t.id = worker
 	size := int(min(t.f.opts.Profile.FrameBytes(), chunkBytes))
 	buf, release, err := fs.AlignedBuffer(size)
 	if err != nil {
@@ -38,7 +41,7 @@ func (t *thread) init(worker int) error {
 func (t *thread) free() { t.release() }
 
 // frame writes or reads frame i, recording open, I/O and close apart and
-// the whole frame as one write or read.
+// the whole frame as one write or read, and appends its timing.
 func (t *thread) frame(i int) error {
 	o := &t.f.opts
 	path := t.f.path(i)
@@ -89,5 +92,7 @@ func (t *thread) frame(i int) error {
 	}
 	t.rec.Record(metrics.Close, 0, closed, closed-done)
 	t.rec.Record(op, size, closed, closed-start)
+	t.timings = append(t.timings, metrics.FrameTiming{Frame: i, Thread: t.id, StartNs: start,
+		OpenNs: opened - start, IONs: done - opened, CloseNs: closed - done})
 	return nil
 }
