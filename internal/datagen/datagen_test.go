@@ -133,3 +133,48 @@ func BenchmarkRefill4k(b *testing.B) {
 		g.Refill(buf)
 	}
 }
+
+// An object body reads the same bytes whatever the caller's buffer size, and
+// seeks anywhere.
+func TestContentBodyIsStable(t *testing.T) {
+	t.Parallel()
+	c := ContentOf(Pattern{}, 9)
+	const size = 300<<10 + 123
+	var want []byte
+	r := c.Body(5, size)
+	buf := make([]byte, 1000)
+	for {
+		n, err := r.Read(buf)
+		want = append(want, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	for _, bs := range []int{64 << 10, 200 << 10, 1 << 20, 7} {
+		got, _ := readAll(c.Body(5, size), bs)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("reading with a %d-byte buffer gives other bytes", bs)
+		}
+	}
+	if len(want) != size || c.Checksum(5, size) == c.Checksum(6, size) {
+		t.Fatal("size or uniqueness of bodies")
+	}
+	b := c.Body(5, size)
+	b.Seek(100000, 0)
+	tail, _ := readAll(b, 64<<10)
+	if !bytes.Equal(tail, want[100000:]) {
+		t.Fatal("seek then read differs")
+	}
+}
+
+func readAll(r interface{ Read([]byte) (int, error) }, bs int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, bs)
+	for {
+		n, err := r.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			return out, nil
+		}
+	}
+}
