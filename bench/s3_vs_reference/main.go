@@ -51,6 +51,7 @@ var cases = []benchCase{{"get", 1 << 10, 32}, {"put", 1 << 10, 32}, {"get", 10 <
 func main() {
 	pairs := flag.Int("pairs", 3, "alternating iolab/wrk pairs per case")
 	runtime := flag.Duration("runtime", 5*time.Second, "duration of each run")
+	server := flag.String("server", "versitygw", "versitygw (closes every connection) or minio (keeps them alive)")
 	flag.Parse()
 	log.SetFlags(0)
 	work, err := os.MkdirTemp("", "s3bench-")
@@ -62,10 +63,10 @@ func main() {
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/iolab").CombinedOutput(); err != nil {
 		log.Fatalf("build iolab: %v\n%s", err, out)
 	}
-	endpoint, stop := startServer(work)
+	endpoint, stop := startServer(work, *server)
 	defer stop()
 	mc := openBucket(endpoint)
-	fmt.Printf("iolab s3 vs wrk against versitygw at %s, %d pairs x %v; client CPU from getrusage\n\n", endpoint, *pairs, *runtime)
+	fmt.Printf("iolab s3 vs wrk against %s at %s, %d pairs x %v; client CPU from getrusage\n\n", *server, endpoint, *pairs, *runtime)
 	fmt.Println("| case | wrk ops/s | iolab ops/s | ratio iolab/wrk | CPU ms/op wrk | CPU ms/op iolab |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, c := range cases {
@@ -103,18 +104,23 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func startServer(work string) (string, func()) {
-	bin, err := exec.LookPath("versitygw")
+func startServer(work, name string) (string, func()) {
+	bin, err := exec.LookPath(name)
 	if err != nil {
-		bin = filepath.Join(os.Getenv("HOME"), "go", "bin", "versitygw")
+		bin = filepath.Join(os.Getenv("HOME"), "go", "bin", name)
 	}
 	port := freePort()
 	data := filepath.Join(work, "data")
 	os.MkdirAll(data, 0o755)
-	cmd := exec.Command(bin, "--port", fmt.Sprintf("127.0.0.1:%d", port), "posix", data)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "--port", addr, "posix", data)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+accessKey, "ROOT_SECRET_KEY="+secretKey)
+	if name == "minio" {
+		cmd = exec.Command(bin, "server", data, "--address", addr, "--quiet")
+		cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+accessKey, "MINIO_ROOT_PASSWORD="+secretKey)
+	}
 	if err := cmd.Start(); err != nil {
-		log.Fatalf("start versitygw: %v", err)
+		log.Fatalf("start %s: %v", name, err)
 	}
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for i := 0; i < 200; i++ {
@@ -124,7 +130,7 @@ func startServer(work string) (string, func()) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	log.Fatal("versitygw did not start")
+	log.Fatalf("%s did not start", name)
 	return "", nil
 }
 
