@@ -152,6 +152,7 @@ func TestS3Conformance(t *testing.T) {
 	for _, srv := range s3Servers(t) {
 		t.Run(srv.name, func(t *testing.T) {
 			s3Contract(t, srv)
+			s3SDKClient(t, srv)
 			s3AllOperations(t, srv)
 			s3RangeGet(t, srv)
 			s3SizeBuckets(t, srv)
@@ -189,6 +190,19 @@ func s3Contract(t *testing.T, srv s3Server) {
 		t.Fatalf("%v connections for %d puts to a server that closes each", conns, put.Ops)
 	case srv.name == "minio" && conns > 16:
 		t.Fatalf("%v connections opened at concurrency 8 with keep-alive", conns)
+	}
+}
+
+// minio-go for GET and PUT too gives the same results.
+func s3SDKClient(t *testing.T, srv s3Server) {
+	r, err := s3Run(t, srv, "--bucket", "contract", "--mix", "put=1,get=1,head=1", "--size", "4k,64k",
+		"--concurrency", "4", "--count", "60", "--verify", "--sdk-client", "--range-size", "1k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := r.Runs[0]
+	if run.Status != "ok" || run.Ops["get"].Ops == 0 || run.Verify.Mismatched != 0 || run.Verify.Checked != run.Ops["put"].Ops {
+		t.Fatalf("sdk client: %+v", run)
 	}
 }
 

@@ -43,6 +43,9 @@ type Options struct {
 	DedupPct int
 	Verify   bool
 	Keep     bool
+	// SDKOnly sends GET and PUT through minio-go too, instead of each
+	// worker's own signed connection.
+	SDKOnly bool
 }
 
 // DefaultOptions are the defaults of the flags.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,12 +30,23 @@ type worker struct {
 	buf     []byte
 	sizes   *sizeBuckets
 	size    int64 // object size of the operation in progress, for sizes
+	fast    *fastConn
+	stamp   func() // marks the first response byte of the operation in progress
 }
 
 func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 	var firstByte atomic.Int64
 	tctx := httpTrace(ctx, clock, &firstByte)
 	w.buf = make([]byte, 32<<10)
+	w.stamp = func() { firstByte.CompareAndSwap(0, clock.Now()) }
+	if !w.s.opts.SDKOnly {
+		w.fast = newFastConn(ctx, w.s.c, &w.s.opts)
+		defer func() {
+			if w.fast != nil {
+				w.fast.close()
+			}
+		}()
+	}
 	for !stop.Stopped() {
 		if w.limited && w.budget.Add(-1) < 0 {
 			return nil
@@ -71,7 +83,13 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 	switch op {
 	case metrics.Put:
 		obj := w.newObject()
-		_, err := w.s.c.PutObject(ctx, o.Bucket, obj.key, w.s.content.Body(obj.seed, obj.size), obj.size, w.s.putOptions())
+		var err error
+		if w.fast != nil {
+			_, err = w.fast.do(ctx, http.MethodPut, o.Bucket, obj.key, w.s.content.Body(obj.seed, obj.size), obj.size, "",
+				io.Discard, w.buf, w.stamp)
+		} else {
+			_, err = w.s.c.PutObject(ctx, o.Bucket, obj.key, w.s.content.Body(obj.seed, obj.size), obj.size, w.s.putOptions())
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -131,11 +149,16 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 	obj := w.existing()
 	w.size = obj.size
 	opts := minio.GetObjectOptions{}
+	rangeHdr := ""
 	if o.RangeSize > 0 && obj.size > o.RangeSize {
 		off := w.rng.Int64N(obj.size - o.RangeSize + 1)
 		if err := opts.SetRange(off, off+o.RangeSize-1); err != nil {
 			return 0, err
 		}
+		rangeHdr = fmt.Sprintf("bytes=%d-%d", off, off+o.RangeSize-1)
+	}
+	if w.fast != nil {
+		return w.fast.do(ctx, http.MethodGet, o.Bucket, obj.key, nil, 0, rangeHdr, struct{ io.Writer }{io.Discard}, w.buf, w.stamp)
 	}
 	// Core.GetObject is one request; Client.GetObject adds a goroutine and
 	// channels per object for seeking, which a benchmark does not need.
