@@ -47,6 +47,10 @@ type Options struct {
 	// Grace is how long workers may take to finish in-flight operations
 	// after the soft stop (default 10s).
 	Grace time.Duration
+	// ProcPerWorker gives every worker a P of its own, for workers that
+	// block in system calls (file I/O); network workers, which park on the
+	// poller, run faster with the default of one P per CPU.
+	ProcPerWorker bool
 	// Progress, if set, is called about twice a second with the operations
 	// and bytes recorded so far.
 	Progress func(elapsed time.Duration, ops, bytes int64)
@@ -78,7 +82,7 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	// waiting for completions, pread on a disk) then never holds up the
 	// others, and the runtime need not hand Ps between threads, so the
 	// kernel schedules worker threads the way it schedules fio's processes.
-	if want := min(opts.Workers+1, maxProcs); want > runtime.GOMAXPROCS(0) {
+	if want := min(opts.Workers+1, maxProcs); opts.ProcPerWorker && want > runtime.GOMAXPROCS(0) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
 	}
 	overhead := TimingOverhead()

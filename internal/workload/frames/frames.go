@@ -163,7 +163,7 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 			}
 		}
 	}
-	dopts := driver.Options{Workers: o.Threads}
+	dopts := driver.Options{Workers: o.Threads, ProcPerWorker: true}
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
 	}

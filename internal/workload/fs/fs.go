@@ -156,7 +156,7 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 			_ = unix.Fadvise(j.fd, 0, 0, unix.FADV_DONTNEED)
 		}
 	}
-	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime}
+	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime, ProcPerWorker: true}
 	worker := f.uringWorker
 	if o.Engine == EnginePsync {
 		dopts.Workers = len(f.jobs) * o.IODepth
