@@ -73,3 +73,44 @@ func TestWriteFsyncRead(t *testing.T) {
 		t.Fatal("queued a ninth request in an 8-entry ring")
 	}
 }
+
+func TestFixedBuffers(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r, err := New(4)
+	if err != nil {
+		t.Skipf("io_uring unavailable here: %v", err)
+	}
+	defer r.Close()
+	mem := make([]byte, 8192)
+	if err := r.RegisterBuffer(mem); err != nil {
+		t.Skipf("cannot register buffers here: %v", err)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	copy(mem[:4096], bytes.Repeat([]byte("z"), 4096))
+	r.Queue(OpWriteFixed, int(f.Fd()), mem[:4096], 0, 1)
+	if err := r.SubmitAndWait(1); err != nil {
+		t.Fatal(err)
+	}
+	r.Reap(func(c CQE) {
+		if c.Res != 4096 {
+			t.Fatalf("fixed write: %+v", c)
+		}
+	})
+	r.Queue(OpReadFixed, int(f.Fd()), mem[4096:], 0, 2)
+	if err := r.SubmitAndWait(1); err != nil {
+		t.Fatal(err)
+	}
+	r.Reap(func(c CQE) {
+		if c.Res != 4096 {
+			t.Fatalf("fixed read: %+v", c)
+		}
+	})
+	if !bytes.Equal(mem[4096:], mem[:4096]) {
+		t.Fatal("fixed read returned other bytes")
+	}
+}

@@ -161,6 +161,12 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 		return err
 	}
 	defer free()
+	// Registered once, the buffers are not pinned again for every request;
+	// a kernel that refuses (memlock limits) gets plain reads and writes.
+	readOp, writeOp := uring.OpRead, uring.OpWrite
+	if ring.RegisterBuffer(mem) == nil {
+		readOp, writeOp = uring.OpReadFixed, uring.OpWriteFixed
+	}
 	slots := make([]slot, o.IODepth)
 	idle := make([]int, 0, o.IODepth)
 	for i := range slots {
@@ -180,10 +186,10 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			idle = idle[:len(idle)-1]
 			s := &slots[i]
 			write, off := pick.next(j)
-			op := uring.OpRead
+			op := readOp
 			s.dir = metrics.Read
 			if write {
-				op, s.dir = uring.OpWrite, metrics.Write
+				op, s.dir = writeOp, metrics.Write
 				gen.Refill(s.buf)
 			}
 			s.startNs = clock.Now()
