@@ -46,11 +46,6 @@ func (s Sizes) Pick(rng *rand.Rand) int64 {
 	return s.Fixed[rng.IntN(len(s.Fixed))]
 }
 
-// Largest is the biggest size there can be.
-func (s Sizes) Largest() int64 {
-	if s.Max > 0 {
-		return s.Max
-	}
 	return s.Fixed[len(s.Fixed)-1]
 }
 

@@ -46,7 +46,7 @@ type fastConn struct {
 
 // newFastConn returns nil when the fast path does not apply (virtual-host
 // addressing, credentials that cannot be read).
-func newFastConn(ctx context.Context, c *client, o *Options) *fastConn {
+func newFastConn(c *client, o *Options) *fastConn {
 	if o.Lookup == "dns" {
 		return nil
 	}

@@ -40,7 +40,7 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 	w.buf = make([]byte, 32<<10)
 	w.stamp = func() { firstByte.CompareAndSwap(0, clock.Now()) }
 	if !w.s.opts.SDKOnly {
-		w.fast = newFastConn(ctx, w.s.c, &w.s.opts)
+		w.fast = newFastConn(w.s.c, &w.s.opts)
 		defer func() {
 			if w.fast != nil {
 				w.fast.close()
