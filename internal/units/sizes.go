@@ -46,9 +46,7 @@ func (s Sizes) Pick(rng *rand.Rand) int64 {
 	return s.Fixed[rng.IntN(len(s.Fixed))]
 }
 
-	return s.Fixed[len(s.Fixed)-1]
-}
-
+// String is the form ParseSizes reads.
 func (s Sizes) String() string {
 	if s.Max > 0 {
 		return FormatSize(s.Min) + "-" + FormatSize(s.Max)
