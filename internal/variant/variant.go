@@ -15,10 +15,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/iolab/iolab/internal/outtail"
 	"github.com/iolab/iolab/internal/plan"
 )
 
@@ -33,7 +33,7 @@ type Variant struct {
 	planDir string
 	env     []string
 	server  *exec.Cmd
-	output  *tail
+	output  *outtail.Tail
 	exited  chan struct{}
 	cleanup []func()
 }
@@ -67,7 +67,7 @@ func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string) (*V
 	if spec.Build != "" {
 		if out, err := v.shell(ctx, v.Expand(spec.Build)); err != nil {
 			v.Close()
-			return nil, fmt.Errorf("variant %s: build %q failed: %v; output ends: %s", v.Name, spec.Build, err, oneLine(out))
+			return nil, fmt.Errorf("variant %s: build %q failed: %v; output ends: %s", v.Name, spec.Build, err, outtail.OneLine(out))
 		}
 	}
 	return v, nil
@@ -84,7 +84,7 @@ func (v *Variant) checkout(ctx context.Context, dir string) error {
 	repo := v.abs(v.planDir, v.spec.Git.Repo)
 	out, err := exec.CommandContext(ctx, "git", "-C", repo, "worktree", "add", "--detach", "--force", dir, v.spec.Git.Ref).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("variant %s: git checkout of %s at %q failed: %s", v.Name, repo, v.spec.Git.Ref, oneLine(out))
+		return fmt.Errorf("variant %s: git checkout of %s at %q failed: %s", v.Name, repo, v.spec.Git.Ref, outtail.OneLine(out))
 	}
 	v.cleanup = append(v.cleanup, func() {
 		_ = exec.Command("git", "-C", repo, "worktree", "remove", "--force", dir).Run()
@@ -121,7 +121,7 @@ func (v *Variant) Hook(ctx context.Context, name, script string) error {
 		return nil
 	}
 	if out, err := v.shell(ctx, v.Expand(script)); err != nil {
-		return fmt.Errorf("hook %s %q: %v; output ends: %s", name, script, err, oneLine(out))
+		return fmt.Errorf("hook %s %q: %v; output ends: %s", name, script, err, outtail.OneLine(out))
 	}
 	return nil
 }
@@ -137,7 +137,7 @@ func (v *Variant) Start(ctx context.Context) error {
 	// Its own process group, so stopping reaches every descendant; and a
 	// SIGKILL to the server if iolab itself dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	v.output = &tail{max: 4096}
+	v.output = &outtail.Tail{Max: 4096}
 	cmd.Stdout, cmd.Stderr = v.output, v.output
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("variant %s: start: %w", v.Name, err)
@@ -147,7 +147,7 @@ func (v *Variant) Start(ctx context.Context) error {
 	if err := v.waitReady(ctx); err != nil {
 		out := v.output.String()
 		_ = v.Stop()
-		return fmt.Errorf("variant %s: %w; output ends: %s", v.Name, err, oneLine([]byte(out)))
+		return fmt.Errorf("variant %s: %w; output ends: %s", v.Name, err, out)
 	}
 	return nil
 }
@@ -250,40 +250,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// oneLine is the last 300 bytes of out on one line.
-func oneLine(out []byte) string {
-	s := strings.TrimSpace(string(out))
-	if len(s) > 300 {
-		s = "..." + s[len(s)-300:]
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if s == "" {
-		return "(no output)"
-	}
-	return s
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
 }

@@ -5,7 +5,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/outtail"
 	"github.com/iolab/iolab/internal/units"
 )
 
@@ -79,8 +79,8 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	cmd := exec.Command("sh", "-c", c.opts.Run)
 	cmd.Dir, cmd.Env = c.opts.Dir, c.opts.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var out tailWriter
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &outtail.Tail{Max: 2048}
+	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
@@ -115,29 +115,7 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	case ctx.Err() != nil:
 		return res, ctx.Err()
 	case err != nil:
-		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: %v; output ends: %s", c.opts.Run, err, out.last())
+		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: %v; output ends: %s", c.opts.Run, err, out)
 	}
 	return res, nil
-}
-
-// tailWriter keeps the last 2 KiB a command printed.
-type tailWriter struct{ buf []byte }
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2048 {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-2048:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailWriter) last() string {
-	s := strings.Join(strings.Fields(string(bytes.TrimSpace(t.buf))), " ")
-	if len(s) > 300 {
-		s = "..." + s[len(s)-300:]
-	}
-	if s == "" {
-		return "(no output)"
-	}
-	return s
 }
