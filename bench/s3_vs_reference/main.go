@@ -52,6 +52,7 @@ func main() {
 	pairs := flag.Int("pairs", 3, "alternating iolab/wrk pairs per case")
 	runtime := flag.Duration("runtime", 5*time.Second, "duration of each run")
 	server := flag.String("server", "versitygw", "versitygw (closes every connection) or minio (keeps them alive)")
+	sdk := flag.Bool("sdk-client", false, "run iolab with --sdk-client (GET and PUT through minio-go)")
 	flag.Parse()
 	log.SetFlags(0)
 	work, err := os.MkdirTemp("", "s3bench-")
@@ -83,7 +84,7 @@ func main() {
 					ops, cpu := runWrk(endpoint, script, c, *runtime)
 					wOps, wCPU = wOps+ops, wCPU+cpu
 				} else {
-					ops, cpu := runIolab(bin, endpoint, c, *runtime, work)
+					ops, cpu := runIolab(bin, endpoint, c, *runtime, work, *sdk)
 					iOps, iCPU = iOps+ops, iCPU+cpu
 				}
 			}
@@ -209,10 +210,14 @@ func runWrk(endpoint, script string, c benchCase, d time.Duration) (float64, flo
 	return ops, cpuOf(cmd)
 }
 
-func runIolab(bin, endpoint string, c benchCase, d time.Duration, work string) (float64, float64) {
-	cmd := exec.Command(bin, "s3", "--endpoint", endpoint, "--bucket", bucket, "--mix", c.op, "--size", units.FormatSize(c.size),
+func runIolab(bin, endpoint string, c benchCase, d time.Duration, work string, sdk bool) (float64, float64) {
+	args := []string{"s3", "--endpoint", endpoint, "--bucket", bucket, "--mix", c.op, "--size", units.FormatSize(c.size),
 		"--concurrency", strconv.Itoa(c.concurrency), "--runtime", d.String(), "--rounds=1", "--warmup=0", "--json",
-		"--db", filepath.Join(work, "bench.db"))
+		"--db", filepath.Join(work, "bench.db")}
+	if sdk {
+		args = append(args, "--sdk-client")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+accessKey, "AWS_SECRET_ACCESS_KEY="+secretKey)
 	out, err := cmd.Output()
 	if err != nil {
