@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/iolab/iolab/bench/internal/harness"
 	"github.com/iolab/iolab/internal/workload/frames"
 )
 
@@ -31,10 +32,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(work)
-	bin := filepath.Join(work, "iolab")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/iolab").CombinedOutput(); err != nil {
-		log.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := harness.BuildIolab(work)
 	d := "0"
 	if *direct {
 		d = "1"

@@ -21,9 +21,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/iolab/iolab/bench/internal/harness"
 	"github.com/iolab/iolab/internal/stats"
 )
 
@@ -65,12 +65,7 @@ func main() {
 	defer os.RemoveAll(work)
 	bin := *iolabBin
 	if bin == "" {
-		bin = filepath.Join(work, "iolab")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/iolab")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			log.Fatalf("build iolab: %v", err)
-		}
+		bin = harness.BuildIolab(work)
 	}
 	file := filepath.Join(work, "bench.dat")
 	run("fio", "--name=layout", "--filename="+file, "--size=256m", "--rw=write", "--bs=1m", "--output=/dev/null")
@@ -139,9 +134,7 @@ func measure(name string, args ...string) ([]byte, float64) {
 	if err := cmd.Run(); err != nil {
 		log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-	return out.Bytes(), cpu
+	return out.Bytes(), harness.CPUSeconds(cmd)
 }
 
 func runFio(j job, file string, runtime time.Duration) sample {

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/iolab/iolab/bench/internal/harness"
 	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/units"
 )
@@ -39,10 +40,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(work)
-	bin := filepath.Join(work, "iolab")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/iolab").CombinedOutput(); err != nil {
-		log.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := harness.BuildIolab(work)
 	// curl uploads a file of the same size; it is read once so it is in the
 	// page cache, and iolab generates its body as it sends it.
 	file := filepath.Join(work, "body.bin")

@@ -25,12 +25,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/iolab/iolab/bench/internal/harness"
 	"github.com/iolab/iolab/internal/units"
 )
 
@@ -60,10 +60,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(work)
-	bin := filepath.Join(work, "iolab")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/iolab").CombinedOutput(); err != nil {
-		log.Fatalf("build iolab: %v\n%s", err, out)
-	}
+	bin := harness.BuildIolab(work)
 	endpoint, stop := startServer(work, *server)
 	defer stop()
 	mc := openBucket(endpoint)
@@ -189,11 +186,6 @@ func writeScript(work string, c benchCase, keys []string) string {
 	return path
 }
 
-func cpuOf(cmd *exec.Cmd) float64 {
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-}
-
 var reqPerSec = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
 
 func runWrk(endpoint, script string, c benchCase, d time.Duration) (float64, float64) {
@@ -207,7 +199,7 @@ func runWrk(endpoint, script string, c benchCase, d time.Duration) (float64, flo
 		log.Fatalf("wrk output: %s", out)
 	}
 	ops, _ := strconv.ParseFloat(string(m[1]), 64)
-	return ops, cpuOf(cmd)
+	return ops, harness.CPUSeconds(cmd)
 }
 
 func runIolab(bin, endpoint string, c benchCase, d time.Duration, work string, sdk bool) (float64, float64) {
