@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -41,19 +42,21 @@ type Report struct {
 
 // RunView is one run.
 type RunView struct {
-	Cell             string  `json:"cell"`
-	Variant          string  `json:"variant,omitempty"`
-	Round            int     `json:"round"`
-	Slot             int     `json:"slot"`
-	Warmup           bool    `json:"warmup"`
-	Status           string  `json:"status"`
-	Error            string  `json:"error,omitempty"`
-	Errors           int64   `json:"errors"`
-	DurationS        float64 `json:"duration_s"`
-	CPUS             float64 `json:"cpu_s"`
-	OpsPerS          float64 `json:"ops_per_s"`
-	BytesPerS        float64 `json:"bytes_per_s"`
-	TimingOverheadNs float64 `json:"timing_overhead_ns"`
+	Cell    string `json:"cell"`
+	Variant string `json:"variant,omitempty"`
+	Round   int    `json:"round"`
+	Slot    int    `json:"slot"`
+	Warmup  bool   `json:"warmup"`
+	Status  string `json:"status"`
+	Error   string `json:"error,omitempty"`
+	Errors  int64  `json:"errors"`
+	// Start is when the measured window began; it lasted DurationS.
+	Start            time.Time `json:"start"`
+	DurationS        float64   `json:"duration_s"`
+	CPUS             float64   `json:"cpu_s"`
+	OpsPerS          float64   `json:"ops_per_s"`
+	BytesPerS        float64   `json:"bytes_per_s"`
+	TimingOverheadNs float64   `json:"timing_overhead_ns"`
 	// Lat and TTFB merge every operation of the run.
 	Lat   *metrics.Percentiles `json:"lat_ns,omitempty"`
 	TTFB  *metrics.Percentiles `json:"ttfb_ns,omitempty"`
@@ -267,7 +270,7 @@ func Build(d *store.Data, opts Options) *Report {
 		ci := cellByID[run.CellID]
 		res := run.Result
 		v := RunView{Cell: d.Cells[ci].Name, Variant: d.Cells[ci].Variant, Round: run.Round, Slot: run.Slot, Warmup: run.Warmup, Status: run.Status,
-			Error: run.Error, Errors: res.Errors, DurationS: res.Duration.Seconds(), CPUS: res.CPUUserS + res.CPUSysS,
+			Error: run.Error, Errors: res.Errors, Start: res.Start, DurationS: res.Duration.Seconds(), CPUS: res.CPUUserS + res.CPUSysS,
 			OpsPerS: res.PerSecond(res.Ops()), BytesPerS: res.PerSecond(res.Bytes()), TimingOverheadNs: res.TimingOverheadNs,
 			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes,
 			Ops: objectOps(res), Verify: verifyView(res), Frames: framesView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}

@@ -8,7 +8,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/xml"
-	"fmt"
+	"hash"
 	"io"
 	"net"
 	"net/http"
@@ -35,13 +35,17 @@ type fastConn struct {
 	access   string
 	secret   string
 	token    string
-	day      string
-	key      []byte
+	day      string    // the day mac's key is for
+	mac      hash.Hash // HMAC-SHA256 keyed with the day's signing key
 	conn     net.Conn
 	br       *bufio.Reader
 	bw       *bufio.Writer
 	dialer   net.Dialer
 	tlsConf  *tls.Config
+	deadline time.Time // the connection's deadline, set when the run's changes
+
+	// buffers reused by every request
+	date, path, scope, scratch []byte
 }
 
 // newFastConn returns nil when the fast path does not apply (virtual-host
@@ -86,20 +90,26 @@ func (f *fastConn) connect(ctx context.Context) error {
 		}
 		conn = tc
 	}
-	f.conn, f.br, f.bw = conn, bufio.NewReaderSize(conn, 64<<10), bufio.NewWriterSize(conn, 64<<10)
+	var rw io.ReadWriter = conn
+	if raw, ok := newRawIO(conn); ok {
+		rw = raw
+	}
+	f.conn, f.br, f.bw = conn, bufio.NewReaderSize(rw, 64<<10), bufio.NewWriterSize(rw, 64<<10)
 	return nil
 }
 
-// signingKey is derived once per day.
-func (f *fastConn) signingKey(day string) []byte {
-	if day != f.day {
-		k := hmacSHA256([]byte("AWS4"+f.secret), day)
+// signer returns the HMAC keyed with the day's signing key; SigV4 derives
+// that key from four HMACs, so it is derived once per day and reused.
+func (f *fastConn) signer(day []byte) hash.Hash {
+	if string(day) != f.day {
+		k := hmacSHA256([]byte("AWS4"+f.secret), string(day))
 		for _, part := range []string{f.region, "s3", "aws4_request"} {
 			k = hmacSHA256(k, part)
 		}
-		f.day, f.key = day, k
+		f.day, f.mac = string(day), hmac.New(sha256.New, k)
 	}
-	return f.key
+	f.mac.Reset()
+	return f.mac
 }
 
 func hmacSHA256(key []byte, data string) []byte {
@@ -109,36 +119,65 @@ func hmacSHA256(key []byte, data string) []byte {
 }
 
 // writeRequest writes a signed request head (UNSIGNED-PAYLOAD, as minio-go
-// sends with DisableContentSha256).
+// sends with DisableContentSha256). It builds the canonical request, the
+// string to sign and the head in the connection's own buffers: a small
+// object's request costs no allocation.
 func (f *fastConn) writeRequest(method, bucket, key string, size int64, rangeHdr string) {
-	now := time.Now().UTC()
-	amzDate, day := now.Format("20060102T150405Z"), now.Format("20060102")
-	path := "/" + bucket + "/" + encodePath(key)
-	headers := "host:" + f.endpoint.Host + "\nx-amz-content-sha256:UNSIGNED-PAYLOAD\nx-amz-date:" + amzDate + "\n"
+	amzDate := time.Now().UTC().AppendFormat(f.date[:0], "20060102T150405Z")
+	f.date = amzDate
+	day := amzDate[:8]
+	path := append(append(append(f.path[:0], '/'), bucket...), '/')
+	path = appendEncodedPath(path, key)
+	f.path = path
 	signed := "host;x-amz-content-sha256;x-amz-date"
 	if f.token != "" {
-		headers += "x-amz-security-token:" + f.token + "\n"
 		signed += ";x-amz-security-token"
 	}
-	canonical := method + "\n" + path + "\n\n" + headers + "\n" + signed + "\nUNSIGNED-PAYLOAD"
-	sum := sha256.Sum256([]byte(canonical))
-	scope := day + "/" + f.region + "/s3/aws4_request"
-	toSign := "AWS4-HMAC-SHA256\n" + amzDate + "\n" + scope + "\n" + hex.EncodeToString(sum[:])
-	sig := hex.EncodeToString(hmacSHA256(f.signingKey(day), toSign))
-	w := f.bw
-	fmt.Fprintf(w, "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: iolab\r\nX-Amz-Content-Sha256: UNSIGNED-PAYLOAD\r\nX-Amz-Date: %s\r\n",
-		method, path, f.endpoint.Host, amzDate)
+
+	c := append(f.scratch[:0], method...)
+	c = append(append(append(c, '\n'), path...), "\n\nhost:"...)
+	c = append(append(c, f.endpoint.Host...), "\nx-amz-content-sha256:UNSIGNED-PAYLOAD\nx-amz-date:"...)
+	c = append(append(c, amzDate...), '\n')
 	if f.token != "" {
-		fmt.Fprintf(w, "X-Amz-Security-Token: %s\r\n", f.token)
+		c = append(append(append(c, "x-amz-security-token:"...), f.token...), '\n')
 	}
-	fmt.Fprintf(w, "Authorization: AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s\r\n", f.access, scope, signed, sig)
+	c = append(append(append(c, '\n'), signed...), "\nUNSIGNED-PAYLOAD"...)
+	f.scratch = c
+	sum := sha256.Sum256(c)
+	var sumHex [2 * sha256.Size]byte
+	hex.Encode(sumHex[:], sum[:])
+
+	scope := append(append(append(f.scope[:0], day...), '/'), f.region...)
+	scope = append(scope, "/s3/aws4_request"...)
+	f.scope = scope
+	ts := append(f.scratch[:0], "AWS4-HMAC-SHA256\n"...)
+	ts = append(append(append(append(append(ts, amzDate...), '\n'), scope...), '\n'), sumHex[:]...)
+	mac := f.signer(day)
+	mac.Write(ts)
+	var sig [sha256.Size]byte
+	mac.Sum(sig[:0])
+
+	h := append(f.scratch[:0], method...)
+	h = append(append(append(h, ' '), path...), " HTTP/1.1\r\nHost: "...)
+	h = append(append(h, f.endpoint.Host...), "\r\nUser-Agent: iolab\r\nX-Amz-Content-Sha256: UNSIGNED-PAYLOAD\r\nX-Amz-Date: "...)
+	h = append(append(h, amzDate...), "\r\n"...)
+	if f.token != "" {
+		h = append(append(append(h, "X-Amz-Security-Token: "...), f.token...), "\r\n"...)
+	}
+	h = append(append(append(h, "Authorization: AWS4-HMAC-SHA256 Credential="...), f.access...), '/')
+	h = append(append(append(h, scope...), ", SignedHeaders="...), signed...)
+	h = hex.AppendEncode(append(h, ", Signature="...), sig[:])
+	h = append(h, "\r\n"...)
 	if rangeHdr != "" {
-		fmt.Fprintf(w, "Range: %s\r\n", rangeHdr)
+		h = append(append(append(h, "Range: "...), rangeHdr...), "\r\n"...)
 	}
 	if method == http.MethodPut {
-		fmt.Fprintf(w, "Content-Length: %d\r\nContent-Type: application/octet-stream\r\n", size)
+		h = strconv.AppendInt(append(h, "Content-Length: "...), size, 10)
+		h = append(h, "\r\nContent-Type: application/octet-stream\r\n"...)
 	}
-	w.WriteString("\r\n")
+	h = append(h, "\r\n"...)
+	f.scratch = h
+	f.bw.Write(h)
 }
 
 // do sends one request and copies the response body to dst, calling
@@ -148,8 +187,9 @@ func (f *fastConn) do(ctx context.Context, method, bucket, key string, body io.R
 	if err := f.connect(ctx); err != nil {
 		return 0, err
 	}
-	if d, ok := ctx.Deadline(); ok {
+	if d, ok := ctx.Deadline(); ok && !d.Equal(f.deadline) {
 		_ = f.conn.SetDeadline(d)
+		f.deadline = d
 	}
 	f.writeRequest(method, bucket, key, size, rangeHdr)
 	if body != nil {
@@ -167,63 +207,61 @@ func (f *fastConn) do(ctx context.Context, method, bucket, key string, body io.R
 		return 0, err
 	}
 	firstByte()
-	resp, err := http.ReadResponse(f.br, &http.Request{Method: method})
+	resp, err := readResponse(f.br, method)
 	if err != nil {
 		f.close()
 		return 0, err
 	}
-	if resp.StatusCode >= 300 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		f.finish(resp)
-		return 0, errorResponse(resp, b)
+	if resp.status >= 300 {
+		b, _ := io.ReadAll(io.LimitReader(resp.body, 64<<10))
+		f.finish(&resp)
+		return 0, errorResponse(resp.status, b)
 	}
-	n, err := io.CopyBuffer(dst, struct{ io.Reader }{resp.Body}, buf)
+	n, err := io.CopyBuffer(dst, struct{ io.Reader }{resp.body}, buf)
 	if err != nil {
 		f.close()
 		return n, err
 	}
-	f.finish(resp)
+	f.finish(&resp)
 	return n, nil
 }
 
 // finish keeps the connection for the next request unless the server is
 // closing it.
-func (f *fastConn) finish(resp *http.Response) {
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.Close {
+func (f *fastConn) finish(resp *response) {
+	if _, err := io.Copy(io.Discard, resp.body); err != nil || resp.close {
 		f.close()
 	}
 }
 
 // errorResponse is an S3 error as minio-go reports it, so errors are
 // counted by the same codes on both paths.
-func errorResponse(resp *http.Response, body []byte) error {
+func errorResponse(status int, body []byte) error {
 	var e struct {
 		Code    string `xml:"Code"`
 		Message string `xml:"Message"`
 	}
 	_ = xml.Unmarshal(body, &e)
 	if e.Code == "" {
-		e.Code = strconv.Itoa(resp.StatusCode)
-		if resp.StatusCode == http.StatusNotFound {
+		e.Code = strconv.Itoa(status)
+		if status == http.StatusNotFound {
 			e.Code = "NoSuchKey"
 		}
 	}
-	return minio.ErrorResponse{Code: e.Code, Message: e.Message, StatusCode: resp.StatusCode}
+	return minio.ErrorResponse{Code: e.Code, Message: e.Message, StatusCode: status}
 }
 
-// encodePath percent-encodes an object key as SigV4 wants it: everything
-// but unreserved characters and "/".
-func encodePath(key string) string {
-	var b strings.Builder
+// appendEncodedPath appends an object key percent-encoded as SigV4 wants
+// it: everything but unreserved characters and "/".
+func appendEncodedPath(b []byte, key string) []byte {
+	const hexDigits = "0123456789ABCDEF"
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~/", c) >= 0 {
-			b.WriteByte(c)
+			b = append(b, c)
 		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
+			b = append(b, '%', hexDigits[c>>4], hexDigits[c&15])
 		}
 	}
-	return b.String()
+	return b
 }

@@ -1,0 +1,148 @@
+package s3
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+)
+
+// response is what the fast path needs of an HTTP/1.x response: its status,
+// its body, and whether the server closes the connection after it.
+// net/http.ReadResponse builds a canonicalised header map for every
+// response; for a 1 KiB object that map costs more than the signature.
+type response struct {
+	status int
+	body   io.Reader
+	close  bool
+}
+
+var errMalformed = errors.New("malformed HTTP response")
+
+// readResponse reads a response head from br and frames its body: by
+// Content-Length, chunked transfer coding, or (without either) until the
+// server closes the connection. Interim 1xx responses are skipped.
+func readResponse(br *bufio.Reader, method string) (response, error) {
+	for {
+		r, length, chunked, err := readHead(br)
+		if err != nil {
+			return r, err
+		}
+		switch {
+		case r.status >= 100 && r.status < 200 && r.status != http.StatusSwitchingProtocols:
+			continue // 100 Continue, 103 Early Hints: the real response follows
+		case method == http.MethodHead || r.status == http.StatusNoContent || r.status == http.StatusNotModified:
+			r.body = http.NoBody
+		case chunked:
+			r.body = &chunkedBody{r: httputil.NewChunkedReader(br), br: br}
+		case length >= 0:
+			r.body = io.LimitReader(br, length)
+		default:
+			r.body, r.close = br, true
+		}
+		return r, nil
+	}
+}
+
+// readHead parses the status line and the headers that frame the body.
+func readHead(br *bufio.Reader) (r response, length int64, chunked bool, err error) {
+	line, err := readLine(br)
+	if err != nil {
+		return r, 0, false, err
+	}
+	// "HTTP/1.1 200 OK"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return r, 0, false, fmt.Errorf("%w: status line %q", errMalformed, line)
+	}
+	http10 := line[7] == '0'
+	r.status, err = strconv.Atoi(string(line[9:12]))
+	if err != nil || r.status < 100 || r.status > 999 {
+		return r, 0, false, fmt.Errorf("%w: status line %q", errMalformed, line)
+	}
+	r.close = http10
+	length = -1
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			return r, 0, false, err
+		}
+		if len(line) == 0 {
+			return r, length, chunked, nil
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 {
+			return r, 0, false, fmt.Errorf("%w: header line %q", errMalformed, line)
+		}
+		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			n, err := strconv.ParseInt(string(value), 10, 64)
+			if err != nil || n < 0 || (length >= 0 && n != length) {
+				return r, 0, false, fmt.Errorf("%w: Content-Length %q", errMalformed, value)
+			}
+			length = n
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			chunked = bytes.EqualFold(value, []byte("chunked"))
+			if !chunked {
+				return r, 0, false, fmt.Errorf("%w: Transfer-Encoding %q", errMalformed, value)
+			}
+		case bytes.EqualFold(name, []byte("Connection")):
+			for _, tok := range bytes.Split(value, []byte(",")) {
+				tok = bytes.TrimSpace(tok)
+				if bytes.EqualFold(tok, []byte("close")) {
+					r.close = true
+				} else if http10 && bytes.EqualFold(tok, []byte("keep-alive")) {
+					r.close = false
+				}
+			}
+		}
+	}
+}
+
+// readLine returns one line without its CRLF; the slice is valid until the
+// next read from br.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		return nil, fmt.Errorf("%w: a header line longer than %d bytes", errMalformed, br.Size())
+	}
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")), nil
+}
+
+// chunkedBody reads a chunked body and, at its end, the trailer section, so
+// the connection is positioned at the next response.
+type chunkedBody struct {
+	r    io.Reader
+	br   *bufio.Reader
+	done bool
+}
+
+func (c *chunkedBody) Read(p []byte) (int, error) {
+	if c.done {
+		return 0, io.EOF
+	}
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		for {
+			line, lerr := readLine(c.br)
+			if lerr != nil {
+				return n, lerr
+			}
+			if len(line) == 0 {
+				break
+			}
+		}
+		c.done = true
+	}
+	return n, err
+}
