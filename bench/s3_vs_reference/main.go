@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -82,7 +81,7 @@ func main() {
 	}
 	defer os.RemoveAll(work)
 	bin := harness.BuildIolab(work)
-	endpoint, pid, stop := startServer(work, *server)
+	endpoint, pid, stop := harness.StartS3(work, *server, accessKey, secretKey)
 	defer stop()
 	srv := harness.SampleCPU(pid, 20*time.Millisecond)
 	defer srv.Stop()
@@ -123,45 +122,6 @@ func main() {
 		fmt.Printf("| %s | %s | %s | %s | %.3f | %.3f |\n", c, cell("wrk"), cell("wrk-signed"), cell("iolab"),
 			sum["iolab"].ops/sum["wrk"].ops, sum["iolab"].ops/sum["wrk-signed"].ops)
 	}
-}
-
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func startServer(work, name string) (string, int, func()) {
-	bin, err := exec.LookPath(name)
-	if err != nil {
-		bin = filepath.Join(os.Getenv("HOME"), "go", "bin", name)
-	}
-	port := freePort()
-	data := filepath.Join(work, "data")
-	os.MkdirAll(data, 0o755)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "--port", addr, "posix", data)
-	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+accessKey, "ROOT_SECRET_KEY="+secretKey)
-	if name == "minio" {
-		cmd = exec.Command(bin, "server", data, "--address", addr, "--quiet")
-		cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+accessKey, "MINIO_ROOT_PASSWORD="+secretKey)
-	}
-	if err := cmd.Start(); err != nil {
-		log.Fatalf("start %s: %v", name, err)
-	}
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for i := 0; i < 200; i++ {
-		if resp, err := http.Get(endpoint); err == nil {
-			resp.Body.Close()
-			return endpoint, cmd.Process.Pid, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	log.Fatalf("%s did not start", name)
-	return "", 0, nil
 }
 
 // openBucket creates the bucket and lets anonymous clients (wrk) GET and PUT.
