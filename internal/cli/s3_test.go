@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -430,5 +432,54 @@ func s3Rate(t *testing.T, srv s3Server) {
 	}
 	if _, ok := r.Runs[0].Extra["late_starts"]; !ok {
 		t.Fatal("late starts not reported")
+	}
+}
+
+// With --http2 every request reaches the server over HTTP/2; without it,
+// over HTTP/1.1. A TLS front end in the test process, which speaks both,
+// passes the requests on to a real S3 server and notes their protocol.
+func TestS3HTTP2(t *testing.T) {
+	srv := s3Servers(t)[0]
+	backend, err := url.Parse(srv.endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	protos := map[string]int{}
+	proxy := httputil.NewSingleHostReverseProxy(backend) // keeps the Host the client signed
+	front := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		protos[r.Proto]++
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	front.EnableHTTP2 = true
+	front.StartTLS()
+	defer front.Close()
+	h2srv := s3Server{name: srv.name + " behind TLS", endpoint: front.URL}
+
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{{[]string{"--http2"}, "HTTP/2.0"}, {nil, "HTTP/1.1"}} {
+		mu.Lock()
+		clear(protos)
+		mu.Unlock()
+		args := append([]string{"--insecure", "--bucket", "h2bucket", "--create-bucket", "--mix", "put=50,get=50",
+			"--size", "4k", "--concurrency", "4", "--count", "40", "--verify"}, tc.flags...)
+		r, err := s3Run(t, h2srv, args...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.flags, err)
+		}
+		run := r.Runs[0]
+		if run.Errors != 0 || run.Ops["put"].Ops == 0 || run.Ops["get"].Ops == 0 || run.Verify == nil ||
+			run.Verify.Checked == 0 || run.Verify.Mismatched+run.Verify.Missing != 0 {
+			t.Fatalf("%v: run %+v", tc.flags, run)
+		}
+		mu.Lock()
+		if len(protos) != 1 || protos[tc.want] == 0 {
+			t.Errorf("%v: requests by protocol %v, want all %s", tc.flags, protos, tc.want)
+		}
+		mu.Unlock()
 	}
 }

@@ -48,10 +48,10 @@ type fastConn struct {
 	date, path, scope, scratch []byte
 }
 
-// newFastConn returns nil when the fast path does not apply (virtual-host
-// addressing, credentials that cannot be read).
+// newFastConn returns nil when the fast path does not apply: HTTP/2 (it
+// speaks HTTP/1.1), virtual-host addressing, credentials that cannot be read.
 func newFastConn(c *client, o *Options) *fastConn {
-	if o.Lookup == "dns" {
+	if o.Lookup == "dns" || o.HTTP2 {
 		return nil
 	}
 	u, err := url.Parse(o.Endpoint)
