@@ -49,10 +49,10 @@ func main() {
 	f.Close()
 	url := serve(size)
 	fmt.Printf("one %s body per run, local server (PUT to discard, GET from memory), %d pairs\n\n", units.FormatSize(size), *pairs)
-	fmt.Println("| direction | curl MiB/s | iolab MiB/s | ratio iolab/curl | iolab peak RSS MiB |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println("| direction | curl MiB/s | iolab MiB/s | ratio iolab/curl | CPU s/GiB curl | CPU s/GiB iolab | iolab peak RSS MiB |")
+	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, dir := range []string{"upload", "download"} {
-		var c, i, rss float64
+		var c, i, rss, cCPU, iCPU float64
 		for p := 0; p < *pairs; p++ {
 			order := []bool{true, false}
 			if p%2 == 1 {
@@ -60,15 +60,18 @@ func main() {
 			}
 			for _, curlFirst := range order {
 				if curlFirst {
-					c += runCurl(dir, url, file)
+					bps, cpu := runCurl(dir, url, file)
+					c, cCPU = c+bps, cCPU+cpu
 				} else {
-					bps, r := runIolab(bin, dir, url, size, work)
-					i += bps
+					bps, cpu, r := runIolab(bin, dir, url, size, work)
+					i, iCPU = i+bps, iCPU+cpu
 					rss = max(rss, r)
 				}
 			}
 		}
-		fmt.Printf("| %s | %.0f | %.0f | %.3f | %.1f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), i/c, rss/(1<<20))
+		gib := float64(*pairs) * float64(size) / (1 << 30)
+		fmt.Printf("| %s | %.0f | %.0f | %.3f | %.3f | %.3f | %.1f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), i/c,
+			cCPU/gib, iCPU/gib, rss/(1<<20))
 	}
 }
 
@@ -92,20 +95,24 @@ func serve(size int64) string {
 	return "http://" + l.Addr().String() + "/obj/0"
 }
 
-func runCurl(dir, url, file string) float64 {
+// runCurl returns curl's bytes per second and CPU-seconds (whole process).
+func runCurl(dir, url, file string) (float64, float64) {
 	args := []string{"-s", "-o", "/dev/null", "-w", "%{speed_download}"}
 	if dir == "upload" {
 		args = []string{"-s", "-o", "/dev/null", "-T", file, "-w", "%{speed_upload}"}
 	}
-	out, err := exec.Command("curl", append(args, url)...).Output()
+	cmd := exec.Command("curl", append(args, url)...)
+	out, err := cmd.Output()
 	if err != nil {
 		log.Fatalf("curl: %v", err)
 	}
 	v, _ := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-	return v
+	return v, harness.CPUSeconds(cmd)
 }
 
-func runIolab(bin, dir, url string, size int64, work string) (bps, rss float64) {
+// runIolab returns iolab's bytes per second, CPU-seconds (whole process) and
+// peak RSS.
+func runIolab(bin, dir, url string, size int64, work string) (bps, cpu, rss float64) {
 	cmd := exec.Command(bin, "http", dir, "--url", url, "--size", strconv.FormatInt(size, 10), "--count", "1",
 		"--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "b.db"))
 	out, err := cmd.Output()
@@ -120,5 +127,5 @@ func runIolab(bin, dir, url string, size int64, work string) (bps, rss float64) 
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 {
 		log.Fatalf("iolab output: %v", err)
 	}
-	return r.Runs[0].BytesPerS, float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) * 1024
+	return r.Runs[0].BytesPerS, harness.CPUSeconds(cmd), float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) * 1024
 }

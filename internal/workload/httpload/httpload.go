@@ -29,6 +29,7 @@ import (
 	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/rawconn"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
 )
@@ -102,10 +103,11 @@ func (h *HTTP) transport() http.RoundTripper {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dialer.DialContext(ctx, network, addr)
-		if err == nil {
-			h.dialed.Add(1)
+		if err != nil {
+			return nil, err
 		}
-		return c, err
+		h.dialed.Add(1)
+		return rawconn.Wrap(c), nil
 	}
 	tlsConf := &tls.Config{InsecureSkipVerify: h.opts.Insecure} //nolint:gosec // only with --insecure
 	if h.opts.H2C {

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+
+	"github.com/iolab/iolab/internal/rawconn"
 )
 
 // fastConn is one worker's own connection for GET and PUT: the request is
@@ -82,6 +84,7 @@ func (f *fastConn) connect(ctx context.Context) error {
 		return err
 	}
 	f.c.dialed.Add(1)
+	conn = rawconn.Wrap(conn)
 	if f.endpoint.Scheme == "https" {
 		tc := tls.Client(conn, f.tlsConf)
 		if err := tc.HandshakeContext(ctx); err != nil {
@@ -90,17 +93,13 @@ func (f *fastConn) connect(ctx context.Context) error {
 		}
 		conn = tc
 	}
-	var rw io.ReadWriter = conn
-	if raw, ok := newRawIO(conn); ok {
-		rw = raw
-	}
 	// Servers that close every connection (versitygw does) make this a
 	// per-request path: the buffers are kept across connections.
 	if f.br == nil {
-		f.br, f.bw = bufio.NewReaderSize(rw, 64<<10), bufio.NewWriterSize(rw, 64<<10)
+		f.br, f.bw = bufio.NewReaderSize(conn, 64<<10), bufio.NewWriterSize(conn, 64<<10)
 	} else {
-		f.br.Reset(rw)
-		f.bw.Reset(rw)
+		f.br.Reset(conn)
+		f.bw.Reset(conn)
 	}
 	f.conn = conn
 	return nil
