@@ -3,7 +3,7 @@
 // throughput ratio iolab/curl and iolab's peak RSS (issue 5: ratio >= 1.0,
 // RSS < 64 MiB).
 //
-//	go run ./bench/http_vs_curl [-size 1g] [-pairs 3]
+//	go run ./bench/http_vs_curl [-size 1g] [-pairs 8]
 package main
 
 import (
@@ -23,12 +23,13 @@ import (
 
 	"github.com/iolab/iolab/bench/internal/harness"
 	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/units"
 )
 
 func main() {
 	sizeFlag := flag.String("size", "1g", "body size")
-	pairs := flag.Int("pairs", 3, "alternating pairs per direction")
+	pairs := flag.Int("pairs", 8, "alternating pairs per direction (6 or more give a 95% CI of the median ratio)")
 	flag.Parse()
 	log.SetFlags(0)
 	size, err := units.ParseSize(*sizeFlag)
@@ -49,11 +50,13 @@ func main() {
 	f.Close()
 	url := serve(size)
 	fmt.Printf("one %s body per run, local server (PUT to discard, GET from memory), %d pairs\n\n", units.FormatSize(size), *pairs)
-	fmt.Println("| direction | curl MiB/s | iolab MiB/s | ratio iolab/curl | CPU s/GiB curl | CPU s/GiB iolab | iolab peak RSS MiB |")
+	fmt.Println("| direction | curl MiB/s | iolab MiB/s | ratio iolab/curl: median [95% CI] | CPU s/GiB curl | CPU s/GiB iolab | iolab peak RSS MiB |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, dir := range []string{"upload", "download"} {
 		var c, i, rss, cCPU, iCPU float64
+		var ratios []float64 // of each pair
 		for p := 0; p < *pairs; p++ {
+			var pc, pi float64
 			order := []bool{true, false}
 			if p%2 == 1 {
 				order = []bool{false, true}
@@ -61,16 +64,22 @@ func main() {
 			for _, curlFirst := range order {
 				if curlFirst {
 					bps, cpu := runCurl(dir, url, file)
-					c, cCPU = c+bps, cCPU+cpu
+					c, cCPU, pc = c+bps, cCPU+cpu, bps
 				} else {
 					bps, cpu, r := runIolab(bin, dir, url, size, work)
-					i, iCPU = i+bps, iCPU+cpu
+					i, iCPU, pi = i+bps, iCPU+cpu, bps
 					rss = max(rss, r)
 				}
 			}
+			ratios = append(ratios, pi/pc)
+		}
+		sum := stats.Summarize(ratios)
+		ratio := fmt.Sprintf("%.3f (fewer than 6 pairs: no CI)", sum.Median)
+		if sum.CI95 != nil {
+			ratio = fmt.Sprintf("%.3f [%.3f, %.3f]", sum.Median, sum.CI95[0], sum.CI95[1])
 		}
 		gib := float64(*pairs) * float64(size) / (1 << 30)
-		fmt.Printf("| %s | %.0f | %.0f | %.3f | %.3f | %.3f | %.1f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), i/c,
+		fmt.Printf("| %s | %.0f | %.0f | %s | %.3f | %.3f | %.1f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), ratio,
 			cCPU/gib, iCPU/gib, rss/(1<<20))
 	}
 }
