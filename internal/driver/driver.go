@@ -189,3 +189,28 @@ func TimingOverhead() float64 {
 	}
 	return float64(clock.Now()-t0) / n
 }
+
+// Yielder lets a worker that never parks — one locked to its thread,
+// looping on system calls — pass through the scheduler now and then. The
+// runtime's monitor treats a goroutine that has not been rescheduled for
+// 10 ms as running too long: it signals its thread, takes its P away in the
+// middle of a system call, and after each such retake polls every 20 µs
+// instead of backing off towards 10 ms; on a VM each of those wake-ups costs
+// tens of µs of CPU. A voluntary yield every few milliseconds avoids all
+// of it.
+type Yielder struct{ next int64 }
+
+// yieldEvery is how often a worker yields.
+const yieldEvery = int64(5 * time.Millisecond)
+
+// Tick yields when the last yield (or the first tick) is yieldEvery ago;
+// nowNs is a metrics.Clock reading.
+func (y *Yielder) Tick(nowNs int64) {
+	if nowNs < y.next {
+		return
+	}
+	if y.next != 0 {
+		runtime.Gosched()
+	}
+	y.next = nowNs + yieldEvery
+}

@@ -91,3 +91,21 @@ func TestWorkerErrorIsReturned(t *testing.T) {
 		t.Fatalf("err %v, errors %d %q", err, res.Errors, res.FirstError)
 	}
 }
+
+// Tick yields once per period, not on every call: a worker calling it
+// after every operation passes through the scheduler every yieldEvery.
+func TestYielderPeriod(t *testing.T) {
+	var y Yielder
+	y.Tick(1000) // the first tick only starts the period
+	if y.next != 1000+yieldEvery {
+		t.Fatalf("next yield at %d, want %d", y.next, 1000+yieldEvery)
+	}
+	y.Tick(1000 + yieldEvery - 1)
+	if y.next != 1000+yieldEvery {
+		t.Fatal("yielded before the period ended")
+	}
+	y.Tick(1000 + yieldEvery + 7)
+	if y.next != 1000+2*yieldEvery+7 {
+		t.Fatalf("after a yield, next at %d, want %d", y.next, 1000+2*yieldEvery+7)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/workload/fs"
 )
@@ -21,6 +22,7 @@ type thread struct {
 	fellBack bool
 	id       int
 	timings  []metrics.FrameTiming // the frames this thread handled
+	yield    driver.Yielder        // passes through the scheduler between chunks
 }
 
 func (t *thread) init(worker int) error {
@@ -81,6 +83,7 @@ func (t *thread) frame(i int) error {
 			return err
 		}
 		off += int64(n)
+		t.yield.Tick(t.clock.Now())
 	}
 	done := t.clock.Now()
 	err = unix.Close(fd)

@@ -72,6 +72,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 	gen := datagen.New(o.Data, uint64(worker)+1)
 	gen.Fill(buf)
 	pick := f.newPicker(worker)
+	var yield driver.Yielder
 	for !stop.Stopped() && j.take() {
 		write, off := pick.next(j)
 		var n int
@@ -85,6 +86,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			n, err = unix.Pread(j.fd, buf, off)
 		}
 		end := clock.Now()
+		yield.Tick(end)
 		dir := metrics.Read
 		if write {
 			dir = metrics.Write
@@ -181,6 +183,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 	pick := f.newPicker(worker)
 	inflight, syncing, syncStart := 0, false, int64(0)
 	var firstErr error
+	var yield driver.Yielder
 	for {
 		for len(idle) > 0 && !syncing && firstErr == nil && !stop.Stopped() && j.take() {
 			if ring.Queued() >= uint32(o.IODepthBatch) {
@@ -223,6 +226,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			return err
 		}
 		end := clock.Now()
+		yield.Tick(end)
 		ring.Reap(func(c uring.CQE) {
 			inflight--
 			if c.UserData == syncTag {
