@@ -39,13 +39,18 @@ func Wrap(conn net.Conn) net.Conn {
 }
 
 // Read reads what the socket holds, waiting until it holds something.
-func (c *Conn) Read(p []byte) (int, error) {
+func (c *Conn) Read(p []byte) (int, error) { return read(c.raw, p) }
+
+// Write writes all of p, waiting for room in the socket's buffer as needed.
+func (c *Conn) Write(p []byte) (int, error) { return write(c.raw, p) }
+
+func read(raw syscall.RawConn, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	var n uintptr
 	var errno syscall.Errno
-	err := c.raw.Read(func(fd uintptr) bool {
+	err := raw.Read(func(fd uintptr) bool {
 		for {
 			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 			if errno != syscall.EINTR {
@@ -64,13 +69,12 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return int(n), nil
 }
 
-// Write writes all of p, waiting for room in the socket's buffer as needed.
-func (c *Conn) Write(p []byte) (int, error) {
+func write(raw syscall.RawConn, p []byte) (int, error) {
 	done := 0
 	for done < len(p) {
 		var n uintptr
 		var errno syscall.Errno
-		err := c.raw.Write(func(fd uintptr) bool {
+		err := raw.Write(func(fd uintptr) bool {
 			for {
 				n, _, errno = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
 				if errno != syscall.EINTR {

@@ -2,11 +2,13 @@ package rawconn
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"io"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -119,5 +121,52 @@ func TestWrapLeavesOtherConns(t *testing.T) {
 	defer b.Close()
 	if Wrap(a) != a {
 		t.Fatal("Wrap changed a connection that is not TCP")
+	}
+}
+
+// Dial connects as net.Dial does: the server sees the client's address,
+// data goes both ways, and a port nobody listens on is refused.
+func TestDial(t *testing.T) {
+	for _, network := range []string{"tcp4", "tcp6"} {
+		l, err := net.Listen(network, map[string]string{"tcp4": "127.0.0.1:0", "tcp6": "[::1]:0"}[network])
+		if err != nil {
+			t.Logf("%s: %v (skipped)", network, err)
+			continue
+		}
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			c, _ := l.Accept()
+			accepted <- c
+		}()
+		c, err := Dial(context.Background(), l.Addr().(*net.TCPAddr))
+		if err != nil {
+			t.Fatalf("%s: %v", network, err)
+		}
+		s := <-accepted
+		if c.LocalAddr().String() != s.RemoteAddr().String() || c.RemoteAddr().String() != l.Addr().String() {
+			t.Errorf("%s: client %v -> %v, server sees %v on %v", network, c.LocalAddr(), c.RemoteAddr(), s.RemoteAddr(), l.Addr())
+		}
+		go func() {
+			io.Copy(s, s) // echo
+			s.Close()
+		}()
+		msg := bytes.Repeat([]byte("ping"), 1<<18)
+		go c.Write(msg)
+		got := make([]byte, len(msg))
+		if _, err := io.ReadFull(c, got); err != nil || !bytes.Equal(got, msg) {
+			t.Fatalf("%s: echo: %v", network, err)
+		}
+		c.Close()
+		l.Close()
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().(*net.TCPAddr)
+	l.Close()
+	if _, err := Dial(context.Background(), addr); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("dial of a closed port: %v", err)
 	}
 }

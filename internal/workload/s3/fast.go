@@ -42,7 +42,8 @@ type fastConn struct {
 	conn     net.Conn
 	br       *bufio.Reader
 	bw       *bufio.Writer
-	dialer   net.Dialer // without TCP keep-alive probes: four system calls fewer per connection
+	addr     *net.TCPAddr // the endpoint's address when it is an IP literal
+	dialer   net.Dialer   // without TCP keep-alive probes: four system calls fewer per connection
 	tlsConf  *tls.Config
 	deadline time.Time // the connection's deadline, set when the run's changes
 
@@ -64,7 +65,17 @@ func newFastConn(c *client, o *Options) *fastConn {
 	if err != nil || v.AccessKeyID == "" {
 		return nil
 	}
-	return &fastConn{c: c, endpoint: u, region: o.Region, access: v.AccessKeyID, secret: v.SecretAccessKey,
+	// An endpoint given as an IP address is dialed with raw system calls;
+	// a name goes through net.Dialer, which resolves it for each connection.
+	var addr *net.TCPAddr
+	if ip := net.ParseIP(u.Hostname()); ip != nil {
+		port, err := strconv.Atoi(u.Port())
+		if err != nil {
+			port = map[string]int{"http": 80, "https": 443}[u.Scheme]
+		}
+		addr = &net.TCPAddr{IP: ip, Port: port}
+	}
+	return &fastConn{c: c, endpoint: u, addr: addr, region: o.Region, access: v.AccessKeyID, secret: v.SecretAccessKey,
 		token: v.SessionToken, dialer: net.Dialer{KeepAlive: -1}, tlsConf: &tls.Config{InsecureSkipVerify: o.Insecure, ServerName: u.Hostname()}} //nolint:gosec // only with --insecure
 }
 
@@ -79,12 +90,18 @@ func (f *fastConn) connect(ctx context.Context) error {
 	if f.conn != nil {
 		return nil
 	}
-	conn, err := f.dialer.DialContext(ctx, "tcp", f.endpoint.Host)
+	var conn net.Conn
+	var err error
+	if f.addr != nil {
+		conn, err = rawconn.Dial(ctx, f.addr)
+	} else {
+		conn, err = f.dialer.DialContext(ctx, "tcp", f.endpoint.Host)
+		conn = rawconn.Wrap(conn)
+	}
 	if err != nil {
 		return err
 	}
 	f.c.dialed.Add(1)
-	conn = rawconn.Wrap(conn)
 	if f.endpoint.Scheme == "https" {
 		tc := tls.Client(conn, f.tlsConf)
 		if err := tc.HandshakeContext(ctx); err != nil {
