@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Merging per-worker histograms must give exactly the percentiles of one
@@ -97,5 +99,51 @@ func TestHistogramEncodingRoundTrip(t *testing.T) {
 	}
 	if PercentilesOf(back) != PercentilesOf(h) || back.TotalCount() != h.TotalCount() {
 		t.Fatalf("round trip changed the histogram: %+v vs %+v", PercentilesOf(back), PercentilesOf(h))
+	}
+}
+
+// Seconds with few operations hand their latencies over as values, busier
+// ones as histograms; either way, and mixed within a run, the run's
+// histogram per direction is exactly the one of every latency recorded.
+func TestMergeIsExactAtAnyRate(t *testing.T) {
+	t.Parallel()
+	series := NewSeries()
+	want := map[Op]*hdrhistogram.Histogram{Read: NewHistogram(), Write: NewHistogram()}
+	rng := rand.New(rand.NewPCG(3, 4))
+	// Operations per second: values only, exactly full, one past full
+	// (spills), and far past.
+	rates := []int{7, secValues, secValues + 1, 3000}
+	recs := make([]*Recorder, len(rates))
+	for i := range recs {
+		recs[i] = series.NewRecorder()
+	}
+	for i, rec := range recs {
+		for sec := int64(0); sec < 3; sec++ {
+			for k := 0; k < rates[i]; k++ {
+				d := Read
+				if rng.IntN(3) == 0 {
+					d = Write
+				}
+				lat := 1 + rng.Int64N(50_000_000)
+				end := sec*int64(time.Second) + int64(k)*int64(time.Second)/int64(rates[i])
+				rec.Record(d, 100, end, lat)
+				RecordLatency(want[d], lat)
+			}
+		}
+		rec.Close()
+	}
+	res := Merge(recs, series, time.Now(), 3*time.Second)
+	for d, h := range want {
+		got := res.ByOp[d].Lat
+		if got == nil || !got.Equals(h) || res.ByOp[d].Ops != h.TotalCount() {
+			t.Fatalf("%s: merged histogram differs from the recorded latencies (%d ops, want %d)", d, res.ByOp[d].Ops, h.TotalCount())
+		}
+	}
+	var sum int64
+	for _, s := range res.Series {
+		sum += s.Ops
+	}
+	if total := want[Read].TotalCount() + want[Write].TotalCount(); sum != total {
+		t.Fatalf("series holds %d ops, want %d", sum, total)
 	}
 }

@@ -87,7 +87,22 @@ type Recorder struct {
 	secOps   [NumOps]int64
 	secBytes [NumOps]int64
 	secMax   int64
-	_        [64]byte
+	// The second's first latencies are kept as values (4 KiB): a worker that
+	// completes few operations a second — an object store client with many
+	// connections — hands them over one by one, where merging its
+	// histograms would walk every bucket up to their largest value. A
+	// busier worker spills them into secLat and is merged.
+	secVals [secValues]opLatency
+	secN    int // values kept; secValues+1 once spilled
+	_       [64]byte
+}
+
+// secValues is how many latencies a second keeps as values before spilling.
+const secValues = 256
+
+type opLatency struct {
+	d  Op
+	ns int64
 }
 
 // Record adds one completed operation: its direction, bytes moved, the
@@ -96,17 +111,37 @@ func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 	if endNs >= r.secEndNs || endNs < r.secEndNs-int64(time.Second) {
 		r.flush(endNs / int64(time.Second))
 	}
-	h := r.secLat[d]
-	if h == nil {
-		h = NewHistogram()
-		r.secLat[d] = h
+	if r.secN < secValues {
+		r.secVals[r.secN] = opLatency{d, latencyNs}
+		r.secN++
+	} else {
+		if r.secN == secValues {
+			r.spill()
+		}
+		recordClamped(r.secHist(d), latencyNs)
 	}
-	recordClamped(h, latencyNs)
 	r.secOps[d]++
 	r.secBytes[d] += sizeBytes
 	if latencyNs > r.secMax {
 		r.secMax = latencyNs
 	}
+}
+
+func (r *Recorder) secHist(d Op) *hdrhistogram.Histogram {
+	h := r.secLat[d]
+	if h == nil {
+		h = NewHistogram()
+		r.secLat[d] = h
+	}
+	return h
+}
+
+// spill moves the second's kept values into its histograms.
+func (r *Recorder) spill() {
+	for _, v := range r.secVals[:r.secN] {
+		recordClamped(r.secHist(v.d), v.ns)
+	}
+	r.secN = secValues + 1
 }
 
 // Error counts one failed operation; the first error is kept for the report.
@@ -146,12 +181,17 @@ func (r *Recorder) Errors() int64 { return r.errors }
 func (r *Recorder) Close() { r.flush(-1) }
 
 func (r *Recorder) flush(next int64) {
-	r.series.add(r.sec, &r.secLat, &r.secOps, &r.secBytes, r.secMax)
-	for d := range r.secLat {
-		if r.secOps[d] > 0 {
-			r.secLat[d].Reset()
+	if r.secN <= secValues {
+		r.series.add(r.sec, nil, r.secVals[:r.secN], &r.secOps, &r.secBytes, r.secMax)
+	} else {
+		r.series.add(r.sec, &r.secLat, nil, &r.secOps, &r.secBytes, r.secMax)
+		for d := range r.secLat {
+			if r.secOps[d] > 0 {
+				r.secLat[d].Reset()
+			}
 		}
 	}
+	r.secN = 0
 	r.secOps, r.secBytes, r.secMax = [NumOps]int64{}, [NumOps]int64{}, 0
 	r.series.advance(r.id, next)
 	r.sec = next

@@ -61,11 +61,13 @@ func (s *Series) Totals() (ops, bytes int64) {
 	return s.ops, s.bytes
 }
 
-func (s *Series) add(sec int64, lat *[NumOps]*hdrhistogram.Histogram, ops, bytes *[NumOps]int64, max int64) {
+// add takes a recorder's second: its latencies either as histograms per
+// direction (lat) or as values (vals), with counts per direction.
+func (s *Series) add(sec int64, lat *[NumOps]*hdrhistogram.Histogram, vals []opLatency, ops, bytes *[NumOps]int64, max int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var o *openSecond
-	for d := range lat {
+	for d := range ops {
 		if ops[d] == 0 {
 			continue
 		}
@@ -75,7 +77,6 @@ func (s *Series) add(sec int64, lat *[NumOps]*hdrhistogram.Histogram, ops, bytes
 				s.open[sec] = o
 			}
 		}
-		o.hist.Merge(lat[d])
 		o.ops += ops[d]
 		o.bytes += bytes[d]
 		s.ops += ops[d]
@@ -84,9 +85,16 @@ func (s *Series) add(sec int64, lat *[NumOps]*hdrhistogram.Histogram, ops, bytes
 		if run.Lat == nil {
 			run.Lat = NewHistogram()
 		}
-		run.Lat.Merge(lat[d])
+		if lat != nil {
+			o.hist.Merge(lat[d])
+			run.Lat.Merge(lat[d])
+		}
 		run.Ops += ops[d]
 		run.Bytes += bytes[d]
+	}
+	for _, v := range vals {
+		recordClamped(o.hist, v.ns)
+		recordClamped(s.dirs[v.d].Lat, v.ns)
 	}
 	if o != nil && max > o.max {
 		o.max = max
