@@ -49,6 +49,7 @@ func (o *S3Options) AddJobFlags(f *pflag.FlagSet) {
 	f.IntVar(&j.PageSize, "page-size", j.PageSize, "LIST page size")
 	f.IntVar(&j.DeleteBatch, "delete-batch", j.DeleteBatch, "objects per DELETE (more than 1: DeleteObjects)")
 	f.IntVar(&j.Concurrency, "concurrency", j.Concurrency, "operations in flight")
+	f.IntVar(&j.Pool, "pool", 0, "idle connections kept between requests (default: --concurrency); with fewer, connections that come back when the pool is full are closed, as a small pool does")
 	f.Var(durationValue{&j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
 	f.Int64Var(&j.Count, "count", 0, "operations per run when not time-based")
 	f.Float64Var(&j.Rate, "rate", 0, "operations per second across all workers (0: as fast as possible)")

@@ -435,11 +435,9 @@ func s3Rate(t *testing.T, srv s3Server) {
 	}
 }
 
-// With --http2 every request reaches the server over HTTP/2; without it,
-// over HTTP/1.1. A TLS front end in the test process, which speaks both,
-// passes the requests on to a real S3 server and notes their protocol.
-func TestS3HTTP2(t *testing.T) {
-	srv := s3Servers(t)[0]
+// tlsFront serves HTTPS (HTTP/1.1 and HTTP/2, with keep-alive) in front of
+// a real S3 server and counts the requests it passes on by protocol.
+func tlsFront(t *testing.T, srv s3Server) (s3Server, func() map[string]int) {
 	backend, err := url.Parse(srv.endpoint)
 	if err != nil {
 		t.Fatal(err)
@@ -455,16 +453,27 @@ func TestS3HTTP2(t *testing.T) {
 	}))
 	front.EnableHTTP2 = true
 	front.StartTLS()
-	defer front.Close()
-	h2srv := s3Server{name: srv.name + " behind TLS", endpoint: front.URL}
+	t.Cleanup(front.Close)
+	// taken returns the counts so far and starts new ones.
+	taken := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		got := protos
+		protos = map[string]int{}
+		return got
+	}
+	return s3Server{name: srv.name + " behind TLS", endpoint: front.URL}, taken
+}
 
+// With --http2 every request reaches the server over HTTP/2; without it,
+// over HTTP/1.1.
+func TestS3HTTP2(t *testing.T) {
+	h2srv, taken := tlsFront(t, s3Servers(t)[0])
 	for _, tc := range []struct {
 		flags []string
 		want  string
 	}{{[]string{"--http2"}, "HTTP/2.0"}, {nil, "HTTP/1.1"}} {
-		mu.Lock()
-		clear(protos)
-		mu.Unlock()
+		taken()
 		args := append([]string{"--insecure", "--bucket", "h2bucket", "--create-bucket", "--mix", "put=50,get=50",
 			"--size", "4k", "--concurrency", "4", "--count", "40", "--verify"}, tc.flags...)
 		r, err := s3Run(t, h2srv, args...)
@@ -476,10 +485,36 @@ func TestS3HTTP2(t *testing.T) {
 			run.Verify.Checked == 0 || run.Verify.Mismatched+run.Verify.Missing != 0 {
 			t.Fatalf("%v: run %+v", tc.flags, run)
 		}
-		mu.Lock()
-		if len(protos) != 1 || protos[tc.want] == 0 {
+		if protos := taken(); len(protos) != 1 || protos[tc.want] == 0 {
 			t.Errorf("%v: requests by protocol %v, want all %s", tc.flags, protos, tc.want)
 		}
-		mu.Unlock()
+	}
+}
+
+// By default the client keeps a connection per request in flight, so a
+// keep-alive server sees no churn: never more connections than requests in
+// flight, each with its TLS handshake. A smaller --pool runs (through
+// net/http's pool) and one above the concurrency is refused.
+func TestS3Pool(t *testing.T) {
+	front, _ := tlsFront(t, s3Servers(t)[0])
+	const concurrency, count = 16, 400
+	for _, pool := range []string{"0", "2"} {
+		r, err := s3Run(t, front, "--insecure", "--bucket", "poolbucket", "--create-bucket", "--mix", "get", "--size", "1k",
+			"--concurrency", fmt.Sprint(concurrency), "--count", fmt.Sprint(count), "--pool", pool)
+		if err != nil {
+			t.Fatalf("--pool %s: %v", pool, err)
+		}
+		run := r.Runs[0]
+		if run.Errors != 0 || run.Ops["get"].Ops != count {
+			t.Fatalf("--pool %s: run %+v", pool, run)
+		}
+		if opened := run.Extra["connections_opened"]; pool == "0" && (opened < 1 || opened > concurrency) {
+			t.Errorf("default pool: %v connections opened for %d requests in flight", opened, concurrency)
+		}
+	}
+	_, _, err := iolab(t, context.Background(), "s3", "--endpoint", front.endpoint, "--bucket", "b12", "--concurrency", "4",
+		"--pool", "5", "--runtime", "1s", "--db", filepath.Join(t.TempDir(), "x.db"))
+	if err == nil || !strings.Contains(err.Error(), "--pool 5") || ExitCode(err) != 2 {
+		t.Errorf("--pool above --concurrency: %v", err)
 	}
 }

@@ -45,8 +45,8 @@ func newClient(o *Options) (*client, error) {
 			}
 			return conn, err
 		},
-		MaxIdleConns:          o.Concurrency * 2,
-		MaxIdleConnsPerHost:   o.Concurrency * 2,
+		MaxIdleConns:          o.pool(),
+		MaxIdleConnsPerHost:   o.pool(),
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,

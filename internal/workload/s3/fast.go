@@ -52,9 +52,11 @@ type fastConn struct {
 }
 
 // newFastConn returns nil when the fast path does not apply: HTTP/2 (it
-// speaks HTTP/1.1), virtual-host addressing, credentials that cannot be read.
+// speaks HTTP/1.1), a pool smaller than the concurrency (a worker's own
+// connection cannot churn as a shared pool does), virtual-host addressing,
+// credentials that cannot be read.
 func newFastConn(c *client, o *Options) *fastConn {
-	if o.Lookup == "dns" || o.HTTP2 {
+	if o.Lookup == "dns" || o.HTTP2 || o.pool() < o.Concurrency {
 		return nil
 	}
 	u, err := url.Parse(o.Endpoint)

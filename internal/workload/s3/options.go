@@ -32,12 +32,17 @@ type Options struct {
 	PageSize    int   // LIST page size
 	DeleteBatch int   // objects per DELETE (1: DeleteObject; more: DeleteObjects)
 	Concurrency int
-	Runtime     time.Duration
-	Count       int64   // operations per run when not time-based
-	Rate        float64 // ops/s across all workers; 0 = as fast as possible
-	Objects     int     // objects the prepare phase creates for get/head/list/copy/delete
-	Prefix      string
-	Data        datagen.Pattern
+	// Pool is how many idle connections the client keeps (0: Concurrency).
+	// With fewer, GET and PUT go through net/http's pool, which closes a
+	// connection that comes back when the pool is full — the small pool of
+	// a client that pays a TLS handshake for many of its requests.
+	Pool    int
+	Runtime time.Duration
+	Count   int64   // operations per run when not time-based
+	Rate    float64 // ops/s across all workers; 0 = as fast as possible
+	Objects int     // objects the prepare phase creates for get/head/list/copy/delete
+	Prefix  string
+	Data    datagen.Pattern
 	// DedupPct is the share of objects whose content repeats an earlier
 	// object exactly (Data.DedupPct works within objects).
 	DedupPct int
@@ -131,6 +136,14 @@ func (m Mix) String() string {
 	return strings.Join(parts, ",")
 }
 
+// pool is the number of idle connections kept.
+func (o *Options) pool() int {
+	if o.Pool == 0 {
+		return o.Concurrency
+	}
+	return o.Pool
+}
+
 // Validate checks the options on their own.
 func (o *Options) Validate() error {
 	switch {
@@ -142,6 +155,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--bucket is required")
 	case o.Concurrency < 1 || o.Concurrency > 10000:
 		return fmt.Errorf("--concurrency %d: want 1..10000", o.Concurrency)
+	case o.Pool < 0 || o.Pool > o.Concurrency:
+		return fmt.Errorf("--pool %d: want 1..--concurrency (%d), or 0 for one connection per request in flight", o.Pool, o.Concurrency)
 	case o.Lookup != "auto" && o.Lookup != "path" && o.Lookup != "dns":
 		return fmt.Errorf("--lookup %q: want auto, path or dns", o.Lookup)
 	case o.PartSize < 5<<20 && o.Mix.has(metrics.Multipart):

@@ -62,7 +62,7 @@ func (s *S3) Kind() string { return "s3" }
 func (s *S3) Params() map[string]string {
 	o := &s.opts
 	p := map[string]string{"endpoint": o.Endpoint, "bucket": o.Bucket, "mix": o.Mix.String(), "size": o.Sizes.String(),
-		"concurrency": fmt.Sprint(o.Concurrency)}
+		"concurrency": fmt.Sprint(o.Concurrency), "pool": fmt.Sprint(o.pool())}
 	if o.Runtime > 0 {
 		p["runtime"] = o.Runtime.String()
 	}
