@@ -270,7 +270,8 @@ func s3DataPatterns(t *testing.T, srv s3Server) {
 		{"compress", "--compressible=50", [2]float64{0, 0.05}, [2]float64{0.4, 0.6}},
 		{"random", "--dedup=0", [2]float64{0, 0.01}, [2]float64{0.95, 1.1}},
 	} {
-		_, err := s3Run(t, srv, "--bucket", tc.bucket, "--create-bucket", "--mix", "put", "--size", "64k",
+		bucket := fmt.Sprintf("%s-%d", tc.bucket, time.Now().UnixNano()) // its own, also when the test repeats
+		_, err := s3Run(t, srv, "--bucket", bucket, "--create-bucket", "--mix", "put", "--size", "64k",
 			"--concurrency", "1", "--count", "200", "--keep", tc.flag)
 		if err != nil {
 			t.Fatal(err)
@@ -278,7 +279,7 @@ func s3DataPatterns(t *testing.T, srv s3Server) {
 		seen := map[[32]byte]bool{}
 		dups, files := 0, 0
 		var all []byte
-		filepath.Walk(filepath.Join(srv.dataDir, tc.bucket), func(p string, fi os.FileInfo, err error) error {
+		filepath.Walk(filepath.Join(srv.dataDir, bucket), func(p string, fi os.FileInfo, err error) error {
 			if err != nil || fi.IsDir() || fi.Size() != 64<<10 {
 				return nil
 			}
@@ -364,7 +365,8 @@ func s3VerifyLater(t *testing.T, srv s3Server) {
 	t.Setenv("AWS_ACCESS_KEY_ID", testAccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", testSecretKey)
 	db := filepath.Join(t.TempDir(), "x.db")
-	_, _, err := iolab(t, context.Background(), "s3", "--endpoint", srv.endpoint, "--bucket", "later", "--create-bucket",
+	bucket := fmt.Sprintf("later-%d", time.Now().UnixNano()) // its own, also when the test repeats
+	_, _, err := iolab(t, context.Background(), "s3", "--endpoint", srv.endpoint, "--bucket", bucket, "--create-bucket",
 		"--mix", "put", "--size", "16k", "--count", "30", "--concurrency", "3", "--rounds=1", "--warmup=0", "--keep",
 		"--compressible=30", "--db", db)
 	if err != nil {
@@ -379,7 +381,7 @@ func s3VerifyLater(t *testing.T, srv s3Server) {
 	}
 	// Damage the bucket behind the server's back: delete one, flip a byte of another.
 	var files []string
-	filepath.Walk(filepath.Join(srv.dataDir, "later"), func(p string, fi os.FileInfo, err error) error {
+	filepath.Walk(filepath.Join(srv.dataDir, bucket), func(p string, fi os.FileInfo, err error) error {
 		if err == nil && !fi.IsDir() && fi.Size() == 16<<10 {
 			files = append(files, p)
 		}
