@@ -25,8 +25,8 @@ import (
 // fastConn is one worker's own connection for GET and PUT: the request is
 // signed with a signing key derived once a day (SigV4 derives it from four
 // HMACs; minio-go does so for every request) and written straight to the
-// connection, and the response is parsed by net/http's ReadResponse on the
-// worker's own goroutine. net/http's Transport hands every request between
+// connection, and the response's framing is read on the worker's own
+// goroutine (readResponse). net/http's Transport hands every request between
 // three goroutines; for 1 KiB objects that, and the signing, are most of a
 // client's CPU. Everything else — HEAD, LIST, DELETE, multipart, COPY,
 // preflight — goes through minio-go.
@@ -45,7 +45,7 @@ type fastConn struct {
 	addr     *net.TCPAddr // the endpoint's address when it is an IP literal
 	dialer   net.Dialer   // without TCP keep-alive probes: four system calls fewer per connection
 	tlsConf  *tls.Config
-	deadline time.Time // the connection's deadline, set when the run's changes
+	unwatch  func() bool // stops the watch that unblocks conn when the run's context ends
 
 	// buffers reused by every request
 	date, path, scope, scratch []byte
@@ -83,6 +83,7 @@ func newFastConn(c *client, o *Options) *fastConn {
 
 func (f *fastConn) close() {
 	if f.conn != nil {
+		f.unwatch()
 		f.conn.Close()
 		f.conn = nil
 	}
@@ -96,8 +97,7 @@ func (f *fastConn) connect(ctx context.Context) error {
 	var err error
 	if f.addr != nil {
 		conn, err = rawconn.Dial(ctx, f.addr)
-	} else {
-		conn, err = f.dialer.DialContext(ctx, "tcp", f.endpoint.Host)
+	} else if conn, err = f.dialer.DialContext(ctx, "tcp", f.endpoint.Host); err == nil {
 		conn = rawconn.Wrap(conn)
 	}
 	if err != nil {
@@ -121,6 +121,9 @@ func (f *fastConn) connect(ctx context.Context) error {
 		f.bw.Reset(conn)
 	}
 	f.conn = conn
+	// The run's hard stop must end a request a hung server never answers,
+	// as it does for minio-go's: a deadline in the past wakes the worker.
+	f.unwatch = context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	return nil
 }
 
@@ -212,10 +215,6 @@ func (f *fastConn) do(ctx context.Context, method, bucket, key string, body io.R
 	dst io.Writer, buf []byte, firstByte func()) (int64, error) {
 	if err := f.connect(ctx); err != nil {
 		return 0, err
-	}
-	if d, ok := ctx.Deadline(); ok && !d.Equal(f.deadline) {
-		_ = f.conn.SetDeadline(d)
-		f.deadline = d
 	}
 	f.writeRequest(method, bucket, key, size, rangeHdr)
 	if body != nil {
