@@ -3,7 +3,7 @@
 // each, written whole, 2 jobs), in alternation on the same directory, and
 // prints the MiB/s ratio iolab/fio for an HD-24bit and a 4K-24bit profile.
 //
-//	go run ./bench/frames_vs_fio [-dir /var/tmp] [-frames 60] [-pairs 3]
+//	go run ./bench/frames_vs_fio [-dir /var/tmp] [-frames 60] [-pairs 6]
 package main
 
 import (
@@ -23,7 +23,7 @@ import (
 func main() {
 	dir := flag.String("dir", "/var/tmp", "directory on the storage under test")
 	n := flag.Int("frames", 60, "frames per run")
-	pairs := flag.Int("pairs", 3, "alternating pairs per profile")
+	pairs := flag.Int("pairs", 6, "alternating pairs per profile (6 or more give a 95% CI of the median ratio)")
 	direct := flag.Bool("direct", true, "O_DIRECT on both sides")
 	flag.Parse()
 	log.SetFlags(0)
@@ -38,24 +38,29 @@ func main() {
 		d = "1"
 	}
 	fmt.Printf("%d frames per run, 2 threads/jobs, direct=%s, %d pairs, in %s\n\n", *n, d, *pairs, work)
-	fmt.Println("| profile | frame bytes | fio MiB/s | iolab MiB/s | ratio iolab/fio |")
+	fmt.Println("| profile | frame bytes | fio MiB/s | iolab MiB/s | ratio iolab/fio: median [95% CI] |")
 	fmt.Println("|---|---|---|---|---|")
 	for _, name := range []string{"HD-24bit", "4K-24bit"} {
 		p, _ := frames.LookupProfile(name)
 		var f, i float64
+		var ratios []float64 // of each pair
 		for k := 0; k < *pairs; k++ {
+			var pf, pi float64
 			for _, fioFirst := range [][]bool{{true, false}, {false, true}}[k%2] {
 				target := filepath.Join(work, "frames")
 				_ = os.RemoveAll(target)
 				_ = os.MkdirAll(target, 0o755)
 				if fioFirst {
-					f += runFio(target, p, *n, d)
+					pf = runFio(target, p, *n, d)
 				} else {
-					i += runIolab(bin, target, name, *n, d, work)
+					pi = runIolab(bin, target, name, *n, d, work)
 				}
 			}
+			f, i = f+pf, i+pi
+			ratios = append(ratios, pi/pf)
 		}
-		fmt.Printf("| %s | %d | %.0f | %.0f | %.3f |\n", name, p.FrameBytes(), f/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), i/f)
+		fmt.Printf("| %s | %d | %.0f | %.0f | %s |\n", name, p.FrameBytes(), f/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20),
+			harness.MedianRatio(ratios))
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 
 	"github.com/iolab/iolab/bench/internal/harness"
 	"github.com/iolab/iolab/internal/datagen"
-	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/units"
 )
 
@@ -73,13 +72,8 @@ func main() {
 			}
 			ratios = append(ratios, pi/pc)
 		}
-		sum := stats.Summarize(ratios)
-		ratio := fmt.Sprintf("%.3f (fewer than 6 pairs: no CI)", sum.Median)
-		if sum.CI95 != nil {
-			ratio = fmt.Sprintf("%.3f [%.3f, %.3f]", sum.Median, sum.CI95[0], sum.CI95[1])
-		}
 		gib := float64(*pairs) * float64(size) / (1 << 30)
-		fmt.Printf("| %s | %.0f | %.0f | %s | %.3f | %.3f | %.1f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), ratio,
+		fmt.Printf("| %s | %.0f | %.0f | %s | %.3f | %.3f | %.1f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), harness.MedianRatio(ratios),
 			cCPU/gib, iCPU/gib, rss/(1<<20))
 	}
 }
