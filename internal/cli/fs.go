@@ -68,12 +68,22 @@ func (o *FSOptions) job() (fs.Options, error) {
 func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 	var o FSOptions
 	cmd := &cobra.Command{
-		Use:   "fs",
+		Use:   "fs [JOBFILE]",
 		Short: "File and block I/O with fio's options, repeated in rounds and stored",
 		Example: `  iolab fs --directory /mnt/data --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --numjobs=4 --size=128m --direct=1 --runtime=10s
-  iolab fs --filename /dev/nvme0n1 --rw=randread --bs=4k --iodepth=32 --runtime=30 --ioengine=fio`,
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  iolab fs --filename /dev/nvme0n1 --rw=randread --bs=4k --iodepth=32 --runtime=30 --ioengine=fio
+  iolab fs job.fio --runtime=30s     # a fio job file's [global] and one [job]; flags win over it`,
+		Args: maxOneArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				notes, err := loadFioJob(args[0], cmd.Flags())
+				if err != nil {
+					return &UsageError{Err: err}
+				}
+				for _, n := range notes {
+					fmt.Fprintf(stderr, "iolab: %s\n", n)
+				}
+			}
 			return runFS(cmd.Context(), o, commandLine(cmd), stdout, stderr)
 		},
 	}

@@ -72,6 +72,15 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 
 // noArgs rejects positional arguments with a hint, because fio's
 // "--direct 1" form would otherwise be silently misread.
+// maxOneArg allows one argument (a file) and names any extra one.
+func maxOneArg(cmd *cobra.Command, args []string) error {
+	if len(args) > 1 {
+		return usage("%s: unexpected argument %q after %q; flags take values as --flag=value (e.g. --direct=1)",
+			cmd.CommandPath(), args[1], args[0])
+	}
+	return nil
+}
+
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		return usage("%s: unexpected argument %q; flags take values as --flag=value (e.g. --direct=1)", cmd.CommandPath(), args[0])

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A fio user's job file runs as written: [global] first, the job section
+// over it, the command line over both, fio's aliases and engines mapped,
+// ${VARS} expanded; what runs differently is said.
+func TestFioJobFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("IOLAB_TEST_DIR", dir)
+	job := filepath.Join(dir, "team.fio")
+	writeFiles(t, dir, map[string]string{"team.fio": `; as the team runs it
+[global]
+ioengine=libaio
+direct=0
+blocksize=4k
+size=2m
+runtime=1
+group_reporting
+
+# the job
+[randrw]
+readwrite=randrw
+rwmixwrite=30
+bs=8k
+iodepth=8
+numjobs=2
+directory=${IOLAB_TEST_DIR}
+`})
+	out, stderr, err := iolab(t, context.Background(), "fs", job, "--iodepth=4", "--rounds=1", "--warmup=0", "--json",
+		"--db", filepath.Join(dir, "x.db"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Cells []struct {
+			Params map[string]string `json:"params"`
+		} `json:"cells"`
+		Runs []struct{ Status string } `json:"runs"`
+	}
+	decodeInto(t, out, &r)
+	if len(r.Cells) != 1 || len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
+		t.Fatalf("report %+v", r)
+	}
+	want := map[string]string{"rw": "randrw", "rwmixread": "70", "bs": "8k", "iodepth": "4", "numjobs": "2", "ioengine": "io_uring",
+		"size": "2m", "runtime": "1s"}
+	for k, v := range want {
+		if got := r.Cells[0].Params[k]; got != v {
+			t.Errorf("param %s = %q, want %q (all: %v)", k, got, v, r.Cells[0].Params)
+		}
+	}
+	for _, note := range []string{"ioengine=libaio runs as iolab's io_uring", "team.fio:7: runtime without time_based"} {
+		if !strings.Contains(stderr, note) {
+			t.Errorf("stderr lacks %q:\n%s", note, stderr)
+		}
+	}
+}
+
+// What a job file holds that iolab cannot run as fio would is a usage
+// error naming the file and line.
+func TestFioJobFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct{ name, text, want string }{
+		{"unknown option", "[global]\nsize=1m\n[j]\nnorandommap\n", "bad.fio:4: norandommap: not an option iolab fs takes"},
+		{"two jobs", "[a]\nrw=read\n[b]\nrw=write\n", "bad.fio:3: a second job [b] after [a]"},
+		{"no job", "[global]\nrw=read\n", "bad.fio: no job section"},
+		{"before a section", "rw=read\n[j]\n", "bad.fio:1: \"rw=read\" comes before any [section]"},
+		{"bad size", "[j]\nbs=4kk\n", "bad.fio:2: bs=4kk:"},
+		{"bad engine", "[j]\nioengine=mmap\n", "bad.fio:2: ioengine=mmap: iolab runs io_uring, libaio, psync"},
+		{"unset variable", "[j]\ndirectory=${IOLAB_NO_SUCH_VARIABLE}\n", "bad.fio:2: directory: environment variable IOLAB_NO_SUCH_VARIABLE is not set"},
+	}
+	for _, tc := range tests {
+		path := filepath.Join(dir, "bad.fio")
+		if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := iolab(t, context.Background(), "fs", path, "--directory", dir, "--db", filepath.Join(dir, "x.db"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || ExitCode(err) != 2 {
+			t.Errorf("%s: %v (exit %d), want one line with %q", tc.name, err, ExitCode(err), tc.want)
+		}
+	}
+	_, _, err := iolab(t, context.Background(), "fs", filepath.Join(dir, "missing.fio"), "--db", filepath.Join(dir, "x.db"))
+	if err == nil || !strings.Contains(err.Error(), "missing.fio") || ExitCode(err) != 2 {
+		t.Errorf("missing job file: %v", err)
+	}
+}
