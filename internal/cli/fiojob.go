@@ -81,15 +81,13 @@ func loadFioJob(path string, flags *pflag.FlagSet) ([]string, error) {
 		if value, err = expandFioEnv(value); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", at, key, err)
 		}
-		name, err := fioFlag(key, &value, &notes)
+		var note string
+		name, err := fioFlag(key, &value, &note)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", at, err)
 		}
-		switch {
-		case key == "time_based":
+		if key == "time_based" {
 			timeBased = value != "0"
-		case key == "runtime":
-			runtimeAt = at
 		}
 		// A [global] after the job applies only to jobs after it: none.
 		if name == "" || cmdline[name] || section == "global" && job != "" {
@@ -97,6 +95,12 @@ func loadFioJob(path string, flags *pflag.FlagSet) ([]string, error) {
 		}
 		if err := flags.Set(name, value); err != nil {
 			return nil, fmt.Errorf("%s: %s=%s: %w", at, key, value, err)
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+		if name == "runtime" {
+			runtimeAt = at
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -113,8 +117,9 @@ func loadFioJob(path string, flags *pflag.FlagSet) ([]string, error) {
 }
 
 // fioFlag returns the iolab flag for a fio option ("" when it has no
-// effect), translating value in place where the forms differ.
-func fioFlag(key string, value *string, notes *[]string) (string, error) {
+// effect), translating value in place where the forms differ and saying in
+// note when iolab runs it differently.
+func fioFlag(key string, value *string, note *string) (string, error) {
 	if alias, ok := fioAliases[key]; ok {
 		key = alias
 	}
@@ -136,7 +141,7 @@ func fioFlag(key string, value *string, notes *[]string) (string, error) {
 			return "", fmt.Errorf("ioengine=%s: iolab runs %s", *value, strings.Join(slices.Sorted(maps.Keys(fioEngines)), ", "))
 		}
 		if engine != *value {
-			*notes = append(*notes, fmt.Sprintf("ioengine=%s runs as iolab's %s", *value, engine))
+			*note = fmt.Sprintf("ioengine=%s runs as iolab's %s", *value, engine)
 		}
 		*value = engine
 	}

@@ -55,9 +55,21 @@ directory=${IOLAB_TEST_DIR}
 			t.Errorf("param %s = %q, want %q (all: %v)", k, got, v, r.Cells[0].Params)
 		}
 	}
-	for _, note := range []string{"ioengine=libaio runs as iolab's io_uring", "team.fio:7: runtime without time_based"} {
+	notes := []string{"ioengine=libaio runs as iolab's io_uring", "team.fio:7: runtime without time_based"}
+	for _, note := range notes {
 		if !strings.Contains(stderr, note) {
 			t.Errorf("stderr lacks %q:\n%s", note, stderr)
+		}
+	}
+	// Options the command line overrides draw no note.
+	_, stderr, err = iolab(t, context.Background(), "fs", job, "--ioengine=psync", "--runtime=1s", "--rounds=1", "--warmup=0",
+		"--json", "--db", filepath.Join(dir, "x.db"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, note := range notes {
+		if strings.Contains(stderr, note) {
+			t.Errorf("stderr has %q for an option the command line overrode:\n%s", note, stderr)
 		}
 	}
 }
