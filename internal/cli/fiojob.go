@@ -19,20 +19,20 @@ import (
 // behaves that way. Anything else is an error naming the file and line, so
 // a job never runs with an option silently dropped.
 var (
-	fioSameOptions = []string{"filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "runtime", "iodepth",
+	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "runtime", "iodepth",
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
 		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers"}
 	fioAliases = map[string]string{"readwrite": "rw", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit"}
-	// Accepted without effect: iolab names runs itself, reports jobs as a
-	// group, runs jobs as threads, and is time-based whenever runtime is set.
-	fioIgnored = map[string]bool{"name": true, "description": true, "group_reporting": true, "thread": true, "time_based": true}
+	// Accepted without effect: iolab reports jobs as a group, runs jobs as
+	// threads, and is time-based whenever runtime is set.
+	fioIgnored = map[string]bool{"description": true, "group_reporting": true, "thread": true, "time_based": true}
 	// fio's engines by the engine iolab runs in their place.
 	fioEngines = map[string]string{"io_uring": "io_uring", "libaio": "io_uring", "psync": "psync", "sync": "psync",
 		"pvsync": "psync", "pvsync2": "psync"}
 )
 
 // loadFioJob sets the fs flags from a fio job file: its [global] section,
-// then its one job section, which overrides it. Flags given on the command
+// then its one job section, which overrides it and names the job. Flags given on the command
 // line win over both. It returns notes on what runs differently from fio.
 func loadFioJob(path string, flags *pflag.FlagSet) ([]string, error) {
 	f, err := os.Open(path)
@@ -67,6 +67,9 @@ func loadFioJob(path string, flags *pflag.FlagSet) ([]string, error) {
 						"put each job in its own file, or the jobs in an experiment plan", at, section, job)
 				}
 				job = section
+				if !cmdline["name"] {
+					_ = flags.Set("name", job) // fio names a job by its section; name= may follow
+				}
 			}
 			continue
 		}

@@ -40,12 +40,13 @@ directory=${IOLAB_TEST_DIR}
 	}
 	var r struct {
 		Cells []struct {
+			Name   string            `json:"name"`
 			Params map[string]string `json:"params"`
 		} `json:"cells"`
 		Runs []struct{ Status string } `json:"runs"`
 	}
 	decodeInto(t, out, &r)
-	if len(r.Cells) != 1 || len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
+	if len(r.Cells) != 1 || len(r.Runs) != 1 || r.Runs[0].Status != "ok" || r.Cells[0].Name != "randrw" {
 		t.Fatalf("report %+v", r)
 	}
 	want := map[string]string{"rw": "randrw", "rwmixread": "70", "bs": "8k", "iodepth": "4", "numjobs": "2", "ioengine": "io_uring",
@@ -71,6 +72,25 @@ directory=${IOLAB_TEST_DIR}
 		if strings.Contains(stderr, note) {
 			t.Errorf("stderr has %q for an option the command line overrode:\n%s", note, stderr)
 		}
+	}
+}
+
+// A fio command line runs unchanged: --name labels the result, and the
+// options that describe what iolab always does are accepted.
+func TestFioCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	out, stderr, err := iolab(t, context.Background(), "fs", "--name=job1", "--directory", dir, "--rw=randread", "--bs=4k",
+		"--size=1m", "--runtime=1", "--time_based", "--group_reporting", "--thread", "--rounds=1", "--warmup=0", "--json",
+		"--db", filepath.Join(dir, "x.db"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Cells []struct{ Name string } `json:"cells"`
+	}
+	decodeInto(t, out, &r)
+	if len(r.Cells) != 1 || r.Cells[0].Name != "job1" {
+		t.Fatalf("cells %+v, want one named job1", r.Cells)
 	}
 }
 

@@ -17,6 +17,7 @@ type FSOptions struct {
 	Job    fs.Options
 	rw     string
 	zeros  bool
+	name   string // the result's label, as fio's --name
 	Repeat RepeatOptions
 }
 
@@ -24,6 +25,13 @@ type FSOptions struct {
 func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
 	o.AddJobFlags(f)
 	o.Repeat.AddFlags(f)
+	f.StringVar(&o.name, "name", "", "the job's name, its label in reports (default: from the options, e.g. randrw70-4k-qd32x4-direct)")
+	// fio options that describe what iolab always does: accepted so that a
+	// fio command line runs unchanged.
+	for _, name := range []string{"time_based", "group_reporting", "thread"} {
+		f.Bool(name, false, "accepted as fio's; no effect (iolab is time-based when --runtime is set, merges jobs, runs threads)")
+		_ = f.MarkHidden(name)
+	}
 }
 
 // AddJobFlags registers the options of the job itself, which plan files
@@ -108,7 +116,11 @@ func runFS(ctx context.Context, o FSOptions, command string, stdout, stderr io.W
 	if target == "" {
 		target = o.Job.Directory
 	}
-	cells := []lab.Cell{{Name: fsCellName(o.Job), Workload: w, Target: target}}
+	name := o.name
+	if name == "" {
+		name = fsCellName(o.Job)
+	}
+	cells := []lab.Cell{{Name: name, Workload: w, Target: target}}
 	plan := lab.Plan{Name: "fs", Command: command, Settings: w.Params()}
 	return runExperiment(ctx, o.Repeat, plan, cells, o.Job.Runtime, stdout, stderr)
 }
