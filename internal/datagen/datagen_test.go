@@ -156,7 +156,8 @@ func TestContentBodyIsStable(t *testing.T) {
 			t.Fatalf("reading with a %d-byte buffer gives other bytes", bs)
 		}
 	}
-	if len(want) != size || c.Checksum(5, size) == c.Checksum(6, size) {
+	other, _ := readAll(c.Body(6, size), 64<<10)
+	if len(want) != size || bytes.Equal(want, other) {
 		t.Fatal("size or uniqueness of bodies")
 	}
 	b := c.Body(5, size)
@@ -175,6 +176,79 @@ func readAll(r interface{ Read([]byte) (int, error) }, bs int) ([]byte, error) {
 		out = append(out, buf[:n]...)
 		if err != nil {
 			return out, nil
+		}
+	}
+}
+
+// An object body as the s3 and http workloads send it, read in their 32 KiB
+// pieces, per pattern; and the checksum --verify computes over a download.
+func BenchmarkBody(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		p    Pattern
+	}{{"random", Pattern{}}, {"compressible50", Pattern{CompressPct: 50}}, {"zeros", Pattern{Zeros: true}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := ContentOf(tc.p, 1)
+			buf := make([]byte, 32<<10)
+			const size = 64 << 20
+			b.SetBytes(size)
+			for b.Loop() {
+				r := c.Body(7, size)
+				for {
+					if _, err := r.Read(buf); err != nil {
+						break
+					}
+				}
+			}
+		})
+	}
+	b.Run("verify", func(b *testing.B) {
+		c := ContentOf(Pattern{}, 1)
+		const size = 64 << 20
+		body, _ := readAll(c.Body(7, size), 1<<20)
+		b.SetBytes(size)
+		for b.Loop() {
+			v := c.Verifier(7, size)
+			for off := 0; off < size; off += 32 << 10 {
+				v.Write(body[off : off+32<<10])
+			}
+			if !v.Matches() {
+				b.Fatal("the object's own bytes do not match")
+			}
+		}
+	})
+}
+
+// The verifier accepts exactly the object: not a flipped byte, not one
+// byte short or long, whatever the pieces it is written in.
+func TestVerifier(t *testing.T) {
+	t.Parallel()
+	c := ContentOf(Pattern{CompressPct: 30}, 9)
+	const size = 200<<10 + 13
+	want, _ := readAll(c.Body(3, size), 64<<10)
+	flipped := append([]byte(nil), want...)
+	flipped[size-1] ^= 1
+	for _, tc := range []struct {
+		name  string
+		data  []byte
+		match bool
+	}{
+		{"the object", want, true},
+		{"last byte flipped", flipped, false},
+		{"one byte short", want[:size-1], false},
+		{"one byte long", append(append([]byte(nil), want...), 0), false},
+		{"another object", func() []byte { b, _ := readAll(c.Body(4, size), 64<<10); return b }(), false},
+	} {
+		for _, piece := range []int{1 << 20, 32 << 10, 7} {
+			v := c.Verifier(3, size)
+			for off := 0; off < len(tc.data); off += piece {
+				if n, err := v.Write(tc.data[off:min(off+piece, len(tc.data))]); err != nil || n != min(piece, len(tc.data)-off) {
+					t.Fatalf("%s: write: %d, %v", tc.name, n, err)
+				}
+			}
+			if v.Matches() != tc.match {
+				t.Errorf("%s in %d-byte pieces: matches %v, want %v", tc.name, piece, v.Matches(), tc.match)
+			}
 		}
 	}
 }

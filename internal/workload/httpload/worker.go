@@ -120,10 +120,11 @@ func (w *worker) download(url string, seed uint64, size int64) {
 	// Plain Writers on both sides, so CopyBuffer reads in the worker's
 	// 256 KiB buffer rather than io.Discard's 8 KiB ones.
 	var dst io.Writer = struct{ io.Writer }{io.Discard}
-	sum := datagen.NewChecksum()
+	var verifier *datagen.Verifier
 	check := o.Verify && !ranged
 	if check {
-		dst = sum
+		verifier = w.h.content.Verifier(seed, size)
+		dst = verifier
 	}
 	n, err := io.CopyBuffer(dst, struct{ io.Reader }{resp.Body}, w.buf)
 	end := w.clock.Now()
@@ -138,7 +139,7 @@ func (w *worker) download(url string, seed uint64, size int64) {
 	w.done(metrics.Download, n, start, end)
 	if check {
 		w.verified.Add(1)
-		if n != size || sum.Sum64() != w.h.content.Checksum(seed, size) {
+		if !verifier.Matches() {
 			w.mismatched.Add(1)
 		}
 	}

@@ -248,8 +248,8 @@ func (v Verification) addTo(res *metrics.Result) {
 	}
 }
 
-// verifyObjects reads back objects and compares each checksum with the
-// content its seed generates, with Concurrency readers.
+// verifyObjects reads back objects and compares each, byte for byte, with
+// the content its seed generates, with Concurrency readers.
 func verifyObjects(ctx context.Context, c *client, o *Options, cont datagen.Content, objs []object) Verification {
 	var checked, mismatched, missing atomic.Int64
 	var mu sync.Mutex
@@ -262,7 +262,7 @@ func verifyObjects(ctx context.Context, c *client, o *Options, cont datagen.Cont
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(len(objs)); i = next.Add(1) - 1 {
 				obj := objs[i]
-				got, err := readChecksum(ctx, c, o.Bucket, obj.key)
+				same, err := readCompare(ctx, c, o.Bucket, obj.key, cont.Verifier(obj.seed, obj.size))
 				checked.Add(1)
 				problem := ""
 				switch {
@@ -272,7 +272,7 @@ func verifyObjects(ctx context.Context, c *client, o *Options, cont datagen.Cont
 				case err != nil:
 					missing.Add(1)
 					problem = errorCode(err)
-				case got != cont.Checksum(obj.seed, obj.size):
+				case !same:
 					mismatched.Add(1)
 					problem = "content differs"
 				}
@@ -306,17 +306,17 @@ func Verify(ctx context.Context, o Options, contentSeed uint64, objs []workload.
 	return verifyObjects(ctx, c, &o, datagen.ContentOf(o.Data, contentSeed), list), nil
 }
 
-func readChecksum(ctx context.Context, c *client, bucket, key string) (uint64, error) {
+// readCompare reads an object into v and says whether it matched.
+func readCompare(ctx context.Context, c *client, bucket, key string, v *datagen.Verifier) (bool, error) {
 	obj, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	defer obj.Close()
-	h := datagen.NewChecksum()
-	if _, err := copyBuffer(h, obj); err != nil {
-		return 0, err
+	if _, err := copyBuffer(v, obj); err != nil {
+		return false, err
 	}
-	return h.Sum64(), nil
+	return v.Matches(), nil
 }
 
 // httpTrace timestamps the first response byte of a worker's operation
