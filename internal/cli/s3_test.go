@@ -20,6 +20,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // s3Server is a real S3 server process on 127.0.0.1 for the tests.
@@ -156,6 +159,7 @@ func TestS3Conformance(t *testing.T) {
 			s3Contract(t, srv)
 			s3SDKClient(t, srv)
 			s3AllOperations(t, srv)
+			s3DeleteRemoves(t, srv)
 			s3RangeGet(t, srv)
 			s3SizeBuckets(t, srv)
 			s3DataPatterns(t, srv)
@@ -223,6 +227,36 @@ func s3AllOperations(t *testing.T, srv s3Server) {
 	}
 	if run.Verify == nil || run.Verify.Mismatched != 0 || run.Verify.Missing != 0 {
 		t.Errorf("verify after copy and multipart: %+v", run.Verify)
+	}
+}
+
+// DELETE succeeds on keys that do not exist, so a delete that aimed at the
+// wrong key would look fine: the bucket must be empty after deleting every
+// prepared object.
+func s3DeleteRemoves(t *testing.T, srv s3Server) {
+	bucket := fmt.Sprintf("deletes-%d", time.Now().UnixNano())
+	r, err := s3Run(t, srv, "--bucket", bucket, "--create-bucket", "--mix", "delete", "--size", "4k",
+		"--objects", "16", "--count", "16", "--concurrency", "2", "--keep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Runs[0].Ops["delete"]; d.Ops != 16 || d.Errors != 0 {
+		t.Fatalf("deletes: %+v", d)
+	}
+	mc, err := minio.New(strings.TrimPrefix(srv.endpoint, "http://"),
+		&minio.Options{Creds: credentials.NewStaticV4(testAccessKey, testSecretKey, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for o := range mc.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Recursive: true}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		left = append(left, o.Key)
+	}
+	if len(left) != 0 {
+		t.Fatalf("%d objects left after deleting all 16, e.g. %s", len(left), left[0])
 	}
 }
 

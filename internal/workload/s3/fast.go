@@ -22,13 +22,14 @@ import (
 	"github.com/iolab/iolab/internal/rawconn"
 )
 
-// fastConn is one worker's own connection for GET and PUT: the request is
+// fastConn is one worker's own connection for GET, PUT, HEAD and single
+// DELETE: the request is
 // signed with a signing key derived once a day (SigV4 derives it from four
 // HMACs; minio-go does so for every request) and written straight to the
 // connection, and the response's framing is read on the worker's own
 // goroutine (readResponse). net/http's Transport hands every request between
 // three goroutines; for 1 KiB objects that, and the signing, are most of a
-// client's CPU. Everything else — HEAD, LIST, DELETE, multipart, COPY,
+// client's CPU. Everything else — LIST, batch DELETE, multipart, COPY,
 // preflight — goes through minio-go.
 type fastConn struct {
 	c        *client

@@ -99,6 +99,10 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 	case metrics.Get:
 		return w.get(ctx)
 	case metrics.Head:
+		if w.fast != nil {
+			_, err := w.fast.do(ctx, http.MethodHead, o.Bucket, w.existing().key, nil, 0, "", io.Discard, w.buf, w.stamp)
+			return 0, err
+		}
 		_, err := w.s.c.StatObject(ctx, o.Bucket, w.existing().key, minio.StatObjectOptions{})
 		return 0, err
 	case metrics.List:
@@ -191,6 +195,10 @@ func (w *worker) delete(ctx context.Context) error {
 	}
 	if len(keys) == 0 {
 		return fmt.Errorf("nothing left to delete: raise --objects or add put to the mix")
+	}
+	if len(keys) == 1 && w.fast != nil {
+		_, err := w.fast.do(ctx, http.MethodDelete, o.Bucket, keys[0], nil, 0, "", io.Discard, w.buf, w.stamp)
+		return err
 	}
 	if len(keys) == 1 {
 		return w.s.c.RemoveObject(ctx, o.Bucket, keys[0], minio.RemoveObjectOptions{})
