@@ -60,7 +60,7 @@ func (o *S3Options) AddJobFlags(f *pflag.FlagSet) {
 	f.IntVar(&j.DedupPct, "dedup", 0, "percentage of objects whose content repeats an earlier object")
 	f.BoolVar(&j.Verify, "verify", false, "read back every object the run wrote and check its content")
 	f.BoolVar(&j.Keep, "keep", false, "leave the objects the run created")
-	f.BoolVar(&j.SDKOnly, "sdk-client", false, "send GET and PUT through minio-go too (default: each worker's own signed connection)")
+	f.BoolVar(&j.SDKOnly, "sdk-client", false, "send GET, PUT, HEAD and DELETE through minio-go too (default: each worker's own signed connection)")
 }
 
 func (o *S3Options) job() (s3.Options, error) {
