@@ -24,17 +24,28 @@ var (
 		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers"}
 	fioAliases = map[string]string{"readwrite": "rw", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit"}
 	// Accepted without effect: iolab reports jobs as a group, runs jobs as
-	// threads, and is time-based whenever runtime is set.
-	fioIgnored = map[string]bool{"description": true, "group_reporting": true, "thread": true, "time_based": true}
+	// threads, is time-based whenever runtime is set, and runs the jobs of
+	// a file one after another (readFioJobs requires them to be so).
+	fioIgnored = map[string]bool{"description": true, "group_reporting": true, "thread": true, "time_based": true,
+		"stonewall": true, "wait_for_previous": true}
 	// fio's engines by the engine iolab runs in their place.
 	fioEngines = map[string]string{"io_uring": "io_uring", "libaio": "io_uring", "psync": "psync", "sync": "psync",
 		"pvsync": "psync", "pvsync2": "psync"}
 )
 
-// loadFioJob sets the fs flags from a fio job file: its [global] section,
-// then its one job section, which overrides it and names the job. Flags given on the command
-// line win over both. It returns notes on what runs differently from fio.
-func loadFioJob(path string, flags *pflag.FlagSet) ([]string, error) {
+// fioJob is one job section of a job file: the options of the [global]
+// sections before it, then its own.
+type fioJob struct {
+	name string
+	at   string // file:line of its section
+	opts []fioOpt
+}
+
+type fioOpt struct{ key, value, at string }
+
+// readFioJobs parses a fio job file. Jobs run one after another, as fio runs
+// them with stonewall; jobs fio would run at the same time are refused.
+func readFioJobs(path string) ([]fioJob, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		// Most often a flag's value after a space: --direct 1.
@@ -44,36 +55,28 @@ func loadFioJob(path string, flags *pflag.FlagSet) ([]string, error) {
 		return nil, fmt.Errorf("job file: %w", err)
 	}
 	defer f.Close()
-	var notes []string
-	cmdline := map[string]bool{} // flags given on the command line
-	flags.Visit(func(f *pflag.Flag) { cmdline[f.Name] = true })
-	section, job := "", ""
-	timeBased, runtimeAt := false, ""
+	var global []fioOpt
+	var jobs []fioJob
+	var cur *[]fioOpt // the section being read
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		at := fmt.Sprintf("%s:%d", path, n)
 		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == ';' || line[0] == '#' {
+		switch {
+		case line == "" || line[0] == ';' || line[0] == '#':
 			continue
-		}
-		if line[0] == '[' {
+		case line[0] == '[':
 			if !strings.HasSuffix(line, "]") {
 				return nil, fmt.Errorf("%s: %q: a section header is [name]", at, line)
 			}
-			section = strings.TrimSpace(line[1 : len(line)-1])
-			if section != "global" {
-				if job != "" {
-					return nil, fmt.Errorf("%s: a second job [%s] after [%s]: iolab fs runs one job (with numjobs copies); "+
-						"put each job in its own file, or the jobs in an experiment plan", at, section, job)
-				}
-				job = section
-				if !cmdline["name"] {
-					_ = flags.Set("name", job) // fio names a job by its section; name= may follow
-				}
+			if name := strings.TrimSpace(line[1 : len(line)-1]); name == "global" {
+				cur = &global
+			} else {
+				jobs = append(jobs, fioJob{name: name, at: at, opts: slices.Clone(global)})
+				cur = &jobs[len(jobs)-1].opts
 			}
 			continue
-		}
-		if section == "" {
+		case cur == nil:
 			return nil, fmt.Errorf("%s: %q comes before any [section]", at, line)
 		}
 		key, value, hasValue := strings.Cut(line, "=")
@@ -81,36 +84,60 @@ func loadFioJob(path string, flags *pflag.FlagSet) ([]string, error) {
 		if !hasValue {
 			value = "1" // a bare option is a switch that is on
 		}
-		if value, err = expandFioEnv(value); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", at, key, err)
-		}
-		var note string
-		name, err := fioFlag(key, &value, &note)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", at, err)
-		}
-		if key == "time_based" {
-			timeBased = value != "0"
-		}
-		// A [global] after the job applies only to jobs after it: none.
-		if name == "" || cmdline[name] || section == "global" && job != "" {
-			continue
-		}
-		if err := flags.Set(name, value); err != nil {
-			return nil, fmt.Errorf("%s: %s=%s: %w", at, key, value, err)
-		}
-		if note != "" {
-			notes = append(notes, note)
-		}
-		if name == "runtime" {
-			runtimeAt = at
-		}
+		*cur = append(*cur, fioOpt{key, value, at})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("job file %s: %w", path, err)
 	}
-	if job == "" {
+	if len(jobs) == 0 {
 		return nil, fmt.Errorf("%s: no job section: fio job files have [global] and a [job]", path)
+	}
+	for i, j := range jobs[1:] {
+		if !slices.ContainsFunc(j.opts, func(o fioOpt) bool { return fioStonewall[o.key] && o.value != "0" }) {
+			return nil, fmt.Errorf("%s: fio would run [%s] at the same time as [%s] (no stonewall); iolab runs jobs one "+
+				"after another: add stonewall to [%s] or to [global]", j.at, j.name, jobs[i].name, j.name)
+		}
+	}
+	return jobs, nil
+}
+
+// fioStonewall are the options that make a job wait for the ones before it.
+var fioStonewall = map[string]bool{"stonewall": true, "wait_for_previous": true}
+
+// apply sets the fs flags from the job's options and names the job after
+// its section; flags in cmdline (given on the command line) are left as they
+// are. It returns notes on what runs differently from fio.
+func (j fioJob) apply(flags *pflag.FlagSet, cmdline map[string]bool) ([]string, error) {
+	var notes []string
+	if !cmdline["name"] {
+		_ = flags.Set("name", j.name) // fio names a job by its section; name= may follow
+	}
+	timeBased, runtimeAt := false, ""
+	for _, o := range j.opts {
+		value, err := expandFioEnv(o.value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", o.at, o.key, err)
+		}
+		var note string
+		name, err := fioFlag(o.key, &value, &note)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.at, err)
+		}
+		if o.key == "time_based" {
+			timeBased = value != "0"
+		}
+		if name == "" || cmdline[name] {
+			continue
+		}
+		if err := flags.Set(name, value); err != nil {
+			return nil, fmt.Errorf("%s: %s=%s: %w", o.at, o.key, value, err)
+		}
+		if note != "" && !slices.Contains(notes, note) {
+			notes = append(notes, note)
+		}
+		if name == "runtime" {
+			runtimeAt = o.at
+		}
 	}
 	if runtimeAt != "" && !timeBased {
 		notes = append(notes, fmt.Sprintf("%s: runtime without time_based: fio would stop at the end of size or at runtime, "+

@@ -75,6 +75,65 @@ directory=${IOLAB_TEST_DIR}
 	}
 }
 
+// Jobs fio runs one after another (stonewall) become the cells of one
+// experiment, each named by its section; job flags on the command line go
+// to every job.
+func TestFioJobFileStonewalledJobs(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"seq.fio": `[global]
+directory=` + dir + `
+size=1m
+runtime=1s
+time_based
+bs=64k
+
+[seq-write]
+rw=write
+
+[seq-read]
+stonewall
+rw=read
+
+[rand-read]
+wait_for_previous
+rw=randread
+bs=4k
+`})
+	job := filepath.Join(dir, "seq.fio")
+	out, stderr, err := iolab(t, context.Background(), "fs", job, "--iodepth=2", "--rounds=1", "--warmup=0", "--json",
+		"--db", filepath.Join(dir, "x.db"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Cells []struct {
+			Name   string            `json:"name"`
+			Params map[string]string `json:"params"`
+		} `json:"cells"`
+		Runs []struct{ Cell, Status string } `json:"runs"`
+	}
+	decodeInto(t, out, &r)
+	want := map[string][2]string{"seq-write": {"write", "64k"}, "seq-read": {"read", "64k"}, "rand-read": {"randread", "4k"}}
+	if len(r.Cells) != 3 || len(r.Runs) != 3 {
+		t.Fatalf("%d cells, %d runs; want 3 and 3", len(r.Cells), len(r.Runs))
+	}
+	for _, c := range r.Cells {
+		w, ok := want[c.Name]
+		if !ok || c.Params["rw"] != w[0] || c.Params["bs"] != w[1] || c.Params["iodepth"] != "2" {
+			t.Errorf("cell %s: %v", c.Name, c.Params)
+		}
+	}
+	for _, run := range r.Runs {
+		if run.Status != "ok" {
+			t.Errorf("run of %s: %s", run.Cell, run.Status)
+		}
+	}
+	_, _, err = iolab(t, context.Background(), "fs", job, "--name=x", "--db", filepath.Join(dir, "x.db"))
+	if err == nil || !strings.Contains(err.Error(), "--name: ") || ExitCode(err) != 2 {
+		t.Errorf("--name with 3 jobs: %v", err)
+	}
+}
+
 // A fio command line runs unchanged: --name labels the result, and the
 // options that describe what iolab always does are accepted.
 func TestFioCommandLine(t *testing.T) {
@@ -100,7 +159,7 @@ func TestFioJobFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct{ name, text, want string }{
 		{"unknown option", "[global]\nsize=1m\n[j]\nnorandommap\n", "bad.fio:4: norandommap: not an option iolab fs takes"},
-		{"two jobs", "[a]\nrw=read\n[b]\nrw=write\n", "bad.fio:3: a second job [b] after [a]"},
+		{"jobs at once", "[a]\nrw=read\n[b]\nrw=write\n", "bad.fio:3: fio would run [b] at the same time as [a] (no stonewall)"},
 		{"no job", "[global]\nrw=read\n", "bad.fio: no job section"},
 		{"before a section", "rw=read\n[j]\n", "bad.fio:1: \"rw=read\" comes before any [section]"},
 		{"bad size", "[j]\nbs=4kk\n", "bad.fio:2: bs=4kk:"},

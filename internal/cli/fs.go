@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -24,8 +25,8 @@ type FSOptions struct {
 // AddFlags registers fio's option names.
 func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
 	o.AddJobFlags(f)
+	o.addNameFlag(f)
 	o.Repeat.AddFlags(f)
-	f.StringVar(&o.name, "name", "", "the job's name, its label in reports (default: from the options, e.g. randrw70-4k-qd32x4-direct)")
 	// fio options that describe what iolab always does: accepted so that a
 	// fio command line runs unchanged.
 	for _, name := range []string{"time_based", "group_reporting", "thread"} {
@@ -62,6 +63,48 @@ func (o *FSOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.StringVar(&j.FioPath, "fio", "fio", "fio binary for --ioengine fio")
 }
 
+func (o *FSOptions) addNameFlag(f *pflag.FlagSet) {
+	f.StringVar(&o.name, "name", "", "the job's name, its label in reports (default: from the options, e.g. randrw70-4k-qd32x4-direct)")
+}
+
+// fioJobs returns the jobs of a fio job file as options, each over the fs
+// flags' defaults with the job file's options and, over those, the job
+// flags given on the command line; notes go to stderr.
+func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOptions, error) {
+	jobs, err := readFioJobs(path)
+	if err != nil {
+		return nil, err
+	}
+	given := map[string]string{}
+	cmdFlags.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
+	if _, ok := given["name"]; ok && len(jobs) > 1 {
+		return nil, fmt.Errorf("--name: %s has %d jobs, named by their sections", path, len(jobs))
+	}
+	out := make([]FSOptions, len(jobs))
+	for i, j := range jobs {
+		flags := pflag.NewFlagSet(j.name, pflag.ContinueOnError)
+		out[i].AddJobFlags(flags)
+		out[i].addNameFlag(flags)
+		cmdline := map[string]bool{}
+		for name, v := range given {
+			if flags.Lookup(name) != nil {
+				if err := flags.Set(name, v); err != nil {
+					return nil, fmt.Errorf("--%s %s: %w", name, v, err)
+				}
+				cmdline[name] = true
+			}
+		}
+		notes, err := j.apply(flags, cmdline)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "iolab: [%s] %s\n", j.name, n)
+		}
+	}
+	return out, nil
+}
+
 // job resolves the parsed flags into the workload's options.
 func (o *FSOptions) job() (fs.Options, error) {
 	pattern, err := fs.ParsePattern(o.rw)
@@ -83,46 +126,54 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
   iolab fs job.fio --runtime=30s     # a fio job file's [global] and one [job]; flags win over it`,
 		Args: maxOneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			jobs := []FSOptions{o}
 			if len(args) == 1 {
-				notes, err := loadFioJob(args[0], cmd.Flags())
-				if err != nil {
+				var err error
+				if jobs, err = fioJobs(args[0], cmd.Flags(), stderr); err != nil {
 					return &UsageError{Err: err}
 				}
-				for _, n := range notes {
-					fmt.Fprintf(stderr, "iolab: %s\n", n)
-				}
 			}
-			return runFS(cmd.Context(), o, commandLine(cmd), stdout, stderr)
+			return runFS(cmd.Context(), o.Repeat, jobs, commandLine(cmd), stdout, stderr)
 		},
 	}
 	o.AddFlags(cmd.Flags())
 	return cmd
 }
 
-func runFS(ctx context.Context, o FSOptions, command string, stdout, stderr io.Writer) error {
-	if err := o.Repeat.validate(); err != nil {
+// runFS runs the jobs as the cells of one experiment.
+func runFS(ctx context.Context, repeat RepeatOptions, jobs []FSOptions, command string, stdout, stderr io.Writer) error {
+	if err := repeat.validate(); err != nil {
 		return err
 	}
-	job, err := o.job()
-	if err != nil {
-		return &UsageError{Err: err}
+	var cells []lab.Cell
+	var settings []map[string]string
+	var runtime time.Duration
+	for _, o := range jobs {
+		job, err := o.job()
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		w, err := fs.New(job)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		target := job.Filename
+		if target == "" {
+			target = job.Directory
+		}
+		name := o.name
+		if name == "" {
+			name = fsCellName(job)
+		}
+		cells = append(cells, lab.Cell{Name: name, Workload: w, Target: target})
+		settings = append(settings, w.Params())
+		runtime = max(runtime, job.Runtime)
 	}
-	o.Job = job
-	w, err := fs.New(o.Job)
-	if err != nil {
-		return &UsageError{Err: err}
+	plan := lab.Plan{Name: "fs", Command: command, Settings: settings[0]}
+	if len(settings) > 1 {
+		plan.Settings = settings
 	}
-	target := o.Job.Filename
-	if target == "" {
-		target = o.Job.Directory
-	}
-	name := o.name
-	if name == "" {
-		name = fsCellName(o.Job)
-	}
-	cells := []lab.Cell{{Name: name, Workload: w, Target: target}}
-	plan := lab.Plan{Name: "fs", Command: command, Settings: w.Params()}
-	return runExperiment(ctx, o.Repeat, plan, cells, o.Job.Runtime, stdout, stderr)
+	return runExperiment(ctx, repeat, plan, cells, runtime, stdout, stderr)
 }
 
 // fsCellName is a short label: "randrw70-4k-qd32x4-direct".
