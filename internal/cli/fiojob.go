@@ -57,7 +57,8 @@ func readFioJobs(path string) ([]fioJob, error) {
 	defer f.Close()
 	var global []fioOpt
 	var jobs []fioJob
-	var cur *[]fioOpt // the section being read
+	const none, inGlobal = -2, -1
+	cur := none // the section being read: a job's index, or one of those
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		at := fmt.Sprintf("%s:%d", path, n)
@@ -70,13 +71,13 @@ func readFioJobs(path string) ([]fioJob, error) {
 				return nil, fmt.Errorf("%s: %q: a section header is [name]", at, line)
 			}
 			if name := strings.TrimSpace(line[1 : len(line)-1]); name == "global" {
-				cur = &global
+				cur = inGlobal
 			} else {
 				jobs = append(jobs, fioJob{name: name, at: at, opts: slices.Clone(global)})
-				cur = &jobs[len(jobs)-1].opts
+				cur = len(jobs) - 1
 			}
 			continue
-		case cur == nil:
+		case cur == none:
 			return nil, fmt.Errorf("%s: %q comes before any [section]", at, line)
 		}
 		key, value, hasValue := strings.Cut(line, "=")
@@ -84,7 +85,11 @@ func readFioJobs(path string) ([]fioJob, error) {
 		if !hasValue {
 			value = "1" // a bare option is a switch that is on
 		}
-		*cur = append(*cur, fioOpt{key, value, at})
+		if cur == inGlobal {
+			global = append(global, fioOpt{key, value, at})
+		} else {
+			jobs[cur].opts = append(jobs[cur].opts, fioOpt{key, value, at})
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("job file %s: %w", path, err)
