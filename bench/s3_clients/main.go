@@ -30,7 +30,6 @@ import (
 	"strings"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/iolab/iolab/bench/internal/harness"
 )
@@ -64,13 +63,7 @@ func main() {
 	bin := harness.BuildIolab(work)
 	endpoint, _, stop := harness.StartS3(work, *server, accessKey, secretKey)
 	defer stop()
-	mc, err := minio.New(strings.TrimPrefix(endpoint, "http://"), &minio.Options{Creds: credentials.NewStaticV4(accessKey, secretKey, "")})
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := mc.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{}); err != nil {
-		log.Fatal(err)
-	}
+	mc := harness.MakeBucket(endpoint, accessKey, secretKey, bucket)
 	clients := setUp(work, endpoint, bin)
 	small := *n / 5
 	counts := []int{small, *n}

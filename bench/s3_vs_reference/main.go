@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 	s3signer "github.com/minio/minio-go/v7/pkg/signer"
 
 	"github.com/iolab/iolab/bench/internal/harness"
@@ -126,17 +125,10 @@ func main() {
 
 // openBucket creates the bucket and lets anonymous clients (wrk) GET and PUT.
 func openBucket(endpoint string) *minio.Client {
-	mc, err := minio.New(endpoint[len("http://"):], &minio.Options{Creds: credentials.NewStaticV4(accessKey, secretKey, "")})
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := mc.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
-		log.Fatal(err)
-	}
+	mc := harness.MakeBucket(endpoint, accessKey, secretKey, bucket)
 	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":["*"]},` +
 		`"Action":["s3:GetObject","s3:PutObject"],"Resource":["arn:aws:s3:::` + bucket + `/*"]}]}`
-	if err := mc.SetBucketPolicy(ctx, bucket, policy); err != nil {
+	if err := mc.SetBucketPolicy(context.Background(), bucket, policy); err != nil {
 		log.Fatalf("bucket policy: %v", err)
 	}
 	return mc

@@ -8,6 +8,29 @@ import (
 	"testing"
 )
 
+// fsJobReport is what the job file tests read of `iolab fs --json`.
+type fsJobReport struct {
+	Cells []struct {
+		Name   string            `json:"name"`
+		Params map[string]string `json:"params"`
+	} `json:"cells"`
+	Runs []struct{ Cell, Status string } `json:"runs"`
+}
+
+// runFioJob runs `iolab fs JOBFILE` for one measured round with flags and
+// returns the report and what went to stderr.
+func runFioJob(t *testing.T, dir, job string, flags ...string) (fsJobReport, string) {
+	t.Helper()
+	args := append([]string{"fs", job, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(dir, "x.db")}, flags...)
+	out, stderr, err := iolab(t, context.Background(), args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r fsJobReport
+	decodeInto(t, out, &r)
+	return r, stderr
+}
+
 // A fio user's job file runs as written: [global] first, the job section
 // over it, the command line over both, fio's aliases and engines mapped,
 // ${VARS} expanded; what runs differently is said.
@@ -33,19 +56,7 @@ iodepth=8
 numjobs=2
 directory=${IOLAB_TEST_DIR}
 `})
-	out, stderr, err := iolab(t, context.Background(), "fs", job, "--iodepth=4", "--rounds=1", "--warmup=0", "--json",
-		"--db", filepath.Join(dir, "x.db"))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var r struct {
-		Cells []struct {
-			Name   string            `json:"name"`
-			Params map[string]string `json:"params"`
-		} `json:"cells"`
-		Runs []struct{ Status string } `json:"runs"`
-	}
-	decodeInto(t, out, &r)
+	r, stderr := runFioJob(t, dir, job, "--iodepth=4")
 	if len(r.Cells) != 1 || len(r.Runs) != 1 || r.Runs[0].Status != "ok" || r.Cells[0].Name != "randrw" {
 		t.Fatalf("report %+v", r)
 	}
@@ -63,11 +74,7 @@ directory=${IOLAB_TEST_DIR}
 		}
 	}
 	// Options the command line overrides draw no note.
-	_, stderr, err = iolab(t, context.Background(), "fs", job, "--ioengine=psync", "--runtime=1s", "--rounds=1", "--warmup=0",
-		"--json", "--db", filepath.Join(dir, "x.db"))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
+	_, stderr = runFioJob(t, dir, job, "--ioengine=psync", "--runtime=1s")
 	for _, note := range notes {
 		if strings.Contains(stderr, note) {
 			t.Errorf("stderr has %q for an option the command line overrode:\n%s", note, stderr)
@@ -100,19 +107,7 @@ rw=randread
 bs=4k
 `})
 	job := filepath.Join(dir, "seq.fio")
-	out, stderr, err := iolab(t, context.Background(), "fs", job, "--iodepth=2", "--rounds=1", "--warmup=0", "--json",
-		"--db", filepath.Join(dir, "x.db"))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var r struct {
-		Cells []struct {
-			Name   string            `json:"name"`
-			Params map[string]string `json:"params"`
-		} `json:"cells"`
-		Runs []struct{ Cell, Status string } `json:"runs"`
-	}
-	decodeInto(t, out, &r)
+	r, _ := runFioJob(t, dir, job, "--iodepth=2")
 	want := map[string][2]string{"seq-write": {"write", "64k"}, "seq-read": {"read", "64k"}, "rand-read": {"randread", "4k"}}
 	if len(r.Cells) != 3 || len(r.Runs) != 3 {
 		t.Fatalf("%d cells, %d runs; want 3 and 3", len(r.Cells), len(r.Runs))
@@ -128,7 +123,7 @@ bs=4k
 			t.Errorf("run of %s: %s", run.Cell, run.Status)
 		}
 	}
-	_, _, err = iolab(t, context.Background(), "fs", job, "--name=x", "--db", filepath.Join(dir, "x.db"))
+	_, _, err := iolab(t, context.Background(), "fs", job, "--name=x", "--db", filepath.Join(dir, "x.db"))
 	if err == nil || !strings.Contains(err.Error(), "--name: ") || ExitCode(err) != 2 {
 		t.Errorf("--name with 3 jobs: %v", err)
 	}

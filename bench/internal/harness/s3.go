@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"net"
@@ -8,7 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // freePort returns a loopback TCP port that was free a moment ago.
@@ -53,4 +58,17 @@ func StartS3(work, name, accessKey, secretKey string) (string, int, func()) {
 	}
 	log.Fatalf("%s did not start", name)
 	return "", 0, nil
+}
+
+// MakeBucket creates bucket on the server at endpoint and returns a client
+// with the given root credentials; it exits on failure.
+func MakeBucket(endpoint, accessKey, secretKey, bucket string) *minio.Client {
+	mc, err := minio.New(strings.TrimPrefix(endpoint, "http://"), &minio.Options{Creds: credentials.NewStaticV4(accessKey, secretKey, "")})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := mc.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{}); err != nil {
+		log.Fatalf("make bucket %s: %v", bucket, err)
+	}
+	return mc
 }
