@@ -2,11 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -121,8 +122,8 @@ func applyFields(p *plan.Plan, flags *pflag.FlagSet, w plan.Workload, point map[
 		if (key == "directory" || key == "filename" || key == "url-file") && !filepath.IsAbs(text) {
 			text = filepath.Join(p.Dir, text)
 		}
-		if err := flags.Set(key, text); err != nil {
-			return val.Pos.Errorf("%s.%s: %v", w.Kind, key, err)
+		if err := setFlag(flags, key, text); err != nil {
+			return val.Pos.Errorf("%s.%s %q: %v", w.Kind, key, text, err)
 		}
 	}
 	return nil
@@ -218,21 +219,23 @@ func buildCmd(w plan.Workload, point map[string]plan.Value, v *variant.Variant) 
 		var err error
 		switch key {
 		case "run":
-			o.Run, err = expand(val, "cmd.run", v, params)
+			if o.Run, err = expand(val, "cmd.run", v, params); err != nil {
+				return nil, "", err
+			}
 		case "bytes":
 			o.BytesPerRun, err = units.ParseSize(val.Text)
+			if err == nil && o.BytesPerRun < 1 {
+				err = errors.New("want a size above 0 such as 1g")
+			}
 		case "items":
-			o.ItemsPerRun, err = strconv.ParseInt(val.Text, 10, 64)
+			o.ItemsPerRun, err = units.ParseInt(val.Text, 1, math.MaxInt64)
 		case "timeout":
 			o.Timeout, err = units.ParseDuration(val.Text)
 		default:
 			return nil, "", val.KeyPos.Errorf("unknown key %q in cmd workload %q; known: %s (matrix fields become {{name}} templates)", key, w.Name, strings.Join(known, ", "))
 		}
 		if err != nil {
-			if strings.HasPrefix(err.Error(), val.Pos.File) {
-				return nil, "", err
-			}
-			return nil, "", val.Pos.Errorf("cmd.%s: %v", key, err)
+			return nil, "", val.Pos.Errorf("cmd.%s %q: %v", key, val.Text, err)
 		}
 	}
 	wl, err := cmd.New(o)

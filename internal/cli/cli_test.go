@@ -263,8 +263,8 @@ func TestBadInput(t *testing.T) {
 		want string // in the one-line message
 		code int
 	}{
-		{"bad size", []string{"fs", "--directory", dir, "--bs=4kk"}, `"--bs"`, 2},
-		{"bad runtime", []string{"fs", "--directory", dir, "--runtime=5x"}, `"--runtime"`, 2},
+		{"bad size", []string{"fs", "--directory", dir, "--bs=4kk"}, `--bs "4kk": unknown unit "kk"; want`, 2},
+		{"bad runtime", []string{"fs", "--directory", dir, "--runtime=5x"}, `--runtime "5x": not a duration; want`, 2},
 		{"unknown flag", []string{"fs", "--directory", dir, "--bogus=1"}, "--bogus", 2},
 		{"bad rw", []string{"fs", "--directory", dir, "--rw=sideways"}, "--rw", 2},
 		{"bad engine", []string{"fs", "--directory", dir, "--size=1m", "--ioengine=libfoo"}, "--ioengine", 2},
@@ -276,7 +276,7 @@ func TestBadInput(t *testing.T) {
 		{"disk too small", []string{"fs", "--directory", dir, "--size=100t", "--db", db}, "free", 2},
 		{"foreign db", []string{"fs", "--directory", dir, "--size=1m", "--db", notDB}, "not an iolab database", 2},
 		{"show without db", []string{"show", "--db", filepath.Join(dir, "none.db")}, "no such database", 2},
-		{"zero rounds", []string{"fs", "--directory", dir, "--size=1m", "--rounds=0"}, "--rounds", 2},
+		{"zero rounds", []string{"fs", "--directory", dir, "--size=1m", "--rounds=0"}, `--rounds "0": out of range; want a whole number from 1 to`, 2},
 	}
 	for _, tc := range tests {
 		_, _, err := iolab(t, context.Background(), tc.args...)
@@ -364,5 +364,59 @@ func TestFioEngineStoresFioResults(t *testing.T) {
 	}
 	if !hasWarning(r, "fio-engine") {
 		t.Fatalf("warnings %+v", r.Warnings)
+	}
+}
+
+// TestNumbersAreRangeChecked feeds every kind of number the audit found
+// accepted — NaN, infinities, overflow, values that round to zero, negative
+// counts, percentages above 100 — to each command, and wants the one form
+// `--flag "value": why; want ...`, exit 2, before anything is stored.
+func TestNumbersAreRangeChecked(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(t.TempDir(), "x.db")
+	fsArgs := []string{"fs", "--directory", dir, "--size=1m", "--db", db}
+	s3Args := []string{"s3", "--endpoint", "http://127.0.0.1:1", "--bucket", "bkt", "--runtime", "1s", "--db", db}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{append(fsArgs, "--runtime", "NaN"), `--runtime "NaN": not a finite number; want`},
+		{append(fsArgs, "--runtime", "inf"), `--runtime "inf": not a finite number; want`},
+		{append(fsArgs, "--runtime", "1e10"), `--runtime "1e10": too long; want`},
+		{append(fsArgs, "--runtime", "1e30"), `--runtime "1e30": too long; want`},
+		{append(fsArgs, "--runtime", "1e-30"), `--runtime "1e-30": rounds to 0`},
+		{append(fsArgs, "--runtime", "99999999999h"), `--runtime "99999999999h": not a duration; want`},
+		{append(fsArgs, "--cooldown", "-1"), `--cooldown "-1": negative; want`},
+		{append(fsArgs, "--rounds", "9223372036854775807"), `--rounds "9223372036854775807": out of range; want a whole number from 1 to 1000000`},
+		{append(fsArgs, "--rounds", "99999999999999999999"), `--rounds "99999999999999999999": out of range`},
+		{append(fsArgs, "--iodepth", "0"), `--iodepth "0": out of range; want a whole number from 1 to`},
+		{append(fsArgs, "--numjobs", "-1"), `--numjobs "-1": out of range`},
+		{append(fsArgs, "--rwmixread", "101"), `--rwmixread "101": out of range; want a whole number from 0 to 100`},
+		{append(fsArgs, "--bs", "0"), `--bs "0": out of range; want a size from 1 to 1g`},
+		{append(fsArgs, "--bs", "99999999999p"), `--bs "99999999999p": too large`},
+		{append(s3Args, "--compressible", "200"), `--compressible "200": out of range; want a whole number from 0 to 100`},
+		{append(s3Args, "--objects", "-5"), `--objects "-5": out of range`},
+		{append(s3Args, "--rate", "NaN"), `--rate "NaN": not a finite number`},
+		{append(s3Args, "--rate", "-1"), `--rate "-1": out of range`},
+		{append(s3Args, "--concurrency", "1e3"), `--concurrency "1e3": not a whole number`},
+		{append(s3Args, "--region", "-1"), `--region "-1": want a region name`},
+		{[]string{"frames", "--directory", dir, "--fps", "inf", "--db", db}, `--fps "inf": not a finite number`},
+		{[]string{"http", "upload", "--url", "http://127.0.0.1:1/", "--count", "-3", "--db", db}, `--count "-3": out of range`},
+	}
+	for _, tc := range tests {
+		_, _, err := iolab(t, context.Background(), tc.args...)
+		if err == nil {
+			t.Errorf("%v: accepted", tc.args[len(tc.args)-2:])
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, tc.want) || strings.Contains(msg, "\n") || ExitCode(err) != 2 {
+			t.Errorf("%q (exit %d), want one line starting %q", msg, ExitCode(err), tc.want)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		if n := countRowsQuiet(db); n != 0 {
+			t.Fatalf("bad numbers stored %d runs", n)
+		}
 	}
 }

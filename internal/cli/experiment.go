@@ -61,11 +61,14 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	}
 	text, err := os.ReadFile(path)
 	if err != nil {
-		return usage("plan %s: %v", path, err)
+		return usage("%s: %v", path, err)
 	}
 	p, err := plan.Parse(path, text)
 	if err != nil {
 		return &UsageError{Err: err}
+	}
+	if err := lab.CheckRuns(p.Cells(), p.Warmup, p.Rounds); err != nil {
+		return usage("%s: %v", path, err)
 	}
 	switch o.Order {
 	case "":

@@ -205,12 +205,19 @@ func TestBadPlans(t *testing.T) {
 	}{
 		{"unknown top key", "name: x\nrounds: 3\nworklods: []\n", "plan.yaml:3:1: unknown key \"worklods\" in the plan; known: name, rounds"},
 		{"unknown workload kind", "workloads:\n  - name: a\n    s4: {}\n", "plan.yaml:3:5: unknown key \"s4\" in a workload; known: name, matrix, fs, frames, s3, http, cmd"},
-		{"bad size in fs", "workloads:\n  - fs:\n      directory: .\n      bs: 4kk\n", "plan.yaml:4:11: fs.bs:"},
+		{"bad size in fs", "workloads:\n  - fs:\n      directory: .\n      bs: 4kk\n", `plan.yaml:4:11: fs.bs "4kk": unknown unit "kk"; want`},
 		{"unknown fs key", "workloads:\n  - fs:\n      directory: .\n      blocksize: 4k\n", "plan.yaml:4:7: unknown key \"blocksize\" in fs workload"},
-		{"bad rounds", "rounds: many\nworkloads:\n  - cmd: {run: 'true'}\n", "plan.yaml:1:9: rounds:"},
+		{"bad rounds", "rounds: many\nworkloads:\n  - cmd: {run: 'true'}\n", `plan.yaml:1:9: rounds "many": not a whole number; want`},
+		{"huge rounds", "rounds: 4000000000\nworkloads:\n  - cmd: {run: 'true'}\n", `plan.yaml:1:9: rounds "4000000000": out of range; want a whole number from 1 to 1000000`},
+		{"NaN threshold", "threshold: NaN\nworkloads:\n  - cmd: {run: 'true'}\n", `plan.yaml:1:12: threshold "NaN": want a percentage`},
+		{"NaN cooldown", "cooldown: .nan\nworkloads:\n  - cmd: {run: 'true'}\n", `plan.yaml:1:11: cooldown ".nan": not a duration`},
+		{"NaN runtime", "workloads:\n  - fs: {directory: ., runtime: NaN}\n", `plan.yaml:2:33: fs.runtime "NaN": not a finite number`},
+		{"negative items", "workloads:\n  - cmd: {run: 'true', items: -4}\n", `plan.yaml:2:31: cmd.items "-4": out of range`},
+		{"8 axes of 10", "workloads:\n  - cmd: {run: 'true'}\n    matrix: {" + bigMatrix(8, 10) + "}\n",
+			"plan.yaml: 100000000 cells x (1 warm-up + 6 rounds) = 7e+08 runs; an experiment schedules at most 1000000 runs"},
 		{"unknown baseline", "baseline: c\nvariants:\n  - name: a\nworkloads:\n  - cmd: {run: 'true'}\n", "baseline \"c\" is not a variant; variants: a"},
 		{"unknown template", "workloads:\n  - cmd: {run: 'echo {{objects}}'}\n", "unknown template {{objects}}"},
-		{"bad threshold", "threshold: lots\nworkloads:\n  - cmd: {run: 'true'}\n", "plan.yaml:1:12: threshold:"},
+		{"bad threshold", "threshold: lots\nworkloads:\n  - cmd: {run: 'true'}\n", `plan.yaml:1:12: threshold "lots": want a percentage`},
 		{"bad yaml", "rounds: [1\n", "plan.yaml:"},
 		{"no workloads", "name: x\n", "no workloads"},
 	}
@@ -410,4 +417,17 @@ func need(t *testing.T, tool string) {
 		}
 		t.Skipf("%s not installed", tool)
 	}
+}
+
+// bigMatrix writes n axes of k values each, as YAML flow mappings.
+func bigMatrix(n, k int) string {
+	var axes []string
+	for a := range n {
+		var vals []string
+		for v := range k {
+			vals = append(vals, fmt.Sprint(v))
+		}
+		axes = append(axes, fmt.Sprintf("a%d: [%s]", a, strings.Join(vals, ", ")))
+	}
+	return strings.Join(axes, ", ")
 }

@@ -134,7 +134,7 @@ func (j fioJob) apply(flags *pflag.FlagSet, cmdline map[string]bool) ([]string, 
 		if name == "" || cmdline[name] {
 			continue
 		}
-		if err := flags.Set(name, value); err != nil {
+		if err := setFlag(flags, name, value); err != nil {
 			return nil, fmt.Errorf("%s: %s=%s: %w", o.at, o.key, value, err)
 		}
 		if note != "" && !slices.Contains(notes, note) {
@@ -166,7 +166,7 @@ func fioFlag(key string, value *string, note *string) (string, error) {
 	case key == "rwmixwrite":
 		w, err := strconv.Atoi(*value)
 		if err != nil || w < 0 || w > 100 {
-			return "", fmt.Errorf("rwmixwrite=%s: want a percentage 0..100", *value)
+			return "", fmt.Errorf("rwmixwrite=%s: want a whole number from 0 to 100", *value)
 		}
 		*value = strconv.Itoa(100 - w)
 		return "rwmixread", nil

@@ -28,17 +28,16 @@ type FramesOptions struct {
 // AddJobFlags registers the workload's options, which plans use as keys.
 func (o *FramesOptions) AddJobFlags(f *pflag.FlagSet) {
 	j := &o.Job
-	j.Frames, j.Threads = 100, 1
 	f.StringVar(&j.Directory, "directory", "", "directory for the frame files")
 	f.StringVar(&o.profile, "profile", "", "frame format, e.g. HD-24bit, 4K-10bit, 8K-24bit (--list shows all)")
-	f.IntVar(&o.width, "width", 0, "frame width in pixels (instead of --profile)")
-	f.IntVar(&o.height, "height", 0, "frame height in pixels")
-	f.IntVar(&o.bpp, "bytes-per-pixel", 0, "bytes per pixel")
-	f.IntVar(&j.Frames, "frames", j.Frames, "frames per run")
-	f.IntVar(&j.Threads, "threads", j.Threads, "frames in flight")
+	intVar(f, &o.width, "width", 0, 0, 1<<16, "frame width in pixels (instead of --profile)")
+	intVar(f, &o.height, "height", 0, 0, 1<<16, "frame height in pixels")
+	intVar(f, &o.bpp, "bytes-per-pixel", 0, 0, 16, "bytes per pixel")
+	intVar(f, &j.Frames, "frames", 100, 1, 1_000_000, "frames per run")
+	intVar(f, &j.Threads, "threads", 1, 1, 4096, "frames in flight")
 	f.Var(boolIntValue{&j.Direct}, "direct", "O_DIRECT (1 or 0)")
 	f.Lookup("direct").NoOptDefVal = "1"
-	f.Float64Var(&j.FPS, "fps", 0, "target frame rate: frame i may start at i/F and is late after (i+1)/F")
+	floatVar(f, &j.FPS, "fps", 0, 0, 100_000, "target frame rate: frame i may start at i/F and is late after (i+1)/F")
 	f.BoolVar(&j.DropLate, "drop-late", false, "with --fps, drop a frame not started by its deadline")
 	f.BoolVar(&j.Read, "read", false, "read the frames back (written once, untimed, before the runs)")
 	f.StringVar(&o.pattern, "pattern", "random", "frame content: random, zeros or compressible (half zeros)")

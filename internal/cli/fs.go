@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload/fs"
 )
 
@@ -43,22 +44,22 @@ func (o *FSOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.StringVar(&j.Filename, "filename", "", "file or block device shared by all jobs")
 	f.StringVar(&j.Directory, "directory", "", "directory for one file per job (iolab.<job>.0)")
 	f.StringVar(&o.rw, "rw", "read", "read|write|randread|randwrite|rw|randrw")
-	f.IntVar(&j.RWMixRead, "rwmixread", 50, "percentage of reads in rw/randrw")
-	f.Var(sizeValue{&j.BlockSize}, "bs", "block size (4k, 1m)")
-	f.Var(sizeValue{&j.Size}, "size", "file region per job (256m, 1g); default: the existing file's size")
-	f.Var(sizeValue{&j.IOSize}, "io_size", "bytes of I/O per job when not time-based (default --size)")
+	percentVar(f, &j.RWMixRead, "rwmixread", 50, "percentage of reads in rw/randrw")
+	f.Var(sizeValue{p: &j.BlockSize, min: 1, max: 1 << 30}, "bs", "block size (4k, 1m)")
+	f.Var(sizeValue{p: &j.Size}, "size", "file region per job (256m, 1g); default: the existing file's size")
+	f.Var(sizeValue{p: &j.IOSize}, "io_size", "bytes of I/O per job when not time-based (default --size)")
 	f.Var(durationValue{&j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
-	f.IntVar(&j.IODepth, "iodepth", 1, "operations in flight per job")
-	f.IntVar(&j.IODepthBatch, "iodepth_batch_submit", 1, "io_uring: submit when this many operations are queued")
-	f.IntVar(&j.NumJobs, "numjobs", 1, "parallel jobs")
+	intVar(f, &j.IODepth, "iodepth", 1, 1, 16384, "operations in flight per job")
+	intVar(f, &j.IODepthBatch, "iodepth_batch_submit", 1, 1, 16384, "io_uring: submit when this many operations are queued")
+	intVar(f, &j.NumJobs, "numjobs", 1, 1, 4096, "parallel jobs")
 	f.Var(boolIntValue{&j.Direct}, "direct", "O_DIRECT: bypass the page cache (1 or 0)")
 	f.Lookup("direct").NoOptDefVal = "1"
 	f.Var(boolIntValue{&j.Invalidate}, "invalidate", "drop the files' page cache before each run, as fio does (1 or 0)")
-	f.IntVar(&j.Fsync, "fsync", 0, "fsync after every N writes")
-	f.IntVar(&j.Fdatasync, "fdatasync", 0, "fdatasync after every N writes")
+	intVar(f, &j.Fsync, "fsync", 0, 0, maxCount, "fsync after every N writes")
+	intVar(f, &j.Fdatasync, "fdatasync", 0, 0, maxCount, "fdatasync after every N writes")
 	f.StringVar(&j.Engine, "ioengine", fs.DefaultEngine, "auto|psync|io_uring|fio (auto: io_uring when iodepth > 1, else psync; fio runs fio itself on the same job)")
-	f.IntVar(&j.Data.CompressPct, "buffer_compress_percentage", 0, "percentage of each written block that compresses (zeros)")
-	f.IntVar(&j.Data.DedupPct, "dedupe_percentage", 0, "percentage of written blocks that repeat earlier ones")
+	percentVar(f, &j.Data.CompressPct, "buffer_compress_percentage", 0, "percentage of each written block that compresses (zeros)")
+	percentVar(f, &j.Data.DedupPct, "dedupe_percentage", 0, "percentage of written blocks that repeat earlier ones")
 	f.BoolVar(&o.zeros, "zero_buffers", false, "write zeros instead of random data")
 	f.StringVar(&j.FioPath, "fio", "fio", "fio binary for --ioengine fio")
 }
@@ -88,8 +89,8 @@ func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOption
 		cmdline := map[string]bool{}
 		for name, v := range given {
 			if flags.Lookup(name) != nil {
-				if err := flags.Set(name, v); err != nil {
-					return nil, fmt.Errorf("--%s %s: %w", name, v, err)
+				if err := setFlag(flags, name, v); err != nil {
+					return nil, fmt.Errorf("--%s %q: %w", name, v, err)
 				}
 				cmdline[name] = true
 			}
@@ -182,7 +183,7 @@ func fsCellName(j fs.Options) string {
 	if j.RW == fs.RW || j.RW == fs.RandRW {
 		name += fmt.Sprint(j.RWMixRead)
 	}
-	name += "-" + fmt.Sprint(sizeValue{&j.BlockSize})
+	name += "-" + units.FormatSize(j.BlockSize)
 	if j.IODepth > 1 || j.NumJobs > 1 {
 		name += fmt.Sprintf("-qd%dx%d", j.IODepth, j.NumJobs)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -40,10 +41,10 @@ const DefaultRounds = stats.MinRunsForCI
 
 // AddFlags registers the repeat flags.
 func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.IntVar(&o.Rounds, "rounds", DefaultRounds, "measured rounds; each runs every cell once")
-	fs.IntVar(&o.Warmup, "warmup", 1, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
+	intVar(fs, &o.Rounds, "rounds", DefaultRounds, 1, lab.MaxRuns, "measured rounds; each runs every cell once")
+	intVar(fs, &o.Warmup, "warmup", 1, 0, lab.MaxRuns, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
 	fs.Var(durationValue{&o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
-	fs.Uint64Var(&o.Seed, "seed", 0, "seed of the run order within rounds (0: from the clock)")
+	intVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
 	o.addOutputFlags(fs)
 }
 

@@ -61,7 +61,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.AddCommand(newFSCommand(stdout, stderr), newS3Command(stdout, stderr), newHTTPCommand(stdout, stderr), newFramesCommand(stdout, stderr), newRunCommand(stdout, stderr), newExperimentCommand(stdout, stderr),
 		newShowCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout))
 	for _, c := range root.Commands() {

@@ -41,7 +41,7 @@ that is removed afterwards: sequential write and read of 1 MiB blocks (QD8),
 	o.Runtime = 2 * time.Second
 	f.Var(durationValue{&o.Runtime}, "runtime", "duration of each run")
 	o.Size = 256 << 20
-	f.Var(sizeValue{&o.Size}, "size", "file size per job")
+	f.Var(sizeValue{p: &o.Size, min: 1 << 20}, "size", "file size per job")
 	f.StringVar(&o.Engine, "ioengine", fs.DefaultEngine, "auto|psync|io_uring|fio")
 	o.Repeat.AddFlags(f)
 	return cmd

@@ -78,6 +78,9 @@ type Runner struct {
 // Preparation errors (bad target, missing tool) are returned before
 // anything is stored.
 func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, error) {
+	if err := CheckRuns(len(cells), plan.Warmup, plan.Rounds); err != nil {
+		return "", &workload.InputError{Err: err}
+	}
 	defer func() {
 		for _, c := range cells {
 			_ = c.Workload.Close()

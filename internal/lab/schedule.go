@@ -1,6 +1,9 @@
 package lab
 
-import "math/rand/v2"
+import (
+	"fmt"
+	"math/rand/v2"
+)
 
 // Orders of the runs within an experiment.
 const (
@@ -51,4 +54,21 @@ func Schedule(order string, cells, warmup, rounds int, seed uint64) []Entry {
 		}
 	}
 	return out
+}
+
+// MaxRuns is the most runs one experiment may schedule, warm-up runs
+// included: a million runs of even one second each is eleven days, and a
+// schedule past it is a typo (rounds: 4000000000) that would exhaust memory
+// before the first run.
+const MaxRuns = 1_000_000
+
+// CheckRuns refuses a schedule of more than MaxRuns runs, naming the
+// numbers. cells may be a saturated count (math.MaxInt).
+func CheckRuns(cells, warmup, rounds int) error {
+	total := float64(cells) * (float64(warmup) + float64(rounds))
+	if total <= MaxRuns {
+		return nil
+	}
+	return fmt.Errorf("%d cells x (%d warm-up + %d rounds) = %.4g runs; an experiment schedules at most %d runs: use fewer rounds, matrix values or variants, or split the study",
+		cells, warmup, rounds, total, MaxRuns)
 }

@@ -12,10 +12,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -122,6 +122,10 @@ func (p Pos) Errorf(format string, args ...any) error {
 	return fmt.Errorf("%s: %s", p, fmt.Sprintf(format, args...))
 }
 
+// MaxRounds bounds rounds and warmup on their own; the schedule as a whole
+// is bounded by the lab (lab.MaxRuns), which names the numbers.
+const MaxRounds = 1_000_000
+
 // Kinds are the workloads a plan may use.
 var Kinds = []string{"fs", "frames", "s3", "http", "cmd"}
 
@@ -206,17 +210,23 @@ func (r reader) str(n *yaml.Node, field string, dst *string) error {
 	return err
 }
 
-func (r reader) integer(n *yaml.Node, field string, min int, dst *int) error {
+// integer reads a whole number from min to max.
+func (r reader) integer(n *yaml.Node, field string, min, max int64) (int64, error) {
 	v, err := r.scalar(n, field)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	i, err := strconv.Atoi(v.Text)
-	if err != nil || i < min {
-		return v.Pos.Errorf("%s: %q: want an integer >= %d", field, v.Text, min)
+	i, err := units.ParseInt(v.Text, min, max)
+	if err != nil {
+		return 0, v.Pos.Errorf("%s %q: %v", field, v.Text, err)
 	}
-	*dst = i
-	return nil
+	return i, nil
+}
+
+func (r reader) intField(n *yaml.Node, field string, min, max int64, dst *int) error {
+	i, err := r.integer(n, field, min, max)
+	*dst = int(i)
+	return err
 }
 
 func (r reader) duration(n *yaml.Node, field string, dst *time.Duration) error {
@@ -226,7 +236,7 @@ func (r reader) duration(n *yaml.Node, field string, dst *time.Duration) error {
 	}
 	d, err := units.ParseDuration(v.Text)
 	if err != nil {
-		return v.Pos.Errorf("%s: %v", field, err)
+		return v.Pos.Errorf("%s %q: %v", field, v.Text, err)
 	}
 	*dst = d
 	return nil
@@ -239,17 +249,15 @@ func (r reader) plan(n *yaml.Node, p *Plan) error {
 		case "name":
 			return r.str(v, key, &p.Name)
 		case "rounds":
-			return r.integer(v, key, 1, &p.Rounds)
+			return r.intField(v, key, 1, MaxRounds, &p.Rounds)
 		case "warmup":
-			return r.integer(v, key, 0, &p.Warmup)
+			return r.intField(v, key, 0, MaxRounds, &p.Warmup)
 		case "cooldown":
 			return r.duration(v, key, &p.Cooldown)
 		case "seed":
-			var s int
-			if err := r.integer(v, key, 0, &s); err != nil {
-				return err
-			}
+			s, err := r.integer(v, key, 0, math.MaxInt64)
 			p.Seed = uint64(s)
+			return err
 		case "baseline":
 			return r.str(v, key, &p.Baseline)
 		case "threshold":
@@ -279,12 +287,12 @@ func (r reader) threshold(n *yaml.Node, dst *float64) error {
 	}
 	text := strings.TrimSpace(v.Text)
 	pct := strings.HasSuffix(text, "%")
-	f, err := strconv.ParseFloat(strings.TrimSuffix(text, "%"), 64)
+	f, err := units.ParseFloat(strings.TrimSuffix(text, "%"), 0, 100)
 	if pct {
 		f /= 100
 	}
 	if err != nil || f <= 0 || f >= 1 {
-		return v.Pos.Errorf("threshold: %q: want a percentage such as 2%% (or a fraction such as 0.02)", v.Text)
+		return v.Pos.Errorf("threshold %q: want a percentage above 0 and below 100 such as 2%% (or a fraction such as 0.02)", v.Text)
 	}
 	*dst = f
 	return nil
@@ -507,6 +515,35 @@ func (p *Plan) check(top Pos) error {
 		wnames[w.Name] = true
 	}
 	return nil
+}
+
+// Cells counts the cells the plan expands to — every matrix point of every
+// workload, for every variant — without expanding it, saturating at
+// math.MaxInt, so a schedule too large to build can be refused first.
+func (p *Plan) Cells() int {
+	total := 0
+	for _, w := range p.Workloads {
+		n := 1
+		for _, ax := range w.Matrix {
+			n = satMul(n, len(ax.Values))
+		}
+		total = satAdd(total, satMul(n, len(p.Variants)))
+	}
+	return total
+}
+
+func satMul(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
+}
+
+func satAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // Points expands the matrix: one map of field overrides per combination, in

@@ -1,6 +1,7 @@
 package units
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -20,8 +21,11 @@ func ParseSizes(s string) (Sizes, error) {
 	if lo, hi, ok := strings.Cut(s, "-"); ok {
 		a, err1 := ParseSize(lo)
 		b, err2 := ParseSize(hi)
-		if err1 != nil || err2 != nil || a < 1 || b <= a {
-			return Sizes{}, fmt.Errorf("%q: want a range such as 1k-10m with the first smaller", s)
+		if err := errors.Join(err1, err2); err != nil {
+			return Sizes{}, err
+		}
+		if a < 1 || b <= a {
+			return Sizes{}, fmt.Errorf("want a range such as 1k-10m with the first smaller and above 0")
 		}
 		return Sizes{Min: a, Max: b}, nil
 	}
@@ -29,7 +33,7 @@ func ParseSizes(s string) (Sizes, error) {
 	for _, part := range strings.Split(s, ",") {
 		n, err := ParseSize(strings.TrimSpace(part))
 		if err != nil {
-			return Sizes{}, err
+			return Sizes{}, fmt.Errorf("%q: %w", part, err)
 		}
 		out.Fixed = append(out.Fixed, n)
 	}

@@ -5,37 +5,39 @@
 package units
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 )
 
+const sizeForms = "want a whole number with an optional unit such as 4k, 256m, 1g (powers of 1024)"
+
 // ParseSize parses a byte count: a non-negative integer optionally followed by
 // a unit k, m, g, t, p (any case, optionally with "b", "ib" or "iB"), all
-// powers of 1024 as fio uses by default.
+// powers of 1024 as fio uses by default. Sizes above 2^62 are refused. The
+// error says why and what would be accepted; the caller names the flag.
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return 0, fmt.Errorf("empty size; want a number with an optional unit such as 4k, 256m, 1g")
+		return 0, fmt.Errorf("empty; %s", sizeForms)
 	}
 	i := 0
 	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
 		i++
 	}
 	if i == 0 {
-		return 0, fmt.Errorf("size %q: want a number with an optional unit such as 4k, 256m, 1g", s)
-	}
-	n, err := strconv.ParseInt(t[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("size %q: %w", s, err)
+		return 0, fmt.Errorf("not a size; %s", sizeForms)
 	}
 	shift, ok := sizeShift(strings.ToLower(t[i:]))
 	if !ok {
-		return 0, fmt.Errorf("size %q: unknown unit %q; want one of b, k, m, g, t, p (optionally with b, ib)", s, t[i:])
+		return 0, fmt.Errorf("unknown unit %q; %s", t[i:], sizeForms)
 	}
-	if shift > 0 && n > (1<<62)>>shift {
-		return 0, fmt.Errorf("size %q: too large", s)
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("too large; %s, at most 4096p", sizeForms)
 	}
 	return n << shift, nil
 }
@@ -62,28 +64,99 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10) + units[i]
 }
 
+// MaxDuration is the longest duration iolab accepts anywhere: a run, a
+// timeout or a cooldown of more than a year is a typo, and larger values
+// overflow time.Duration.
+const MaxDuration = 366 * 24 * time.Hour
+
+const durationForms = "want seconds (60) or a value with a unit such as 60s, 1m, 500ms, 1d, at most 366d"
+
 // ParseDuration parses a duration in fio's forms: a bare number is seconds;
-// otherwise Go's forms (500ms, 60s, 1m30s, 1h) plus "d" for days.
+// otherwise Go's forms (500ms, 60s, 1m30s, 1h) plus "d" for days. NaN,
+// infinities, negative values, values above MaxDuration and positive values
+// that round to nothing (1e-30) are refused. The error says why and what
+// would be accepted; the caller names the flag or file position.
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return 0, fmt.Errorf("empty duration; want seconds (60) or a value with a unit such as 60s, 1m, 500ms")
+		return 0, fmt.Errorf("empty; %s", durationForms)
 	}
-	if n, err := strconv.ParseFloat(t, 64); err == nil {
-		if n < 0 {
-			return 0, fmt.Errorf("duration %q is negative", s)
-		}
-		return time.Duration(n * float64(time.Second)), nil
+	if n, err := strconv.ParseFloat(t, 64); err == nil || isRangeErr(err) {
+		return secondsDuration(n, float64(time.Second))
 	}
-	if strings.HasSuffix(t, "d") {
-		n, err := strconv.ParseFloat(strings.TrimSuffix(t, "d"), 64)
-		if err == nil && n >= 0 {
-			return time.Duration(n * 24 * float64(time.Hour)), nil
+	if days, ok := strings.CutSuffix(t, "d"); ok {
+		if n, err := strconv.ParseFloat(days, 64); err == nil || isRangeErr(err) {
+			return secondsDuration(n, float64(24*time.Hour))
 		}
 	}
 	d, err := time.ParseDuration(t)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("duration %q: want seconds (60) or a value with a unit such as 60s, 1m, 500ms", s)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("not a duration; %s", durationForms)
+	case d < 0:
+		return 0, fmt.Errorf("negative; %s", durationForms)
+	case d > MaxDuration:
+		return 0, fmt.Errorf("too long; %s", durationForms)
+	case d == 0 && strings.ContainsAny(t, "123456789"):
+		return 0, fmt.Errorf("rounds to 0; %s", durationForms)
 	}
 	return d, nil
+}
+
+// secondsDuration turns n units of unitNs nanoseconds into a duration,
+// refusing what is not finite, negative, too long or rounds to 0.
+func secondsDuration(n, unitNs float64) (time.Duration, error) {
+	ns := n * unitNs
+	switch {
+	case math.IsNaN(n) || math.IsInf(n, 0):
+		return 0, fmt.Errorf("not a finite number; %s", durationForms)
+	case n < 0:
+		return 0, fmt.Errorf("negative; %s", durationForms)
+	case ns > float64(MaxDuration):
+		return 0, fmt.Errorf("too long; %s", durationForms)
+	case n > 0 && ns < 1:
+		return 0, fmt.Errorf("rounds to 0 (less than 1ns); %s", durationForms)
+	}
+	return time.Duration(ns), nil
+}
+
+func isRangeErr(err error) bool { return errors.Is(err, strconv.ErrRange) }
+
+// ParseInt reads a whole number from min to max. Errors say why and what
+// would be accepted, without the value: the caller names the flag or file
+// position and the value.
+func ParseInt(s string, min, max int64) (int64, error) {
+	t := strings.TrimSpace(s)
+	n, err := strconv.ParseInt(t, 10, 64)
+	switch {
+	case err != nil && isRangeErr(err):
+		return 0, fmt.Errorf("out of range; %s", intRange(min, max))
+	case err != nil:
+		return 0, fmt.Errorf("not a whole number; %s", intRange(min, max))
+	case n < min || n > max:
+		return 0, fmt.Errorf("out of range; %s", intRange(min, max))
+	}
+	return n, nil
+}
+
+func intRange(min, max int64) string {
+	if max == math.MaxInt64 {
+		return fmt.Sprintf("want a whole number >= %d", min)
+	}
+	return fmt.Sprintf("want a whole number from %d to %d", min, max)
+}
+
+// ParseFloat reads a finite number from min to max.
+func ParseFloat(s string, min, max float64) (float64, error) {
+	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	want := fmt.Sprintf("want a number from %g to %g", min, max)
+	switch {
+	case err != nil && !isRangeErr(err):
+		return 0, fmt.Errorf("not a number; %s", want)
+	case math.IsNaN(n) || math.IsInf(n, 0):
+		return 0, fmt.Errorf("not a finite number; %s", want)
+	case n < min || n > max:
+		return 0, fmt.Errorf("out of range; %s", want)
+	}
+	return n, nil
 }

@@ -1,6 +1,8 @@
 package units
 
 import (
+	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,6 +70,23 @@ func TestParseDuration(t *testing.T) {
 		{in: "1x", wantErr: true},
 		{in: "", wantErr: true},
 		{in: "-5", wantErr: true},
+		{in: "0", want: 0},
+		{in: "0s", want: 0},
+		{in: "366d", want: MaxDuration},
+		{in: "367d", wantErr: true},
+		{in: "NaN", wantErr: true},
+		{in: "nan", wantErr: true},
+		{in: "inf", wantErr: true},
+		{in: "-Inf", wantErr: true},
+		{in: "1e10", wantErr: true},
+		{in: "1e30", wantErr: true},
+		{in: "1e400", wantErr: true},
+		{in: "1e-30", wantErr: true},
+		{in: "0.1ns", wantErr: true},
+		{in: "NaNd", wantErr: true},
+		{in: "-1d", wantErr: true},
+		{in: "9999999999999999999h", wantErr: true},
+		{in: "-1s", wantErr: true},
 	}
 	for _, tc := range tests {
 		got, err := ParseDuration(tc.in)
@@ -80,5 +99,40 @@ func TestParseDuration(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("ParseDuration(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+func TestParseIntAndFloat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in       string
+		min, max int64
+		want     int64
+		wantErr  string
+	}{
+		{in: "5", min: 1, max: 10, want: 5},
+		{in: " 10 ", min: 1, max: 10, want: 10},
+		{in: "0", min: 1, max: 10, wantErr: "out of range; want a whole number from 1 to 10"},
+		{in: "-5", min: 0, max: math.MaxInt64, wantErr: "out of range; want a whole number >= 0"},
+		{in: "1e3", min: 0, max: 10, wantErr: "not a whole number"},
+		{in: "99999999999999999999", min: 0, max: 10, wantErr: "out of range"},
+		{in: "", min: 0, max: 10, wantErr: "not a whole number"},
+	} {
+		got, err := ParseInt(tc.in, tc.min, tc.max)
+		if tc.wantErr != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+				t.Errorf("ParseInt(%q) = %d, %v; want error %q", tc.in, got, err, tc.wantErr)
+			}
+		} else if err != nil || got != tc.want {
+			t.Errorf("ParseInt(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"NaN", "inf", "-inf", "1e400", "-1", "101", "x"} {
+		if got, err := ParseFloat(in, 0, 100); err == nil {
+			t.Errorf("ParseFloat(%q) = %v, want error", in, got)
+		}
+	}
+	if got, err := ParseFloat("2.5", 0, 100); err != nil || got != 2.5 {
+		t.Errorf("ParseFloat(2.5) = %v, %v", got, err)
 	}
 }

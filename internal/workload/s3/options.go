@@ -3,6 +3,7 @@ package s3
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -136,6 +137,8 @@ func (m Mix) String() string {
 	return strings.Join(parts, ",")
 }
 
+var regionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
 // pool is the number of idle connections kept.
 func (o *Options) pool() int {
 	if o.Pool == 0 {
@@ -153,6 +156,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--endpoint %q: want http://host:port or https://host:port", o.Endpoint)
 	case o.Bucket == "":
 		return fmt.Errorf("--bucket is required")
+	case !regionName.MatchString(o.Region):
+		return fmt.Errorf("--region %q: want a region name such as us-east-1 (letters, digits, - and _, starting with a letter or digit)", o.Region)
 	case o.Concurrency < 1 || o.Concurrency > 10000:
 		return fmt.Errorf("--concurrency %d: want 1..10000", o.Concurrency)
 	case o.Pool < 0 || o.Pool > o.Concurrency:
