@@ -148,7 +148,7 @@ func floatVar(f *pflag.FlagSet, p *float64, name string, def, min, max float64, 
 
 // Bounds shared by several commands.
 const (
-	maxConcurrency = 100_000      // operations in flight in one process
+	maxConcurrency = 100_000       // operations in flight in one process
 	maxCount       = math.MaxInt32 // operations per run when counted
 	maxRate        = 1e9           // operations per second
 )
