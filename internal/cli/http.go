@@ -103,7 +103,8 @@ func (o *HTTPOptions) job(mode string) (httpload.Options, error) {
 }
 
 func newHTTPCommand(stdout, stderr io.Writer) *cobra.Command {
-	parent := &cobra.Command{Use: "http", Short: "HTTP uploads and downloads of bodies of any size, streamed"}
+	parent := &cobra.Command{Use: "http", Short: "HTTP uploads and downloads of bodies of any size, streamed",
+		Args: unknownCommand, RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
 	for _, mode := range []string{httpload.Upload, httpload.Download} {
 		var o HTTPOptions
 		cmd := &cobra.Command{
@@ -116,7 +117,6 @@ func newHTTPCommand(stdout, stderr io.Writer) *cobra.Command {
 		}
 		o.AddJobFlags(cmd.Flags())
 		o.Repeat.AddFlags(cmd.Flags())
-		cmd.SilenceUsage, cmd.SilenceErrors = true, true
 		parent.AddCommand(cmd)
 	}
 	return parent

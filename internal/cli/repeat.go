@@ -50,7 +50,7 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 
 // addOutputFlags registers where results go and how they print.
 func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.DB, "db", "./iolab.db", "SQLite database that stores every run")
+	dbFlag(fs, &o.DB)
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.StringVar(&o.Format, "format", "text", "text or md (Markdown)")
 	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
@@ -140,8 +140,42 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	if err := report.Terminal(stdout, rep); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nstored in %s as experiment %s; `iolab show %s` prints this again\n", st.Path(), rep.Experiment, rep.Experiment)
+	fmt.Fprintf(stdout, "\nstored in %s as experiment %s; `%s` prints this again\n", st.Path(), rep.Experiment, showCommand(rep.Experiment, o.DB))
 	return nil
+}
+
+// DefaultDB is the database of every command when neither --db nor
+// IOLAB_DB says otherwise.
+const DefaultDB = "./iolab.db"
+
+// dbFlag registers --db, whose default is $IOLAB_DB or DefaultDB.
+func dbFlag(f *pflag.FlagSet, p *string) {
+	def := DefaultDB
+	if env := os.Getenv("IOLAB_DB"); env != "" {
+		def = env
+	}
+	f.StringVar(p, "db", def, "SQLite database that stores every run (default from $IOLAB_DB when set)")
+}
+
+// showCommand is the command that prints an experiment again: with --db when
+// the database is not the one a plain `iolab show` would open.
+func showCommand(id, db string) string {
+	def := DefaultDB
+	if env := os.Getenv("IOLAB_DB"); env != "" {
+		def = env
+	}
+	if db == def {
+		return "iolab show " + id
+	}
+	return "iolab show " + id + " --db " + shellQuote(db)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // commandLine renders the invocation, with the flags that were set, for

@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -35,7 +37,8 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &ue), errors.As(err, &ie):
+	case errors.As(err, &ue), errors.As(err, &ie),
+		errors.Is(err, store.ErrNoExperiment), errors.Is(err, store.ErrAmbiguousID):
 		return 2
 	case errors.Is(err, lab.ErrInterrupted):
 		return 130
@@ -55,19 +58,54 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "iolab",
 		Short:         "A storage performance lab: repeatable I/O workloads with honest statistics",
+		Version:       Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          noArgs,
+		Args:          unknownCommand,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	root.SetVersionTemplate("iolab {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.AddCommand(newFSCommand(stdout, stderr), newS3Command(stdout, stderr), newHTTPCommand(stdout, stderr), newFramesCommand(stdout, stderr), newRunCommand(stdout, stderr), newExperimentCommand(stdout, stderr),
-		newShowCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout))
-	for _, c := range root.Commands() {
-		c.SilenceUsage, c.SilenceErrors = true, true
-	}
+		newShowCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout), newVersionCommand(stdout))
+	silence(root)
 	return root
+}
+
+// silence makes every command leave errors and usage to Execute's caller,
+// and turns cobra's argument-count errors into usage errors (exit 2).
+func silence(c *cobra.Command) {
+	c.SilenceUsage, c.SilenceErrors = true, true
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			var ue *UsageError
+			if err != nil && !errors.As(err, &ue) {
+				return usage("%s: %v; usage: %s", cmd.CommandPath(), err, cmd.UseLine())
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		silence(sub)
+	}
+}
+
+// unknownCommand is the Args check of a command that only groups others:
+// any argument is a command that does not exist.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return usage("unknown command %q for %q; commands: %s", args[0], cmd.CommandPath(), strings.Join(names, ", "))
 }
 
 // noArgs rejects positional arguments with a hint, because fio's

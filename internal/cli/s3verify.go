@@ -42,7 +42,7 @@ object is missing or differs.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.DB, "db", "./iolab.db", "SQLite database")
+	dbFlag(f, &o.DB)
 	f.BoolVar(&o.JSON, "json", false, "print JSON")
 	f.StringVar(&o.AccessKey, "access-key", "", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file)")
 	f.StringVar(&o.SecretKey, "secret-key", "", "secret key (default: AWS_SECRET_ACCESS_KEY)")

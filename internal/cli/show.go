@@ -50,7 +50,7 @@ func newLsCommand(stdout io.Writer) *cobra.Command {
 			return runLs(cmd.Context(), db, stdout)
 		},
 	}
-	cmd.Flags().StringVar(&db, "db", "./iolab.db", "SQLite database")
+	dbFlag(cmd.Flags(), &db)
 	return cmd
 }
 

@@ -49,12 +49,16 @@ func TestWarnings(t *testing.T) {
 		want  string
 		text  string
 	}{
-		{name: "flag contradicted", snaps: []Snapshot{base}, ev: Evidence{UncachedRandomReadP50Ns: 200e3},
+		{name: "flag contradicted", snaps: []Snapshot{base}, ev: Evidence{TouchesDisk: true, UncachedRandomReadP50Ns: 200e3},
 			want: "rotational-disk", text: "probably wrong"},
-		{name: "flag agreed", snaps: []Snapshot{base}, ev: Evidence{UncachedRandomReadP50Ns: 8e6},
+		{name: "flag agreed", snaps: []Snapshot{base}, ev: Evidence{TouchesDisk: true, UncachedRandomReadP50Ns: 8e6},
 			want: "rotational-disk", text: "agrees"},
-		{name: "noisy machine", snaps: []Snapshot{base, later}, want: "rotational-disk,cpu-governor,load-above-cores,swap-activity,thermal-throttle"},
-		{name: "tmpfs", snaps: []Snapshot{tmpfs}, want: "tmpfs-target,memory-pressure"},
+		{name: "noisy machine", snaps: []Snapshot{base, later}, ev: Evidence{TouchesDisk: true},
+			want: "rotational-disk,cpu-governor,load-above-cores,swap-activity,thermal-throttle"},
+		{name: "tmpfs", snaps: []Snapshot{tmpfs}, ev: Evidence{TouchesDisk: true}, want: "tmpfs-target,memory-pressure"},
+		// cmd, http and s3 runs have a working directory, not a disk under test.
+		{name: "no disk workload", snaps: []Snapshot{base, later}, want: "cpu-governor,load-above-cores,swap-activity,thermal-throttle"},
+		{name: "no disk workload on tmpfs", snaps: []Snapshot{tmpfs}, want: "memory-pressure"},
 	}
 	for _, tc := range tests {
 		ws := Warnings(tc.snaps, tc.ev)

@@ -8,6 +8,11 @@ import (
 
 // Evidence is what the runs measured that helps judge the environment.
 type Evidence struct {
+	// TouchesDisk is set when a workload did I/O on the target's
+	// filesystem (fs, frames): only then do the target's device and
+	// filesystem matter. A cmd, http or s3 workload's target is a working
+	// directory, and its disk says nothing about the results.
+	TouchesDisk bool
 	// UncachedRandomReadP50Ns is the median latency of random reads that
 	// bypassed the page cache (direct I/O), or 0 if none ran.
 	UncachedRandomReadP50Ns int64
@@ -28,7 +33,7 @@ func Warnings(snaps []Snapshot, ev Evidence) []stats.Warning {
 		ws = append(ws, stats.Warning{Code: code, Message: fmt.Sprintf(format, args...)})
 	}
 	first, last := snaps[0], snaps[len(snaps)-1]
-	if t := first.Target; t != nil {
+	if t := first.Target; t != nil && ev.TouchesDisk {
 		if t.Rotational != nil && *t.Rotational {
 			msg := fmt.Sprintf("the target's device %s reports rotational=1 (a spinning disk, slow at random I/O and slower on inner tracks)", t.Device)
 			if p := ev.UncachedRandomReadP50Ns; p > 0 && p < spinningReadFloorNs {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
@@ -138,6 +139,10 @@ func (s *Store) ListExperiments(ctx context.Context) ([]Experiment, error) {
 // ErrNoExperiment is returned when no experiment matches.
 var ErrNoExperiment = errors.New("no such experiment")
 
+// ErrAmbiguousID is returned when an abbreviated ID matches several
+// experiments.
+var ErrAmbiguousID = errors.New("ambiguous experiment ID")
+
 // Data is a stored experiment with everything it recorded.
 type Data struct {
 	Experiment Experiment
@@ -158,7 +163,7 @@ func (s *Store) Load(ctx context.Context, id string) (*Data, error) {
 			match = []Experiment{e}
 			break
 		}
-		if len(id) < len(e.ID) && e.ID[:len(id)] == id {
+		if strings.HasPrefix(e.ID, id) || strings.HasSuffix(e.ID, id) {
 			match = append(match, e)
 		}
 	}
@@ -168,7 +173,8 @@ func (s *Store) Load(ctx context.Context, id string) (*Data, error) {
 	case len(match) == 0:
 		return nil, fmt.Errorf("experiment %q: %w in %s; `iolab ls` lists them", id, ErrNoExperiment, s.path)
 	case len(match) > 1:
-		return nil, fmt.Errorf("experiment %q is ambiguous: %d experiments start with it", id, len(match))
+		return nil, fmt.Errorf("experiment %q: %w: %d experiments start or end with it (%s, %s ...); give more of it",
+			id, ErrAmbiguousID, len(match), match[0].ID, match[1].ID)
 	}
 	d := &Data{Experiment: match[0]}
 	if err := s.loadCells(ctx, d); err != nil {
