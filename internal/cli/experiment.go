@@ -110,7 +110,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	sp := storedPlan{Path: path, Text: string(text), Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
+	sp := storedPlan{Path: path, Text: redactPlan(text), Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
 		Seed: seed, Commits: map[string]string{}}
 	for _, v := range variants {
 		if v.Commit != "" {
@@ -180,9 +180,9 @@ func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text stri
 		if json.Unmarshal(e.Plan, &sp) != nil || sp.Text == "" {
 			continue
 		}
-		if sp.Text != text || sp.Order != p.Order {
+		if sp.Text != redactPlan([]byte(text)) || sp.Order != p.Order {
 			return "", sp, usage("--resume: the plan changed since experiment %s ran (%s); resume with the plan it started with, or start a new experiment",
-				e.ID, lineDiff(sp.Text+"order: "+sp.Order, text+"order: "+p.Order))
+				e.ID, lineDiff(sp.Text+"order: "+sp.Order, redactPlan([]byte(text))+"order: "+p.Order))
 		}
 		return e.ID, sp, nil
 	}

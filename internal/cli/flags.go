@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/units"
 )
 
@@ -172,4 +176,128 @@ func setFlag(f *pflag.FlagSet, name, value string) error {
 		return iv.Unwrap()
 	}
 	return err
+}
+
+// secretValue is a flag whose value is a secret (a key, a password, a
+// token, a login body): it is registered with redact, and String, which
+// the stored command line and help use, shows it masked.
+type secretValue struct{ p *string }
+
+func (v secretValue) String() string {
+	if v.p == nil || *v.p == "" {
+		return ""
+	}
+	return redact.Mask
+}
+func (v secretValue) Type() string { return "secret" }
+func (v secretValue) Set(s string) error {
+	*v.p = s
+	redact.Secret(s)
+	registerBodySecrets(s)
+	return nil
+}
+
+// registerBodySecrets registers the values of a login body, JSON or a form,
+// so that a reply that echoes one of them is scrubbed too.
+func registerBodySecrets(body string) {
+	var doc any
+	if json.Unmarshal([]byte(body), &doc) == nil {
+		var walk func(any)
+		walk = func(x any) {
+			switch x := x.(type) {
+			case map[string]any:
+				for _, v := range x {
+					walk(v)
+				}
+			case []any:
+				for _, v := range x {
+					walk(v)
+				}
+			case string:
+				redact.Secret(x)
+			}
+		}
+		walk(doc)
+		return
+	}
+	if form, err := url.ParseQuery(body); err == nil {
+		for _, vs := range form {
+			redact.Secret(vs...)
+		}
+	}
+}
+
+func secretVar(f *pflag.FlagSet, p *string, name, usage string) {
+	f.Var(secretValue{p}, name, usage)
+}
+
+// urlValue is a URL flag: a password in its user information is registered
+// as a secret and masked when shown.
+type urlValue struct{ p *string }
+
+func (v urlValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return redact.URL(*v.p)
+}
+func (v urlValue) Type() string { return "url" }
+func (v urlValue) Set(s string) error {
+	*v.p = s
+	redact.URL(s)
+	return nil
+}
+
+func urlVar(f *pflag.FlagSet, p *string, name, usage string) {
+	f.Var(urlValue{p}, name, usage)
+}
+
+// pairsValue is a repeatable "name<sep>value" flag (-H 'Name: value',
+// --form key=value) whose values are masked when their names are secret
+// (redact.IsSecretName, or listed in *extra: --secret-header).
+type pairsValue struct {
+	p     *[]string
+	sep   string
+	extra *[]string
+}
+
+func (v pairsValue) String() string {
+	if v.p == nil {
+		return "[]"
+	}
+	shown := make([]string, len(*v.p))
+	for i, pair := range *v.p {
+		shown[i] = v.masked(pair)
+	}
+	return "[" + strings.Join(shown, ",") + "]"
+}
+
+func (v pairsValue) masked(pair string) string {
+	var extra []string
+	if v.extra != nil {
+		extra = *v.extra
+	}
+	return maskPair(pair, v.sep, extra)
+}
+
+// maskPair masks the value of "name<sep>value" when its name is secret, and
+// registers the value with redact.
+func maskPair(pair, sep string, extra []string) string {
+	name, value, ok := strings.Cut(pair, sep)
+	if !ok || !redact.IsSecretName(strings.TrimSpace(name), extra...) {
+		return pair
+	}
+	value = strings.TrimSpace(value)
+	redact.Secret(value)
+	if fields := strings.Fields(value); len(fields) > 1 {
+		redact.Secret(fields[len(fields)-1]) // the token of "Bearer TOKEN"
+	}
+	return name + sep + " " + redact.Mask
+}
+
+func (v pairsValue) Type() string { return "stringArray" }
+func (v pairsValue) Set(s string) error {
+	*v.p = append(*v.p, s)
+	v.masked(s) // registers the secret
+	return nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/base64"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload/httpload"
 )
@@ -22,6 +24,7 @@ type HTTPOptions struct {
 	Job     httpload.Options
 	sizes   string
 	headers []string
+	secret  []string // more header names whose values are secrets
 	form    []string
 	urlFile string
 	zeros   bool
@@ -32,19 +35,20 @@ type HTTPOptions struct {
 func (o *HTTPOptions) AddJobFlags(f *pflag.FlagSet) {
 	o.Job = httpload.DefaultOptions()
 	j := &o.Job
-	f.StringVar(&j.URL, "url", "", "URL template; {{i}} is the operation's index, {{worker}} the worker's")
+	urlVar(f, &j.URL, "url", "URL template; {{i}} is the operation's index, {{worker}} the worker's")
 	f.StringVar(&o.urlFile, "url-file", "", "download: a file of URLs, one per line, used in turn")
 	f.StringVar(&j.Method, "method", j.Method, "upload: PUT or POST")
 	f.StringVar(&j.FormField, "form-field", "", "upload the body as this file field of a multipart form")
-	f.StringArrayVar(&o.form, "form", nil, "extra form field key=value (repeatable)")
-	f.StringArrayVarP(&o.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
-	f.StringVar(&j.Basic, "basic", "", "basic auth user:password")
-	f.StringVar(&j.Bearer, "bearer", os.Getenv("IOLAB_HTTP_TOKEN"), "bearer token (default: $IOLAB_HTTP_TOKEN)")
-	f.StringVar(&j.LoginURL, "login-url", "", "POST here first; its cookies go with every request")
-	f.StringVar(&j.LoginBody, "login-body", "", "login body: JSON when it starts with {, else a form (user=a&secret=b)")
+	f.Var(pairsValue{p: &o.form, sep: "=", extra: &o.secret}, "form", "extra form field key=value (repeatable)")
+	f.VarP(pairsValue{p: &o.headers, sep: ":", extra: &o.secret}, "header", "H", "request header 'Name: value' (repeatable); values of Authorization, Cookie, *-Key, *Token* and --secret-header names are never stored or printed")
+	f.StringArrayVar(&o.secret, "secret-header", nil, "a header or form field name whose value is a secret, besides the usual ones (repeatable)")
+	secretVar(f, &j.Basic, "basic", "basic auth user:password; never stored or printed")
+	secretVar(f, &j.Bearer, "bearer", "bearer token (default: $IOLAB_HTTP_TOKEN); never stored or printed")
+	urlVar(f, &j.LoginURL, "login-url", "POST here first; its cookies go with every request")
+	secretVar(f, &j.LoginBody, "login-body", "login body: JSON when it starts with {, else a form (user=a&secret=b); never stored or printed")
 	f.StringVar(&j.LoginToken, "login-token", "", "JSON field of the login response to send as a bearer token")
 	f.StringVar(&j.IDFromJSON, "id-from-json", "", "upload: JSON field of the response naming what was stored (data.id)")
-	f.StringVar(&j.DownloadURL, "download-url", "", "upload: download each upload right after, from this URL with {{id}}")
+	urlVar(f, &j.DownloadURL, "download-url", "upload: download each upload right after, from this URL with {{id}}")
 	f.Var(sizeValue{p: &j.RangeSize}, "range-size", "download: a random range of this many bytes (needs --size of the objects)")
 	f.StringVar(&o.sizes, "size", "1m", "body size: 8m, a list 1m,100m, or a log-uniform range 1m-5g")
 	intVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, 10000, "requests in flight")
@@ -67,20 +71,29 @@ func (o *HTTPOptions) job(mode string) (httpload.Options, error) {
 		return j, fmt.Errorf("--size %w", err)
 	}
 	j.Data.Zeros = o.zeros
+	if j.Bearer == "" {
+		j.Bearer = os.Getenv("IOLAB_HTTP_TOKEN")
+		redact.Secret(j.Bearer)
+	}
+	if j.Basic != "" { // as it travels, in an Authorization header a server may echo
+		redact.Secret(base64.StdEncoding.EncodeToString([]byte(j.Basic)))
+	}
 	j.Headers = http.Header{}
 	for _, h := range o.headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {
-			return j, fmt.Errorf("-H %q: want 'Name: value'", h)
+			return j, fmt.Errorf("-H: a header without a colon; want 'Name: value'")
 		}
+		maskPair(h, ":", o.secret) // registers a secret value
 		j.Headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
 	j.Form = map[string]string{}
 	for _, kv := range o.form {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return j, fmt.Errorf("--form %q: want key=value", kv)
+			return j, fmt.Errorf("--form: a field without =; want key=value")
 		}
+		maskPair(kv, "=", o.secret)
 		j.Form[k] = v
 	}
 	if o.urlFile != "" {

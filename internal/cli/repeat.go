@@ -114,7 +114,11 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 // terminal.
 func newRunner(st *store.Store, stderr io.Writer, runTime time.Duration) *lab.Runner {
 	runner := &lab.Runner{Store: st}
-	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	terminal := stderr
+	if u, ok := stderr.(interface{ Unwrap() io.Writer }); ok {
+		terminal = u.Unwrap()
+	}
+	if f, ok := terminal.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		runner.Progress = &lab.Progress{W: stderr, ShowAfter: 2 * time.Second, RunTime: runTime}
 	}
 	return runner

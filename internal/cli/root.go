@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
 )
@@ -46,12 +47,24 @@ func ExitCode(err error) int {
 	return 1
 }
 
-// Execute runs iolab with args.
+// Execute runs iolab with args. Everything it prints goes through
+// redact.Writer, and the message of the error it returns through
+// redact.String, so a secret it learned never reaches the terminal.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	root := NewRoot(stdout, stderr)
+	root := NewRoot(redact.Writer(stdout), redact.Writer(stderr))
 	root.SetArgs(args)
-	return root.ExecuteContext(ctx)
+	if err := root.ExecuteContext(ctx); err != nil {
+		return scrubbedError{err}
+	}
+	return nil
 }
+
+// scrubbedError shows an error's message with its secrets masked; errors.Is
+// and errors.As see the error inside.
+type scrubbedError struct{ err error }
+
+func (e scrubbedError) Error() string { return redact.String(e.err.Error()) }
+func (e scrubbedError) Unwrap() error { return e.err }
 
 // NewRoot builds the command tree.
 func NewRoot(stdout, stderr io.Writer) *cobra.Command {

@@ -33,11 +33,11 @@ func (o *S3Options) AddFlags(f *pflag.FlagSet) {
 func (o *S3Options) AddJobFlags(f *pflag.FlagSet) {
 	o.Job = s3.DefaultOptions()
 	j := &o.Job
-	f.StringVar(&j.Endpoint, "endpoint", "", "S3 endpoint, http(s)://host:port")
+	urlVar(f, &j.Endpoint, "endpoint", "S3 endpoint, http(s)://host:port")
 	f.StringVar(&j.Region, "region", j.Region, "region")
 	f.StringVar(&j.Bucket, "bucket", "", "bucket")
-	f.StringVar(&j.AccessKey, "access-key", "", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file)")
-	f.StringVar(&j.SecretKey, "secret-key", "", "secret key (default: AWS_SECRET_ACCESS_KEY)")
+	secretVar(f, &j.AccessKey, "access-key", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file); never stored or printed")
+	secretVar(f, &j.SecretKey, "secret-key", "secret key (default: AWS_SECRET_ACCESS_KEY); never stored or printed")
 	f.BoolVar(&j.Insecure, "insecure", false, "accept any TLS certificate")
 	f.StringVar(&j.Lookup, "lookup", j.Lookup, "bucket addressing: auto, path or dns (virtual-host style)")
 	f.BoolVar(&j.HTTP2, "http2", false, "allow HTTP/2 over TLS")

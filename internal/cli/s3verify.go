@@ -44,8 +44,8 @@ object is missing or differs.`,
 	f := cmd.Flags()
 	dbFlag(f, &o.DB)
 	f.BoolVar(&o.JSON, "json", false, "print JSON")
-	f.StringVar(&o.AccessKey, "access-key", "", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file)")
-	f.StringVar(&o.SecretKey, "secret-key", "", "secret key (default: AWS_SECRET_ACCESS_KEY)")
+	secretVar(f, &o.AccessKey, "access-key", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file)")
+	secretVar(f, &o.SecretKey, "secret-key", "secret key (default: AWS_SECRET_ACCESS_KEY)")
 	f.BoolVar(&o.Insecure, "insecure", false, "accept any TLS certificate")
 	intVar(f, &o.Concurrency, "concurrency", 16, 1, 10000, "objects read at once")
 	return cmd

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/redact"
 )
 
 // SaveRun stores one run, its histograms, series and derived metrics in one
@@ -44,8 +45,8 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 	out, err := tx.ExecContext(ctx, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
 		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes, extra, error_codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), r.Status, ts(start), ts(r.EndedAt),
-		int64(res.Duration), res.Errors, firstNonEmpty(r.Error, res.FirstError), res.CPUUserS, res.CPUSysS, res.TimingOverheadNs,
-		string(notes), string(extra), string(codes))
+		int64(res.Duration), res.Errors, redact.String(firstNonEmpty(r.Error, res.FirstError)), res.CPUUserS, res.CPUSysS, res.TimingOverheadNs,
+		redact.String(string(notes)), string(extra), redact.String(string(codes)))
 	if err != nil {
 		return s.wrap(err)
 	}

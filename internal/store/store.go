@@ -22,6 +22,7 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite driver
 
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/redact"
 )
 
 // Run statuses.
@@ -190,14 +191,14 @@ func (s *Store) CreateExperiment(ctx context.Context, e *Experiment, cells []Cel
 	}
 	defer tx.Rollback()
 	_, err = tx.ExecContext(ctx, `INSERT INTO experiments (id, name, command, plan, created_at, status) VALUES (?, ?, ?, ?, ?, ?)`,
-		e.ID, e.Name, e.Command, string(e.Plan), ts(e.CreatedAt), e.Status)
+		e.ID, redact.String(e.Name), redact.String(e.Command), redact.String(string(e.Plan)), ts(e.CreatedAt), e.Status)
 	if err != nil {
 		return s.wrap(err)
 	}
 	for i := range cells {
 		params, _ := json.Marshal(cells[i].Params)
 		res, err := tx.ExecContext(ctx, `INSERT INTO cells (experiment_id, idx, name, variant, workload, params) VALUES (?, ?, ?, ?, ?, ?)`,
-			e.ID, cells[i].Index, cells[i].Name, cells[i].Variant, cells[i].Workload, string(params))
+			e.ID, cells[i].Index, redact.String(cells[i].Name), redact.String(cells[i].Variant), cells[i].Workload, redact.String(string(params)))
 		if err != nil {
 			return s.wrap(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"mime/multipart"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptrace"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -29,6 +31,7 @@ import (
 	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/rawconn"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
@@ -59,7 +62,7 @@ func (h *HTTP) Kind() string { return "http" }
 // Params implements workload.Workload.
 func (h *HTTP) Params() map[string]string {
 	o := &h.opts
-	p := map[string]string{"mode": o.Mode, "url": o.URL, "size": o.Sizes.String(), "concurrency": fmt.Sprint(o.Concurrency)}
+	p := map[string]string{"mode": o.Mode, "url": redact.URL(o.URL), "size": o.Sizes.String(), "concurrency": fmt.Sprint(o.Concurrency)}
 	if o.Mode == Upload {
 		p["method"] = o.Method
 	}
@@ -73,7 +76,7 @@ func (h *HTTP) Params() map[string]string {
 		p["count"] = fmt.Sprint(o.Count)
 	}
 	if o.DownloadURL != "" {
-		p["download_url"] = o.DownloadURL
+		p["download_url"] = redact.URL(o.DownloadURL)
 	}
 	if o.RangeSize > 0 {
 		p["range_size"] = units.FormatSize(o.RangeSize)
@@ -144,14 +147,19 @@ func (h *HTTP) login(ctx context.Context) error {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	for _, c := range resp.Cookies() {
+		redact.Secret(c.Value) // a session is a secret
+	}
 	if resp.StatusCode >= 300 {
 		return &workload.InputError{Err: fmt.Errorf("--login-url %s: login refused with %s: %s", o.LoginURL, resp.Status, snippet(body))}
 	}
 	if o.LoginToken != "" {
 		tok, err := jsonField(body, o.LoginToken)
 		if err != nil {
-			return &workload.InputError{Err: fmt.Errorf("--login-token %s: %w in %s", o.LoginToken, err, snippet(body))}
+			// The reply holds the session: name its fields, never its values.
+			return &workload.InputError{Err: fmt.Errorf("--login-token %s: %w in the login reply (%s)", o.LoginToken, err, fieldNames(body))}
 		}
+		redact.Secret(tok)
 		h.bearer = tok
 	}
 	return nil
@@ -268,6 +276,17 @@ func jsonField(body []byte, path string) (string, error) {
 		return strconv.FormatFloat(x, 'f', -1, 64), nil
 	}
 	return "", fmt.Errorf("field %q is not a string or number", path)
+}
+
+// fieldNames lists the top-level fields of a JSON object, without their
+// values.
+func fieldNames(b []byte) string {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(b, &doc) != nil {
+		return "not a JSON object"
+	}
+	names := slices.Sorted(maps.Keys(doc))
+	return "its fields: " + strings.Join(names, ", ")
 }
 
 func snippet(b []byte) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -56,6 +57,9 @@ func newClient(o *Options) (*client, error) {
 	}
 	if !o.HTTP2 {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+	}
+	if v, err := credentialsOf(o).GetWithContext(nil); err == nil {
+		redact.Secret(v.AccessKeyID, v.SecretAccessKey, v.SessionToken)
 	}
 	lookup := map[string]minio.BucketLookupType{"auto": minio.BucketLookupAuto, "path": minio.BucketLookupPath, "dns": minio.BucketLookupDNS}[o.Lookup]
 	mc, err := minio.New(u.Host, &minio.Options{Creds: credentialsOf(o), Secure: u.Scheme == "https",

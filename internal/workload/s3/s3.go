@@ -25,6 +25,7 @@ import (
 	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
 )
@@ -61,7 +62,7 @@ func (s *S3) Kind() string { return "s3" }
 // Params implements workload.Workload.
 func (s *S3) Params() map[string]string {
 	o := &s.opts
-	p := map[string]string{"endpoint": o.Endpoint, "bucket": o.Bucket, "mix": o.Mix.String(), "size": o.Sizes.String(),
+	p := map[string]string{"endpoint": redact.URL(o.Endpoint), "bucket": o.Bucket, "mix": o.Mix.String(), "size": o.Sizes.String(),
 		"concurrency": fmt.Sprint(o.Concurrency), "pool": fmt.Sprint(o.pool())}
 	if o.Runtime > 0 {
 		p["runtime"] = o.Runtime.String()

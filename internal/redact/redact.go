@@ -1,0 +1,113 @@
+// Package redact keeps secrets — keys, tokens, passwords, cookies, login
+// bodies — out of everything iolab writes: the database, reports, log
+// lines and error messages.
+//
+// It works at two levels. Where a secret's place is known (a --secret-key
+// flag, an Authorization header, a URL's password, a plan's bearer: key),
+// the caller shows Mask instead of the value. And every secret iolab learns
+// is registered here (Secret), so that text built later — an error that
+// quotes a request, a server's reply that echoes a key — is scrubbed by
+// String before it is stored or printed.
+package redact
+
+import (
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Mask is what a secret is shown as.
+const Mask = "***"
+
+// minScrubLen is the shortest secret String replaces in free text: shorter
+// ones would mangle ordinary words. Known places mask secrets of any length.
+const minScrubLen = 4
+
+var registry struct {
+	mu      sync.RWMutex
+	secrets []string // longest first, so a secret's prefix never wins
+}
+
+// Secret registers values as secrets for String; empty and short ones are
+// ignored.
+func Secret(values ...string) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	for _, v := range values {
+		if len(v) < minScrubLen || slices.Contains(registry.secrets, v) {
+			continue
+		}
+		registry.secrets = append(registry.secrets, v)
+	}
+	slices.SortFunc(registry.secrets, func(a, b string) int { return len(b) - len(a) })
+}
+
+// String replaces every registered secret in s with Mask.
+func String(s string) string {
+	registry.mu.RLock()
+	defer registry.mu.RUnlock()
+	for _, v := range registry.secrets {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Mask)
+		}
+	}
+	return s
+}
+
+// Writer scrubs every write to w with String. Each write is scrubbed on its
+// own, so a secret must not be split across writes (fmt.Fprintf writes
+// once).
+func Writer(w io.Writer) io.Writer { return scrubWriter{w} }
+
+type scrubWriter struct{ w io.Writer }
+
+// Unwrap returns the writer underneath, to ask whether it is a terminal.
+func (s scrubWriter) Unwrap() io.Writer { return s.w }
+
+func (s scrubWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(s.w, String(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// secretWords mark a header, form field, environment variable or plan key
+// whose value is a secret.
+var secretWords = []string{"auth", "cookie", "token", "secret", "password", "passwd", "key", "session", "credential", "signature", "bearer", "basic", "login-body"}
+
+// IsSecretName says whether a value named name (a header, a form field, an
+// environment variable, a plan key) is a secret: Authorization, Cookie,
+// X-Api-Key, AWS_SECRET_ACCESS_KEY, bearer ... and any name in extra
+// (--secret-header), compared without case.
+func IsSecretName(name string, extra ...string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	for _, e := range extra {
+		if strings.EqualFold(strings.TrimSpace(e), name) {
+			return true
+		}
+	}
+	return false
+}
+
+// URL masks the password of a URL's user information
+// (http://user:pw@host -> http://user:***@host) and registers it. Text that
+// is not a URL is returned as it is.
+func URL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if pw, ok := u.User.Password(); ok {
+		Secret(pw)
+		u.User = url.UserPassword(u.User.Username(), Mask)
+		return strings.Replace(u.String(), url.QueryEscape(Mask), Mask, 1)
+	}
+	return s
+}
