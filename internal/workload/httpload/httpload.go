@@ -31,8 +31,8 @@ import (
 	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
-	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/rawconn"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
 )
