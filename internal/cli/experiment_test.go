@@ -2,15 +2,20 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iolab/iolab/internal/procgroup"
 )
 
 type comparisonJSON struct {
@@ -291,11 +296,7 @@ workloads:
 // scheduled run ends up done exactly once.
 func TestKillNineThenResume(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "iolab")
-	build := exec.Command("go", "build", "-o", bin, "github.com/iolab/iolab/cmd/iolab")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildIolab(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "x.db")
 	writeFiles(t, dir, map[string]string{"plan.yaml": `name: resume
@@ -430,4 +431,136 @@ func bigMatrix(n, k int) string {
 		axes = append(axes, fmt.Sprintf("a%d: [%s]", a, strings.Join(vals, ", ")))
 	}
 	return strings.Join(axes, ", ")
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// buildIolab builds the iolab binary once for the tests that run it as a
+// process of its own (to kill it, or to run two at once).
+func buildIolab(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "iolab-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "iolab")
+		if out, err := exec.Command("go", "build", "-o", builtBin, "github.com/iolab/iolab/cmd/iolab").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
+}
+
+// A --resume while the first runner still runs is refused, naming the
+// owner, and every scheduled run is done exactly once.
+func TestOneRunnerPerExperiment(t *testing.T) {
+	t.Parallel()
+	bin := buildIolab(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	writeFiles(t, dir, map[string]string{"plan.yaml": `name: lease
+rounds: 6
+warmup: 1
+variants:
+  - name: a
+  - name: b
+workloads:
+  - name: nap
+    cmd: {run: sleep 0.1}
+`})
+	plan := filepath.Join(dir, "plan.yaml")
+	first := exec.Command(bin, "experiment", plan, "--db", db)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	for deadline := time.Now().Add(60 * time.Second); countRowsQuiet(db) < 2 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	second := exec.Command(bin, "experiment", plan, "--db", db, "--resume")
+	out, err := second.CombinedOutput()
+	if err == nil {
+		t.Fatalf("a second runner was let in while the first ran:\n%s", out)
+	}
+	if want := fmt.Sprintf("being run by another process: pid %d on ", first.Process.Pid); !strings.Contains(string(out), want) {
+		t.Fatalf("the refusal does not name the owner (%q):\n%s", want, out)
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatalf("the first runner: %v", err)
+	}
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var runs, distinct int
+	if err := conn.QueryRow(`SELECT count(*), count(DISTINCT cell_id || '/' || warmup || '/' || round) FROM runs WHERE status = 'ok'`).Scan(&runs, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if runs != 14 || distinct != 14 {
+		t.Fatalf("%d ok runs, %d distinct (cell, warm-up, round); want 14 and 14", runs, distinct)
+	}
+}
+
+// A command's background child outlives a kill -9 of iolab (its shell is
+// killed with iolab, the child is not); the runner that resumes kills it
+// before it redoes the run.
+func TestResumeKillsWhatADeadRunnerLeft(t *testing.T) {
+	t.Parallel()
+	bin := buildIolab(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	writeFiles(t, dir, map[string]string{"plan.yaml": `name: orphans
+rounds: 1
+warmup: 0
+workloads:
+  - name: spawn
+    cmd: {run: "if [ -e resumed ]; then exit 0; fi; sleep 300 & echo $! > child; wait"}
+`})
+	plan := filepath.Join(dir, "plan.yaml")
+	first := exec.Command(bin, "experiment", plan, "--db", db)
+	first.Dir = dir
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	childFile := filepath.Join(dir, "child")
+	var child int
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(childFile); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+			child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			break
+		}
+	}
+	if child == 0 {
+		t.Fatal("the command never started its child")
+	}
+	_ = first.Process.Signal(syscall.SIGKILL)
+	_ = first.Wait()
+	time.Sleep(100 * time.Millisecond)
+	if syscall.Kill(child, 0) != nil {
+		t.Fatal("the child died with iolab: this test would prove nothing")
+	}
+	defer syscall.Kill(child, syscall.SIGKILL)
+	writeFiles(t, dir, map[string]string{"resumed": ""})
+	resume := exec.Command(bin, "experiment", plan, "--db", db, "--resume")
+	resume.Dir = dir
+	if out, err := resume.CombinedOutput(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	// The child is killed, and reaped by init; its /proc entry goes.
+	for deadline := time.Now().Add(10 * time.Second); procgroup.StartTime(child) != 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); len(st) > 0 && !strings.Contains(string(st), ") Z ") {
+		t.Fatalf("the dead runner's child %d still runs after the resume: %s", child, st)
+	}
 }

@@ -23,6 +23,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/iolab/iolab/internal/procgroup"
 )
 
 // s3Server is a real S3 server process on 127.0.0.1 for the tests.
@@ -99,7 +101,7 @@ func s3Servers(t *testing.T) []s3Server {
 
 func startServer(t *testing.T, cmd *exec.Cmd, name string, port int, data string) {
 	cmd.SysProcAttr = procAttrDieWithParent()
-	if err := cmd.Start(); err != nil {
+	if err := procgroup.Start(cmd); err != nil {
 		t.Logf("%s did not start: %v", name, err)
 		return
 	}

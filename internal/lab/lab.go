@@ -86,6 +86,17 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, erro
 			_ = c.Workload.Close()
 		}
 	}()
+	// A resumed experiment is leased before anything is prepared: a second
+	// runner must not touch it while the first one lives.
+	var lease *lease
+	if plan.Resume != "" {
+		var err error
+		if lease, err = r.acquire(ctx, plan.Resume); err != nil {
+			return "", err
+		}
+		defer lease.release()
+		ctx = lease.ctx
+	}
 	for _, c := range cells {
 		if err := c.Workload.Prepare(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -97,6 +108,13 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, erro
 	expID, stored, done, err := r.open(ctx, plan, cells)
 	if err != nil {
 		return "", err
+	}
+	if lease == nil {
+		if lease, err = r.acquire(ctx, expID); err != nil {
+			return "", err
+		}
+		defer lease.release()
+		ctx = lease.ctx
 	}
 	err = r.execute(ctx, plan, expID, cells, stored, done)
 	status := "done"

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -13,7 +13,17 @@ ALTER TABLE run_directions ADD COLUMN errors BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	3: objectsTable,
 	4: framesTable,
+	5: leasesTable,
 }
+
+// leasesTable holds the runner of each running experiment (see lease.go).
+const leasesTable = `
+CREATE TABLE leases (
+	experiment_id TEXT PRIMARY KEY REFERENCES experiments(id),
+	owner         TEXT NOT NULL,          -- JSON {host, pid, start}
+	heartbeat_at  TEXT NOT NULL,
+	processes     TEXT NOT NULL           -- JSON [{pgid, start}]: process groups the owner runs
+);`
 
 // framesTable is the per-frame series of frame tests.
 const framesTable = `
@@ -128,4 +138,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-` + objectsTable + framesTable
+` + objectsTable + framesTable + leasesTable

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,7 +129,7 @@ func TestMigratesVersion1(t *testing.T) {
 	// Turn it back into what schema 1 looked like.
 	for _, q := range []string{`ALTER TABLE cells DROP COLUMN variant`, `ALTER TABLE runs DROP COLUMN extra`,
 		`ALTER TABLE runs DROP COLUMN error_codes`, `ALTER TABLE run_directions DROP COLUMN errors`,
-		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`, `DROP TABLE objects`, `DROP TABLE frame_timings`,
+		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`, `DROP TABLE objects`, `DROP TABLE frame_timings`, `DROP TABLE leases`,
 		`UPDATE meta SET value = '1' WHERE key = 'schema_version'`} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(err)
@@ -142,7 +143,7 @@ func TestMigratesVersion1(t *testing.T) {
 	defer s.Close()
 	var v string
 	s.db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v)
-	if v != "5" {
+	if v != fmt.Sprint(SchemaVersion) {
 		t.Fatalf("schema version %s after opening a version 1 database", v)
 	}
 	e := &Experiment{ID: "x", Name: "x", Command: "x", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(), Status: "running"}

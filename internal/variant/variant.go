@@ -20,6 +20,7 @@ import (
 
 	"github.com/iolab/iolab/internal/outtail"
 	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/procgroup"
 )
 
 // Variant is a prepared variant.
@@ -35,6 +36,7 @@ type Variant struct {
 	server  *exec.Cmd
 	output  *outtail.Tail
 	exited  chan struct{}
+	untrack func() // the server's process group leaves the lease's list
 	cleanup []func()
 }
 
@@ -139,10 +141,11 @@ func (v *Variant) Start(ctx context.Context) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	v.output = &outtail.Tail{Max: 4096}
 	cmd.Stdout, cmd.Stderr = v.output, v.output
-	if err := cmd.Start(); err != nil {
+	if err := procgroup.Start(cmd); err != nil {
 		return fmt.Errorf("variant %s: start: %w", v.Name, err)
 	}
 	v.server, v.exited = cmd, make(chan struct{})
+	v.untrack = procgroup.Track(ctx, cmd.Process.Pid)
 	go func() { _ = cmd.Wait(); close(v.exited) }()
 	if err := v.waitReady(ctx); err != nil {
 		out := v.output.String()
@@ -230,6 +233,7 @@ func (v *Variant) Stop() error {
 	// Descendants that ignored the signal go too.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	v.server = nil
+	v.untrack()
 	return nil
 }
 

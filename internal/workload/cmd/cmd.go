@@ -15,6 +15,7 @@ import (
 
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/outtail"
+	"github.com/iolab/iolab/internal/procgroup"
 	"github.com/iolab/iolab/internal/units"
 )
 
@@ -82,9 +83,14 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	out := &outtail.Tail{Max: 2048}
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := procgroup.Start(cmd); err != nil {
 		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
 	}
+	// What the command left in its process group when it ended (a
+	// background child) goes with it; if iolab dies first, the next runner
+	// kills the group (procgroup).
+	untrack := procgroup.Track(ctx, cmd.Process.Pid)
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); untrack() }()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var err error

@@ -1,0 +1,148 @@
+// Package procgroup keeps track of the process groups iolab starts — a cmd
+// workload's command, a variant's server — so that none outlives iolab: if
+// iolab is killed (kill -9 cannot be caught), the next runner of the
+// experiment finds the groups in the store and kills them before it redoes
+// the run they belonged to.
+//
+// A Tracker travels in the run's context; whoever starts a process group
+// calls Track and the returned function when the group has ended.
+package procgroup
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Group is a process group, with its leader's start time so that a reused
+// PID is never taken for it.
+type Group struct {
+	PGID  int
+	Start int64 // clock ticks since boot, /proc/PID/stat field 22
+}
+
+// Tracker is the set of process groups running now.
+type Tracker struct {
+	mu     sync.Mutex
+	groups map[int]int64
+	// OnChange, if set, is called with the groups after each change, while
+	// the change is being made: a caller that stores them has them stored
+	// before the new group does any work.
+	OnChange func([]Group)
+}
+
+// List returns the groups running now.
+func (t *Tracker) List() []Group {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.listLocked()
+}
+
+func (t *Tracker) listLocked() []Group {
+	out := make([]Group, 0, len(t.groups))
+	for pgid, start := range t.groups {
+		out = append(out, Group{PGID: pgid, Start: start})
+	}
+	return out
+}
+
+func (t *Tracker) set(pgid int, start int64, add bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.groups == nil {
+		t.groups = map[int]int64{}
+	}
+	if add {
+		t.groups[pgid] = start
+	} else {
+		delete(t.groups, pgid)
+	}
+	if t.OnChange != nil {
+		t.OnChange(t.listLocked())
+	}
+}
+
+type trackerKey struct{}
+
+// WithTracker returns a context that carries t.
+func WithTracker(ctx context.Context, t *Tracker) context.Context {
+	return context.WithValue(ctx, trackerKey{}, t)
+}
+
+// Track records that the process group led by pid (started with Setpgid)
+// runs, if ctx carries a tracker; call the returned function once it has
+// ended.
+func Track(ctx context.Context, pid int) (untrack func()) {
+	t, _ := ctx.Value(trackerKey{}).(*Tracker)
+	if t == nil {
+		return func() {}
+	}
+	t.set(pid, StartTime(pid), true)
+	return func() { t.set(pid, 0, false) }
+}
+
+// StartTime is the start time of process pid in clock ticks since boot, or
+// 0 when it does not exist.
+func StartTime(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces and parentheses: count
+	// fields after its closing parenthesis.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 20 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(fields[19], 10, 64)
+	return n
+}
+
+// Alive says whether process pid runs and started at start.
+func Alive(pid int, start int64) bool {
+	st := StartTime(pid)
+	return st != 0 && st == start
+}
+
+// Kill kills what is left of a group a dead runner had started. When its
+// leader is gone, the group's members that remain still carry its PGID;
+// when a different process now has the leader's PID, the group is not
+// ours any more and is left alone.
+func Kill(g Group) {
+	if st := StartTime(g.PGID); st != 0 && st != g.Start {
+		return
+	}
+	_ = syscall.Kill(-g.PGID, syscall.SIGKILL)
+}
+
+// Start starts cmd from a thread that lives as long as iolab does. Linux
+// sends a child's Pdeathsig when the *thread* that forked it ends, not the
+// process; Go retires threads — the fs workers exit locked to theirs on
+// purpose — so a child forked from an ordinary goroutine's thread can be
+// killed in the middle of a run. Forking from one thread that never ends
+// makes Pdeathsig mean "when iolab dies".
+func Start(cmd *exec.Cmd) error {
+	forkerOnce.Do(func() {
+		forks = make(chan func())
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives with the process
+			for f := range forks {
+				f()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	forks <- func() { done <- cmd.Start() }
+	return <-done
+}
+
+var (
+	forkerOnce sync.Once
+	forks      chan func()
+)

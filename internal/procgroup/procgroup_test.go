@@ -1,0 +1,108 @@
+package procgroup
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var errMainThread = errors.New("on the main thread")
+
+func sleeper() *exec.Cmd {
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// exited waits up to d for cmd to end.
+func exited(cmd *exec.Cmd, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// A child forked from a thread that Go retires gets its Pdeathsig then
+// (the kernel's rule); one started with Start does not.
+func TestStartSurvivesRetiredThreads(t *testing.T) {
+	// The kernel's rule, shown: fork from a locked goroutine, let it exit.
+	// (Not on the main thread, which Go never retires.)
+	direct := sleeper()
+	for forked := false; !forked; {
+		started := make(chan error)
+		go func() {
+			runtime.LockOSThread() // exits locked: the thread is retired
+			if syscall.Gettid() == syscall.Getpid() {
+				started <- errMainThread
+				return
+			}
+			started <- direct.Start()
+		}()
+		switch err := <-started; err {
+		case nil:
+			forked = true
+		case errMainThread:
+		default:
+			t.Fatal(err)
+		}
+	}
+	if !exited(direct, 10*time.Second) {
+		_ = direct.Process.Kill()
+		t.Skip("this kernel does not send Pdeathsig when the forking thread ends")
+	}
+
+	cmd := sleeper()
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for range 20 { // retire threads, as fs workers do
+		done := make(chan struct{})
+		go func() { runtime.LockOSThread(); close(done) }()
+		<-done
+	}
+	if exited(cmd, 500*time.Millisecond) {
+		t.Fatal("a child started with Start died when a thread was retired")
+	}
+}
+
+func TestTrackAndKill(t *testing.T) {
+	var seen [][]Group
+	tr := &Tracker{OnChange: func(g []Group) { seen = append(seen, g) }}
+	ctx := WithTracker(context.Background(), tr)
+	cmd := sleeper()
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	untrack := Track(ctx, cmd.Process.Pid)
+	groups := tr.List()
+	if len(groups) != 1 || groups[0].PGID != cmd.Process.Pid || groups[0].Start == 0 || len(seen) != 1 {
+		t.Fatalf("tracked %v, changes %v", groups, seen)
+	}
+	// A group whose leader's PID now belongs to another process is left
+	// alone: here, pretend the start time differs.
+	Kill(Group{PGID: cmd.Process.Pid, Start: groups[0].Start + 1})
+	if exited(cmd, 200*time.Millisecond) {
+		t.Fatal("Kill killed a group whose leader had another start time")
+	}
+	Kill(groups[0])
+	if !exited(cmd, 10*time.Second) {
+		t.Fatal("Kill did not kill the group")
+	}
+	untrack()
+	if len(tr.List()) != 0 || len(seen) != 2 {
+		t.Fatalf("after untrack: %v, changes %v", tr.List(), seen)
+	}
+	if StartTime(os.Getpid()) == 0 || Alive(os.Getpid(), 1) {
+		t.Fatal("StartTime of this process")
+	}
+}

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A lease makes one process the runner of an experiment. The runner renews
+// its heartbeat while it runs and drops the lease when it ends; a second
+// process that wants to run the experiment (a --resume while the first
+// still runs) is refused while the owner is alive. The lease of a dead
+// owner — a kill -9, a crashed host — is taken over, and the new owner is
+// told which process groups the dead one had running, to kill them before
+// it redoes the run they belonged to.
+
+// LeaseTTL is how long a heartbeat vouches for an owner on another host,
+// whose process cannot be checked directly. Runners renew every
+// LeaseTTL/6.
+const LeaseTTL = 30 * time.Second
+
+// Owner identifies a runner process.
+type Owner struct {
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
+	// Start is the process's start time in clock ticks since boot
+	// (/proc/PID/stat field 22), so a reused PID is not taken for the owner.
+	Start int64 `json:"start"`
+}
+
+func (o Owner) String() string { return fmt.Sprintf("pid %d on %s", o.PID, o.Host) }
+
+// Process is a process group a runner started (a command, a server).
+type Process struct {
+	PGID  int   `json:"pgid"`
+	Start int64 `json:"start"` // of the group's leader, as Owner.Start
+}
+
+// ErrLeased is returned when another live process runs the experiment.
+var ErrLeased = errors.New("the experiment is being run by another process")
+
+// Alive says whether an owner on this host still runs; it is asked only for
+// owners on the same host.
+type Alive func(Owner) bool
+
+// AcquireLease makes me the runner of the experiment. It returns the
+// process groups a dead previous owner left running, for the caller to
+// kill. It fails with ErrLeased, naming the owner, while a live one holds
+// it.
+func (s *Store) AcquireLease(ctx context.Context, expID string, me Owner, alive Alive) ([]Process, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer tx.Rollback()
+	var ownerJSON, heartbeat, procsJSON string
+	err = tx.QueryRowContext(ctx, `SELECT owner, heartbeat_at, processes FROM leases WHERE experiment_id = ?`, expID).
+		Scan(&ownerJSON, &heartbeat, &procsJSON)
+	now := time.Now()
+	var left []Process
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = tx.ExecContext(ctx, `INSERT INTO leases (experiment_id, owner, heartbeat_at, processes) VALUES (?, ?, ?, '[]')`,
+			expID, encodeOwner(me), ts(now))
+	case err != nil:
+	default:
+		var prev Owner
+		_ = json.Unmarshal([]byte(ownerJSON), &prev)
+		age := now.Sub(parseTS(heartbeat))
+		live := age < LeaseTTL
+		if prev.Host == me.Host {
+			live = alive(prev)
+		}
+		if live && prev != me {
+			return nil, fmt.Errorf("experiment %s: %w: %s (last heartbeat %s ago); wait for it to end or stop it",
+				expID, ErrLeased, prev, age.Round(time.Second))
+		}
+		_ = json.Unmarshal([]byte(procsJSON), &left)
+		// Compare and swap: of two processes taking over, one wins.
+		var res sql.Result
+		res, err = tx.ExecContext(ctx, `UPDATE leases SET owner = ?, heartbeat_at = ?, processes = '[]' WHERE experiment_id = ? AND owner = ? AND heartbeat_at = ?`,
+			encodeOwner(me), ts(now), expID, ownerJSON, heartbeat)
+		if n, _ := rowsAffected(res); err == nil && n != 1 {
+			return nil, fmt.Errorf("experiment %s: %w: another process took it over just now", expID, ErrLeased)
+		}
+	}
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("experiment %s: %w (%v)", expID, ErrLeased, err)
+	}
+	return left, nil
+}
+
+// Heartbeat renews my lease and records the process groups I have running.
+// It fails with ErrLeased when the lease is no longer mine.
+func (s *Store) Heartbeat(ctx context.Context, expID string, me Owner, procs []Process) error {
+	if procs == nil {
+		procs = []Process{}
+	}
+	b, _ := json.Marshal(procs)
+	res, err := s.db.ExecContext(ctx, `UPDATE leases SET heartbeat_at = ?, processes = ? WHERE experiment_id = ? AND owner = ?`,
+		ts(time.Now()), string(b), expID, encodeOwner(me))
+	if err != nil {
+		return s.wrap(err)
+	}
+	if n, _ := rowsAffected(res); n != 1 {
+		return fmt.Errorf("experiment %s: %w: the lease was taken over", expID, ErrLeased)
+	}
+	return nil
+}
+
+// ReleaseLease drops my lease.
+func (s *Store) ReleaseLease(ctx context.Context, expID string, me Owner) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM leases WHERE experiment_id = ? AND owner = ?`, expID, encodeOwner(me))
+	return s.wrap(err)
+}
+
+func encodeOwner(o Owner) string {
+	b, _ := json.Marshal(o)
+	return string(b)
+}
+
+func rowsAffected(r sql.Result) (int64, error) {
+	if r == nil {
+		return 0, nil
+	}
+	return r.RowsAffected()
+}
