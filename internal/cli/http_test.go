@@ -300,3 +300,42 @@ workloads:
 		}
 	}
 }
+
+// --keep-going on a single command: a failed run is recorded and the
+// others still run; without it the first failure stops the experiment.
+func TestKeepGoingOnSingleCommand(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if requests.Add(1) == 1 {
+			http.Error(w, "first one fails", http.StatusInternalServerError)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	for _, keepGoing := range []bool{true, false} {
+		requests.Store(0)
+		args := []string{"http", "upload", "--url", srv.URL + "/x/{{i}}", "--size", "1k", "--count", "1",
+			"--rounds", "3", "--warmup", "0", "--json", "--db", filepath.Join(t.TempDir(), "x.db")}
+		if keepGoing {
+			args = append(args, "--keep-going")
+		}
+		out, _, err := iolab(t, context.Background(), args...)
+		if err == nil || ExitCode(err) != 1 {
+			t.Fatalf("keep-going %v: %v, want exit 1", keepGoing, err)
+		}
+		var r httpRunJSON
+		decodeInto(t, out, &r)
+		statuses := map[string]int{}
+		for _, run := range r.Runs {
+			statuses[run.Status]++
+		}
+		want := map[string]int{"failed": 1}
+		if keepGoing {
+			want["ok"] = 2
+		}
+		if fmt.Sprint(statuses) != fmt.Sprint(want) {
+			t.Errorf("keep-going %v: runs %v, want %v", keepGoing, statuses, want)
+		}
+	}
+}

@@ -32,6 +32,8 @@ type RepeatOptions struct {
 	JSON     bool
 	Format   string
 	Series   bool
+	// KeepGoing records a failed run and goes on with the others.
+	KeepGoing bool
 }
 
 // DefaultRounds is the fewest rounds that give a 95% confidence interval of
@@ -45,6 +47,7 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 	intVar(fs, &o.Warmup, "warmup", 1, 0, lab.MaxRuns, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
 	fs.Var(durationValue{&o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
 	intVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
+	fs.BoolVar(&o.KeepGoing, "keep-going", false, "record a failed run and go on with the others (exit 1 at the end)")
 	o.addOutputFlags(fs)
 }
 
@@ -99,7 +102,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 		return err
 	}
 	defer st.Close()
-	plan.Rounds, plan.Warmup, plan.Cooldown, plan.Seed = o.Rounds, o.Warmup, o.Cooldown, o.Seed
+	plan.Rounds, plan.Warmup, plan.Cooldown, plan.Seed, plan.KeepGoing = o.Rounds, o.Warmup, o.Cooldown, o.Seed, o.KeepGoing
 	id, runErr := newRunner(st, stderr, runTime).Run(ctx, plan, cells)
 	if id == "" {
 		return runErr

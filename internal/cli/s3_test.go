@@ -162,6 +162,7 @@ func TestS3Conformance(t *testing.T) {
 			s3SDKClient(t, srv)
 			s3AllOperations(t, srv)
 			s3DeleteRemoves(t, srv)
+			s3ReadmeMix(t, srv)
 			s3RangeGet(t, srv)
 			s3SizeBuckets(t, srv)
 			s3DataPatterns(t, srv)
@@ -229,6 +230,26 @@ func s3AllOperations(t *testing.T, srv s3Server) {
 	}
 	if run.Verify == nil || run.Verify.Mismatched != 0 || run.Verify.Missing != 0 {
 		t.Errorf("verify after copy and multipart: %+v", run.Verify)
+	}
+}
+
+// The README's mix: deletes never take an object that reads may still
+// pick, in any run (the second run reads after the first one deleted).
+func s3ReadmeMix(t *testing.T, srv s3Server) {
+	r, err := s3Run(t, srv, "--bucket", "readme", "--create-bucket", "--mix", "put=20,get=60,head=10,list=5,delete=5",
+		"--size", "1k-64k", "--concurrency", "8", "--runtime", "1s", "--objects", "16", "--rounds=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Runs) != 3 {
+		t.Fatalf("%d runs", len(r.Runs))
+	}
+	for i, run := range r.Runs {
+		for _, op := range []string{"put", "get", "head", "list", "delete"} {
+			if s := run.Ops[op]; s.Ops == 0 || s.Errors != 0 {
+				t.Errorf("run %d: %s: %+v", i, op, s)
+			}
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptrace"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,8 +43,12 @@ type S3 struct {
 	opts    Options
 	content datagen.Content
 	c       *client
-	pool    []object // prepared for get/head/copy/list/delete
-	poolAt  atomic.Int64
+	pool    []object // prepared for get/head/copy/list: never deleted during runs
+	// reserve is prepared for deletes alone, so a read never picks an
+	// object a delete removed; reserveAt counts the ones deleted, which are
+	// uploaded again before the next run.
+	reserve   []object
+	reserveAt atomic.Int64
 	runs    int
 	kept    []object // written by the last run and left in place (--keep)
 }
@@ -93,7 +98,7 @@ func (s *S3) Params() map[string]string {
 
 func (s *S3) needsPool() bool {
 	m := s.opts.Mix
-	return m.has(metrics.Get) || m.has(metrics.Head) || m.has(metrics.Copy) || m.has(metrics.List) || m.has(metrics.Delete)
+	return m.has(metrics.Get) || m.has(metrics.Head) || m.has(metrics.Copy) || m.has(metrics.List)
 }
 
 // Prepare checks the endpoint and uploads the objects reads need.
@@ -106,19 +111,26 @@ func (s *S3) Prepare(ctx context.Context) error {
 	if err := c.preflight(ctx, &s.opts); err != nil {
 		return err
 	}
-	if !s.needsPool() {
-		return nil
-	}
 	n := s.opts.Objects
 	if n == 0 {
 		n = max(4*s.opts.Concurrency, 64)
 	}
 	rng := rand.New(rand.NewPCG(7, 7))
-	prefix := fmt.Sprintf("%s/%d/pool-", s.opts.Prefix, time.Now().UnixNano())
-	for i := 0; i < n; i++ {
-		s.pool = append(s.pool, object{key: fmt.Sprintf("%s%07d", prefix, i), seed: 1<<39 | uint64(i), size: s.opts.Sizes.Pick(rng)})
+	prefix := fmt.Sprintf("%s/%d/", s.opts.Prefix, time.Now().UnixNano())
+	objects := func(name string, seedBase uint64) []object {
+		objs := make([]object, n)
+		for i := range objs {
+			objs[i] = object{key: fmt.Sprintf("%s%s-%07d", prefix, name, i), seed: seedBase | uint64(i), size: s.opts.Sizes.Pick(rng)}
+		}
+		return objs
 	}
-	return s.upload(ctx, s.pool)
+	if s.needsPool() {
+		s.pool = objects("pool", 1<<39)
+	}
+	if s.opts.Mix.has(metrics.Delete) {
+		s.reserve = objects("del", 1<<39|1<<38)
+	}
+	return s.upload(ctx, append(slices.Clip(s.pool), s.reserve...))
 }
 
 // upload puts objects with Concurrency uploaders; it is not timed.
@@ -150,6 +162,12 @@ func (s *S3) putOptions() minio.PutObjectOptions {
 
 // Run implements workload.Workload.
 func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, error) {
+	// What the last run deleted of the reserve is put back, untimed.
+	if n := s.reserveAt.Swap(0); n > 0 {
+		if err := s.upload(ctx, s.reserve[:min(n, int64(len(s.reserve)))]); err != nil {
+			return nil, err
+		}
+	}
 	s.runs++
 	o := &s.opts
 	workers := make([]*worker, o.Concurrency)
@@ -212,7 +230,7 @@ func (s *S3) Manifest() (uint64, []workload.Object) {
 // Close removes the prepared objects unless --keep.
 func (s *S3) Close() error {
 	if s.c != nil && !s.opts.Keep {
-		s.remove(context.Background(), s.pool)
+		s.remove(context.Background(), append(slices.Clip(s.pool), s.reserve...))
 	}
 	return nil
 }

@@ -176,8 +176,8 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 	return io.CopyBuffer(struct{ io.Writer }{io.Discard}, struct{ io.Reader }{r}, w.buf)
 }
 
-// delete removes objects this worker wrote, newest first, else prepared
-// ones, DeleteBatch at a time.
+// delete removes objects this worker wrote, newest first, else ones
+// prepared for deletes (never the ones reads pick), DeleteBatch at a time.
 func (w *worker) delete(ctx context.Context) error {
 	o := &w.s.opts
 	var keys []string
@@ -187,11 +187,12 @@ func (w *worker) delete(ctx context.Context) error {
 			w.written = w.written[:n-1]
 			continue
 		}
-		i := w.s.poolAt.Add(1) - 1
-		if i >= int64(len(w.s.pool)) {
+		i := w.s.reserveAt.Add(1) - 1
+		if i >= int64(len(w.s.reserve)) {
+			w.s.reserveAt.Add(-1)
 			break
 		}
-		keys = append(keys, w.s.pool[i].key)
+		keys = append(keys, w.s.reserve[i].key)
 	}
 	if len(keys) == 0 {
 		return fmt.Errorf("nothing left to delete: raise --objects or add put to the mix")
