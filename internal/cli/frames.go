@@ -34,11 +34,12 @@ func (o *FramesOptions) AddJobFlags(f *pflag.FlagSet) {
 	intVar(f, &o.height, "height", 0, 0, 1<<16, "frame height in pixels")
 	intVar(f, &o.bpp, "bytes-per-pixel", 0, 0, 16, "bytes per pixel")
 	intVar(f, &j.Frames, "frames", 100, 1, 1_000_000, "frames per run")
-	intVar(f, &j.Threads, "threads", 1, 1, 4096, "frames in flight")
+	intVar(f, &j.Threads, "threads", 1, 1, 1024, "frames in flight")
 	f.Var(boolIntValue{&j.Direct}, "direct", "O_DIRECT (1 or 0)")
 	f.Lookup("direct").NoOptDefVal = "1"
 	floatVar(f, &j.FPS, "fps", 0, 0, 100_000, "target frame rate: frame i may start at i/F and is late after (i+1)/F")
 	f.BoolVar(&j.DropLate, "drop-late", false, "with --fps, drop a frame not started by its deadline")
+	f.BoolVar(&j.FailOnLate, "fail-on-late", false, "with --fps, exit 1 when a measured run has a late or dropped frame (FAIL)")
 	f.BoolVar(&j.Read, "read", false, "read the frames back (written once, untimed, before the runs)")
 	f.StringVar(&o.pattern, "pattern", "random", "frame content: random, zeros or compressible (half zeros)")
 	f.BoolVar(&j.Keep, "keep", false, "leave the frame files")

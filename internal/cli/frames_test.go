@@ -61,3 +61,28 @@ func TestFramesContract(t *testing.T) {
 		}
 	}
 }
+
+// A frame rate no storage can keep: the text report says FAIL, and with
+// --fail-on-late the command exits 1 while the runs are stored as good
+// measurements.
+func TestFramesFailOnLate(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "x.db")
+	args := []string{"frames", "--directory", t.TempDir(), "--profile", "HD-24bit", "--frames", "8", "--threads", "2",
+		"--fps", "100000", "--rounds=2", "--warmup=0", "--db", db}
+	out, _, err := iolab(t, context.Background(), args...)
+	if err != nil || !strings.Contains(out, "FAIL: 100000 fps missed in 2 of 2 runs") {
+		t.Fatalf("without --fail-on-late: %v\n%s", err, out)
+	}
+	out, _, err = iolab(t, context.Background(), append(args, "--fail-on-late")...)
+	if err == nil || ExitCode(err) != 1 || !strings.Contains(err.Error(), "2 runs failed their gate") ||
+		!strings.Contains(err.Error(), "FAIL: 100000 fps missed") {
+		t.Fatalf("with --fail-on-late: %v (exit %d)", err, ExitCode(err))
+	}
+	if !strings.Contains(out, "2 measured runs") {
+		t.Fatalf("the runs that missed the rate are not stored as measured:\n%s", out)
+	}
+	if _, _, err := iolab(t, context.Background(), "frames", "--directory", t.TempDir(), "--profile", "HD-24bit", "--fail-on-late", "--db", db); err == nil || ExitCode(err) != 2 {
+		t.Fatalf("--fail-on-late without --fps: %v", err)
+	}
+}

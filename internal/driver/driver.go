@@ -54,6 +54,12 @@ type Options struct {
 	// Progress, if set, is called about twice a second with the operations
 	// and bytes recorded so far.
 	Progress func(elapsed time.Duration, ops, bytes int64)
+	// Setup, if set, runs in each worker's goroutine before the run's clock
+	// starts (buffers mapped and filled, files opened): the clock starts
+	// when every worker is set up, so no setup is timed and the first
+	// operation of each worker can start at time 0. A Setup error ends the
+	// run before it starts.
+	Setup func(worker int) error
 }
 
 // maxProcs caps the Ps given to workers (one each, plus one).
@@ -90,17 +96,35 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	hardCtx, hardCancel := context.WithCancel(context.Background())
 	defer hardCancel()
 
-	cpu0 := rusage()
-	clock := metrics.NewClock()
-	var wg sync.WaitGroup
+	var clock metrics.Clock // set before start is closed
+	var wg, setUp sync.WaitGroup
 	errs := make([]error, opts.Workers)
+	start := make(chan struct{})
 	for i := range recs {
 		wg.Add(1)
+		setUp.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = w(hardCtx, i, clock, &stop, recs[i])
+			if opts.Setup != nil {
+				errs[i] = opts.Setup(i)
+			}
+			setUp.Done()
+			<-start
+			if errs[i] == nil && !stop.Stopped() {
+				errs[i] = w(hardCtx, i, clock, &stop, recs[i])
+			}
 		}()
 	}
+	setUp.Wait()
+	if err := errors.Join(errs...); err != nil {
+		stop.stop()
+		close(start)
+		wg.Wait()
+		return nil, fmt.Errorf("setting up workers: %w", err)
+	}
+	cpu0 := rusage()
+	clock = metrics.NewClock()
+	close(start)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 

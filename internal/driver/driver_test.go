@@ -109,3 +109,47 @@ func TestYielderPeriod(t *testing.T) {
 		t.Fatalf("after a yield, next at %d, want %d", y.next, 1000+2*yieldEvery+7)
 	}
 }
+
+// Setup runs in every worker before the clock starts: the run's clock
+// starts after the last setup ended, and a failed setup ends the run
+// before any worker runs.
+func TestSetupIsOutsideTheClock(t *testing.T) {
+	t.Parallel()
+	var setupEnds [4]time.Time
+	var ran atomic.Int64
+	opts := Options{Workers: 4, Setup: func(worker int) error {
+		time.Sleep(time.Duration(worker*20) * time.Millisecond) // the last is slowest
+		setupEnds[worker] = time.Now()
+		return nil
+	}}
+	var starts [4]time.Time
+	res, err := Run(context.Background(), opts, func(_ context.Context, i int, clock metrics.Clock, _ *Stop, rec *metrics.Recorder) error {
+		ran.Add(1)
+		starts[i] = clock.Start()
+		rec.Record(metrics.Read, 1, clock.Now(), 1)
+		return nil
+	})
+	if err != nil || ran.Load() != 4 {
+		t.Fatalf("%v, %d workers ran", err, ran.Load())
+	}
+	for i, end := range setupEnds {
+		if res.Start.Before(end) || !starts[i].Equal(res.Start) {
+			t.Fatalf("the clock started at %v, before worker %d's setup ended at %v", res.Start, i, end)
+		}
+	}
+
+	ran.Store(0)
+	opts.Setup = func(worker int) error {
+		if worker == 2 {
+			return errors.New("no buffer")
+		}
+		return nil
+	}
+	res, err = Run(context.Background(), opts, func(context.Context, int, metrics.Clock, *Stop, *metrics.Recorder) error {
+		ran.Add(1)
+		return nil
+	})
+	if err == nil || res != nil || ran.Load() != 0 {
+		t.Fatalf("failed setup: %v, %v, %d workers ran", res, err, ran.Load())
+	}
+}

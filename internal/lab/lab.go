@@ -196,7 +196,7 @@ func (r *Runner) create(ctx context.Context, plan Plan, cells []Cell) (*store.Ex
 // execute runs the schedule's entries that are not done yet.
 func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []Cell, stored []store.Cell, done map[runKey]bool) error {
 	entries := Schedule(plan.Order, len(cells), plan.Warmup, plan.Rounds, plan.Seed)
-	var failed []error
+	var failed, gated []error
 	ran, total := 0, 0
 	for _, e := range entries {
 		if !done[runKey{e.Cell, e.Warmup, e.Round}] {
@@ -226,7 +226,10 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		run := &store.Run{CellID: stored[e.Cell].ID, Round: e.Round, Slot: e.Slot, Warmup: e.Warmup}
 		err := r.runOne(ctx, expID, cells[e.Cell], run, RunPosition{Round: e.Round, Rounds: plan.Rounds, Warmup: e.Warmup, Done: ran, Total: total})
 		ran++
+		var gate *gateError
 		switch {
+		case errors.As(err, &gate):
+			gated = append(gated, err)
 		case errors.Is(err, ErrInterrupted):
 			return err
 		case err != nil && !plan.KeepGoing:
@@ -243,8 +246,18 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 	if len(failed) > 0 {
 		return fmt.Errorf("%d runs failed (kept going); the first: %w", len(failed), failed[0])
 	}
+	if len(gated) > 0 {
+		return fmt.Errorf("%d runs failed their gate; the first: %w", len(gated), gated[0])
+	}
 	return nil
 }
+
+// gateError is a stored, good run that missed a criterion the user
+// enforces (workload.Gater).
+type gateError struct{ err error }
+
+func (e *gateError) Error() string { return e.err.Error() }
+func (e *gateError) Unwrap() error { return e.err }
 
 func (r *Runner) beginBlock(ctx context.Context, plan Plan, expID string, e Entry, cells []Cell) error {
 	if err := r.snapshot(ctx, expID, e.Round, e.Warmup, "before", cells); err != nil {
@@ -305,6 +318,11 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		return ErrInterrupted
 	case store.StatusFailed:
 		return fmt.Errorf("%s: %s", label, run.Error)
+	}
+	if g, ok := c.Workload.(workload.Gater); ok && !run.Warmup {
+		if err := g.Gate(res); err != nil {
+			return &gateError{fmt.Errorf("%s round %d: %w", label, run.Round, err)}
+		}
 	}
 	return nil
 }

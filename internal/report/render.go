@@ -91,6 +91,7 @@ func Terminal(w io.Writer, r *Report) error {
 		if err := writeVariants(w, r, false); err != nil {
 			return err
 		}
+		writeDeadlines(w, r, false)
 		writeWarnings(w, r.Warnings, false)
 		return nil
 	}
@@ -120,6 +121,9 @@ func Terminal(w io.Writer, r *Report) error {
 			return err
 		}
 		writeLatency(w, c.Latency)
+		if c.Deadline != nil {
+			fmt.Fprintf(w, "  %s\n", c.Deadline)
+		}
 		if c.TimingOverheadNs > 0 {
 			fmt.Fprintf(w, "  timing overhead: %.0f ns per operation, measured before each run\n", c.TimingOverheadNs)
 		}
@@ -154,6 +158,7 @@ func Markdown(w io.Writer, r *Report) error {
 		if err := writeVariants(w, r, true); err != nil {
 			return err
 		}
+		writeDeadlines(w, r, true)
 	} else {
 		for _, c := range r.Cells {
 			fmt.Fprintf(w, "\n### %s\n\n%s\n\n", c.Name, formatParams(c.Params))
@@ -166,10 +171,32 @@ func Markdown(w io.Writer, r *Report) error {
 			if err := t.render(w, true); err != nil {
 				return err
 			}
+			if c.Deadline != nil {
+				fmt.Fprintf(w, "\n**%s**\n", c.Deadline)
+			}
 		}
 	}
 	writeWarnings(w, r.Warnings, true)
 	return nil
+}
+
+// writeDeadlines lists the frame-rate verdicts of every variant's cells.
+func writeDeadlines(w io.Writer, r *Report, markdown bool) {
+	first := true
+	for _, c := range r.Cells {
+		if c.Deadline == nil {
+			continue
+		}
+		if first {
+			fmt.Fprint(w, map[bool]string{false: "\nframe deadlines:\n", true: "\n### Frame deadlines\n\n"}[markdown])
+			first = false
+		}
+		label := c.Name
+		if c.Variant != "" {
+			label = c.Variant + "/" + c.Name
+		}
+		fmt.Fprintf(w, map[bool]string{false: "  %s: %s\n", true: "- %s: **%s**\n"}[markdown], label, c.Deadline)
+	}
 }
 
 func writeLatency(w io.Writer, lat map[string]metrics.Percentiles) {

@@ -142,6 +142,52 @@ type CellView struct {
 	// TimingOverheadNs is the median cost iolab adds to each operation's
 	// latency by timing and recording it.
 	TimingOverheadNs float64 `json:"timing_overhead_ns"`
+	// Deadline is a frame test's verdict on its target frame rate.
+	Deadline *DeadlineView `json:"deadline,omitempty"`
+}
+
+// DeadlineView says whether a frame test kept its target frame rate in
+// every measured run: PASS only when no frame was late or dropped.
+type DeadlineView struct {
+	TargetFPS float64 `json:"target_fps"`
+	Runs      int     `json:"runs"`
+	Passed    int     `json:"passed"`
+	Late      int64   `json:"late"`
+	Dropped   int64   `json:"dropped"`
+	Pass      bool    `json:"pass"`
+}
+
+// String is the verdict as the text report prints it.
+func (d *DeadlineView) String() string {
+	if d.Pass {
+		return fmt.Sprintf("PASS: %g fps kept in all %d runs", d.TargetFPS, d.Runs)
+	}
+	return fmt.Sprintf("FAIL: %g fps missed in %d of %d runs (%d frames late, %d dropped)",
+		d.TargetFPS, d.Runs-d.Passed, d.Runs, d.Late, d.Dropped)
+}
+
+// deadlineOf gathers the frame-rate verdicts of measured runs.
+func deadlineOf(runs []store.Run) *DeadlineView {
+	var d *DeadlineView
+	for _, run := range runs {
+		pass, ok := run.Result.Extra["frames_pass"]
+		if !ok || run.Warmup || run.Status != store.StatusOK {
+			continue
+		}
+		if d == nil {
+			d = &DeadlineView{TargetFPS: run.Result.Extra["frames_target_fps"]}
+		}
+		d.Runs++
+		if pass == 1 {
+			d.Passed++
+		}
+		d.Late += int64(run.Result.Extra["frames_late"])
+		d.Dropped += int64(run.Result.Extra["frames_dropped"])
+	}
+	if d != nil {
+		d.Pass = d.Passed == d.Runs
+	}
+	return d
 }
 
 // RunMetrics derives a run's metrics, keyed by the names summaries use.
@@ -307,7 +353,7 @@ func Build(d *store.Data, opts Options) *Report {
 
 func buildCell(c store.Cell, runs []store.Run) CellView {
 	cv := CellView{Name: c.Name, Workload: c.Workload, Params: c.Params, Summary: map[string]stats.Summary{},
-		Latency: map[string]metrics.Percentiles{}, Warnings: []stats.Warning{}}
+		Latency: map[string]metrics.Percentiles{}, Warnings: []stats.Warning{}, Deadline: deadlineOf(runs)}
 	values := map[string][]float64{}
 	merged := map[metrics.Op]*hdrhistogram.Histogram{}
 	notes := map[string]metrics.Note{}

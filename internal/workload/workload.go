@@ -34,6 +34,15 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
+// Gater is a workload with a pass/fail criterion the user asked to enforce
+// (frames' --fail-on-late). A run that misses it is a good measurement and
+// is stored as one; the experiment goes on, and ends with an error that
+// names the runs that failed.
+type Gater interface {
+	// Gate returns why a run's result fails the criterion, or nil.
+	Gate(res *metrics.Result) error
+}
+
 // Object is something a run left in the target, with what it should hold:
 // the content its Seed generates, Size bytes long.
 type Object struct {

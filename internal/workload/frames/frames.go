@@ -37,9 +37,11 @@ type Options struct {
 	Direct    bool
 	FPS       float64
 	DropLate  bool
-	Read      bool // read the frames back instead of writing them
-	Data      datagen.Pattern
-	Keep      bool // leave written frames in place
+	// FailOnLate makes a run with a late or dropped frame fail its gate.
+	FailOnLate bool
+	Read       bool // read the frames back instead of writing them
+	Data       datagen.Pattern
+	Keep       bool // leave written frames in place
 
 	// frameDelay, set by tests, slows the writer of frame i down.
 	frameDelay func(i int)
@@ -63,6 +65,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--fps: want frames per second > 0")
 	case o.DropLate && o.FPS == 0:
 		return errors.New("--drop-late needs --fps")
+	case o.FailOnLate && o.FPS == 0:
+		return errors.New("--fail-on-late needs --fps")
 	}
 	return o.Data.Validate()
 }
@@ -136,6 +140,16 @@ func (f *Frames) Prepare(ctx context.Context) error {
 	return err
 }
 
+// Gate implements workload.Gater: with FailOnLate, a run with a late or
+// dropped frame fails.
+func (f *Frames) Gate(res *metrics.Result) error {
+	if !f.opts.FailOnLate || res.Extra["frames_pass"] != 0 {
+		return nil
+	}
+	return fmt.Errorf("FAIL: %g fps missed: %.0f frames late (worst by %s), %.0f dropped (--fail-on-late)", f.opts.FPS,
+		res.Extra["frames_late"], time.Duration(res.Extra["frames_worst_late_ns"]).Round(time.Microsecond), res.Extra["frames_dropped"])
+}
+
 // Close removes read-back frames unless Keep.
 func (f *Frames) Close() error {
 	if f.opts.Read && !f.opts.Keep {
@@ -163,27 +177,25 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 			}
 		}
 	}
-	dopts := driver.Options{Workers: o.Threads, ProcPerWorker: true}
+	threads := make([]*thread, o.Threads)
+	// Each thread maps and fills its buffer before the clock starts, so
+	// frame i is released at i/fps of a clock that every thread shares.
+	dopts := driver.Options{Workers: o.Threads, ProcPerWorker: true, Setup: func(worker int) error {
+		threads[worker] = &thread{f: f}
+		return threads[worker].init(worker)
+	}}
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
 	}
-	threads := make([]*thread, o.Threads)
+
 	period := 0.0
 	if o.FPS > 0 {
 		period = float64(time.Second) / o.FPS
 	}
 	res, err := driver.Run(ctx, dopts, func(ctx context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
-		t := &thread{f: f, clock: clock, rec: rec}
-		threads[worker] = t
-		if err := t.init(worker); err != nil {
-			return err
-		}
-		defer func() {
-			t.free()
-			if t.fellBack {
-				fellBack.Store(true)
-			}
-		}()
+		t := threads[worker]
+		t.clock, t.rec = clock, rec
+		defer t.free()
 		for !stop.Stopped() {
 			i := int(next.Add(1) - 1)
 			if i >= o.Frames {
@@ -216,6 +228,15 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 		}
 		return nil
 	})
+	if errors.Is(err, driver.ErrGraceExceeded) {
+		return nil, err // workers still use their buffers
+	}
+	for _, t := range threads {
+		if t != nil {
+			t.free() // a thread set up for a run that never started
+			fellBack.Store(fellBack.Load() || t.fellBack)
+		}
+	}
 	if res == nil {
 		return nil, err
 	}

@@ -111,9 +111,18 @@ func TestLateFramesWithSlowedWriter(t *testing.T) {
 		t.Fatalf("drop-late: dropped %v, written %d, extra %v", dropped, res.ByOp[metrics.Write].Ops, res.Extra)
 	}
 
-	fast := run(t, Options{Directory: t.TempDir(), Profile: tiny, Frames: 5, Threads: 1, FPS: 5})
+	o.FailOnLate = true
+	if f, _ := New(o); f.Gate(res) == nil {
+		t.Fatal("a run with dropped frames passed --fail-on-late")
+	}
+
+	fastOpts := Options{Directory: t.TempDir(), Profile: tiny, Frames: 5, Threads: 1, FPS: 5, FailOnLate: true}
+	fast := run(t, fastOpts)
 	if fast.Extra["frames_late"] != 0 || fast.Extra["frames_pass"] != 1 {
 		t.Fatalf("an easy rate failed: %v", fast.Extra)
+	}
+	if f, _ := New(fastOpts); f.Gate(fast) != nil {
+		t.Fatalf("a run that kept its rate failed its gate: %v", f.Gate(fast))
 	}
 }
 

@@ -40,7 +40,13 @@ func (t *thread) init(worker int) error {
 	return nil
 }
 
-func (t *thread) free() { t.release() }
+// free releases the buffer; a second call does nothing.
+func (t *thread) free() {
+	if t.release != nil {
+		t.release()
+		t.release = nil
+	}
+}
 
 // frame writes or reads frame i, recording open, I/O and close apart and
 // the whole frame as one write or read, and appends its timing.
