@@ -49,8 +49,8 @@ type S3 struct {
 	// uploaded again before the next run.
 	reserve   []object
 	reserveAt atomic.Int64
-	runs    int
-	kept    []object // written by the last run and left in place (--keep)
+	runs      int
+	kept      []object // written by the last run and left in place (--keep)
 }
 
 // New validates opts.
