@@ -164,7 +164,9 @@ func flagError(err error) error {
 	if errors.As(err, &iv) {
 		return usage("--%s %q: %v", iv.GetFlag().Name, iv.GetValue(), iv.Unwrap())
 	}
-	return &UsageError{Err: err}
+	// pflag quotes nothing: an argument with a line break in it must not
+	// break the one-line message.
+	return usage("%s", strings.ReplaceAll(err.Error(), "\n", `\n`))
 }
 
 // setFlag sets a flag the way a plan or a job file does, returning only why

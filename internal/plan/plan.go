@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -140,26 +141,26 @@ func Load(path string) (*Plan, error) {
 
 // Parse checks a plan's text; path is used in messages and for Dir.
 func Parse(path string, text []byte) (*Plan, error) {
-	var doc yaml.Node
+	var raw yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(text))
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, yamlError(err))
+	if err := dec.Decode(&raw); err != nil {
+		return nil, syntaxError(path, text, err)
 	}
 	abs, _ := filepath.Abs(path)
 	p := &Plan{Path: path, Dir: filepath.Dir(abs), Rounds: 6, Warmup: 1, Threshold: 0.02, Order: "random"}
 	r := reader{file: path}
-	if len(doc.Content) == 0 {
-		return nil, fmt.Errorf("%s: empty plan", path)
+	if len(raw.Content) == 0 {
+		return nil, syntaxError(path, text, io.EOF)
 	}
-	if err := r.plan(doc.Content[0], p); err != nil {
+	budget := maxExpandedNodes
+	doc, err := r.expand(raw.Content[0], 0, &budget)
+	if err != nil {
 		return nil, err
 	}
-	return p, p.check(r.pos(doc.Content[0]))
-}
-
-// yamlError shortens yaml.v3's messages to one line.
-func yamlError(err error) string {
-	return strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", "; ")
+	if err := r.plan(doc, p); err != nil {
+		return nil, err
+	}
+	return p, p.check(r.pos(doc))
 }
 
 type reader struct{ file string }

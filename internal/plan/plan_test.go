@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -78,4 +79,110 @@ func TestReadmePlanParses(t *testing.T) {
 	if len(p.Variants) != 2 || len(p.Workloads) != 2 || p.Baseline != "main" || p.Variants[1].Env["BATCH_WRITE_ENABLED"] != "false" {
 		t.Fatalf("%+v", p)
 	}
+}
+
+// Every YAML syntax error names file:line:column where the fault is.
+func TestSyntaxErrorsHavePositions(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ text, want string }{
+		{"name: x\nrounds: [1\n", "p.yaml:2:9: "},
+		{"a: 1\nb: {c\n", "p.yaml:2:"},
+		{"\xff\xfe", "p.yaml:1:1: invalid UTF-8"},
+		{"name: x\nrounds: \xff\n", "p.yaml:2:9: invalid UTF-8"},
+		{"a: 'x\n", "p.yaml:1:4: "},
+		{"", "p.yaml:1:1: empty plan"},
+		{"a: b: c\n", "p.yaml:1:4: "},
+		{"a:\n\t- b\n", "p.yaml:2:1: "},
+		{"name: x\nworkloads:\n  - cmd: {run: 'true'\n  - fs: {}\n", "p.yaml:4:"},
+		{"a: &a {b: *a}\n", "p.yaml:1:"},
+	} {
+		_, err := Parse("p.yaml", []byte(tc.text))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v; want %q...", tc.text, err, tc.want)
+		}
+	}
+}
+
+// Anchors, aliases and merge keys are standard YAML: a server variant
+// written once and merged into others.
+func TestAnchorsAndMergeKeys(t *testing.T) {
+	t.Parallel()
+	p, err := Parse("p.yaml", []byte(`
+x-server: &server
+  build: make
+  start: ./server --port {{port}}
+  ready: {tcp: "127.0.0.1:{{port}}"}
+variants:
+  - name: main
+    <<: *server
+  - name: batch-off
+    <<: *server
+    env: {BATCH: "off"}
+    build: make fast
+workloads:
+  - cmd: {run: 'true'}
+`))
+	if err == nil {
+		t.Fatal("an unknown top-level key (x-server) was accepted")
+	}
+	p, err = Parse("p.yaml", []byte(`
+variants:
+  - &main
+    name: main
+    build: make
+    start: ./server --port {{port}}
+    ready: {tcp: "127.0.0.1:{{port}}"}
+  - <<: *main
+    name: batch-off
+    env: {BATCH: "off"}
+  - <<: [{name: other, build: make other}, *main]
+workloads:
+  - &w
+    name: small
+    cmd: {run: 'echo {{n}}'}
+    matrix: {n: &ns [1, 2]}
+  - <<: *w
+    name: large
+    matrix: {n: *ns}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := p.Variants
+	if len(v) != 3 || v[1].Name != "batch-off" || v[1].Build != "make" || v[1].Start != "./server --port {{port}}" ||
+		v[1].Ready == nil || v[1].Env["BATCH"] != "off" || v[2].Name != "other" || v[2].Build != "make other" || v[2].Start == "" {
+		t.Fatalf("variants: %+v", v)
+	}
+	if len(p.Workloads) != 2 || p.Workloads[1].Name != "large" || p.Workloads[1].Fields["run"].Text != "echo {{n}}" ||
+		len(p.Workloads[1].Matrix[0].Values) != 2 {
+		t.Fatalf("workloads: %+v", p.Workloads)
+	}
+	// A billion laughs is refused, not expanded.
+	bomb := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	for i := 'b'; i <= 'j'; i++ {
+		bomb += fmt.Sprintf("%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	if _, err := Parse("p.yaml", []byte(bomb)); err == nil || !strings.Contains(err.Error(), "aliases expand the plan past") {
+		t.Fatalf("billion laughs: %v", err)
+	}
+}
+
+// FuzzParse: whatever the text, Parse does not panic, and an error is one
+// line that starts with file:line:column.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		"name: x\nrounds: 3\nworkloads:\n  - cmd: {run: 'true', items: 10}\n    matrix: {n: [1, 2]}\n",
+		"variants:\n  - name: a\n    git: {repo: ., ref: main}\n    ready: {http: 'http://x', timeout: 5s}\nworkloads:\n  - fs: {bs: 4k}\n",
+		"rounds: [1\n", "a: &a {b: *a}\n", "threshold: 2%\ncooldown: 1s\nseed: 7\norder: sequential\n", "- <<: *x\n",
+		"hooks: {before_run: x}\nworkloads: [{s3: {mix: get}}]\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	at := regexp.MustCompile(`^p\.yaml:\d+:\d+: `)
+	f.Fuzz(func(t *testing.T, text []byte) {
+		_, err := Parse("p.yaml", text)
+		if err != nil && (!at.MatchString(err.Error()) || strings.Contains(err.Error(), "\n")) {
+			t.Fatalf("%q: error without a position, or on several lines: %q", text, err)
+		}
+	})
 }

@@ -136,3 +136,27 @@ func TestParseIntAndFloat(t *testing.T) {
 		t.Errorf("ParseFloat(2.5) = %v, %v", got, err)
 	}
 }
+
+// FuzzParsers: no input panics a parser, and what they accept is in range.
+func FuzzParsers(f *testing.F) {
+	for _, s := range []string{"4k", "1g", "60", "1.5", "1m30s", "2d", "NaN", "1e-30", "-0", "99999999999p", "1e400", "0x10", "5%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if n, err := ParseSize(s); err == nil && n < 0 {
+			t.Fatalf("ParseSize(%q) = %d", s, n)
+		}
+		if d, err := ParseDuration(s); err == nil && (d < 0 || d > MaxDuration) {
+			t.Fatalf("ParseDuration(%q) = %v", s, d)
+		}
+		if n, err := ParseInt(s, -5, 5); err == nil && (n < -5 || n > 5) {
+			t.Fatalf("ParseInt(%q) = %d", s, n)
+		}
+		if x, err := ParseFloat(s, 0, 1); err == nil && !(x >= 0 && x <= 1) {
+			t.Fatalf("ParseFloat(%q) = %v", s, x)
+		}
+		if sz, err := ParseSizes(s); err == nil {
+			_ = sz.String()
+		}
+	})
+}

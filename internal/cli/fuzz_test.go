@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/iolab/iolab/internal/workload/frames"
+	"github.com/iolab/iolab/internal/workload/fs"
+	"github.com/iolab/iolab/internal/workload/httpload"
+	"github.com/iolab/iolab/internal/workload/s3"
+)
+
+// FuzzFioJobFile: a job file never panics the parser or the workload it
+// builds, and its errors name file:line.
+func FuzzFioJobFile(f *testing.F) {
+	for _, seed := range []string{
+		"[global]\nbs=4k\ndirect=1\n[job]\nrw=randread\nsize=1m\n",
+		"[a]\nrw=readwrite\nrwmixwrite=30\nioengine=libaio\n[b]\nstonewall\nruntime=${HOME}\n",
+		"bs=4k\n", "[x\n", "[j]\nnumjobs=-1\niodepth=99999999999999999999\n", "[j]\nruntime=NaN\n",
+	} {
+		f.Add(seed)
+	}
+	dir := f.TempDir()
+	at := regexp.MustCompile(`job\.fio:\d+: |job\.fio: no job section|"[^"]*" is not a job file`)
+	f.Fuzz(func(t *testing.T, text string) {
+		path := filepath.Join(dir, "job.fio")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		jobs, err := fioJobs(path, pflag.NewFlagSet("fs", pflag.ContinueOnError), io.Discard)
+		if err != nil {
+			if !at.MatchString(err.Error()) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%q: %q names no place", text, err)
+			}
+			return
+		}
+		for _, j := range jobs {
+			if job, err := j.job(); err == nil {
+				_, _ = fs.New(job)
+			}
+		}
+	})
+}
+
+// FuzzWorkloadFlags: any arguments to any workload's flags are parsed and
+// checked without a panic; a refused value is one line.
+func FuzzWorkloadFlags(f *testing.F) {
+	for _, seed := range []string{
+		"--rw=randrw\x00--bs=4k\x00--iodepth=32\x00--numjobs=4\x00--runtime=1e-30",
+		"--mix=get=100\x00--objects=-5\x00--size=1k-10m\x00--rate=NaN",
+		"--size=0,1k\x00--concurrency=0\x00-H\x00Authorization: x\x00--basic=u",
+		"--profile=8K-24bit\x00--fps=inf\x00--threads=0\x00--frames=1",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, joined string) {
+		args := strings.Split(joined, "\x00")
+		try := func(add func(*pflag.FlagSet), build func() error) {
+			flags := pflag.NewFlagSet("w", pflag.ContinueOnError)
+			flags.SetOutput(io.Discard)
+			add(flags)
+			if err := flags.Parse(args); err != nil {
+				if msg := flagError(err).Error(); strings.Contains(msg, "\n") {
+					t.Fatalf("%q: a message on several lines: %q", args, msg)
+				}
+				return
+			}
+			_ = build()
+		}
+		var fo FSOptions
+		try(fo.AddJobFlags, func() error {
+			job, err := fo.job()
+			if err == nil {
+				_, err = fs.New(job)
+			}
+			return err
+		})
+		var so S3Options
+		try(so.AddJobFlags, func() error {
+			job, err := so.job()
+			if err == nil {
+				_, err = s3.New(job)
+			}
+			return err
+		})
+		var ho HTTPOptions
+		try(ho.AddJobFlags, func() error {
+			job, err := ho.job(httpload.Upload)
+			if err == nil {
+				_, err = httpload.New(job)
+			}
+			return err
+		})
+		var fr FramesOptions
+		try(fr.AddJobFlags, func() error {
+			job, err := fr.job()
+			if err == nil {
+				_, err = frames.New(job)
+			}
+			return err
+		})
+	})
+}

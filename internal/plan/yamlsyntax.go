@@ -1,0 +1,183 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	goccy "github.com/goccy/go-yaml"
+	goccyparser "github.com/goccy/go-yaml/parser"
+	"gopkg.in/yaml.v3"
+)
+
+// syntaxError turns yaml.v3's error for text into one that names
+// file:line:column. yaml.v3 reports no column, sometimes the wrong line (the
+// line a flow collection started on) and sometimes no position at all
+// ("EOF", "mapping values are not allowed in this context"), so the place is
+// found apart: by a second, independent YAML parser (goccy/go-yaml), which
+// reports the token at fault, or from the text itself.
+func syntaxError(file string, text []byte, err error) error {
+	msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", "; ")
+	line, col := 0, 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	switch {
+	case !utf8.Valid(text):
+		line, col = invalidUTF8(text)
+		msg = "invalid UTF-8; a plan is UTF-8 text"
+	case len(strings.TrimSpace(string(text))) == 0 || msg == "EOF":
+		line, col = endOf(text)
+		msg = "empty plan; want a mapping with workloads:"
+	default:
+		if l, c, m, ok := locate(text); ok {
+			line, col, msg = l, c, m
+		}
+	}
+	if line < 1 {
+		line = 1
+	}
+	if col < 1 {
+		col = firstNonBlank(text, line)
+	}
+	return fmt.Errorf("%s:%d:%d: %s", file, line, col, msg)
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// locate asks goccy/go-yaml where the text goes wrong.
+func locate(text []byte) (line, col int, msg string, ok bool) {
+	_, err := goccyparser.ParseBytes(text, 0)
+	var se *goccy.SyntaxError
+	if !errors.As(err, &se) || se.GetToken() == nil || se.GetToken().Position == nil {
+		return 0, 0, "", false
+	}
+	p := se.GetToken().Position
+	return p.Line, p.Column, se.GetMessage(), true
+}
+
+func invalidUTF8(text []byte) (line, col int) {
+	line, col = 1, 1
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRune(text[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return line, col
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += n
+	}
+	return line, col
+}
+
+func endOf(text []byte) (line, col int) {
+	lines := strings.Split(string(text), "\n")
+	last := lines[len(lines)-1]
+	return len(lines), utf8.RuneCountInString(last) + 1
+}
+
+// firstNonBlank is the column of line's first character that is not a
+// space or tab, or 1.
+func firstNonBlank(text []byte, line int) int {
+	lines := strings.Split(string(text), "\n")
+	if line > len(lines) {
+		return 1
+	}
+	l := lines[line-1]
+	return utf8.RuneCountInString(l[:len(l)-len(strings.TrimLeft(l, " \t"))]) + 1
+}
+
+// maxExpandedNodes bounds the nodes a plan expands to through aliases, so
+// that a few nested aliases (a "billion laughs") cannot exhaust memory or
+// time.
+const maxExpandedNodes = 100_000
+
+// expand resolves aliases (*name) and merge keys (<<: *name, or a list of
+// them) into plain nodes, so the reader sees what the YAML means. Keys
+// written in a mapping win over merged ones; of several merged mappings,
+// the earlier wins, as YAML's merge key defines.
+func (r reader) expand(n *yaml.Node, depth int, budget *int) (*yaml.Node, error) {
+	if *budget--; *budget < 0 {
+		return nil, r.pos(n).Errorf("aliases expand the plan past %d nodes", maxExpandedNodes)
+	}
+	if depth > 100 {
+		return nil, r.pos(n).Errorf("nesting deeper than 100 levels (an alias that refers to itself?)")
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, r.pos(n).Errorf("alias *%s refers to no anchor", n.Value)
+		}
+		return r.expand(n.Alias, depth+1, budget)
+	case yaml.DocumentNode, yaml.SequenceNode:
+		out := *n
+		out.Content = make([]*yaml.Node, len(n.Content))
+		for i, c := range n.Content {
+			var err error
+			if out.Content[i], err = r.expand(c, depth+1, budget); err != nil {
+				return nil, err
+			}
+		}
+		return &out, nil
+	case yaml.MappingNode:
+		return r.expandMapping(n, depth, budget)
+	}
+	return n, nil
+}
+
+func (r reader) expandMapping(n *yaml.Node, depth int, budget *int) (*yaml.Node, error) {
+	out := *n
+	out.Content = nil
+	have := map[string]bool{}
+	var merged []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Tag != "!!str" {
+			sources := []*yaml.Node{v}
+			if v.Kind == yaml.SequenceNode {
+				sources = v.Content
+			}
+			for _, src := range sources {
+				m, err := r.expand(src, depth+1, budget)
+				if err != nil {
+					return nil, err
+				}
+				if m.Kind != yaml.MappingNode {
+					return nil, r.pos(src).Errorf("<<: merges a mapping (<<: *name), not a %s", kindName(m))
+				}
+				merged = append(merged, m.Content...)
+			}
+			continue
+		}
+		ev, err := r.expand(v, depth+1, budget)
+		if err != nil {
+			return nil, err
+		}
+		have[k.Value] = true
+		out.Content = append(out.Content, k, ev)
+	}
+	for i := 0; i+1 < len(merged); i += 2 {
+		if k := merged[i]; !have[k.Value] {
+			have[k.Value] = true
+			out.Content = append(out.Content, k, merged[i+1])
+		}
+	}
+	return &out, nil
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "single value"
+	}
+	return "node"
+}
