@@ -124,7 +124,7 @@ func TestFSRunStoresEveryRunAndPrintsJSON(t *testing.T) {
 				t.Fatalf("%s: directions %+v", engine, run)
 			}
 			if run.Sync == nil || run.Sync.Ops == 0 || run.Sync.Ops > run.Write.Ops/16+2 {
-				t.Fatalf("%s: %d syncs for %d writes with --fsync=16", engine, run.Sync.Ops, run.Write.Ops)
+				t.Fatalf("%s: syncs %+v for %d writes with --fsync=16", engine, run.Sync, run.Write.Ops)
 			}
 			if share := float64(run.Read.Ops) / float64(run.Read.Ops+run.Write.Ops); share < 0.6 || share > 0.8 {
 				t.Fatalf("%s: read share %.2f with --rwmixread=70", engine, share)

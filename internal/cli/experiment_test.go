@@ -150,24 +150,29 @@ func hasCode(r experimentJSON, code string) bool {
 
 func git(t *testing.T, dir string, args ...string) {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.email=t@example.com", "-c", "user.name=t"}, args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "gc.auto=0"}, args...)...)
+	cmd.WaitDelay = 5 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }
 
 // Two variants built from two git refs of a repository made here: v2 of the
-// "indexer" does twice the work of v1, and the experiment must say so.
+// "indexer" sleeps 25 times as long as v1, an effect no load on the machine
+// can hide (process start-up, slower under load, only dilutes it), and the
+// experiment must say so.
 func TestGitVariantsFindKnownDifference(t *testing.T) {
 	t.Parallel()
 	need(t, "git")
 	repo := t.TempDir()
 	git(t, repo, "init", "-q")
-	writeFiles(t, repo, map[string]string{"work.sh": "#!/bin/sh\nsleep 0.05\n", "build.sh": "#!/bin/sh\ncp work.sh indexer && chmod +x indexer\n"})
+	writeFiles(t, repo, map[string]string{"work.sh": "#!/bin/sh\nsleep 0.02\n", "build.sh": "#!/bin/sh\ncp work.sh indexer && chmod +x indexer\n"})
 	git(t, repo, "add", ".")
 	git(t, repo, "commit", "-q", "-m", "v1")
 	git(t, repo, "tag", "v1")
-	writeFiles(t, repo, map[string]string{"work.sh": "#!/bin/sh\nsleep 0.1\n"})
+	writeFiles(t, repo, map[string]string{"work.sh": "#!/bin/sh\nsleep 0.5\n"})
 	git(t, repo, "commit", "-q", "-am", "v2")
 	git(t, repo, "tag", "v2")
 
@@ -194,10 +199,10 @@ workloads:
 		t.Fatal(err)
 	}
 	wall, items := verdictOf(r, "wall_s"), verdictOf(r, "items_per_s")
-	if wall.Verdict != "slower" || wall.Ratio < 1.5 || wall.Ratio > 2.5 || wall.Baseline != "old" {
+	if wall.Verdict != "slower" || wall.Ratio < 2 || wall.Ratio > 26 || wall.Baseline != "old" {
 		t.Fatalf("wall: %+v", wall)
 	}
-	if items.Verdict != "slower" || items.Ratio > 0.7 {
+	if items.Verdict != "slower" || items.Ratio > 0.5 {
 		t.Fatalf("items/s: %+v", items)
 	}
 }

@@ -84,19 +84,38 @@ func (v *Variant) abs(base, p string) string {
 
 func (v *Variant) checkout(ctx context.Context, dir string) error {
 	repo := v.abs(v.planDir, v.spec.Git.Repo)
-	out, err := exec.CommandContext(ctx, "git", "-C", repo, "worktree", "add", "--detach", "--force", dir, v.spec.Git.Ref).CombinedOutput()
+	out, err := runGit(ctx, repo, "worktree", "add", "--detach", "--force", dir, v.spec.Git.Ref)
 	if err != nil {
 		return fmt.Errorf("variant %s: git checkout of %s at %q failed: %s", v.Name, repo, v.spec.Git.Ref, outtail.OneLine(out))
 	}
 	v.cleanup = append(v.cleanup, func() {
-		_ = exec.Command("git", "-C", repo, "worktree", "remove", "--force", dir).Run()
+		_, _ = runGit(context.Background(), repo, "worktree", "remove", "--force", dir)
 	})
 	v.Workdir = dir
-	rev, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
-	if err == nil {
-		v.Commit = strings.TrimSpace(string(rev))
+	rev, err := runGit(ctx, dir, "rev-parse", "HEAD")
+	if err != nil {
+		return fmt.Errorf("variant %s: git rev-parse HEAD in its worktree: %v: %s", v.Name, err, outtail.OneLine(rev))
 	}
+	v.Commit = strings.TrimSpace(string(rev))
 	return nil
+}
+
+// gitTimeout bounds every git command: a checkout of a large repository
+// takes seconds, and a git that waits for a lock or a prompt must not hang
+// the experiment.
+const gitTimeout = 5 * time.Minute
+
+// runGit runs git in dir and returns its combined output: no prompts, no
+// background maintenance (a detached "gc --auto" would hold the output
+// pipe open), killed after gitTimeout, and done at most 5 s after git
+// exits even if a descendant still holds its output.
+func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	cmd.WaitDelay = 5 * time.Second
+	return cmd.CombinedOutput()
 }
 
 // Expand replaces the templates a plan may use in commands and fields.
