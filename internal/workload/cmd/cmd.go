@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/observe"
 	"github.com/iolab/iolab/internal/outtail"
 	"github.com/iolab/iolab/internal/procgroup"
 	"github.com/iolab/iolab/internal/units"
@@ -91,6 +92,7 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	// kills the group (procgroup).
 	untrack := procgroup.Track(ctx, cmd.Process.Pid)
 	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); untrack() }()
+	watch := observe.WatchTree(cmd.Process.Pid, 10*time.Millisecond)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var err error
@@ -101,12 +103,16 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 		err = <-waited
 	}
 	wall := time.Since(start)
+	peak := watch.Stop()
 	res := &metrics.Result{Start: start, Duration: wall, Extra: map[string]float64{"wall_s": wall.Seconds()}}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		res.CPUUserS = time.Duration(ru.Utime.Nano()).Seconds()
 		res.CPUSysS = time.Duration(ru.Stime.Nano()).Seconds()
 		res.Extra["user_s"], res.Extra["sys_s"] = res.CPUUserS, res.CPUSysS
-		res.Extra["max_rss_bytes"] = float64(ru.Maxrss) * 1024
+	}
+	// The process tree's own peak, from /proc (ru_maxrss would be iolab's).
+	if peak.Samples > 0 {
+		res.Extra["max_rss_bytes"] = float64(peak.RSSBytes)
 	}
 	res.Extra["exit_code"] = float64(cmd.ProcessState.ExitCode())
 	if c.opts.BytesPerRun > 0 {

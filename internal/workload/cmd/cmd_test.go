@@ -1,0 +1,44 @@
+package cmd
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+)
+
+// The peak RSS is the command's own: a program that holds 64 MiB shows
+// about that plus its interpreter, and `true` shows a few MiB at most —
+// never iolab's own memory, which a child's ru_maxrss carries over exec.
+func TestPeakRSSIsTheCommandsOwn(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	ballast := make([]byte, 256<<20) // make this process's own peak large
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	for _, tc := range []struct {
+		run      string
+		min, max float64 // MiB
+	}{
+		{"true", 0.01, 4},
+		{`python3 -c 'import time; b = bytearray(64 << 20); time.sleep(0.3)'`, 64, 90},
+		// A tree: the shell and its two children, 64 MiB in one of them.
+		{`python3 -c 'import time; b = bytearray(64 << 20); time.sleep(0.3)' & sleep 0.1; wait`, 64, 95},
+	} {
+		c, err := New(Options{Run: tc.run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := c.Run(context.Background(), nil)
+		if err != nil || res.Errors != 0 {
+			t.Fatalf("%s: %v %s", tc.run, err, res.FirstError)
+		}
+		got, ok := res.Extra["max_rss_bytes"]
+		if mib := got / (1 << 20); !ok || mib < tc.min || mib > tc.max {
+			t.Errorf("%s: peak RSS %.1f MiB (measured: %v), want %.0f to %.0f MiB", tc.run, mib, ok, tc.min, tc.max)
+		}
+	}
+	_ = ballast[len(ballast)-1]
+}
