@@ -134,9 +134,12 @@ type httpRunJSON struct {
 		BytesPerS float64                   `json:"bytes_per_s"`
 		Lat       *struct{ P50, P99 int64 } `json:"lat_ns"`
 		TTFB      *struct{ P50, P99 int64 } `json:"ttfb_ns"`
+		DurationS float64 `json:"duration_s"`
 		Ops       map[string]struct {
 			Ops, Bytes, Errors int64
+			BytesPerS          float64 `json:"bytes_per_s"`
 		} `json:"ops"`
+		Extra map[string]float64 `json:"extra"`
 		Verify     *struct{ Checked, Mismatched, Missing int64 } `json:"verify"`
 		ErrorCodes map[string]int64                              `json:"error_codes"`
 	} `json:"runs"`
@@ -197,6 +200,15 @@ func TestHTTPLoginMultipartFormAndDownloadByID(t *testing.T) {
 	}
 	if len(app.formKind) != 6 || app.formKind[0] != "test" {
 		t.Fatalf("form fields the server saw: %v", app.formKind)
+	}
+	// Uploads and downloads took turns: each direction's rate is over its
+	// own time, so the two times add up to no more than the run.
+	up, down := run.Ops["upload"], run.Ops["download"]
+	if up.BytesPerS <= 0 || down.BytesPerS <= 0 {
+		t.Fatalf("rates: %+v", run.Ops)
+	}
+	if spent := float64(up.Bytes)/up.BytesPerS + float64(down.Bytes)/down.BytesPerS; spent > 1.01*run.DurationS {
+		t.Fatalf("upload and download rates imply %.3f s of a %.3f s run: each divides by the whole run", spent, run.DurationS)
 	}
 	// A token from the login works as well as the cookie.
 	if _, err := httpRun(t, "upload", "--url", srv.URL+"/api/upload", "--method", "POST", "--form-field", "file",
@@ -336,6 +348,25 @@ func TestKeepGoingOnSingleCommand(t *testing.T) {
 		}
 		if fmt.Sprint(statuses) != fmt.Sprint(want) {
 			t.Errorf("keep-going %v: runs %v, want %v", keepGoing, statuses, want)
+		}
+	}
+}
+
+// Every run opens its own connections: none is kept warm from the run
+// before, so connections_opened counts them in every run.
+func TestHTTPConnectionsPerRun(t *testing.T) {
+	t.Parallel()
+	_, srv := newFileApp(t)
+	out, _, err := iolab(t, context.Background(), "http", "upload", "--url", srv.URL+"/obj/{{i}}", "--size", "4k", "--count", "8",
+		"--concurrency", "2", "--rounds", "2", "--warmup", "1", "--json", "--db", filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r httpRunJSON
+	decodeInto(t, out, &r)
+	for i, run := range r.Runs {
+		if n := run.Extra["connections_opened"]; n < 1 || n > 8 {
+			t.Errorf("run %d opened %v connections for 8 requests at concurrency 2", i, n)
 		}
 	}
 }

@@ -13,6 +13,11 @@ type OpStats struct {
 	Errors int64
 	Lat    *hdrhistogram.Histogram // nil when the kind saw no operation
 	TTFB   *hdrhistogram.Histogram // time to first byte, for operations that have one
+	// ActiveS is the time this kind's rates divide by, when the kinds of
+	// a run took turns (an upload, then its download) rather than running
+	// side by side: the seconds spent in this kind, per worker. 0 means
+	// the run's duration.
+	ActiveS float64
 }
 
 // Result is everything measured in one run.
@@ -65,6 +70,15 @@ func (r *Result) Bytes() int64 {
 		n += d.Bytes
 	}
 	return n
+}
+
+// RateOf divides n (operations or bytes of kind d) by the time d was
+// active: its ActiveS when set, else the run's duration.
+func (r *Result) RateOf(d Op, n int64) float64 {
+	if s := r.ByOp[d].ActiveS; s > 0 {
+		return float64(n) / s
+	}
+	return r.PerSecond(n)
 }
 
 // PerSecond divides n by the run's duration.

@@ -207,9 +207,9 @@ func RunMetrics(res *metrics.Result) map[string]float64 {
 			continue
 		}
 		p := d.String() + "."
-		m[p+"ops_per_s"] = res.PerSecond(ds.Ops)
+		m[p+"ops_per_s"] = res.RateOf(d, ds.Ops)
 		if d != metrics.Sync {
-			m[p+"bytes_per_s"] = res.PerSecond(ds.Bytes)
+			m[p+"bytes_per_s"] = res.RateOf(d, ds.Bytes)
 		}
 		lat := metrics.PercentilesOf(ds.Lat)
 		m[p+"lat_p50_ns"] = float64(lat.P50)
@@ -228,7 +228,7 @@ func dirView(res *metrics.Result, d metrics.Op) *DirView {
 	if ds.Ops == 0 && ds.Errors == 0 {
 		return nil
 	}
-	v := &DirView{Ops: ds.Ops, Bytes: ds.Bytes, Errors: ds.Errors, OpsPerS: res.PerSecond(ds.Ops), BytesPerS: res.PerSecond(ds.Bytes),
+	v := &DirView{Ops: ds.Ops, Bytes: ds.Bytes, Errors: ds.Errors, OpsPerS: res.RateOf(d, ds.Ops), BytesPerS: res.RateOf(d, ds.Bytes),
 		Lat: metrics.PercentilesOf(ds.Lat)}
 	if ds.TTFB != nil {
 		p := metrics.PercentilesOf(ds.TTFB)

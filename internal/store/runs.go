@@ -71,8 +71,8 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram, errors, ttfb_histogram) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			r.ID, metrics.Op(d).String(), ds.Ops, ds.Bytes, enc, ds.Errors, ttfb); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram, errors, ttfb_histogram, active_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, metrics.Op(d).String(), ds.Ops, ds.Bytes, enc, ds.Errors, ttfb, ds.ActiveS); err != nil {
 			return s.wrap(err)
 		}
 	}
@@ -246,7 +246,7 @@ func (s *Store) loadRuns(ctx context.Context, d *Data) error {
 }
 
 func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT d.run_id, d.direction, d.ops, d.bytes, d.histogram, d.errors, d.ttfb_histogram FROM run_directions d
+	rows, err := s.db.QueryContext(ctx, `SELECT d.run_id, d.direction, d.ops, d.bytes, d.histogram, d.errors, d.ttfb_histogram, d.active_s FROM run_directions d
 		JOIN runs r ON r.id = d.run_id WHERE r.experiment_id = ?`, expID)
 	if err != nil {
 		return s.wrap(err)
@@ -255,10 +255,11 @@ func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64
 	for rows.Next() {
 		var id, ops, bytes, errs int64
 		var dir, hist, ttfbHist string
-		if err := rows.Scan(&id, &dir, &ops, &bytes, &hist, &errs, &ttfbHist); err != nil {
+		var active float64
+		if err := rows.Scan(&id, &dir, &ops, &bytes, &hist, &errs, &ttfbHist, &active); err != nil {
 			return s.wrap(err)
 		}
-		st := metrics.OpStats{Ops: ops, Bytes: bytes, Errors: errs}
+		st := metrics.OpStats{Ops: ops, Bytes: bytes, Errors: errs, ActiveS: active}
 		var err error
 		if st.Lat, err = metrics.DecodeHistogram(hist); err != nil {
 			return fmt.Errorf("--db %s: run %d %s: %w", s.path, id, dir, err)

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -14,6 +14,7 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	3: objectsTable,
 	4: framesTable,
 	5: leasesTable,
+	6: `ALTER TABLE run_directions ADD COLUMN active_s DOUBLE PRECISION NOT NULL DEFAULT 0;`,
 }
 
 // leasesTable holds the runner of each running experiment (see lease.go).
@@ -112,6 +113,7 @@ CREATE TABLE run_directions (
 	histogram      TEXT NOT NULL,         -- latency, HdrHistogram V2 compressed, base64
 	errors         BIGINT NOT NULL DEFAULT 0,
 	ttfb_histogram TEXT NOT NULL DEFAULT '', -- time to first byte, same encoding; '' when none
+	active_s       DOUBLE PRECISION NOT NULL DEFAULT 0, -- seconds its rates divide by; 0: the run's duration
 	PRIMARY KEY (run_id, direction)
 );
 CREATE TABLE metrics (

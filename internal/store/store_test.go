@@ -37,7 +37,7 @@ func TestRoundTrip(t *testing.T) {
 		Series: []metrics.Second{{T: 0, Ops: 5, Bytes: 20, P50Ns: 1, P99Ns: 2, MaxNs: 3}, {T: 1, Ops: 6}},
 		Notes:  []metrics.Note{{Code: "o-direct-fallback", Message: "m"}}}
 	res.ByOp[metrics.Read] = metrics.OpStats{Ops: h.TotalCount(), Bytes: 4096 * h.TotalCount(), Lat: h}
-	res.ByOp[metrics.Get] = metrics.OpStats{Ops: h.TotalCount(), Errors: 3, Lat: h, TTFB: h}
+	res.ByOp[metrics.Get] = metrics.OpStats{Ops: h.TotalCount(), Errors: 3, Lat: h, TTFB: h, ActiveS: 1.25}
 	res.ErrorCodes = map[string]int64{"get:SlowDown": 3}
 	res.Frames = []metrics.FrameTiming{{Frame: 0, Thread: 1, StartNs: 5, OpenNs: 6, IONs: 7, CloseNs: 8}, {Frame: 1, LateNs: 9, Dropped: true}}
 	cancelled, cancel := context.WithCancel(ctx)
@@ -75,7 +75,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("frames %+v", got.Result.Frames)
 	}
 	g := got.Result.ByOp[metrics.Get]
-	if g.Errors != 3 || g.TTFB == nil || g.TTFB.TotalCount() != h.TotalCount() || got.Result.ErrorCodes["get:SlowDown"] != 3 {
+	if g.Errors != 3 || g.TTFB == nil || g.TTFB.TotalCount() != h.TotalCount() || got.Result.ErrorCodes["get:SlowDown"] != 3 || g.ActiveS != 1.25 {
 		t.Fatalf("get stats %+v codes %v", g, got.Result.ErrorCodes)
 	}
 	if _, err := s.Load(ctx, "nope"); !errors.Is(err, ErrNoExperiment) {
@@ -129,7 +129,7 @@ func TestMigratesVersion1(t *testing.T) {
 	// Turn it back into what schema 1 looked like.
 	for _, q := range []string{`ALTER TABLE cells DROP COLUMN variant`, `ALTER TABLE runs DROP COLUMN extra`,
 		`ALTER TABLE runs DROP COLUMN error_codes`, `ALTER TABLE run_directions DROP COLUMN errors`,
-		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`, `DROP TABLE objects`, `DROP TABLE frame_timings`, `DROP TABLE leases`,
+		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`, `ALTER TABLE run_directions DROP COLUMN active_s`, `DROP TABLE objects`, `DROP TABLE frame_timings`, `DROP TABLE leases`,
 		`UPDATE meta SET value = '1' WHERE key = 'schema_version'`} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(err)

@@ -198,9 +198,14 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
 	}
+	// Every run opens its own connections, as the first did: a pool kept
+	// warm from the run before would make runs depend on their order.
+	h.client.CloseIdleConnections()
+	workers := make([]*worker, o.Concurrency)
 	res, err := driver.Run(ctx, dopts, func(ctx context.Context, id int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 		w := &worker{h: h, id: id, clock: clock, rec: rec, rng: rand.New(rand.NewPCG(uint64(id)+1, 3)),
 			buf: make([]byte, 256<<10), mismatched: &mismatched, verified: &verified}
+		workers[id] = w
 		w.ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			GotFirstResponseByte: func() { w.firstByte.CompareAndSwap(0, clock.Now()) },
 		})
@@ -217,6 +222,21 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 		return nil, err
 	}
 	res.Extra = map[string]float64{"connections_opened": float64(h.dialed.Load() - dialed)}
+	if o.DownloadURL != "" {
+		// Each worker uploads, then downloads what it uploaded: each
+		// direction's rates divide by the time spent in it, not by the
+		// whole run, of which it had only a share.
+		var busy [2]int64
+		for _, w := range workers {
+			if w != nil {
+				busy[0] += w.busyNs[0]
+				busy[1] += w.busyNs[1]
+			}
+		}
+		for i, op := range []metrics.Op{metrics.Upload, metrics.Download} {
+			res.ByOp[op].ActiveS = float64(busy[i]) / 1e9 / float64(o.Concurrency)
+		}
+	}
 	if o.Verify {
 		res.Extra["verify_checked"] = float64(verified.Load())
 		res.Extra["verify_mismatched"] = float64(mismatched.Load())

@@ -25,6 +25,9 @@ type worker struct {
 	firstByte  atomic.Int64
 	mismatched *atomic.Int64
 	verified   *atomic.Int64
+	// busyNs is the time spent uploading and downloading, for rates of
+	// each direction over its own time when they take turns.
+	busyNs [2]int64
 }
 
 // operation performs operation i: an upload (and the download of what it
@@ -40,9 +43,13 @@ func (w *worker) operation(i int64) {
 		w.download(url, uint64(i), size)
 		return
 	}
+	t0 := w.clock.Now()
 	id, ok := w.upload(i, size)
+	t1 := w.clock.Now()
+	w.busyNs[0] += t1 - t0
 	if ok && o.DownloadURL != "" {
 		w.download(expand(o.DownloadURL, i, w.id, id), uint64(i), size)
+		w.busyNs[1] += w.clock.Now() - t1
 	}
 }
 
