@@ -75,8 +75,10 @@ func verdictOf(r experimentJSON, metric string) comparisonJSON {
 }
 
 // driftPlan is an A/A experiment against a target that slows down linearly
-// to a third of its speed over the experiment: each run of slow.sh sleeps
-// longer than the one before, whichever variant runs it.
+// to a fifth of its speed over the experiment: each run of slow.sh sleeps
+// longer than the one before, whichever variant runs it. The drift is
+// hundreds of milliseconds, so a busy machine's noise in starting the
+// processes cannot hide it.
 func driftPlan(t *testing.T, rounds int) string {
 	dir := t.TempDir()
 	total := 2 * (rounds + 1)
@@ -98,8 +100,8 @@ workloads:
 		"slow.sh": fmt.Sprintf(`#!/bin/sh
 n=$(cat count 2>/dev/null || echo 0)
 echo $((n + 1)) > count
-# 20 ms at the first run, 60 ms at the last: 3x slower
-sleep $(awk "BEGIN { print 0.02 * (1 + 2 * $n / %d) }")
+# 50 ms at the first run, 250 ms at the last: 5x slower
+sleep $(awk "BEGIN { print 0.05 * (1 + 4 * $n / %d) }")
 `, total-1),
 	})
 	return filepath.Join(dir, "plan.yaml")

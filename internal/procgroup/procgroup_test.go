@@ -19,10 +19,15 @@ func sleeper() *exec.Cmd {
 	return cmd
 }
 
-// exited waits up to d for cmd to end.
-func exited(cmd *exec.Cmd, d time.Duration) bool {
+// waiter returns a channel closed when cmd has ended (one Wait per cmd).
+func waiter(cmd *exec.Cmd) <-chan struct{} {
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
+	return done
+}
+
+// within says whether done is closed within d.
+func within(done <-chan struct{}, d time.Duration) bool {
 	select {
 	case <-done:
 		return true
@@ -55,7 +60,7 @@ func TestStartSurvivesRetiredThreads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !exited(direct, 10*time.Second) {
+	if !within(waiter(direct), 10*time.Second) {
 		_ = direct.Process.Kill()
 		t.Skip("this kernel does not send Pdeathsig when the forking thread ends")
 	}
@@ -70,7 +75,7 @@ func TestStartSurvivesRetiredThreads(t *testing.T) {
 		go func() { runtime.LockOSThread(); close(done) }()
 		<-done
 	}
-	if exited(cmd, 500*time.Millisecond) {
+	if within(waiter(cmd), 500*time.Millisecond) {
 		t.Fatal("a child started with Start died when a thread was retired")
 	}
 }
@@ -90,12 +95,13 @@ func TestTrackAndKill(t *testing.T) {
 	}
 	// A group whose leader's PID now belongs to another process is left
 	// alone: here, pretend the start time differs.
+	ended := waiter(cmd)
 	Kill(Group{PGID: cmd.Process.Pid, Start: groups[0].Start + 1})
-	if exited(cmd, 200*time.Millisecond) {
+	if within(ended, 200*time.Millisecond) {
 		t.Fatal("Kill killed a group whose leader had another start time")
 	}
 	Kill(groups[0])
-	if !exited(cmd, 10*time.Second) {
+	if !within(ended, 10*time.Second) {
 		t.Fatal("Kill did not kill the group")
 	}
 	untrack()
