@@ -134,12 +134,12 @@ type httpRunJSON struct {
 		BytesPerS float64                   `json:"bytes_per_s"`
 		Lat       *struct{ P50, P99 int64 } `json:"lat_ns"`
 		TTFB      *struct{ P50, P99 int64 } `json:"ttfb_ns"`
-		DurationS float64 `json:"duration_s"`
+		DurationS float64                   `json:"duration_s"`
 		Ops       map[string]struct {
 			Ops, Bytes, Errors int64
 			BytesPerS          float64 `json:"bytes_per_s"`
 		} `json:"ops"`
-		Extra map[string]float64 `json:"extra"`
+		Extra      map[string]float64                            `json:"extra"`
 		Verify     *struct{ Checked, Mismatched, Missing int64 } `json:"verify"`
 		ErrorCodes map[string]int64                              `json:"error_codes"`
 	} `json:"runs"`
