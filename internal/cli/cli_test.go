@@ -240,6 +240,8 @@ func TestInterruptKeepsFinishedRuns(t *testing.T) {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
+// countRowsQuiet counts the runs that ended (a run is stored as running
+// from its start).
 func countRowsQuiet(db string) int {
 	conn, err := sql.Open("sqlite", db)
 	if err != nil {
@@ -247,7 +249,7 @@ func countRowsQuiet(db string) int {
 	}
 	defer conn.Close()
 	var n int
-	_ = conn.QueryRow(`SELECT count(*) FROM runs`).Scan(&n)
+	_ = conn.QueryRow(`SELECT count(*) FROM runs WHERE status != 'running'`).Scan(&n)
 	return n
 }
 
@@ -418,5 +420,39 @@ func TestNumbersAreRangeChecked(t *testing.T) {
 		if n := countRowsQuiet(db); n != 0 {
 			t.Fatalf("bad numbers stored %d runs", n)
 		}
+	}
+}
+
+// A run's per-second series reaches the store while the run goes on, not
+// only at its end.
+func TestSeriesIsStoredDuringTheRun(t *testing.T) {
+	t.Parallel()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	seen := make(chan int, 1)
+	go func() {
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			conn, err := sql.Open("sqlite", db)
+			if err != nil {
+				continue
+			}
+			var n int
+			_ = conn.QueryRow(`SELECT count(*) FROM series s JOIN runs r ON r.id = s.run_id WHERE r.status = 'running'`).Scan(&n)
+			conn.Close()
+			if n > 0 {
+				seen <- n
+				return
+			}
+		}
+		seen <- 0
+	}()
+	if _, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m",
+		"--runtime=7s", "--rounds=1", "--warmup=0", "--db", db); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-seen; n == 0 {
+		t.Fatal("no second of the run was stored before it ended")
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM series`); n < 7 {
+		t.Fatalf("%d seconds stored for a 7 s run", n)
 	}
 }

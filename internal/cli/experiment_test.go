@@ -75,7 +75,7 @@ func verdictOf(r experimentJSON, metric string) comparisonJSON {
 }
 
 // driftPlan is an A/A experiment against a target that slows down linearly
-// to a fifth of its speed over the experiment: each run of slow.sh sleeps
+// to a ninth of its speed over the experiment: each run of slow.sh sleeps
 // longer than the one before, whichever variant runs it. The drift is
 // hundreds of milliseconds, so a busy machine's noise in starting the
 // processes cannot hide it.
@@ -100,8 +100,8 @@ workloads:
 		"slow.sh": fmt.Sprintf(`#!/bin/sh
 n=$(cat count 2>/dev/null || echo 0)
 echo $((n + 1)) > count
-# 50 ms at the first run, 250 ms at the last: 5x slower
-sleep $(awk "BEGIN { print 0.05 * (1 + 4 * $n / %d) }")
+# 50 ms at the first run, 450 ms at the last: 9x slower
+sleep $(awk "BEGIN { print 0.05 * (1 + 8 * $n / %d) }")
 `, total-1),
 	})
 	return filepath.Join(dir, "plan.yaml")
@@ -132,8 +132,11 @@ func TestAADriftSequentialOrderGivesFalseVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	// b ran after a, on a slower target: it looks slower though it is the
-	// same. This is the mistake the random order exists to prevent.
-	if c := verdictOf(r, "wall_s"); c.Verdict != "slower" || c.Ratio < 1.2 {
+	// same, with 95% confidence. This is the mistake the random order
+	// exists to prevent. (Whether the CI also clears the 2% threshold, for
+	// a "slower" verdict, depends on how much a busy machine adds to every
+	// run; the CI's claim does not.)
+	if c := verdictOf(r, "wall_s"); c.CI95[0] <= 1 || c.Verdict == "faster" || c.Verdict == "same" {
 		t.Fatalf("A/A under drift, sequential: %+v", c)
 	}
 	if !hasCode(r, "sequential-order") {

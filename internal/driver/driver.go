@@ -128,7 +128,7 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
-	interrupted, graceExceeded := waitSoftStop(ctx, opts, clock, series, done, &stop)
+	interrupted, graceExceeded := waitSoftStop(ctx, opts, clock, series, done, &stop, metrics.SecondSink(ctx))
 	if !graceExceeded {
 		select {
 		case <-done:
@@ -157,9 +157,14 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	return res, errors.Join(errs...)
 }
 
+// drainEvery is how often finished seconds go to a second sink.
+const drainEvery = 5 * time.Second
+
 // waitSoftStop returns when the runtime has elapsed, all workers are done,
-// or ctx is cancelled, setting stop in the first and last case.
-func waitSoftStop(ctx context.Context, opts Options, clock metrics.Clock, series *metrics.Series, done <-chan struct{}, stop *Stop) (interrupted, graceExceeded bool) {
+// or ctx is cancelled, setting stop in the first and last case. Meanwhile
+// it hands finished seconds to sink, if there is one.
+func waitSoftStop(ctx context.Context, opts Options, clock metrics.Clock, series *metrics.Series, done <-chan struct{}, stop *Stop,
+	sink func([]metrics.Second)) (interrupted, graceExceeded bool) {
 	var deadline <-chan time.Time
 	if opts.Runtime > 0 {
 		t := time.NewTimer(opts.Runtime)
@@ -168,7 +173,14 @@ func waitSoftStop(ctx context.Context, opts Options, clock metrics.Clock, series
 	}
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	lastDrain := time.Now()
 	for {
+		if sink != nil && time.Since(lastDrain) >= drainEvery {
+			if secs := series.Drain(); len(secs) > 0 {
+				sink(secs)
+			}
+			lastDrain = time.Now()
+		}
 		select {
 		case <-done:
 			return false, false

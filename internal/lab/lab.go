@@ -170,6 +170,9 @@ func (r *Runner) open(ctx context.Context, plan Plan, cells []Cell) (string, []s
 	if err := r.Store.SetExperimentStatus(ctx, d.Experiment.ID, "running"); err != nil {
 		return "", nil, nil, err
 	}
+	if err := r.Store.MarkCutRuns(ctx, d.Experiment.ID); err != nil {
+		return "", nil, nil, err
+	}
 	return d.Experiment.ID, d.Cells, done, nil
 }
 
@@ -284,7 +287,22 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		progress = r.Progress.Start(c.Name, pos)
 		defer r.Progress.End()
 	}
-	res, err := r.runAround(ctx, c, progress)
+	// The run is stored as running before it starts, and its seconds go
+	// to the store as it goes: a 24-hour run keeps no day of seconds in
+	// memory, and a killed one leaves what it measured (as interrupted).
+	if err := r.Store.BeginRun(ctx, expID, run); err != nil {
+		return err
+	}
+	var sinkErr error
+	sink := func(secs []metrics.Second) {
+		if err := r.Store.AppendSeries(ctx, run.ID, secs); err != nil && sinkErr == nil {
+			sinkErr = err
+		}
+	}
+	res, err := r.runAround(metrics.WithSecondSink(ctx, sink), c, progress)
+	if sinkErr != nil && err == nil {
+		err = fmt.Errorf("storing the per-second series: %w", sinkErr)
+	}
 	run.EndedAt = time.Now()
 	run.Result = res
 	switch {

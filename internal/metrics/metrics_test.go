@@ -147,3 +147,33 @@ func TestMergeIsExactAtAnyRate(t *testing.T) {
 		t.Fatalf("series holds %d ops, want %d", sum, total)
 	}
 }
+
+// Drain hands over finished seconds once, in order, with empty seconds
+// filled in; what it handed over is not kept, and Seconds continues after
+// it.
+func TestDrain(t *testing.T) {
+	t.Parallel()
+	s := NewSeries()
+	a, b := s.NewRecorder(), s.NewRecorder()
+	sec := int64(time.Second)
+	a.Record(Read, 10, 0*sec+1, 5)
+	b.Record(Read, 10, 0*sec+2, 5)
+	a.Record(Read, 10, 3*sec+1, 5) // a moves to second 3; b is still in 0
+	if got := s.Drain(); len(got) != 0 {
+		t.Fatalf("drained %v while b still fills second 0", got)
+	}
+	b.Record(Read, 10, 2*sec+1, 5) // b moves to 2: seconds 0 and 1 are final
+	got := s.Drain()
+	if len(got) != 2 || got[0].T != 0 || got[0].Ops != 2 || got[1].T != 1 || got[1].Ops != 0 {
+		t.Fatalf("drained %+v", got)
+	}
+	if again := s.Drain(); len(again) != 0 || len(s.closed) != 0 {
+		t.Fatalf("drained twice: %+v, or kept %+v", again, s.closed)
+	}
+	a.Close()
+	b.Close()
+	rest := s.Seconds(5)
+	if len(rest) != 3 || rest[0].T != 2 || rest[0].Ops != 1 || rest[1].T != 3 || rest[1].Ops != 1 || rest[2].T != 4 {
+		t.Fatalf("rest %+v", rest)
+	}
+}

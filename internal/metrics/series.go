@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"context"
 	"math"
 	"sort"
 	"sync"
@@ -28,7 +29,10 @@ type Series struct {
 	mu      sync.Mutex
 	open    map[int64]*openSecond
 	current []int64 // per recorder: the second it is filling; MaxInt64 once closed
+	low     int64   // the lowest of current: every second before it is final
 	closed  []Second
+	// drained is the first second Drain has not handed out yet.
+	drained int64
 	ops     int64
 	bytes   int64
 	// The whole run per direction, merged from the recorders' seconds.
@@ -112,6 +116,7 @@ func (s *Series) advance(id int, next int64) {
 	for _, c := range s.current {
 		low = min(low, c)
 	}
+	s.low = low
 	for sec, o := range s.open {
 		if sec < low {
 			s.closed = append(s.closed, Second{
@@ -123,14 +128,44 @@ func (s *Series) advance(id int, next int64) {
 	}
 }
 
-// Seconds returns the buckets from second 0 to the last, with empty seconds
-// filled in, once every recorder is closed.
+// Drain hands over, in order and with empty seconds filled in, the seconds
+// that every recorder has finished and that no Drain handed out before,
+// and forgets them. A long run whose seconds are drained as it goes (to
+// the store) keeps only the last few in memory.
+func (s *Series) Drain() []Second {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	limit := s.low
+	if limit == math.MaxInt64 { // every recorder closed: up to the last second seen
+		limit = s.drained
+		for _, c := range s.closed {
+			limit = max(limit, c.T+1)
+		}
+	}
+	sort.Slice(s.closed, func(i, j int) bool { return s.closed[i].T < s.closed[j].T })
+	var out []Second
+	i := 0
+	for t := s.drained; t < limit; t++ {
+		if i < len(s.closed) && s.closed[i].T == t {
+			out = append(out, s.closed[i])
+			i++
+		} else {
+			out = append(out, Second{T: t})
+		}
+	}
+	s.closed = append(s.closed[:0], s.closed[i:]...)
+	s.drained = max(s.drained, limit)
+	return out
+}
+
+// Seconds returns the buckets from the first second not drained to the
+// last, with empty seconds filled in, once every recorder is closed.
 func (s *Series) Seconds(durationSec int64) []Second {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sort.Slice(s.closed, func(i, j int) bool { return s.closed[i].T < s.closed[j].T })
 	var out []Second
-	next := int64(0)
+	next := s.drained
 	for _, c := range s.closed {
 		for ; next < c.T; next++ {
 			out = append(out, Second{T: next})
@@ -142,4 +177,21 @@ func (s *Series) Seconds(durationSec int64) []Second {
 		out = append(out, Second{T: next})
 	}
 	return out
+}
+
+type secondSinkKey struct{}
+
+// WithSecondSink returns a context under which a run hands its finished
+// seconds to sink as it goes (every few seconds, from the driver's
+// goroutine, never a worker's), instead of keeping them all for its result:
+// the store writes them while the run goes on, and memory stays flat
+// however long the run.
+func WithSecondSink(ctx context.Context, sink func([]Second)) context.Context {
+	return context.WithValue(ctx, secondSinkKey{}, sink)
+}
+
+// SecondSink returns the sink ctx carries, or nil.
+func SecondSink(ctx context.Context) func([]Second) {
+	sink, _ := ctx.Value(secondSinkKey{}).(func([]Second))
+	return sink
 }

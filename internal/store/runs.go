@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +13,63 @@ import (
 	"github.com/iolab/iolab/internal/redact"
 )
 
+// StatusRunning marks a run that has begun and not ended: its per-second
+// series is being written. One left so by a killed iolab is marked
+// interrupted when the experiment resumes (MarkCutRuns).
+const StatusRunning = "running"
+
+// BeginRun stores a run that is starting, as running, and sets its ID, so
+// that its per-second series can be stored while it goes on
+// (AppendSeries); SaveRun completes it.
+func (s *Store) BeginRun(ctx context.Context, experimentID string, r *Run) error {
+	now := ts(time.Now())
+	out, err := s.db.ExecContext(context.WithoutCancel(ctx), `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
+		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '', 0, 0, 0, '[]')`,
+		experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), StatusRunning, now, now)
+	if err != nil {
+		return s.wrap(err)
+	}
+	r.ID, err = out.LastInsertId()
+	return s.wrap(err)
+}
+
+// AppendSeries stores seconds of a running run's series.
+func (s *Store) AppendSeries(ctx context.Context, runID int64, secs []metrics.Second) error {
+	ctx = context.WithoutCancel(ctx)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	if err := insertSeries(ctx, tx, runID, secs); err != nil {
+		return s.wrap(err)
+	}
+	return s.wrap(tx.Commit())
+}
+
+func insertSeries(ctx context.Context, tx *sql.Tx, runID int64, secs []metrics.Second) error {
+	for _, sec := range secs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO series (run_id, second, ops, bytes, p50_ns, p99_ns, max_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			runID, sec.T, sec.Ops, sec.Bytes, sec.P50Ns, sec.P99Ns, sec.MaxNs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MarkCutRuns marks the runs of an experiment that a killed runner left
+// running as interrupted.
+func (s *Store) MarkCutRuns(ctx context.Context, experimentID string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, error = 'iolab was killed during the run' WHERE experiment_id = ? AND status = ?`,
+		StatusInterrupted, experimentID, StatusRunning)
+	return s.wrap(err)
+}
+
 // SaveRun stores one run, its histograms, series and derived metrics in one
-// transaction. It deliberately ignores ctx's cancellation: the run that a
-// Ctrl-C cut short is exactly the one that must still be written.
+// transaction: a new run, or the one BeginRun stored (r.ID set), whose
+// series so far is already stored. It deliberately ignores ctx's
+// cancellation: the run that a Ctrl-C cut short is exactly the one that
+// must still be written.
 func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derived map[string]float64) error {
 	ctx = context.WithoutCancel(ctx)
 	res := r.Result
@@ -33,6 +88,11 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 	if res.ErrorCodes == nil {
 		codes = []byte("{}")
 	}
+	if r.ID == 0 {
+		if err := s.BeginRun(ctx, experimentID, r); err != nil {
+			return err
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
@@ -42,15 +102,11 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 	if start.IsZero() {
 		start = r.EndedAt
 	}
-	out, err := tx.ExecContext(ctx, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
-		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes, extra, error_codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), r.Status, ts(start), ts(r.EndedAt),
-		int64(res.Duration), res.Errors, redact.String(firstNonEmpty(r.Error, res.FirstError)), res.CPUUserS, res.CPUSysS, res.TimingOverheadNs,
-		redact.String(string(notes)), string(extra), redact.String(string(codes)))
+	_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, started_at = ?, ended_at = ?, duration_ns = ?, errors = ?, error = ?,
+		cpu_user_s = ?, cpu_sys_s = ?, timing_overhead_ns = ?, notes = ?, extra = ?, error_codes = ? WHERE id = ?`,
+		r.Status, ts(start), ts(r.EndedAt), int64(res.Duration), res.Errors, redact.String(firstNonEmpty(r.Error, res.FirstError)),
+		res.CPUUserS, res.CPUSysS, res.TimingOverheadNs, redact.String(string(notes)), string(extra), redact.String(string(codes)), r.ID)
 	if err != nil {
-		return s.wrap(err)
-	}
-	if r.ID, err = out.LastInsertId(); err != nil {
 		return s.wrap(err)
 	}
 	for d, ds := range res.ByOp {
@@ -87,11 +143,8 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 			return s.wrap(err)
 		}
 	}
-	for _, sec := range res.Series {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO series (run_id, second, ops, bytes, p50_ns, p99_ns, max_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			r.ID, sec.T, sec.Ops, sec.Bytes, sec.P50Ns, sec.P99Ns, sec.MaxNs); err != nil {
-			return s.wrap(err)
-		}
+	if err := insertSeries(ctx, tx, r.ID, res.Series); err != nil {
+		return s.wrap(err)
 	}
 	return s.wrap(tx.Commit())
 }
