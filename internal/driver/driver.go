@@ -97,6 +97,7 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	defer hardCancel()
 
 	var clock metrics.Clock // set before start is closed
+	aborted := false        // a setup failed; set before start is closed
 	var wg, setUp sync.WaitGroup
 	errs := make([]error, opts.Workers)
 	start := make(chan struct{})
@@ -110,14 +111,14 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 			}
 			setUp.Done()
 			<-start
-			if errs[i] == nil && !stop.Stopped() {
+			if !aborted {
 				errs[i] = w(hardCtx, i, clock, &stop, recs[i])
 			}
 		}()
 	}
 	setUp.Wait()
 	if err := errors.Join(errs...); err != nil {
-		stop.stop()
+		aborted = true
 		close(start)
 		wg.Wait()
 		return nil, fmt.Errorf("setting up workers: %w", err)
