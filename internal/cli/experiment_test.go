@@ -306,19 +306,8 @@ workloads:
 // scheduled run ends up done exactly once.
 func TestKillNineThenResume(t *testing.T) {
 	t.Parallel()
-	bin := buildIolab(t)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "x.db")
-	writeFiles(t, dir, map[string]string{"plan.yaml": `name: resume
-rounds: 6
-warmup: 1
-variants:
-  - name: a
-  - name: b
-workloads:
-  - name: nap
-    cmd: {run: sleep 0.15}
-`})
+	bin, dir, db := buildIolab(t), t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	napPlan(t, dir, "resume", 0.15)
 	first := exec.Command(bin, "experiment", filepath.Join(dir, "plan.yaml"), "--db", db)
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
@@ -470,14 +459,10 @@ func buildIolab(t *testing.T) string {
 	return builtBin
 }
 
-// A --resume while the first runner still runs is refused, naming the
-// owner, and every scheduled run is done exactly once.
-func TestOneRunnerPerExperiment(t *testing.T) {
-	t.Parallel()
-	bin := buildIolab(t)
-	dir := t.TempDir()
-	db := filepath.Join(dir, "x.db")
-	writeFiles(t, dir, map[string]string{"plan.yaml": `name: lease
+// napPlan writes dir/plan.yaml: two variants of a command that sleeps
+// for seconds, 1 warm-up and 6 measured rounds (14 runs).
+func napPlan(t *testing.T, dir, name string, seconds float64) {
+	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: %s
 rounds: 6
 warmup: 1
 variants:
@@ -485,8 +470,16 @@ variants:
   - name: b
 workloads:
   - name: nap
-    cmd: {run: sleep 0.1}
-`})
+    cmd: {run: sleep %g}
+`, name, seconds)})
+}
+
+// A --resume while the first runner still runs is refused, naming the
+// owner, and every scheduled run is done exactly once.
+func TestOneRunnerPerExperiment(t *testing.T) {
+	t.Parallel()
+	bin, dir, db := buildIolab(t), t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	napPlan(t, dir, "lease", 0.1)
 	plan := filepath.Join(dir, "plan.yaml")
 	first := exec.Command(bin, "experiment", plan, "--db", db)
 	if err := first.Start(); err != nil {
