@@ -33,6 +33,10 @@ type Series struct {
 	closed  []Second
 	// drained is the first second Drain has not handed out yet.
 	drained int64
+	// spare holds the histograms of closed seconds for the next ones: a
+	// second's histogram is tens of KiB, and allocating one a second made
+	// a long run's memory creep between garbage collections.
+	spare []*hdrhistogram.Histogram
 	ops     int64
 	bytes   int64
 	// The whole run per direction, merged from the recorders' seconds.
@@ -43,6 +47,16 @@ type openSecond struct {
 	hist       *hdrhistogram.Histogram
 	ops, bytes int64
 	max        int64
+}
+
+// secondHistogram returns an empty histogram for a second that opens.
+func (s *Series) secondHistogram() *hdrhistogram.Histogram {
+	if n := len(s.spare); n > 0 {
+		h := s.spare[n-1]
+		s.spare = s.spare[:n-1]
+		return h
+	}
+	return newSecondHistogram()
 }
 
 // NewSeries returns an empty series.
@@ -77,7 +91,7 @@ func (s *Series) add(sec int64, lat *[NumOps]*hdrhistogram.Histogram, vals []opL
 		}
 		if o == nil {
 			if o = s.open[sec]; o == nil {
-				o = &openSecond{hist: newSecondHistogram()}
+				o = &openSecond{hist: s.secondHistogram()}
 				s.open[sec] = o
 			}
 		}
@@ -124,6 +138,8 @@ func (s *Series) advance(id int, next int64) {
 				P50Ns: o.hist.ValueAtQuantile(50), P99Ns: o.hist.ValueAtQuantile(99),
 			})
 			delete(s.open, sec)
+			o.hist.Reset()
+			s.spare = append(s.spare, o.hist)
 		}
 	}
 }
