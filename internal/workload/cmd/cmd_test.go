@@ -7,8 +7,10 @@ import (
 )
 
 // The peak RSS is the command's own: a program that holds 64 MiB shows
-// about that plus its interpreter, and `true` shows a few MiB at most —
-// never iolab's own memory, which a child's ru_maxrss carries over exec.
+// about that plus its interpreter, and `true` shows a few MiB at most (or
+// nothing, when it ended before its tree could be read, as it may on a busy
+// machine) — never iolab's own memory, which a child's ru_maxrss carries
+// over exec.
 func TestPeakRSSIsTheCommandsOwn(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
@@ -36,6 +38,9 @@ func TestPeakRSSIsTheCommandsOwn(t *testing.T) {
 			t.Fatalf("%s: %v %s", tc.run, err, res.FirstError)
 		}
 		got, ok := res.Extra["max_rss_bytes"]
+		if !ok && tc.run == "true" {
+			continue // it ended before its tree could be read: no figure rather than a wrong one
+		}
 		if mib := got / (1 << 20); !ok || mib < tc.min || mib > tc.max {
 			t.Errorf("%s: peak RSS %.1f MiB (measured: %v), want %.0f to %.0f MiB", tc.run, mib, ok, tc.min, tc.max)
 		}
