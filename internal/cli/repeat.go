@@ -155,23 +155,23 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 // IOLAB_DB says otherwise.
 const DefaultDB = "./iolab.db"
 
-// dbFlag registers --db, whose default is $IOLAB_DB or DefaultDB.
-func dbFlag(f *pflag.FlagSet, p *string) {
-	def := DefaultDB
+// defaultDB is $IOLAB_DB, else DefaultDB.
+func defaultDB() string {
 	if env := os.Getenv("IOLAB_DB"); env != "" {
-		def = env
+		return env
 	}
-	f.StringVar(p, "db", def, "SQLite database that stores every run (default from $IOLAB_DB when set)")
+	return DefaultDB
+}
+
+// dbFlag registers --db, whose default is defaultDB.
+func dbFlag(f *pflag.FlagSet, p *string) {
+	f.StringVar(p, "db", defaultDB(), "SQLite database that stores every run (default from $IOLAB_DB when set)")
 }
 
 // showCommand is the command that prints an experiment again: with --db when
 // the database is not the one a plain `iolab show` would open.
 func showCommand(id, db string) string {
-	def := DefaultDB
-	if env := os.Getenv("IOLAB_DB"); env != "" {
-		def = env
-	}
-	if db == def {
+	if db == defaultDB() {
 		return "iolab show " + id
 	}
 	return "iolab show " + id + " --db " + shellQuote(db)
