@@ -344,6 +344,11 @@ func TestKillNineThenResume(t *testing.T) {
 			t.Fatalf("run %s done %d times", k, n)
 		}
 	}
+	// The run the kill cut, stored as running when it began, is marked
+	// interrupted: no run is left looking as if it still ran.
+	if n := countRows(t, db, `SELECT count(*) FROM runs WHERE status = 'running'`); n != 0 {
+		t.Fatalf("%d runs still marked running after the resume", n)
+	}
 	// A changed plan is refused, with the change.
 	os.WriteFile(filepath.Join(dir, "plan.yaml"), []byte("name: resume\nrounds: 9\nworkloads:\n  - cmd: {run: 'true'}\n"), 0o644)
 	_, err = runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", db, "--resume")
