@@ -27,6 +27,7 @@ func main() {
 	every := flag.Duration("every", 5*time.Second, "how often RSS is read")
 	file := flag.String("file", "/var/tmp/iolab-long-run.dat", "the file the job reads (64 MiB, made if missing)")
 	withFio := flag.Bool("fio", true, "also run fio on the same job, for reference")
+	gogc := flag.String("gogc", "", "GOGC for iolab (e.g. 10: collect garbage often, so RSS shows what is retained, not what awaits collection)")
 	flag.Parse()
 	work, err := os.MkdirTemp("", "iolab-long-run-")
 	if err != nil {
@@ -40,6 +41,10 @@ func main() {
 		tool string
 		cmd  *exec.Cmd
 	}{{"iolab", exec.Command(bin, append([]string{"fs", "--rounds=1", "--warmup=0", "--db", filepath.Join(work, "x.db")}, job...)...)}}
+	if *gogc != "" {
+		runs[0].tool += " (GOGC=" + *gogc + ")"
+		runs[0].cmd.Env = append(os.Environ(), "GOGC="+*gogc)
+	}
 	if *withFio {
 		runs = append(runs, struct {
 			tool string
