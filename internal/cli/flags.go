@@ -264,8 +264,8 @@ type pairsValue struct {
 }
 
 func (v pairsValue) String() string {
-	if v.p == nil {
-		return "[]"
+	if v.p == nil || len(*v.p) == 0 {
+		return "" // shown as no default in help
 	}
 	shown := make([]string, len(*v.p))
 	for i, pair := range *v.p {
