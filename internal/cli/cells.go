@@ -37,8 +37,11 @@ func planCells(p *plan.Plan, variants []*variant.Variant) ([]lab.Cell, error) {
 				if err != nil {
 					return nil, err
 				}
+				// What talks to the variant's server (s3, http) is set up
+				// after each start of it; local files (fs, frames) once.
+				perStart := v.HasServer() && (w.Kind == "s3" || w.Kind == "http")
 				cells = append(cells, lab.Cell{Name: name, Variant: v.Name, Workload: wl, Target: target,
-					Around: &variantRun{v: v, hooks: p.Hooks}})
+					Around: &variantRun{v: v, hooks: p.Hooks}, PerStart: perStart})
 			}
 		}
 	}

@@ -577,3 +577,47 @@ func TestS3Pool(t *testing.T) {
 		t.Errorf("--pool above --concurrency: %v", err)
 	}
 }
+
+// An S3 server that is the variant: started fresh for every run, with an
+// empty data directory each time, so the workload's bucket and the objects
+// its reads need must be set up after every start, not once before.
+func TestS3AgainstServerVariants(t *testing.T) {
+	t.Parallel()
+	bin := findTool("versitygw")
+	if bin == "" {
+		msg := "NO S3 SERVER INSTALLED: install versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	dir := t.TempDir()
+	server := fmt.Sprintf(`rm -rf {{tmp}}/data && mkdir -p {{tmp}}/data && exec %s --port 127.0.0.1:{{port}} posix {{tmp}}/data`, bin)
+	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`rounds: 2
+warmup: 1
+variants:
+  - &gw
+    name: a
+    start: %q
+    ready: {tcp: "127.0.0.1:{{port}}"}
+    env: {ROOT_ACCESS_KEY: %s, ROOT_SECRET_KEY: %s}
+  - <<: *gw
+    name: b
+workloads:
+  - name: obj
+    s3: {endpoint: "http://127.0.0.1:{{port}}", bucket: fresh, create-bucket: true, access-key: %s, secret-key: %s,
+         mix: "put=1,get=1,delete=1", size: 4k, count: 30, concurrency: 2, objects: 8}
+`, server, testAccessKey, testSecretKey, testAccessKey, testSecretKey)})
+	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Runs) != 6 {
+		t.Fatalf("%d runs", len(r.Runs))
+	}
+	for _, run := range r.Runs {
+		if run.Status != "ok" {
+			t.Fatalf("run %+v", run)
+		}
+	}
+}

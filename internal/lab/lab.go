@@ -34,6 +34,10 @@ type Cell struct {
 	// Around, if set, runs before and after every run of the cell (a
 	// variant's server start and stop, the plan's run hooks).
 	Around Around
+	// PerStart says the workload depends on the server Around starts (it
+	// logs in, creates its bucket, uploads what it reads): it is prepared
+	// after every start and closed before every stop, instead of once.
+	PerStart bool
 }
 
 // Around wraps each run of a cell. AfterRun is called whenever BeforeRun
@@ -83,7 +87,9 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, erro
 	}
 	defer func() {
 		for _, c := range cells {
-			_ = c.Workload.Close()
+			if !c.PerStart {
+				_ = c.Workload.Close()
+			}
 		}
 	}()
 	// A resumed experiment is leased before anything is prepared: a second
@@ -98,6 +104,9 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, erro
 		ctx = lease.ctx
 	}
 	for _, c := range cells {
+		if c.PerStart {
+			continue
+		}
 		if err := c.Workload.Prepare(ctx); err != nil {
 			if ctx.Err() != nil {
 				return "", ErrInterrupted
@@ -358,7 +367,9 @@ func (r *Runner) saveManifest(ctx context.Context, expID string, run *store.Run,
 	return r.Store.SaveObjects(ctx, expID, run.ID, rows)
 }
 
-// runAround runs the workload between the cell's BeforeRun and AfterRun.
+// runAround runs the workload between the cell's BeforeRun and AfterRun;
+// a PerStart workload is prepared after BeforeRun started its server, and
+// closed before AfterRun stops it.
 func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes int64)) (*metrics.Result, error) {
 	if c.Around != nil {
 		if err := c.Around.BeforeRun(ctx); err != nil {
@@ -366,7 +377,19 @@ func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes
 			return nil, err
 		}
 	}
-	res, err := c.Workload.Run(ctx, progress)
+	var res *metrics.Result
+	var err error
+	if c.PerStart {
+		if err = c.Workload.Prepare(ctx); err != nil {
+			err = fmt.Errorf("variant %s: setting up the %s workload against its server: %w", c.Variant, c.Workload.Kind(), err)
+		}
+	}
+	if err == nil {
+		res, err = c.Workload.Run(ctx, progress)
+	}
+	if c.PerStart {
+		_ = c.Workload.Close()
+	}
 	if c.Around != nil {
 		if aerr := c.Around.AfterRun(context.WithoutCancel(ctx)); aerr != nil && err == nil {
 			err = aerr

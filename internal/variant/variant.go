@@ -124,6 +124,9 @@ func (v *Variant) Expand(s string) string {
 		"{{port}}", strconv.Itoa(v.Port)).Replace(s)
 }
 
+// HasServer says whether the variant starts a server for every run.
+func (v *Variant) HasServer() bool { return v.spec.Start != "" }
+
 // Env is the environment of the variant's commands.
 func (v *Variant) Env() []string { return v.env }
 

@@ -127,6 +127,7 @@ func (s *S3) Prepare(ctx context.Context) error {
 	if s.needsPool() {
 		s.pool = objects("pool", 1<<39)
 	}
+	s.reserveAt.Store(0) // prepared again: all of it is there
 	if s.opts.Mix.has(metrics.Delete) {
 		s.reserve = objects("del", 1<<39|1<<38)
 	}
