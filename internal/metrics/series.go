@@ -37,8 +37,8 @@ type Series struct {
 	// second's histogram is tens of KiB, and allocating one a second made
 	// a long run's memory creep between garbage collections.
 	spare []*hdrhistogram.Histogram
-	ops     int64
-	bytes   int64
+	ops   int64
+	bytes int64
 	// The whole run per direction, merged from the recorders' seconds.
 	dirs [NumOps]OpStats
 }
