@@ -9,10 +9,12 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/observe"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
@@ -269,6 +271,25 @@ func (r *variantRun) BeforeRun(ctx context.Context) error {
 		return err
 	}
 	return r.v.Start(ctx)
+}
+
+// Observe implements lab.Observer: the server's whole process tree, read
+// from /proc every second while the workload runs.
+func (r *variantRun) Observe() func() map[string]float64 {
+	pid := r.v.ServerPID()
+	if pid == 0 {
+		return nil
+	}
+	w := observe.WatchTree(pid, time.Second)
+	return func() map[string]float64 {
+		p := w.Stop()
+		if p.Samples == 0 {
+			return nil
+		}
+		return map[string]float64{"server_cpu_s": p.CPUSeconds, "server_max_rss_bytes": float64(p.RSSBytes),
+			"server_read_bytes": float64(p.ReadBytes), "server_write_bytes": float64(p.WriteBytes),
+			"server_threads_max": float64(p.MaxThreads), "server_fds_max": float64(p.MaxFDs)}
+	}
 }
 
 func (r *variantRun) AfterRun(ctx context.Context) error {

@@ -269,9 +269,11 @@ func TestHTTPInPlanWithServerVariant(t *testing.T) {
 	writeFiles(t, dir, map[string]string{
 		"server.py": `import http.server, json, os, sys
 root = sys.argv[2]
+ballast = b"x" * (64 << 20)  # a server that holds 64 MiB
 class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
     def do_PUT(self):
+        sum(range(3_000_000))  # and spends CPU on every upload
         name = os.path.basename(self.path)
         n = int(self.headers["Content-Length"])
         with open(os.path.join(root, name), "wb") as f:
@@ -309,6 +311,12 @@ workloads:
 	for _, run := range r.Runs {
 		if run.Status != "ok" || run.Ops["upload"].Ops != 3 || run.Ops["download"].Bytes != 3*256<<10 || run.Verify == nil || run.Verify.Checked != 3 || run.Verify.Mismatched != 0 {
 			t.Fatalf("run %+v", run)
+		}
+		// The server's process tree was watched while the workload ran.
+		x := run.Extra
+		if rss := x["server_max_rss_bytes"] / (1 << 20); rss < 64 || rss > 256 || x["server_cpu_s"] < 0.05 ||
+			x["server_threads_max"] < 1 || x["server_fds_max"] < 3 {
+			t.Fatalf("server figures: %v", x)
 		}
 	}
 }

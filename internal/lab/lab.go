@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"time"
 
@@ -38,6 +39,14 @@ type Cell struct {
 	// logs in, creates its bucket, uploads what it reads): it is prepared
 	// after every start and closed before every stop, instead of once.
 	PerStart bool
+}
+
+// Observer is an Around that watches what it started (a variant's server)
+// while the workload runs: Observe starts watching, and the function it
+// returns stops and gives the figures to add to the run's (server_cpu_s,
+// server_max_rss_bytes ...), or nil.
+type Observer interface {
+	Observe() (stop func() map[string]float64)
 }
 
 // Around wraps each run of a cell. AfterRun is called whenever BeforeRun
@@ -385,7 +394,19 @@ func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes
 		}
 	}
 	if err == nil {
+		var stopObserving func() map[string]float64
+		if o, ok := c.Around.(Observer); ok {
+			stopObserving = o.Observe()
+		}
 		res, err = c.Workload.Run(ctx, progress)
+		if stopObserving != nil {
+			if seen := stopObserving(); res != nil && len(seen) > 0 {
+				if res.Extra == nil {
+					res.Extra = map[string]float64{}
+				}
+				maps.Copy(res.Extra, seen)
+			}
+		}
 	}
 	if c.PerStart {
 		_ = c.Workload.Close()

@@ -1,5 +1,6 @@
-// Package observe watches the processes iolab starts, from /proc: how much
-// memory a command's process tree holds at its peak.
+// Package observe watches the processes iolab starts, from /proc: a
+// command's or a server's whole process tree — its peak memory, the CPU it
+// used, what it read and wrote, its threads and open files.
 //
 // A child's getrusage peak (ru_maxrss) cannot be used for that: a process
 // that Go starts is cloned from iolab's own address space, and Linux keeps
@@ -28,7 +29,29 @@ type TreePeak struct {
 	// Samples is how many times the tree was read; 0 when it was gone
 	// before the first look.
 	Samples int
+	// CPUSeconds is the user and system CPU the tree used between the
+	// first and the last sample (its processes' own, and that of the
+	// children they waited for).
+	CPUSeconds float64
+	// ReadBytes and WriteBytes are what the tree read from and wrote to
+	// storage between the first and the last sample (/proc/PID/io).
+	ReadBytes, WriteBytes int64
+	// MaxThreads and MaxFDs are the most threads and open file
+	// descriptors the tree had in one sample.
+	MaxThreads, MaxFDs int
 }
+
+// usage is one sample's totals over a tree.
+type usage struct {
+	rss, hwm      int64
+	cpuTicks      int64
+	read, written int64
+	threads, fds  int
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every
+// Linux ABI Go supports.
+const clockTicks = 100
 
 // Watcher samples a process tree until Stop.
 type Watcher struct {
@@ -37,6 +60,7 @@ type Watcher struct {
 	done  chan struct{}
 	mu    sync.Mutex
 	peak  TreePeak
+	first usage // the first sample, from which usage is counted
 	every time.Duration
 }
 
@@ -65,17 +89,18 @@ func (w *Watcher) loop() {
 	}
 }
 
-// Stop ends the watch and returns what it saw.
+// Stop takes a last sample, ends the watch and returns what it saw.
 func (w *Watcher) Stop() TreePeak {
 	close(w.stop)
 	<-w.done
+	w.sample()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.peak
 }
 
 func (w *Watcher) sample() {
-	var sum, hwm int64
+	var u usage
 	seen := 0
 	for _, pid := range Tree(w.root) {
 		rss, peak, ok := memory(pid)
@@ -83,16 +108,75 @@ func (w *Watcher) sample() {
 			continue
 		}
 		seen++
-		sum += rss
-		hwm = max(hwm, peak)
+		u.rss += rss
+		u.hwm = max(u.hwm, peak)
+		ticks, threads := cpu(pid)
+		u.cpuTicks += ticks
+		u.threads += threads
+		r, wr := io(pid)
+		u.read += r
+		u.written += wr
+		if fds, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd"); err == nil {
+			u.fds += len(fds)
+		}
 	}
 	if seen == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.peak.Samples == 0 {
+		w.first = u
+	}
 	w.peak.Samples++
-	w.peak.RSSBytes = max(w.peak.RSSBytes, sum, hwm)
+	p := &w.peak
+	p.RSSBytes = max(p.RSSBytes, u.rss, u.hwm)
+	p.CPUSeconds = float64(u.cpuTicks-w.first.cpuTicks) / clockTicks
+	p.ReadBytes, p.WriteBytes = u.read-w.first.read, u.written-w.first.written
+	p.MaxThreads, p.MaxFDs = max(p.MaxThreads, u.threads), max(p.MaxFDs, u.fds)
+}
+
+// cpu reads a process's CPU time in clock ticks — its own and that of the
+// children it waited for — and its thread count, from /proc/PID/stat.
+func cpu(pid int) (ticks int64, threads int) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 18 {
+		return 0, 0
+	}
+	for _, i := range []int{11, 12, 13, 14} { // utime, stime, cutime, cstime (fields 14-17)
+		n, _ := strconv.ParseInt(f[i], 10, 64)
+		ticks += n
+	}
+	threads, _ = strconv.Atoi(f[17]) // num_threads, field 20
+	return ticks, threads
+}
+
+// io reads the bytes a process read from and wrote to storage; 0 where
+// /proc/PID/io cannot be read (another user's process).
+func io(pid int) (read, written int64) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		switch k {
+		case "read_bytes":
+			read = n
+		case "write_bytes":
+			written = n
+		}
+	}
+	return read, written
 }
 
 // Tree lists pid and its descendants, from /proc/PID/task/TID/children.

@@ -33,8 +33,16 @@ func PrimaryMetric(workload string) string {
 	return "ops_per_s"
 }
 
+// serverMetrics are compared for every workload whose variants run a
+// server iolab watched.
+var serverMetrics = []string{"server_cpu_s", "server_max_rss_bytes"}
+
 // comparedMetrics are the metrics compared for a workload, when measured.
 func comparedMetrics(workload string) []string {
+	return append(clientMetrics(workload), serverMetrics...)
+}
+
+func clientMetrics(workload string) []string {
 	switch workload {
 	case "cmd":
 		return []string{"wall_s", "bytes_per_s", "items_per_s", "max_rss_bytes"}

@@ -127,6 +127,15 @@ func (v *Variant) Expand(s string) string {
 // HasServer says whether the variant starts a server for every run.
 func (v *Variant) HasServer() bool { return v.spec.Start != "" }
 
+// ServerPID is the process (and process group) of the running server, or
+// 0 when none runs.
+func (v *Variant) ServerPID() int {
+	if v.server == nil {
+		return 0
+	}
+	return v.server.Process.Pid
+}
+
 // Env is the environment of the variant's commands.
 func (v *Variant) Env() []string { return v.env }
 
