@@ -578,11 +578,10 @@ func TestS3Pool(t *testing.T) {
 	}
 }
 
-// An S3 server that is the variant: started fresh for every run, with an
-// empty data directory each time, so the workload's bucket and the objects
-// its reads need must be set up after every start, not once before.
-func TestS3AgainstServerVariants(t *testing.T) {
-	t.Parallel()
+// versitygwBin is the versitygw binary; without one the test is skipped,
+// and fails in CI.
+func versitygwBin(t *testing.T) string {
+	t.Helper()
 	bin := findTool("versitygw")
 	if bin == "" {
 		msg := "NO S3 SERVER INSTALLED: install versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)"
@@ -591,6 +590,15 @@ func TestS3AgainstServerVariants(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
+	return bin
+}
+
+// An S3 server that is the variant: started fresh for every run, with an
+// empty data directory each time, so the workload's bucket and the objects
+// its reads need must be set up after every start, not once before.
+func TestS3AgainstServerVariants(t *testing.T) {
+	t.Parallel()
+	bin := versitygwBin(t)
 	dir := t.TempDir()
 	server := fmt.Sprintf(`rm -rf {{tmp}}/data && mkdir -p {{tmp}}/data && exec %s --port 127.0.0.1:{{port}} posix {{tmp}}/data`, bin)
 	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`rounds: 2

@@ -159,14 +159,7 @@ func context80(text, s string) string {
 // startVersitygwWithKeys starts a versitygw of the test's own whose root
 // keys are the given ones.
 func startVersitygwWithKeys(t *testing.T, access, secret string) string {
-	bin := findTool("versitygw")
-	if bin == "" {
-		msg := "NO S3 SERVER INSTALLED: install versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	bin := versitygwBin(t)
 	port := freeLoopbackPort(t)
 	data := t.TempDir()
 	cmd := exec.Command(bin, "--port", fmt.Sprintf("127.0.0.1:%d", port), "posix", data)
