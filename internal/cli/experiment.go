@@ -70,6 +70,9 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err := lab.CheckRuns(p.Cells(), p.Warmup, p.Rounds); err != nil {
 		return usage("%s: %v", path, err)
 	}
+	// Redacting registers the plan's secrets (env: API_TOKEN, bearer: ...)
+	// before any variant builds and could print one.
+	stored := redactPlan(text)
 	switch o.Order {
 	case "":
 	case lab.OrderRandom, lab.OrderSequential:
@@ -85,7 +88,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	resume, seed := "", p.Seed
 	if o.Resume {
 		var sp storedPlan
-		if resume, sp, err = findResumable(ctx, st, p, string(text)); err != nil {
+		if resume, sp, err = findResumable(ctx, st, p, stored); err != nil {
 			return err
 		}
 		seed = sp.Seed // the schedule continues exactly
@@ -110,7 +113,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	sp := storedPlan{Path: path, Text: redactPlan(text), Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
+	sp := storedPlan{Path: path, Text: stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
 		Seed: seed, Commits: map[string]string{}}
 	for _, v := range variants {
 		if v.Commit != "" {
@@ -166,7 +169,8 @@ func roundHook(p *plan.Plan, name, script string) func(context.Context) error {
 }
 
 // findResumable finds the newest unfinished experiment of the plan and
-// refuses if the plan changed since.
+// refuses if the plan changed since; text is the plan as stored
+// (redactPlan).
 func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text string) (string, storedPlan, error) {
 	exps, err := st.ListExperiments(ctx)
 	if err != nil {
@@ -180,9 +184,9 @@ func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text stri
 		if json.Unmarshal(e.Plan, &sp) != nil || sp.Text == "" {
 			continue
 		}
-		if sp.Text != redactPlan([]byte(text)) || sp.Order != p.Order {
+		if sp.Text != text || sp.Order != p.Order {
 			return "", sp, usage("--resume: the plan changed since experiment %s ran (%s); resume with the plan it started with, or start a new experiment",
-				e.ID, lineDiff(sp.Text+"order: "+sp.Order, redactPlan([]byte(text))+"order: "+p.Order))
+				e.ID, lineDiff(sp.Text+"order: "+sp.Order, text+"order: "+p.Order))
 		}
 		return e.ID, sp, nil
 	}

@@ -34,16 +34,12 @@ func (r *Runner) acquire(ctx context.Context, expID string) (*lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range left {
-		procgroup.Kill(procgroup.Group{PGID: p.PGID, Start: p.Start})
+	for _, g := range left {
+		procgroup.Kill(g)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	renew := func(groups []procgroup.Group) error {
-		procs := make([]store.Process, len(groups))
-		for i, g := range groups {
-			procs[i] = store.Process{PGID: g.PGID, Start: g.Start}
-		}
-		err := r.Store.Heartbeat(context.WithoutCancel(ctx), expID, me, procs)
+		err := r.Store.Heartbeat(context.WithoutCancel(ctx), expID, me, groups)
 		if errors.Is(err, store.ErrLeased) {
 			cancel(err)
 		}

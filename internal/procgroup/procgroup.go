@@ -22,8 +22,8 @@ import (
 // Group is a process group, with its leader's start time so that a reused
 // PID is never taken for it.
 type Group struct {
-	PGID  int
-	Start int64 // clock ticks since boot, /proc/PID/stat field 22
+	PGID  int   `json:"pgid"`
+	Start int64 `json:"start"` // clock ticks since boot, /proc/PID/stat field 22
 }
 
 // Tracker is the set of process groups running now.

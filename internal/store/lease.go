@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/iolab/iolab/internal/procgroup"
 )
 
 // A lease makes one process the runner of an experiment. The runner renews
@@ -33,11 +35,9 @@ type Owner struct {
 
 func (o Owner) String() string { return fmt.Sprintf("pid %d on %s", o.PID, o.Host) }
 
-// Process is a process group a runner started (a command, a server).
-type Process struct {
-	PGID  int   `json:"pgid"`
-	Start int64 `json:"start"` // of the group's leader, as Owner.Start
-}
+// Process is a process group a runner started (a command, a server), with
+// its leader's start time.
+type Process = procgroup.Group
 
 // ErrLeased is returned when another live process runs the experiment.
 var ErrLeased = errors.New("the experiment is being run by another process")
