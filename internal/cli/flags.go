@@ -20,7 +20,8 @@ import (
 // takes is range-checked here, when it is parsed: the flag types below carry
 // their bounds, and a value outside them is refused as
 // `--flag "value": why; want ...` (flagError) before anything runs.
-// Workloads check only what spans several options.
+// Workloads keep their own checks, for options built in code, and those
+// that span several options.
 
 // sizeValue is a byte count flag in fio's forms (4k, 256m, 1g), from min to
 // max bytes (max 0: no bound beyond ParseSize's).
@@ -152,7 +153,7 @@ func floatVar(f *pflag.FlagSet, p *float64, name string, def, min, max float64, 
 
 // Bounds shared by several commands.
 const (
-	maxConcurrency = 100_000       // operations in flight in one process
+	maxConcurrency = 10_000        // requests in flight in one process (s3, http)
 	maxCount       = math.MaxInt32 // operations per run when counted
 	maxRate        = 1e9           // operations per second
 )

@@ -51,7 +51,7 @@ func (o *HTTPOptions) AddJobFlags(f *pflag.FlagSet) {
 	urlVar(f, &j.DownloadURL, "download-url", "upload: download each upload right after, from this URL with {{id}}")
 	f.Var(sizeValue{p: &j.RangeSize}, "range-size", "download: a random range of this many bytes (needs --size of the objects)")
 	f.StringVar(&o.sizes, "size", "1m", "body size: 8m, a list 1m,100m, or a log-uniform range 1m-5g")
-	intVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, 10000, "requests in flight")
+	intVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, maxConcurrency, "requests in flight")
 	f.Var(durationValue{&j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
 	intVar(f, &j.Count, "count", 0, 0, maxCount, "requests per run when not time-based")
 	percentVar(f, &j.Data.CompressPct, "compressible", 0, "percentage of each body that compresses (zeros)")

@@ -47,7 +47,7 @@ object is missing or differs.`,
 	secretVar(f, &o.AccessKey, "access-key", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file)")
 	secretVar(f, &o.SecretKey, "secret-key", "secret key (default: AWS_SECRET_ACCESS_KEY)")
 	f.BoolVar(&o.Insecure, "insecure", false, "accept any TLS certificate")
-	intVar(f, &o.Concurrency, "concurrency", 16, 1, 10000, "objects read at once")
+	intVar(f, &o.Concurrency, "concurrency", 16, 1, maxConcurrency, "objects read at once")
 	return cmd
 }
 
