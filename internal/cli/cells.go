@@ -4,17 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/lab"
-	"github.com/iolab/iolab/internal/observe"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
@@ -29,25 +32,76 @@ import (
 // planCells expands a plan into cells: every workload at every point of its
 // matrix, for every variant. A cell's name is the workload and its matrix
 // point, the same for every variant, so comparisons pair them.
+//
+// Everything is built once here, so a bad value fails before anything
+// runs. A workload that talks to the variant's server (s3, http, a
+// command) or has a setup step is built again for every start of the
+// server — with that start's port, after its setup ran.
 func planCells(p *plan.Plan, variants []*variant.Variant) ([]lab.Cell, error) {
 	var cells []lab.Cell
+	checked := map[cgroup.Limits]error{}
 	for _, w := range p.Workloads {
+		if err := checkMatrix(p, w); err != nil {
+			return nil, err
+		}
 		for _, point := range w.Points() {
 			name := cellName(w, point)
 			for _, v := range variants {
-				wl, target, err := buildWorkload(p, w, point, v)
+				c := &cellBuilder{p: p, w: w, v: v, point: point, params: map[string]string{}}
+				for k, val := range point {
+					c.params[k] = val.Text
+				}
+				if w.Setup != nil {
+					c.ids = filepath.Join(v.Tmp, fmt.Sprintf("ids-%d", len(cells)))
+				}
+				if err := c.checkVariant(); err != nil {
+					return nil, err
+				}
+				limits, err := c.limits(checked)
 				if err != nil {
 					return nil, err
 				}
-				// What talks to the variant's server (s3, http) is set up
-				// after each start of it; local files (fs, frames) once.
-				perStart := v.HasServer() && (w.Kind == "s3" || w.Kind == "http")
+				run := &variantRun{v: v, hooks: p.Hooks, params: c.params}
+				if v.HasServer() {
+					run.limits = limits
+				} else {
+					c.cmdLimits = limits
+				}
+				if w.Setup != nil {
+					if _, _, err := c.build(*w.Setup, true); err != nil {
+						return nil, err
+					}
+				}
+				wl, target, err := c.build(w, false)
+				if err != nil {
+					return nil, err
+				}
+				perStart := v.HasServer() && w.Kind != "fs" && w.Kind != "frames"
+				if perStart || w.Setup != nil {
+					wl = &stagedWorkload{first: wl, c: c}
+				}
 				cells = append(cells, lab.Cell{Name: name, Variant: v.Name, Workload: wl, Target: target,
-					Around: &variantRun{v: v, hooks: p.Hooks}, PerStart: perStart})
+					Around: run, PerStart: perStart, Params: cellParams(c, limits)})
 			}
 		}
 	}
 	return cells, nil
+}
+
+// cellParams are what a cell stores beside its workload's own parameters:
+// matrix fields that are not workload keys, and the limits.
+func cellParams(c *cellBuilder, limits cgroup.Limits) map[string]string {
+	out := map[string]string{}
+	for k, v := range c.params {
+		out[k] = v
+	}
+	if limits.Memory > 0 {
+		out["limit_memory"] = units.FormatSize(limits.Memory)
+	}
+	if limits.CPUs > 0 {
+		out["limit_cpus"] = fmt.Sprint(limits.CPUs)
+	}
+	return out
 }
 
 func cellName(w plan.Workload, point map[string]plan.Value) string {
@@ -60,27 +114,312 @@ func cellName(w plan.Workload, point map[string]plan.Value) string {
 
 var template = regexp.MustCompile(`\{\{[^}]*\}\}`)
 
-// expand fills a plan value's templates for a variant and matrix point and
-// rejects any template left unknown.
-func expand(val plan.Value, field string, v *variant.Variant, params map[string]string) (string, error) {
-	s := v.Expand(val.Text)
-	for k, x := range params {
-		s = strings.ReplaceAll(s, "{{"+k+"}}", x)
-	}
-	// Templates the workload fills itself, per operation (http URLs).
-	rest := s
-	for _, t := range []string{"{{i}}", "{{worker}}", "{{id}}"} {
-		rest = strings.ReplaceAll(rest, t, "")
-	}
-	if m := template.FindString(rest); m != "" {
-		known := []string{"{{variant}}", "{{workdir}}", "{{tmp}}", "{{port}}", "{{i}}", "{{worker}}", "{{id}}"}
-		for k := range params {
-			known = append(known, "{{"+k+"}}")
+// later are the templates a workload fills itself: per operation (http
+// URLs), per run (a command's {{run}} and {{round}}).
+var later = map[string][]string{"http": {"i", "worker", "id"}, "s3": {"i", "worker", "id"}, "cmd": {"run", "round"}}
+
+// checkMatrix refuses a matrix field that is neither a key of its
+// workload nor used as a template anywhere: it would only rename cells.
+func checkMatrix(p *plan.Plan, w plan.Workload) error {
+	keys := kindKeys(w.Kind)
+	for _, ax := range w.Matrix {
+		if w.Kind == "cmd" || slices.Contains(keys, ax.Field) || usesTemplate(p, w, ax.Field) {
+			continue
 		}
-		sort.Strings(known[7:])
-		return "", val.Pos.Errorf("%s: unknown template %s; known: %s", field, m, strings.Join(known, ", "))
+		return ax.Values[0].KeyPos.Errorf("matrix.%s: not a key of the %s workload, and no {{%s}} uses it; keys: %s",
+			ax.Field, w.Kind, ax.Field, strings.Join(keys, ", "))
 	}
-	return s, nil
+	return nil
+}
+
+// usesTemplate says whether {{name}} appears in what a cell expands: the
+// workload's fields, its setup's, and the variants' start, ready, limits
+// and the run hooks.
+func usesTemplate(p *plan.Plan, w plan.Workload, name string) bool {
+	t := "{{" + name + "}}"
+	var texts []string
+	for _, spec := range []*plan.Workload{&w, w.Setup} {
+		if spec == nil {
+			continue
+		}
+		for _, v := range spec.Fields {
+			texts = append(texts, v.Text)
+			for _, x := range v.List {
+				texts = append(texts, x.Text)
+			}
+		}
+	}
+	for _, v := range p.Variants {
+		texts = append(texts, v.Start)
+		if v.Ready != nil {
+			texts = append(texts, v.Ready.HTTP, v.Ready.TCP, v.Ready.Cmd)
+		}
+		if v.Limits != nil {
+			texts = append(texts, v.Limits.Memory.Text, v.Limits.CPUs.Text)
+		}
+	}
+	texts = append(texts, p.Hooks.BeforeRun, p.Hooks.AfterRun)
+	for _, s := range texts {
+		if strings.Contains(s, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// kindKeys are the keys a workload kind accepts: its command's flags.
+func kindKeys(kind string) []string {
+	if kind == "cmd" {
+		return []string{"run", "bytes", "items", "timeout"}
+	}
+	f := pflag.NewFlagSet(kind, pflag.ContinueOnError)
+	switch kind {
+	case "fs":
+		new(FSOptions).AddJobFlags(f)
+	case "s3":
+		new(S3Options).AddJobFlags(f)
+	case "http":
+		new(HTTPOptions).AddJobFlags(f)
+		f.String("mode", "", "")
+	case "frames":
+		new(FramesOptions).AddJobFlags(f)
+	}
+	var keys []string
+	f.VisitAll(func(fl *pflag.Flag) { keys = append(keys, fl.Name) })
+	return keys
+}
+
+// cellBuilder builds one cell's workloads: one workload at one matrix
+// point, for one variant.
+type cellBuilder struct {
+	p      *plan.Plan
+	w      plan.Workload
+	v      *variant.Variant
+	point  map[string]plan.Value
+	params map[string]string // the matrix point, as templates
+	// ids is the file a setup step's outputs go to ({{ids}}); "" without
+	// a setup step.
+	ids string
+	// cmdLimits confine a cmd workload of a variant without a server.
+	cmdLimits cgroup.Limits
+}
+
+// expand fills a plan value's templates — the variant's, the matrix
+// point's, {{ids}} — and rejects any left unknown; those in keep are
+// left for the workload to fill.
+func (c *cellBuilder) expand(val plan.Value, field string, keep []string) (string, error) {
+	vars := map[string]string{}
+	for k, x := range c.params {
+		vars[k] = x
+	}
+	if c.ids != "" {
+		vars["ids"] = c.ids
+	}
+	s := c.v.ExpandWith(val.Text, vars)
+	rest := s
+	for _, t := range keep {
+		rest = strings.ReplaceAll(rest, "{{"+t+"}}", "")
+	}
+	m := template.FindString(rest)
+	if m == "" {
+		return s, nil
+	}
+	known := slices.Clone(variant.Templates)
+	known = append(known, slices.Sorted(maps.Keys(vars))...)
+	known = append(known, keep...)
+	for i, k := range known {
+		known[i] = "{{" + k + "}}"
+	}
+	hint := ""
+	if m == "{{ids}}" {
+		hint = " ({{ids}} is the file a workload's setup: step writes; add one)"
+	}
+	return "", val.Pos.Errorf("%s: unknown template %s%s; known: %s", field, m, hint, strings.Join(known, ", "))
+}
+
+// checkVariant checks the templates of what the variant runs per cell
+// (start, ready, the run hooks) before anything starts.
+func (c *cellBuilder) checkVariant() error {
+	spec := c.v.Spec()
+	texts := map[string]string{"start": spec.Start, "hooks.before_run": c.p.Hooks.BeforeRun, "hooks.after_run": c.p.Hooks.AfterRun}
+	if spec.Ready != nil {
+		texts["ready.http"], texts["ready.tcp"], texts["ready.cmd"] = spec.Ready.HTTP, spec.Ready.TCP, spec.Ready.Cmd
+	}
+	for _, field := range slices.Sorted(maps.Keys(texts)) {
+		if _, err := c.expand(plan.Value{Text: texts[field], Pos: spec.Pos}, fmt.Sprintf("variant %q: %s", spec.Name, field), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// limits reads the variant's limits for this cell and checks, once per
+// distinct value, that this machine can apply them.
+func (c *cellBuilder) limits(checked map[cgroup.Limits]error) (cgroup.Limits, error) {
+	var lim cgroup.Limits
+	spec := c.v.Spec().Limits
+	if spec == nil {
+		return lim, nil
+	}
+	var at plan.Pos
+	if spec.Memory.Text != "" {
+		text, err := c.expand(spec.Memory, "limits.memory", nil)
+		if err != nil {
+			return lim, err
+		}
+		if lim.Memory, err = units.ParseSize(text); err != nil || lim.Memory < cgroup.MinMemory {
+			return lim, spec.Memory.Pos.Errorf("limits.memory %q: want a size of at least %s such as 256m or 2g", text, units.FormatSize(cgroup.MinMemory))
+		}
+		at = spec.Memory.Pos
+	}
+	if spec.CPUs.Text != "" {
+		text, err := c.expand(spec.CPUs, "limits.cpus", nil)
+		if err != nil {
+			return lim, err
+		}
+		if lim.CPUs, err = units.ParseFloat(text, 0.01, 1024); err != nil {
+			return lim, spec.CPUs.Pos.Errorf("limits.cpus %q: %v; want cores such as 1.5", text, err)
+		}
+		at = spec.CPUs.Pos
+	}
+	err, done := checked[lim]
+	if !done {
+		err = cgroup.Check(lim)
+		checked[lim] = err
+	}
+	if err != nil {
+		return lim, at.Errorf("variant %q: %v", c.v.Name, err)
+	}
+	return lim, nil
+}
+
+// build makes the workload spec (the measured one, or its setup step).
+func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, string, error) {
+	switch spec.Kind {
+	case "cmd":
+		return c.buildCmd(spec, setup)
+	case "s3":
+		var o S3Options
+		return c.flagWorkload(spec, setup, o.AddJobFlags, func() (workload.Workload, string, error) {
+			job, err := o.job()
+			if err != nil {
+				return nil, "", err
+			}
+			wl, err := s3.New(job)
+			return wl, c.v.Workdir, err
+		})
+	case "http":
+		var o HTTPOptions
+		mode := httpload.Upload
+		addFlags := func(f *pflag.FlagSet) {
+			o.AddJobFlags(f)
+			f.StringVar(&mode, "mode", mode, "upload or download")
+		}
+		return c.flagWorkload(spec, setup, addFlags, func() (workload.Workload, string, error) {
+			job, err := o.job(mode)
+			if err != nil {
+				return nil, "", err
+			}
+			job.KeepIDs = setup
+			wl, err := httpload.New(job)
+			return wl, c.v.Workdir, err
+		})
+	case "frames":
+		var o FramesOptions
+		return c.flagWorkload(spec, setup, o.AddJobFlags, func() (workload.Workload, string, error) {
+			job, err := o.job()
+			if err != nil {
+				return nil, "", err
+			}
+			wl, err := frames.New(job)
+			return wl, job.Directory, err
+		})
+	}
+	var o FSOptions
+	return c.flagWorkload(spec, setup, o.AddJobFlags, func() (workload.Workload, string, error) {
+		job, err := o.job()
+		if err != nil {
+			return nil, "", err
+		}
+		target := job.Directory
+		if target == "" {
+			target = job.Filename
+		}
+		wl, err := fs.New(job)
+		return wl, target, err
+	})
+}
+
+// flagWorkload builds a workload whose plan keys are its command's flags:
+// addFlags registers them, the fields are set through them, and make
+// builds the workload from the parsed options.
+func (c *cellBuilder) flagWorkload(spec plan.Workload, setup bool, addFlags func(*pflag.FlagSet),
+	make func() (workload.Workload, string, error)) (workload.Workload, string, error) {
+	flags := pflag.NewFlagSet(spec.Kind, pflag.ContinueOnError)
+	addFlags(flags)
+	if err := c.applyFields(flags, spec, setup); err != nil {
+		return nil, "", err
+	}
+	wl, target, err := make()
+	if err != nil {
+		what := fmt.Sprintf("workload %q", c.w.Name)
+		if setup {
+			what += " setup"
+		}
+		return nil, "", spec.Pos.Errorf("%s: %v", what, err)
+	}
+	return wl, target, nil
+}
+
+// applyFields sets a plan workload's fields through the flags of its
+// command, so a plan accepts exactly what the command line accepts. The
+// measured workload also takes the matrix point's fields that are keys;
+// the others are only templates (checkMatrix).
+func (c *cellBuilder) applyFields(flags *pflag.FlagSet, spec plan.Workload, setup bool) error {
+	all := spec.Fields
+	if !setup {
+		all = fields(spec, c.point)
+	}
+	for _, key := range sortedKeys(all) {
+		val := all[key]
+		f := flags.Lookup(key)
+		if f == nil {
+			if _, isMatrix := c.point[key]; isMatrix && !setup {
+				continue
+			}
+			var known []string
+			flags.VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
+			return val.KeyPos.Errorf("unknown key %q in %s workload %q; known: %s", key, spec.Kind, c.w.Name, strings.Join(known, ", "))
+		}
+		values := val.List
+		if values == nil {
+			values = []plan.Value{val}
+		} else if !repeatable(f) {
+			return val.Pos.Errorf("%s.%s: a list, but --%s takes one value", spec.Kind, key, key)
+		}
+		for _, x := range values {
+			text, err := c.expand(x, spec.Kind+"."+key, later[spec.Kind])
+			if err != nil {
+				return err
+			}
+			if (key == "directory" || key == "filename" || key == "url-file" || key == "id-file") && !filepath.IsAbs(text) {
+				text = filepath.Join(c.p.Dir, text)
+			}
+			if err := setFlag(flags, key, text); err != nil {
+				return x.Pos.Errorf("%s.%s %q: %v", spec.Kind, key, text, err)
+			}
+		}
+	}
+	return nil
+}
+
+// repeatable says whether a flag may be given more than once (-H).
+func repeatable(f *pflag.Flag) bool {
+	if _, ok := f.Value.(pflag.SliceValue); ok {
+		return true
+	}
+	_, ok := f.Value.(pairsValue)
+	return ok
 }
 
 // fields merges a workload's settings with a matrix point.
@@ -95,159 +434,143 @@ func fields(w plan.Workload, point map[string]plan.Value) map[string]plan.Value 
 	return f
 }
 
-func buildWorkload(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
-	switch w.Kind {
-	case "cmd":
-		return buildCmd(w, point, v)
-	case "s3":
-		return buildS3(p, w, point, v)
-	case "http":
-		return buildHTTP(p, w, point, v)
-	case "frames":
-		return buildFrames(p, w, point, v)
+func (c *cellBuilder) buildCmd(spec plan.Workload, setup bool) (workload.Workload, string, error) {
+	o := cmd.Options{Dir: c.v.Workdir, Env: c.v.Env(), Params: c.params, KeepOutput: setup}
+	if !setup {
+		o.Limits = c.cmdLimits
 	}
-	return buildFS(p, w, point, v)
-}
-
-// applyFields sets a plan workload's fields through the flags of its
-// command, so a plan accepts exactly what the command line accepts.
-func applyFields(p *plan.Plan, flags *pflag.FlagSet, w plan.Workload, point map[string]plan.Value, v *variant.Variant) error {
-	var known []string
-	flags.VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
-	all := fields(w, point)
-	for _, key := range sortedKeys(all) {
-		val := all[key]
-		if flags.Lookup(key) == nil {
-			return val.KeyPos.Errorf("unknown key %q in %s workload %q; known: %s", key, w.Kind, w.Name, strings.Join(known, ", "))
+	known := kindKeys("cmd")
+	for _, key := range sortedKeys(spec.Fields) {
+		val := spec.Fields[key]
+		if !slices.Contains(known, key) {
+			return nil, "", val.KeyPos.Errorf("unknown key %q in cmd workload %q; known: %s (matrix fields become {{name}} templates)", key, c.w.Name, strings.Join(known, ", "))
 		}
-		text, err := expand(val, w.Kind+"."+key, v, nil)
-		if err != nil {
-			return err
+		var keep []string
+		if key == "run" {
+			keep = later["cmd"]
 		}
-		if (key == "directory" || key == "filename" || key == "url-file") && !filepath.IsAbs(text) {
-			text = filepath.Join(p.Dir, text)
-		}
-		if err := setFlag(flags, key, text); err != nil {
-			return val.Pos.Errorf("%s.%s %q: %v", w.Kind, key, text, err)
-		}
-	}
-	return nil
-}
-
-// flagWorkload builds a workload whose plan keys are its command's flags:
-// addFlags registers them, the fields are set through them, and build
-// makes the workload from the parsed options.
-func flagWorkload(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant,
-	addFlags func(*pflag.FlagSet), build func() (workload.Workload, string, error)) (workload.Workload, string, error) {
-	flags := pflag.NewFlagSet(w.Kind, pflag.ContinueOnError)
-	addFlags(flags)
-	if err := applyFields(p, flags, w, point, v); err != nil {
-		return nil, "", err
-	}
-	wl, target, err := build()
-	if err != nil {
-		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
-	}
-	return wl, target, nil
-}
-
-func buildFS(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
-	var o FSOptions
-	return flagWorkload(p, w, point, v, o.AddJobFlags, func() (workload.Workload, string, error) {
-		job, err := o.job()
+		text, err := c.expand(val, "cmd."+key, keep)
 		if err != nil {
 			return nil, "", err
 		}
-		target := job.Directory
-		if target == "" {
-			target = job.Filename
-		}
-		wl, err := fs.New(job)
-		return wl, target, err
-	})
-}
-
-func buildS3(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
-	var o S3Options
-	return flagWorkload(p, w, point, v, o.AddJobFlags, func() (workload.Workload, string, error) {
-		job, err := o.job()
-		if err != nil {
-			return nil, "", err
-		}
-		wl, err := s3.New(job)
-		return wl, v.Workdir, err
-	})
-}
-
-func buildHTTP(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
-	var o HTTPOptions
-	mode := httpload.Upload
-	addFlags := func(f *pflag.FlagSet) {
-		o.AddJobFlags(f)
-		f.StringVar(&mode, "mode", mode, "upload or download")
-	}
-	return flagWorkload(p, w, point, v, addFlags, func() (workload.Workload, string, error) {
-		job, err := o.job(mode)
-		if err != nil {
-			return nil, "", err
-		}
-		wl, err := httpload.New(job)
-		return wl, v.Workdir, err
-	})
-}
-
-func buildFrames(p *plan.Plan, w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
-	var o FramesOptions
-	return flagWorkload(p, w, point, v, o.AddJobFlags, func() (workload.Workload, string, error) {
-		job, err := o.job()
-		if err != nil {
-			return nil, "", err
-		}
-		wl, err := frames.New(job)
-		return wl, job.Directory, err
-	})
-}
-
-func buildCmd(w plan.Workload, point map[string]plan.Value, v *variant.Variant) (workload.Workload, string, error) {
-	params := map[string]string{}
-	for k, val := range point {
-		params[k] = val.Text
-	}
-	o := cmd.Options{Dir: v.Workdir, Env: v.Env(), Params: params}
-	all := fields(w, point)
-	known := []string{"run", "bytes", "items", "timeout"}
-	for _, key := range sortedKeys(all) {
-		val := all[key]
-		if _, isParam := point[key]; isParam {
-			continue
-		}
-		var err error
 		switch key {
 		case "run":
-			if o.Run, err = expand(val, "cmd.run", v, params); err != nil {
-				return nil, "", err
-			}
+			o.Run = text
 		case "bytes":
-			o.BytesPerRun, err = units.ParseSize(val.Text)
+			o.BytesPerRun, err = units.ParseSize(text)
 			if err == nil && o.BytesPerRun < 1 {
 				err = errors.New("want a size above 0 such as 1g")
 			}
 		case "items":
-			o.ItemsPerRun, err = units.ParseInt(val.Text, 1, math.MaxInt64)
+			o.ItemsPerRun, err = units.ParseInt(text, 1, math.MaxInt64)
 		case "timeout":
-			o.Timeout, err = units.ParseDuration(val.Text)
-		default:
-			return nil, "", val.KeyPos.Errorf("unknown key %q in cmd workload %q; known: %s (matrix fields become {{name}} templates)", key, w.Name, strings.Join(known, ", "))
+			o.Timeout, err = units.ParseDuration(text)
 		}
 		if err != nil {
-			return nil, "", val.Pos.Errorf("cmd.%s %q: %v", key, val.Text, err)
+			return nil, "", val.Pos.Errorf("cmd.%s %q: %v", key, text, err)
 		}
 	}
 	wl, err := cmd.New(o)
 	if err != nil {
-		return nil, "", w.Pos.Errorf("workload %q: %v", w.Name, err)
+		return nil, "", spec.Pos.Errorf("workload %q: %v", c.w.Name, err)
 	}
-	return wl, v.Workdir, nil
+	return wl, c.v.Workdir, nil
+}
+
+// runSetup runs the cell's setup step once, untimed, and writes its
+// outputs to the {{ids}} file.
+func (c *cellBuilder) runSetup(ctx context.Context) error {
+	step := fmt.Sprintf("variant %s: workload %q: setup (%s)", c.v.Name, c.w.Name, c.w.Setup.Kind)
+	wl, _, err := c.build(*c.w.Setup, true)
+	if err != nil {
+		return fmt.Errorf("%s: %w", step, err)
+	}
+	defer wl.Close()
+	if err := wl.Prepare(ctx); err != nil {
+		return fmt.Errorf("%s: %w", step, err)
+	}
+	// Untimed and unrecorded: its seconds are not the run's.
+	res, err := wl.Run(metrics.WithSecondSink(ctx, nil), nil)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", step, err)
+	case res != nil && res.Errors > 0:
+		return fmt.Errorf("%s: %d operations failed; the first: %s", step, res.Errors, res.FirstError)
+	}
+	var lines []string
+	if o, ok := wl.(workload.Outputter); ok {
+		lines = o.Outputs()
+	}
+	tmp := c.ids + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		return fmt.Errorf("%s: %w", step, err)
+	}
+	return os.Rename(tmp, c.ids)
+}
+
+// stagedWorkload is a cell's workload built anew each time it is
+// prepared: after its setup step ran and, against a variant's server,
+// with the port of that start.
+type stagedWorkload struct {
+	first workload.Workload // built with the plan: its kind and parameters
+	c     *cellBuilder
+	cur   workload.Workload
+	last  workload.Workload // the one the last run used, for its manifest
+}
+
+func (s *stagedWorkload) Kind() string              { return s.first.Kind() }
+func (s *stagedWorkload) Params() map[string]string { return s.first.Params() }
+
+// Prepare runs the setup step, then builds and prepares the workload.
+func (s *stagedWorkload) Prepare(ctx context.Context) error {
+	if s.c.w.Setup != nil {
+		if err := s.c.runSetup(ctx); err != nil {
+			return err
+		}
+	}
+	wl, _, err := s.c.build(s.c.w, false)
+	if err != nil {
+		return err
+	}
+	if err := wl.Prepare(ctx); err != nil {
+		_ = wl.Close()
+		return err
+	}
+	s.cur, s.last = wl, wl
+	return nil
+}
+
+func (s *stagedWorkload) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, error) {
+	if s.cur == nil {
+		return nil, errors.New("workload not prepared")
+	}
+	return s.cur.Run(ctx, progress)
+}
+
+func (s *stagedWorkload) Close() error {
+	if s.cur == nil {
+		return nil
+	}
+	err := s.cur.Close()
+	s.cur = nil
+	return err
+}
+
+// Manifest implements workload.Manifester for a workload that leaves
+// objects (s3 --keep).
+func (s *stagedWorkload) Manifest() (uint64, []workload.Object) {
+	if m, ok := s.last.(workload.Manifester); ok {
+		return m.Manifest()
+	}
+	return 0, nil
+}
+
+// Gate implements workload.Gater for a workload with a criterion.
+func (s *stagedWorkload) Gate(res *metrics.Result) error {
+	if g, ok := s.last.(workload.Gater); ok {
+		return g.Gate(res)
+	}
+	return nil
 }
 
 func sortedKeys(m map[string]plan.Value) []string {
@@ -257,48 +580,4 @@ func sortedKeys(m map[string]plan.Value) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// variantRun wraps each run of a variant's cell: the plan's run hooks and
-// the variant's server, started fresh for every run and always stopped.
-type variantRun struct {
-	v     *variant.Variant
-	hooks plan.Hooks
-}
-
-func (r *variantRun) BeforeRun(ctx context.Context) error {
-	if err := r.v.Hook(ctx, "before_run", r.hooks.BeforeRun); err != nil {
-		return err
-	}
-	return r.v.Start(ctx)
-}
-
-// Observe implements lab.Observer: the server's whole process tree, read
-// from /proc every second while the workload runs.
-func (r *variantRun) Observe() func() map[string]float64 {
-	pid := r.v.ServerPID()
-	if pid == 0 {
-		return nil
-	}
-	w := observe.WatchTree(pid, time.Second)
-	return func() map[string]float64 {
-		p := w.Stop()
-		if p.Samples == 0 {
-			return nil
-		}
-		return map[string]float64{"server_cpu_s": p.CPUSeconds, "server_max_rss_bytes": float64(p.RSSBytes),
-			"server_read_bytes": float64(p.ReadBytes), "server_write_bytes": float64(p.WriteBytes),
-			"server_threads_max": float64(p.MaxThreads), "server_fds_max": float64(p.MaxFDs)}
-	}
-}
-
-func (r *variantRun) AfterRun(ctx context.Context) error {
-	stopErr := r.v.Stop()
-	if err := r.v.Hook(ctx, "after_run", r.hooks.AfterRun); err != nil {
-		return err
-	}
-	if stopErr != nil {
-		return fmt.Errorf("variant %s: stop: %w", r.v.Name, stopErr)
-	}
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/store"
@@ -95,6 +96,8 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	} else if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
+	// Groups a killed iolab left (its limits) go before new ones come.
+	cgroup.RemoveStale()
 	runDir, err := os.MkdirTemp("", "iolab-experiment-")
 	if err != nil {
 		return err
@@ -165,7 +168,7 @@ func roundHook(p *plan.Plan, name, script string) func(context.Context) error {
 		return nil
 	}
 	v := &variant.Variant{Workdir: p.Dir}
-	return func(ctx context.Context) error { return v.Hook(ctx, name, script) }
+	return func(ctx context.Context) error { return v.Hook(ctx, name, script, nil) }
 }
 
 // findResumable finds the newest unfinished experiment of the plan and

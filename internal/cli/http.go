@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -26,7 +25,6 @@ type HTTPOptions struct {
 	headers []string
 	secret  []string // more header names whose values are secrets
 	form    []string
-	urlFile string
 	zeros   bool
 	Repeat  RepeatOptions
 }
@@ -36,7 +34,8 @@ func (o *HTTPOptions) AddJobFlags(f *pflag.FlagSet) {
 	o.Job = httpload.DefaultOptions()
 	j := &o.Job
 	urlVar(f, &j.URL, "url", "URL template; {{i}} is the operation's index, {{worker}} the worker's")
-	f.StringVar(&o.urlFile, "url-file", "", "download: a file of URLs, one per line, used in turn")
+	f.StringVar(&j.URLFile, "url-file", "", "download: a file of URLs, one per line, used in turn")
+	f.StringVar(&j.IDFile, "id-file", "", "download: a file of ids (what uploads returned), one per line, filling --url's {{id}} in turn")
 	f.StringVar(&j.Method, "method", j.Method, "upload: PUT or POST")
 	f.StringVar(&j.FormField, "form-field", "", "upload the body as this file field of a multipart form")
 	f.Var(pairsValue{p: &o.form, sep: "=", extra: &o.secret}, "form", "extra form field key=value (repeatable)")
@@ -95,22 +94,6 @@ func (o *HTTPOptions) job(mode string) (httpload.Options, error) {
 		}
 		maskPair(kv, "=", o.secret)
 		j.Form[k] = v
-	}
-	if o.urlFile != "" {
-		f, err := os.Open(o.urlFile)
-		if err != nil {
-			return j, fmt.Errorf("--url-file: %w", err)
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
-				j.URLs = append(j.URLs, line)
-			}
-		}
-		if len(j.URLs) == 0 {
-			return j, fmt.Errorf("--url-file %s: no URLs", o.urlFile)
-		}
 	}
 	return j, nil
 }

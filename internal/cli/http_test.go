@@ -314,7 +314,7 @@ workloads:
 		}
 		// The server's process tree was watched while the workload ran.
 		x := run.Extra
-		if rss := x["server_max_rss_bytes"] / (1 << 20); rss < 64 || rss > 256 || x["server_cpu_s"] < 0.05 ||
+		if rss := x["server_rss_peak_bytes"] / (1 << 20); rss < 64 || rss > 256 || x["server_cpu_s"] < 0.05 ||
 			x["server_threads_max"] < 1 || x["server_fds_max"] < 3 {
 			t.Fatalf("server figures: %v", x)
 		}

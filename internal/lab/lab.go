@@ -35,6 +35,9 @@ type Cell struct {
 	// Around, if set, runs before and after every run of the cell (a
 	// variant's server start and stop, the plan's run hooks).
 	Around Around
+	// Params are stored with the workload's own parameters (matrix fields
+	// that are not workload keys, the variant's limits).
+	Params map[string]string
 	// PerStart says the workload depends on the server Around starts (it
 	// logs in, creates its bucket, uploads what it reads): it is prepared
 	// after every start and closed before every stop, instead of once.
@@ -44,7 +47,7 @@ type Cell struct {
 // Observer is an Around that watches what it started (a variant's server)
 // while the workload runs: Observe starts watching, and the function it
 // returns stops and gives the figures to add to the run's (server_cpu_s,
-// server_max_rss_bytes ...), or nil.
+// server_rss_peak_bytes ...), or nil.
 type Observer interface {
 	Observe() (stop func() map[string]float64)
 }
@@ -206,7 +209,9 @@ func (r *Runner) create(ctx context.Context, plan Plan, cells []Cell) (*store.Ex
 	}
 	stored := make([]store.Cell, len(cells))
 	for i, c := range cells {
-		stored[i] = store.Cell{Index: i, Name: c.Name, Variant: c.Variant, Workload: c.Workload.Kind(), Params: c.Workload.Params()}
+		params := c.Workload.Params()
+		maps.Copy(params, c.Params)
+		stored[i] = store.Cell{Index: i, Name: c.Name, Variant: c.Variant, Workload: c.Workload.Kind(), Params: params}
 	}
 	if err := r.Store.CreateExperiment(ctx, exp, stored); err != nil {
 		return nil, nil, err
@@ -245,7 +250,12 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 			return ErrInterrupted
 		}
 		run := &store.Run{CellID: stored[e.Cell].ID, Round: e.Round, Slot: e.Slot, Warmup: e.Warmup}
-		err := r.runOne(ctx, expID, cells[e.Cell], run, RunPosition{Round: e.Round, Rounds: plan.Rounds, Warmup: e.Warmup, Done: ran, Total: total})
+		round := e.Round
+		if !e.Warmup {
+			round += plan.Warmup
+		}
+		rctx := workload.WithRunInfo(ctx, workload.RunInfo{Run: i, Round: round})
+		err := r.runOne(rctx, expID, cells[e.Cell], run, RunPosition{Round: e.Round, Rounds: plan.Rounds, Warmup: e.Warmup, Done: ran, Total: total})
 		ran++
 		var gate *gateError
 		switch {

@@ -53,7 +53,35 @@ type Variant struct {
 	Stop    Stop
 	Env     map[string]string
 	Workdir string
+	// Limits, if set, confine what the variant starts (its server, or a
+	// cmd workload's command) to a cgroup of that size; the values may use
+	// the cell's matrix fields ({{memory}}).
+	Limits *Limits
+	// Observe names a running process to watch (one iolab did not start).
+	Observe *Observe
+	// Profile captures a profile of the server during every measured run.
+	Profile *Profile
 	Pos     Pos
+}
+
+// Limits are a variant's resource limits, as written.
+type Limits struct {
+	Memory, CPUs Value
+}
+
+// Observe names a process iolab did not start: a PID or a file holding one.
+type Observe struct {
+	PID     Value
+	PIDFile Value
+}
+
+// Profile says how to profile a variant's server during measured runs.
+type Profile struct {
+	// GoPprof is the URL of its Go pprof endpoint
+	// (http://127.0.0.1:{{port}}/debug/pprof/profile).
+	GoPprof Value
+	// Perf records the server's process tree with perf record -g.
+	Perf bool
 }
 
 // GitRef checks a ref of a repository out into the variant's own worktree.
@@ -92,7 +120,11 @@ type Workload struct {
 	Fields map[string]Value
 	// Matrix maps a field to the values it takes, in order.
 	Matrix []Axis
-	Pos    Pos
+	// Setup, if set, is a workload run untimed before the measured one —
+	// after every start of the variant's server — whose outputs (the ids
+	// an upload returned) the measured workload reads as {{ids}}.
+	Setup *Workload
+	Pos   Pos
 }
 
 // Axis is one matrix dimension.
@@ -104,6 +136,9 @@ type Axis struct {
 // Value is a scalar as written, with where it was written.
 type Value struct {
 	Text string
+	// List holds the values of a key given a list (header: [a, b]), which
+	// stands for the flag given once per value; Text is then empty.
+	List []Value
 	Pos  Pos
 	// KeyPos is where its key was written (for workload fields and matrix
 	// values), to point "unknown key" errors at the key.
@@ -311,7 +346,7 @@ func (r reader) variants(n *yaml.Node, p *Plan) error {
 	if err != nil {
 		return err
 	}
-	known := []string{"name", "git", "build", "start", "ready", "stop", "env", "workdir"}
+	known := []string{"name", "git", "build", "start", "ready", "stop", "env", "workdir", "limits", "observe", "profile"}
 	for _, item := range items {
 		v := Variant{Pos: r.pos(item), Stop: Stop{Signal: "TERM", Grace: 10 * time.Second}}
 		var err error
@@ -356,6 +391,45 @@ func (r reader) variants(n *yaml.Node, p *Plan) error {
 				return err
 			case "workdir":
 				return r.str(x, key, &v.Workdir)
+			case "limits":
+				v.Limits = &Limits{}
+				return r.fields(x, "limits", []string{"memory", "cpus"}, func(k string, y *yaml.Node) error {
+					dst := &v.Limits.Memory
+					if k == "cpus" {
+						dst = &v.Limits.CPUs
+					}
+					var err error
+					*dst, err = r.scalar(y, "limits."+k)
+					return err
+				})
+			case "observe":
+				v.Observe = &Observe{}
+				return r.fields(x, "observe", []string{"pid", "pidfile"}, func(k string, y *yaml.Node) error {
+					dst := &v.Observe.PID
+					if k == "pidfile" {
+						dst = &v.Observe.PIDFile
+					}
+					var err error
+					*dst, err = r.scalar(y, "observe."+k)
+					return err
+				})
+			case "profile":
+				v.Profile = &Profile{}
+				return r.fields(x, "profile", []string{"go_pprof", "perf"}, func(k string, y *yaml.Node) error {
+					val, err := r.scalar(y, "profile."+k)
+					if k == "go_pprof" {
+						v.Profile.GoPprof = val
+						return err
+					}
+					switch val.Text {
+					case "true":
+						v.Profile.Perf = true
+					case "false":
+					default:
+						return val.Pos.Errorf("profile.perf %q: want true or false", val.Text)
+					}
+					return err
+				})
 			}
 			return nil
 		})
@@ -397,7 +471,7 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 	if err != nil {
 		return err
 	}
-	known := append([]string{"name", "matrix"}, Kinds...)
+	known := append([]string{"name", "matrix", "setup"}, Kinds...)
 	for _, item := range items {
 		w := Workload{Pos: r.pos(item), Fields: map[string]Value{}}
 		var matrix *yaml.Node
@@ -408,23 +482,13 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 			case "matrix":
 				matrix = v
 				return nil
+			case "setup":
+				w.Setup = &Workload{Pos: r.pos(v), Fields: map[string]Value{}}
+				return r.fields(v, "setup", Kinds, func(kind string, x *yaml.Node) error {
+					return r.kind(w.Setup, "setup", kind, x)
+				})
 			}
-			if w.Kind != "" {
-				return r.pos(v).Errorf("workload %q: both %s and %s; give one workload kind per entry", w.Name, w.Kind, key)
-			}
-			w.Kind = key
-			if v.Kind != yaml.MappingNode {
-				return r.pos(v).Errorf("%s: want a mapping of its settings", key)
-			}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				val, err := r.scalar(v.Content[i+1], key+"."+v.Content[i].Value)
-				if err != nil {
-					return err
-				}
-				val.KeyPos = r.pos(v.Content[i])
-				w.Fields[v.Content[i].Value] = val
-			}
-			return nil
+			return r.kind(&w, fmt.Sprintf("workload %q", w.Name), key, v)
 		})
 		if err != nil {
 			return err
@@ -432,12 +496,59 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 		if w.Kind == "" {
 			return w.Pos.Errorf("workload %q: no kind; give one of: %s", w.Name, strings.Join(Kinds, ", "))
 		}
+		if w.Setup != nil && w.Setup.Kind == "" {
+			return w.Setup.Pos.Errorf("workload %q: setup: no kind; give one of: %s", w.Name, strings.Join(Kinds, ", "))
+		}
+		if w.Setup != nil {
+			w.Setup.Name = w.Name + " setup"
+		}
 		if matrix != nil {
 			if w.Matrix, err = r.matrix(matrix); err != nil {
 				return err
 			}
 		}
 		p.Workloads = append(p.Workloads, w)
+	}
+	return nil
+}
+
+// kind reads a workload's settings under its kind's key (fs: {...}). A
+// list value stands for a repeated flag (header: [a, b] is -H a -H b): its
+// items are kept joined by newlines, each one a flag value.
+func (r reader) kind(w *Workload, what, kind string, v *yaml.Node) error {
+	if w.Kind != "" {
+		return r.pos(v).Errorf("%s: both %s and %s; give one workload kind per entry", what, w.Kind, kind)
+	}
+	w.Kind = kind
+	if v.Kind != yaml.MappingNode {
+		return r.pos(v).Errorf("%s: want a mapping of its settings", kind)
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		key, x := v.Content[i].Value, v.Content[i+1]
+		var val Value
+		if x.Kind == yaml.SequenceNode {
+			val = Value{Pos: r.pos(x)}
+			for _, item := range x.Content {
+				one, err := r.scalar(item, kind+"."+key)
+				if err != nil {
+					return err
+				}
+				val.List = append(val.List, one)
+			}
+			if len(val.List) == 0 {
+				return val.Pos.Errorf("%s.%s: an empty list; give at least one value, or leave the key out", kind, key)
+			}
+		} else {
+			var err error
+			if val, err = r.scalar(x, kind+"."+key); err != nil {
+				return err
+			}
+		}
+		val.KeyPos = r.pos(v.Content[i])
+		if _, dup := w.Fields[key]; dup {
+			return val.KeyPos.Errorf("%s.%s given twice", kind, key)
+		}
+		w.Fields[key] = val
 	}
 	return nil
 }

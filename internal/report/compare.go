@@ -35,7 +35,7 @@ func PrimaryMetric(workload string) string {
 
 // serverMetrics are compared for every workload whose variants run a
 // server iolab watched.
-var serverMetrics = []string{"server_cpu_s", "server_max_rss_bytes"}
+var serverMetrics = []string{"server_cpu_s", "server_rss_peak_bytes", "cgroup_memory_peak_bytes"}
 
 // comparedMetrics are the metrics compared for a workload, when measured.
 func comparedMetrics(workload string) []string {

@@ -66,6 +66,16 @@ var rows = []row{
 	{"sys_s", "sys CPU", seconds},
 	{"max_rss_bytes", "peak RSS MiB", mib},
 	{"items_per_s", "items/s", count},
+	{"server_cpu_s", "server CPU", seconds},
+	{"server_rss_peak_bytes", "server peak RSS MiB", mib},
+	{"server_read_bytes", "server read MiB", mib},
+	{"server_write_bytes", "server write MiB", mib},
+	{"server_threads_max", "server threads", plain},
+	{"server_fds_max", "server open files", plain},
+	{"cgroup_memory_peak_bytes", "cgroup memory peak MiB", mib},
+	{"cgroup_cpu_s", "cgroup CPU", seconds},
+	{"cgroup_throttled_s", "cgroup CPU throttled", seconds},
+	{"cgroup_oom_kills", "OOM kills", plain},
 }
 
 // Terminal writes the human summary: per cell a table of median, 95% CI,

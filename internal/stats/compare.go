@@ -53,7 +53,7 @@ type Comparison struct {
 // LowerIsBetter says a metric's direction: latencies, times, CPU and memory
 // are better low; rates are better high.
 func LowerIsBetter(metric string) bool {
-	for _, suffix := range []string{"_ns", "wall_s", "user_s", "sys_s", "cpu_s", "cpu_us_per_op", "rss_bytes"} {
+	for _, suffix := range []string{"_ns", "wall_s", "user_s", "sys_s", "cpu_s", "cpu_us_per_op", "rss_bytes", "peak_bytes"} {
 		if strings.HasSuffix(metric, suffix) {
 			return true
 		}

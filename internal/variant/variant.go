@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/outtail"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/procgroup"
@@ -118,11 +119,24 @@ func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return cmd.CombinedOutput()
 }
 
+// Spec is the variant as the plan wrote it.
+func (v *Variant) Spec() plan.Variant { return v.spec }
+
 // Expand replaces the templates a plan may use in commands and fields.
-func (v *Variant) Expand(s string) string {
-	return strings.NewReplacer("{{variant}}", v.Name, "{{workdir}}", v.Workdir, "{{tmp}}", v.Tmp,
-		"{{port}}", strconv.Itoa(v.Port)).Replace(s)
+func (v *Variant) Expand(s string) string { return v.ExpandWith(s, nil) }
+
+// ExpandWith replaces the variant's templates and a cell's own ({{size}}
+// for a matrix field size).
+func (v *Variant) ExpandWith(s string, params map[string]string) string {
+	pairs := []string{"{{variant}}", v.Name, "{{workdir}}", v.Workdir, "{{tmp}}", v.Tmp, "{{port}}", strconv.Itoa(v.Port)}
+	for k, x := range params {
+		pairs = append(pairs, "{{"+k+"}}", x)
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
 }
+
+// Templates are the templates every variant fills.
+var Templates = []string{"variant", "workdir", "tmp", "port"}
 
 // HasServer says whether the variant starts a server for every run.
 func (v *Variant) HasServer() bool { return v.spec.Start != "" }
@@ -149,29 +163,47 @@ func (v *Variant) shell(ctx context.Context, script string) ([]byte, error) {
 
 // Hook runs a plan hook (before/after a run or round) in the variant's
 // working directory.
-func (v *Variant) Hook(ctx context.Context, name, script string) error {
+func (v *Variant) Hook(ctx context.Context, name, script string, params map[string]string) error {
 	if script == "" {
 		return nil
 	}
-	if out, err := v.shell(ctx, v.Expand(script)); err != nil {
+	if out, err := v.shell(ctx, v.ExpandWith(script, params)); err != nil {
 		return fmt.Errorf("hook %s %q: %v; output ends: %s", name, script, err, outtail.OneLine(out))
 	}
 	return nil
 }
 
+// NewPort picks a free loopback port for the next start: every run's
+// server gets its own, so a server still letting go of the last one (a
+// socket in TIME_WAIT, a child that lingers) cannot fail the next.
+func (v *Variant) NewPort() error {
+	port, err := freePort()
+	if err != nil {
+		return fmt.Errorf("variant %s: %w", v.Name, err)
+	}
+	v.Port = port
+	return nil
+}
+
 // Start starts the variant's server, if it has one, and waits until it is
-// ready.
-func (v *Variant) Start(ctx context.Context) error {
+// ready. params fill a cell's templates in the start command; group, if
+// not nil, is the cgroup the server runs in.
+func (v *Variant) Start(ctx context.Context, params map[string]string, group *cgroup.Group) error {
 	if v.spec.Start == "" {
 		return nil
 	}
-	cmd := exec.Command("sh", "-c", v.Expand(v.spec.Start))
+	cmd := exec.Command("sh", "-c", v.ExpandWith(v.spec.Start, params))
 	cmd.Dir, cmd.Env = v.Workdir, v.env
 	// Its own process group, so stopping reaches every descendant; and a
 	// SIGKILL to the server if iolab itself dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	v.output = &outtail.Tail{Max: 4096}
 	cmd.Stdout, cmd.Stderr = v.output, v.output
+	if group != nil {
+		if err := group.Wrap(cmd); err != nil {
+			return fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+	}
 	if err := procgroup.Start(cmd); err != nil {
 		return fmt.Errorf("variant %s: start: %w", v.Name, err)
 	}

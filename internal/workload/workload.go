@@ -59,3 +59,33 @@ type Manifester interface {
 	// written by the last run, and forgets them.
 	Manifest() (contentSeed uint64, objects []Object)
 }
+
+// Outputter is a workload whose run hands values on to the next step: a
+// plan's setup step writes them, one per line, to the file its measured
+// workload reads as {{ids}} (the ids uploads returned, lines a command
+// printed).
+type Outputter interface {
+	// Outputs returns what the last run produced, and forgets it.
+	Outputs() []string
+}
+
+// RunInfo is where a run stands in its experiment, for templates a
+// workload fills per run ({{run}}, {{round}} in a command).
+type RunInfo struct {
+	// Run counts the experiment's scheduled runs from 0, warm-up first;
+	// Round its rounds the same way.
+	Run, Round int
+}
+
+type runInfoKey struct{}
+
+// WithRunInfo returns a context that carries ri.
+func WithRunInfo(ctx context.Context, ri RunInfo) context.Context {
+	return context.WithValue(ctx, runInfoKey{}, ri)
+}
+
+// RunInfoFrom returns the RunInfo ctx carries, if any.
+func RunInfoFrom(ctx context.Context) (RunInfo, bool) {
+	ri, ok := ctx.Value(runInfoKey{}).(RunInfo)
+	return ri, ok
+}

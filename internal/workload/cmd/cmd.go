@@ -5,19 +5,25 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/observe"
 	"github.com/iolab/iolab/internal/outtail"
 	"github.com/iolab/iolab/internal/procgroup"
 	"github.com/iolab/iolab/internal/units"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // Options is one command.
@@ -34,10 +40,22 @@ type Options struct {
 	Timeout time.Duration
 	// Params are shown and stored as the cell's parameters.
 	Params map[string]string
+	// Limits, if set, confine the command's process tree to a cgroup of
+	// that size for the run; the cgroup's accounting joins the result.
+	Limits cgroup.Limits
+	// KeepOutput keeps the lines the command prints on stdout as the
+	// run's Outputs (a plan's setup step).
+	KeepOutput bool
 }
 
 // Cmd is the workload.
-type Cmd struct{ opts Options }
+type Cmd struct {
+	opts   Options
+	output []string
+}
+
+// maxOutput bounds what a setup command may hand on.
+const maxOutput = 64 << 20
 
 // New checks opts.
 func New(opts Options) (*Cmd, error) {
@@ -78,11 +96,31 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
 		defer cancel()
 	}
-	cmd := exec.Command("sh", "-c", c.opts.Run)
+	script := c.opts.Run
+	if ri, ok := workload.RunInfoFrom(ctx); ok {
+		script = strings.NewReplacer("{{run}}", strconv.Itoa(ri.Run), "{{round}}", strconv.Itoa(ri.Round)).Replace(script)
+	}
+	cmd := exec.Command("sh", "-c", script)
 	cmd.Dir, cmd.Env = c.opts.Dir, c.opts.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out := &outtail.Tail{Max: 2048}
 	cmd.Stdout, cmd.Stderr = out, out
+	var stdout *boundedBuffer
+	if c.opts.KeepOutput {
+		stdout = &boundedBuffer{max: maxOutput}
+		cmd.Stdout = io.MultiWriter(out, stdout)
+	}
+	var group *cgroup.Group
+	if !c.opts.Limits.IsZero() {
+		var err error
+		if group, err = cgroup.New(c.opts.Limits); err != nil {
+			return nil, err
+		}
+		defer group.Remove()
+		if err := group.Wrap(cmd); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	if err := procgroup.Start(cmd); err != nil {
 		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
@@ -115,6 +153,12 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 		res.Extra["max_rss_bytes"] = float64(peak.RSSBytes)
 	}
 	res.Extra["exit_code"] = float64(cmd.ProcessState.ExitCode())
+	var oom error
+	if group != nil {
+		u := group.Usage()
+		maps.Copy(res.Extra, u.Metrics())
+		oom = group.OOMError(u)
+	}
 	if c.opts.BytesPerRun > 0 {
 		res.Extra["bytes_per_s"] = float64(c.opts.BytesPerRun) / wall.Seconds()
 	}
@@ -126,8 +170,42 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: killed after the %v timeout", c.opts.Run, c.opts.Timeout)
 	case ctx.Err() != nil:
 		return res, ctx.Err()
+	case oom != nil:
+		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: %v; output ends: %s", c.opts.Run, oom, out)
 	case err != nil:
 		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: %v; output ends: %s", c.opts.Run, err, out)
+	case stdout != nil && stdout.over:
+		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: printed more than %s on stdout; a setup step hands on at most that", c.opts.Run, units.FormatSize(maxOutput))
+	case stdout != nil:
+		c.output = nil
+		for _, line := range strings.Split(stdout.String(), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				c.output = append(c.output, line)
+			}
+		}
 	}
 	return res, nil
+}
+
+// Outputs implements workload.Outputter: the lines the last run printed
+// on stdout (with KeepOutput).
+func (c *Cmd) Outputs() []string {
+	out := c.output
+	c.output = nil
+	return out
+}
+
+// boundedBuffer keeps what is written up to max bytes.
+type boundedBuffer struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		b.over = true
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
 }

@@ -6,6 +6,7 @@
 package httpload
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -20,9 +21,11 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptrace"
 	"net/textproto"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +47,11 @@ type HTTP struct {
 	dialed  atomic.Int64
 	bearer  string
 	content datagen.Content
+	// urls and ids are read from URLFile and IDFile by Prepare.
+	urls, ids []string
+	// kept are the ids uploads returned, by index (KeepIDs).
+	keptMu sync.Mutex
+	kept   map[int64]string
 }
 
 // New validates opts.
@@ -90,8 +98,19 @@ func (h *HTTP) Params() map[string]string {
 	return p
 }
 
-// Prepare builds the client and logs in.
+// Prepare reads the URL or id file, builds the client and logs in.
 func (h *HTTP) Prepare(ctx context.Context) error {
+	var err error
+	if h.opts.URLFile != "" {
+		if h.urls, err = readLines(h.opts.URLFile, "--url-file"); err != nil {
+			return err
+		}
+	}
+	if h.opts.IDFile != "" {
+		if h.ids, err = readLines(h.opts.IDFile, "--id-file"); err != nil {
+			return err
+		}
+	}
 	jar, _ := cookiejar.New(nil)
 	h.client = &http.Client{Transport: h.transport(), Jar: jar, Timeout: h.opts.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -247,6 +266,54 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 		}
 	}
 	return res, err
+}
+
+// readLines reads a file of one value per line; blank lines and # comments
+// are skipped.
+func readLines(path, flag string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &workload.InputError{Err: fmt.Errorf("%s: %w", flag, err)}
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &workload.InputError{Err: fmt.Errorf("%s %s: %w", flag, path, err)}
+	}
+	if len(out) == 0 {
+		return nil, &workload.InputError{Err: fmt.Errorf("%s %s: empty; want one value per line", flag, path)}
+	}
+	return out, nil
+}
+
+// Outputs implements workload.Outputter: with KeepIDs, what the uploads
+// of the last run returned, in the order of their index.
+func (h *HTTP) Outputs() []string {
+	h.keptMu.Lock()
+	defer h.keptMu.Unlock()
+	idx := slices.Sorted(maps.Keys(h.kept))
+	out := make([]string, len(idx))
+	for n, i := range idx {
+		out[n] = h.kept[i]
+	}
+	h.kept = nil
+	return out
+}
+
+func (h *HTTP) keep(i int64, id string) {
+	h.keptMu.Lock()
+	defer h.keptMu.Unlock()
+	if h.kept == nil {
+		h.kept = map[int64]string{}
+	}
+	h.kept[i] = id
 }
 
 // expand fills a URL template.

@@ -22,8 +22,12 @@ type Options struct {
 	// URL is a template: {{i}} is the operation's index in the run,
 	// {{worker}} the worker's.
 	URL string
-	// URLs, for downloads, are used in turn instead of URL.
-	URLs      []string
+	// URLFile, for downloads, is a file of URLs used in turn instead of
+	// URL; IDFile a file of ids (what uploads returned), one per line,
+	// that fill URL's {{id}} in turn. Both are read by Prepare: a setup
+	// step may write them just before.
+	URLFile   string
+	IDFile    string
 	Method    string // upload: PUT or POST
 	FormField string // upload the body as this file field of a multipart form
 	Form      map[string]string
@@ -41,6 +45,11 @@ type Options struct {
 	// what was stored; DownloadURL, with {{id}}, downloads it right after.
 	IDFromJSON  string
 	DownloadURL string
+
+	// KeepIDs makes an upload run keep what each upload returned (the
+	// --id-from-json field, else the operation's index), in index order,
+	// as its Outputs: a plan's setup step hands them on as {{ids}}.
+	KeepIDs bool
 
 	RangeSize   int64
 	Sizes       units.Sizes
@@ -65,7 +74,7 @@ func (o *Options) Validate() error {
 	switch {
 	case o.Mode != Upload && o.Mode != Download:
 		return fmt.Errorf("mode %q: want upload or download", o.Mode)
-	case o.URL == "" && len(o.URLs) == 0:
+	case o.URL == "" && o.URLFile == "":
 		return fmt.Errorf("--url is required, e.g. http://127.0.0.1:8080/obj/{{i}}")
 	case o.URL != "" && !strings.HasPrefix(o.URL, "http://") && !strings.HasPrefix(o.URL, "https://"):
 		return fmt.Errorf("--url %q: want http:// or https://", o.URL)
@@ -81,6 +90,12 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--download-url %q: want a {{id}} where the uploaded object's id goes", o.DownloadURL)
 	case o.Basic != "" && !strings.Contains(o.Basic, ":"):
 		return fmt.Errorf("--basic: want user:password")
+	case o.IDFile != "" && o.Mode != Download:
+		return fmt.Errorf("--id-file is for downloads; uploads name their objects with {{i}}")
+	case o.IDFile != "" && !strings.Contains(o.URL, "{{id}}"):
+		return fmt.Errorf("--url %q: want a {{id}} where each id of --id-file goes", o.URL)
+	case o.Mode == Download && o.IDFile == "" && strings.Contains(o.URL, "{{id}}"):
+		return fmt.Errorf("--url %q has {{id}}: give the ids with --id-file (in a plan, a setup step's {{ids}})", o.URL)
 	case o.LoginToken != "" && o.LoginURL == "":
 		return fmt.Errorf("--login-token needs --login-url")
 	}

@@ -34,19 +34,32 @@ type worker struct {
 // stored, with --download-url), or a download.
 func (w *worker) operation(i int64) {
 	o := &w.h.opts
-	size := w.size(i)
 	if o.Mode == Download {
-		url := expand(o.URL, i, w.id, "")
-		if len(o.URLs) > 0 {
-			url = o.URLs[i%int64(len(o.URLs))]
+		// Entry k of a URL or id file is what the upload of index k
+		// stored: its size and content are those of body k.
+		url, k := expand(o.URL, i, w.id, ""), i
+		switch h := w.h; {
+		case len(h.urls) > 0:
+			k = i % int64(len(h.urls))
+			url = h.urls[k]
+		case len(h.ids) > 0:
+			k = i % int64(len(h.ids))
+			url = expand(o.URL, k, w.id, h.ids[k])
 		}
-		w.download(url, uint64(i), size)
+		w.download(url, uint64(k), w.size(k))
 		return
 	}
+	size := w.size(i)
 	t0 := w.clock.Now()
 	id, ok := w.upload(i, size)
 	t1 := w.clock.Now()
 	w.busyNs[0] += t1 - t0
+	if ok && o.KeepIDs {
+		if id == "" {
+			id = strconv.FormatInt(i, 10)
+		}
+		w.h.keep(i, id)
+	}
 	if ok && o.DownloadURL != "" {
 		w.download(expand(o.DownloadURL, i, w.id, id), uint64(i), size)
 		w.busyNs[1] += w.clock.Now() - t1

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/iolab/iolab/internal/cgroup"
+)
+
+// studyRunJSON is what these tests read of a run.
+type studyRunJSON struct {
+	Runs []struct {
+		Cell, Variant, Status, Error string
+		Warmup                       bool
+		Ops                          map[string]struct{ Ops, Bytes, Errors int64 }
+		Extra                        map[string]float64 `json:"extra"`
+		Verify                       *struct{ Checked, Mismatched int64 }
+	} `json:"runs"`
+	Cells []struct {
+		Name, Variant string
+		Params        map[string]string
+	} `json:"cells"`
+	Comparisons []comparisonJSON `json:"comparisons"`
+}
+
+var (
+	fileshareOnce sync.Once
+	fileshareBin  string
+	fileshareErr  error
+)
+
+// fileshare builds the example's stand-in server (examples/fileshare)
+// once for the package's tests.
+func fileshare(t *testing.T) string {
+	t.Helper()
+	fileshareOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "iolab-fileshare-")
+		if err != nil {
+			fileshareErr = err
+			return
+		}
+		fileshareBin = filepath.Join(dir, "fileshare")
+		if out, err := exec.Command("go", "build", "-o", fileshareBin, "github.com/iolab/iolab/examples/fileshare/server").CombinedOutput(); err != nil {
+			fileshareErr = fmt.Errorf("build the stand-in server: %v\n%s", err, out)
+		}
+	})
+	if fileshareErr != nil {
+		t.Fatal(fileshareErr)
+	}
+	return fileshareBin
+}
+
+func studyPlan(t *testing.T, dir, text string) (studyRunJSON, string, error) {
+	t.Helper()
+	writeFiles(t, dir, map[string]string{"plan.yaml": text})
+	out, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"), "--json", "--keep-going")
+	var r studyRunJSON
+	if out != "" {
+		decodeInto(t, out, &r)
+	}
+	return r, stderr, err
+}
+
+// The field report's study in small: two builds of a file-sharing server
+// whose login issues a fresh session at every start, uploads, and a
+// download benchmark whose files a setup step uploads after each start,
+// verified byte for byte; every run on a port of its own.
+func TestStudyUploadAndSeededDownload(t *testing.T) {
+	t.Parallel()
+	bin := fileshare(t)
+	dir := t.TempDir()
+	r, stderr, err := studyPlan(t, dir, `name: fileshare
+rounds: 2
+warmup: 0
+variants:
+  - name: baseline
+    start: exec `+bin+` -listen 127.0.0.1:{{port}} -data {{tmp}}/d{{port}} -chunk-size 320k
+    ready: {http: "http://127.0.0.1:{{port}}/healthz"}
+    env: {PS_SHARED_SECRET: pass-7f3a9}
+  - name: larger-chunk-size
+    start: exec `+bin+` -listen 127.0.0.1:{{port}} -data {{tmp}}/d{{port}} -chunk-size 4m
+    ready: {http: "http://127.0.0.1:{{port}}/healthz"}
+    env: {PS_SHARED_SECRET: pass-7f3a9}
+hooks:
+  before_run: echo {{port}} >> ports.txt
+workloads:
+  - name: upload
+    matrix: {size: [256k, 1m]}
+    http:
+      mode: upload
+      method: POST
+      url: http://127.0.0.1:{{port}}/api/entry
+      form-field: file
+      login-url: http://127.0.0.1:{{port}}/api/auth
+      login-body: passphrase=pass-7f3a9
+      id-from-json: id
+      count: 4
+  - name: download
+    matrix: {size: [256k, 1m]}
+    setup:
+      http:
+        mode: upload
+        method: POST
+        url: http://127.0.0.1:{{port}}/api/entry
+        form-field: file
+        login-url: http://127.0.0.1:{{port}}/api/auth
+        login-body: passphrase=pass-7f3a9
+        id-from-json: id
+        size: "{{size}}"
+        count: 3
+    http:
+      mode: download
+      url: "http://127.0.0.1:{{port}}/-{{id}}"
+      id-file: "{{ids}}"
+      login-url: http://127.0.0.1:{{port}}/api/auth
+      login-body: passphrase=pass-7f3a9
+      header: ["X-Study: fileshare", "X-Round: any"]
+      verify: true
+      count: 6
+`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if len(r.Runs) != 16 {
+		t.Fatalf("%d runs, want 2 variants x 4 cells x 2 rounds", len(r.Runs))
+	}
+	for _, run := range r.Runs {
+		if run.Status != "ok" {
+			t.Fatalf("%s/%s: %s %s", run.Variant, run.Cell, run.Status, run.Error)
+		}
+		if strings.HasPrefix(run.Cell, "download") {
+			// 6 downloads of the 3 files the setup step uploaded, each
+			// checked against what was sent; the setup's uploads are not
+			// part of the run.
+			if run.Ops["download"].Ops != 6 || run.Ops["upload"].Ops != 0 || run.Verify == nil || run.Verify.Checked != 6 || run.Verify.Mismatched != 0 {
+				t.Errorf("%s/%s: %+v verify %+v", run.Variant, run.Cell, run.Ops, run.Verify)
+			}
+		}
+		if run.Extra["server_rss_peak_bytes"] <= 0 {
+			t.Errorf("%s/%s: no server figures: %v", run.Variant, run.Cell, run.Extra)
+		}
+	}
+	ports, err := os.ReadFile(filepath.Join(dir, "ports.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range strings.Fields(string(ports)) {
+		seen[p] = true
+	}
+	if len(seen) < 12 { // 16 runs; a port freed by a finished run may come back
+		t.Errorf("%d distinct ports over 16 runs: %s", len(seen), ports)
+	}
+	// The secret passphrase is in neither output nor store.
+	db, _ := os.ReadFile(filepath.Join(dir, "x.db"))
+	if strings.Contains(string(db), "pass-7f3a9") || strings.Contains(stderr, "pass-7f3a9") {
+		t.Error("the passphrase was stored or printed")
+	}
+}
+
+// A server that holds a known 100 MiB and burns a known CPU time per
+// request shows both in its run's figures, from /proc and from its
+// cgroup.
+func TestServerFiguresOfAKnownLoad(t *testing.T) {
+	t.Parallel()
+	if err := cgroup.Check(cgroup.Limits{Memory: 512 << 20}); err != nil {
+		t.Skipf("no cgroups here: %v", err)
+	}
+	bin := fileshare(t)
+	r, stderr, err := studyPlan(t, t.TempDir(), `rounds: 1
+warmup: 0
+variants:
+  - name: hog
+    start: exec `+bin+` -listen 127.0.0.1:{{port}} -hold-mib 100
+    ready: {http: "http://127.0.0.1:{{port}}/healthz"}
+    limits: {memory: 512m}
+workloads:
+  - name: burn
+    http: {mode: download, url: "http://127.0.0.1:{{port}}/burn/100", count: 10}
+`)
+	if err != nil || len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
+		t.Fatalf("%v %+v\n%s", err, r.Runs, stderr)
+	}
+	x := r.Runs[0].Extra
+	mib := func(k string) float64 { return x[k] / (1 << 20) }
+	// 100 MiB held, plus a Go runtime's few MiB.
+	if rss := mib("server_rss_peak_bytes"); rss < 100 || rss > 100*1.1+8 {
+		t.Errorf("server_rss_peak_bytes %.1f MiB, want 100 MiB + runtime", rss)
+	}
+	if peak := mib("cgroup_memory_peak_bytes"); peak < 100 || peak > 100*1.1+8 {
+		t.Errorf("cgroup_memory_peak_bytes %.1f MiB, want 100 MiB + runtime", peak)
+	}
+	// 10 requests x 100 ms of the thread's own CPU time.
+	if cpu := x["server_cpu_s"]; cpu < 1.0 || cpu > 1.1 {
+		t.Errorf("server_cpu_s %.3f, want 1.0 s within 10%%", cpu)
+	}
+	if cpu, ok := x["cgroup_cpu_s"]; ok && (cpu < 1.0 || cpu > 1.1) {
+		t.Errorf("cgroup_cpu_s %.3f, want 1.0 s within 10%%", cpu)
+	}
+	if r.Cells[0].Params["limit_memory"] != "512m" {
+		t.Errorf("cell params %v: want the limit recorded", r.Cells[0].Params)
+	}
+}
+
+// The field report's memory matrix: a server that needs 200 MiB is killed
+// by the OOM killer under 64 MiB — a failed run that says so — and runs
+// under 256 MiB. No cgroup of iolab's is left.
+func TestMemoryLimitMatrix(t *testing.T) {
+	t.Parallel()
+	if err := cgroup.Check(cgroup.Limits{Memory: 64 << 20}); err != nil {
+		t.Skipf("no cgroups here: %v", err)
+	}
+	bin := fileshare(t)
+	r, stderr, err := studyPlan(t, t.TempDir(), `rounds: 2
+warmup: 0
+variants:
+  - name: big
+    start: exec `+bin+` -listen 127.0.0.1:{{port}} -hold-mib 200
+    ready: {http: "http://127.0.0.1:{{port}}/healthz", timeout: 20s}
+    limits: {memory: "{{memory}}"}
+workloads:
+  - name: ping
+    matrix: {memory: [64m, 256m]}
+    http: {mode: download, url: "http://127.0.0.1:{{port}}/healthz", count: 3}
+`)
+	if err == nil || !strings.Contains(err.Error(), "OOM killer") {
+		t.Errorf("want the experiment to end with the OOM failures named, got %v", err)
+	}
+	if len(r.Runs) != 4 {
+		t.Fatalf("%d runs\n%s", len(r.Runs), stderr)
+	}
+	for _, run := range r.Runs {
+		switch run.Cell {
+		case "ping memory=64m":
+			if run.Status != "failed" || !strings.Contains(run.Error, "OOM killer") || !strings.Contains(run.Error, "64m") {
+				t.Errorf("under 64m: %s %q; want failed by the OOM killer", run.Status, run.Error)
+			}
+		case "ping memory=256m":
+			if run.Status != "ok" || run.Extra["cgroup_oom_kills"] != 0 || run.Extra["cgroup_memory_peak_bytes"] < 200<<20 {
+				t.Errorf("under 256m: %s %q %v", run.Status, run.Error, run.Extra)
+			}
+		default:
+			t.Errorf("cell %q", run.Cell)
+		}
+	}
+	assertNoCgroups(t, os.Getpid())
+}
+
+// assertNoCgroups checks that no cgroup of iolab process pid remains.
+func assertNoCgroups(t *testing.T, pid int) {
+	t.Helper()
+	for _, d := range cgroupDirs(t) {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), fmt.Sprintf("iolab-%d-", pid)) {
+				t.Errorf("cgroup %s left behind", filepath.Join(d, e.Name()))
+			}
+		}
+	}
+}
+
+// cgroupDirs are this process's own cgroup directories, where iolab's go.
+func cgroupDirs(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		switch {
+		case len(f) != 3:
+		case f[1] == "":
+			out = append(out, filepath.Join("/sys/fs/cgroup/unified", f[2]), filepath.Join("/sys/fs/cgroup", f[2]))
+		case f[1] == "memory" || f[1] == "cpu" || f[1] == "cpuacct":
+			out = append(out, filepath.Join("/sys/fs/cgroup", f[1], f[2]))
+		}
+	}
+	return out
+}
