@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/iolab/iolab/internal/cgroup"
 )
@@ -210,9 +212,9 @@ workloads:
 
 // The field report's memory matrix: a server that needs 200 MiB is killed
 // by the OOM killer under 64 MiB — a failed run that says so — and runs
-// under 256 MiB. No cgroup of iolab's is left.
+// under 256 MiB. No cgroup of iolab's is left. (Not parallel: that check
+// would see the groups of other tests of this process.)
 func TestMemoryLimitMatrix(t *testing.T) {
-	t.Parallel()
 	if err := cgroup.Check(cgroup.Limits{Memory: 64 << 20}); err != nil {
 		t.Skipf("no cgroups here: %v", err)
 	}
@@ -255,13 +257,8 @@ workloads:
 // assertNoCgroups checks that no cgroup of iolab process pid remains.
 func assertNoCgroups(t *testing.T, pid int) {
 	t.Helper()
-	for _, d := range cgroupDirs(t) {
-		entries, _ := os.ReadDir(d)
-		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), fmt.Sprintf("iolab-%d-", pid)) {
-				t.Errorf("cgroup %s left behind", filepath.Join(d, e.Name()))
-			}
-		}
+	for _, d := range ownCgroups(t, pid) {
+		t.Errorf("cgroup %s left behind", d)
 	}
 }
 
@@ -281,6 +278,128 @@ func cgroupDirs(t *testing.T) []string {
 			out = append(out, filepath.Join("/sys/fs/cgroup/unified", f[2]), filepath.Join("/sys/fs/cgroup", f[2]))
 		case f[1] == "memory" || f[1] == "cpu" || f[1] == "cpuacct":
 			out = append(out, filepath.Join("/sys/fs/cgroup", f[1], f[2]))
+		}
+	}
+	return out
+}
+
+// A cmd workload's templates: {{run}} and {{round}} per run, a matrix
+// field as items; and a variant's limits on the command itself, whose
+// OOM kill fails its run with the reason. (Not parallel: see
+// TestMemoryLimitMatrix.)
+func TestCmdTemplatesAndLimits(t *testing.T) {
+	if err := cgroup.Check(cgroup.Limits{Memory: 64 << 20}); err != nil {
+		t.Skipf("no cgroups here: %v", err)
+	}
+	dir := t.TempDir()
+	r, stderr, err := studyPlan(t, dir, `rounds: 2
+warmup: 1
+variants:
+  - name: small
+    limits: {memory: 64m, cpus: 1}
+workloads:
+  - name: count
+    matrix: {objects: [10, 20]}
+    cmd: {run: "echo {{run}} {{round}} {{objects}} >> runs.txt", items: "{{objects}}"}
+  - name: hog
+    cmd: {run: "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ${#x}"}
+`)
+	if err == nil || !strings.Contains(err.Error(), "OOM killer") {
+		t.Errorf("want the OOM failures named, got %v", err)
+	}
+	if len(r.Runs) != 9 {
+		t.Fatalf("%d runs\n%s", len(r.Runs), stderr)
+	}
+	for _, run := range r.Runs {
+		switch {
+		case run.Cell == "hog":
+			if run.Status != "failed" || !strings.Contains(run.Error, "OOM killer") || run.Extra["cgroup_oom_kills"] < 1 {
+				t.Errorf("hog: %s %q %v", run.Status, run.Error, run.Extra)
+			}
+		case run.Status != "ok" || run.Extra["items_per_s"] <= 0 || run.Extra["cgroup_memory_peak_bytes"] <= 0:
+			t.Errorf("%s: %s %q %v", run.Cell, run.Status, run.Error, run.Extra)
+		}
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "runs.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(text)), "\n")
+	runs, rounds := map[string]bool{}, map[string]int{}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 3 || strings.Contains(l, "{{") {
+			t.Fatalf("line %q", l)
+		}
+		runs[f[0]] = true
+		rounds[f[1]]++
+	}
+	// 6 count runs with distinct run numbers; rounds 0 (warm-up), 1, 2
+	// each with both cells.
+	if len(lines) != 6 || len(runs) != 6 || rounds["0"] != 2 || rounds["1"] != 2 || rounds["2"] != 2 {
+		t.Errorf("runs.txt:\n%s", text)
+	}
+	assertNoCgroups(t, os.Getpid())
+}
+
+// kill -9 of iolab while a limited server runs: the server dies with it,
+// and the next iolab removes the cgroup left behind.
+func TestKilledIolabLeavesNoCgroup(t *testing.T) {
+	t.Parallel()
+	if err := cgroup.Check(cgroup.Limits{Memory: 64 << 20}); err != nil {
+		t.Skipf("no cgroups here: %v", err)
+	}
+	bin, srv, dir := buildIolab(t), fileshare(t), t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": `rounds: 50
+warmup: 0
+variants:
+  - name: a
+    start: exec ` + srv + ` -listen 127.0.0.1:{{port}}
+    ready: {http: "http://127.0.0.1:{{port}}/healthz"}
+    limits: {memory: 128m}
+workloads:
+  - name: slow
+    http: {mode: download, url: "http://127.0.0.1:{{port}}/burn/20", runtime: 2s}
+`, "other.yaml": "rounds: 1\nwarmup: 0\nworkloads:\n  - cmd: {run: 'true'}\n"})
+	first := exec.Command(bin, "experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"))
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := first.Process.Pid
+	var left []string
+	deadline := time.Now().Add(30 * time.Second)
+	for len(left) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		left = ownCgroups(t, pid)
+	}
+	if len(left) == 0 {
+		first.Process.Kill()
+		first.Wait()
+		t.Fatal("the limited server's cgroup never appeared")
+	}
+	time.Sleep(300 * time.Millisecond) // into the run
+	_ = first.Process.Signal(syscall.SIGKILL)
+	_ = first.Wait()
+	if _, err := os.Stat(left[0]); err != nil {
+		t.Fatalf("the cgroup went with iolab (%v): nothing for the next one to clean", err)
+	}
+	if out, err := exec.Command(bin, "experiment", filepath.Join(dir, "other.yaml"), "--db", filepath.Join(dir, "y.db")).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rest := ownCgroups(t, pid); len(rest) != 0 {
+		t.Errorf("left behind after the next start: %v", rest)
+	}
+}
+
+// ownCgroups lists the cgroups iolab process pid created.
+func ownCgroups(t *testing.T, pid int) []string {
+	var out []string
+	for _, d := range cgroupDirs(t) {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), fmt.Sprintf("iolab-%d-", pid)) {
+				out = append(out, filepath.Join(d, e.Name()))
+			}
 		}
 	}
 	return out

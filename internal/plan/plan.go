@@ -497,7 +497,11 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 			return w.Pos.Errorf("workload %q: no kind; give one of: %s", w.Name, strings.Join(Kinds, ", "))
 		}
 		if w.Setup != nil && w.Setup.Kind == "" {
-			return w.Setup.Pos.Errorf("workload %q: setup: no kind; give one of: %s", w.Name, strings.Join(Kinds, ", "))
+			name := w.Name
+			if name == "" {
+				name = w.Kind
+			}
+			return w.Setup.Pos.Errorf("workload %q: setup: no kind; give one of: %s", name, strings.Join(Kinds, ", "))
 		}
 		if w.Setup != nil {
 			w.Setup.Name = w.Name + " setup"
