@@ -34,6 +34,9 @@ type RepeatOptions struct {
 	Series   bool
 	// KeepGoing records a failed run and goes on with the others.
 	KeepGoing bool
+	// ObservePID is a process to watch during every run (the server under
+	// test, when iolab did not start it).
+	ObservePID string
 }
 
 // DefaultRounds is the fewest rounds that give a 95% confidence interval of
@@ -48,6 +51,7 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(durationValue{&o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
 	intVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "record a failed run and go on with the others (exit 1 at the end)")
+	fs.StringVar(&o.ObservePID, "observe-pid", "", "watch this process tree (the server under test) during every run: its CPU, memory, I/O, threads and files")
 	o.addOutputFlags(fs)
 }
 
@@ -82,6 +86,11 @@ func (o *RepeatOptions) validate() error {
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())
 	}
+	if o.ObservePID != "" {
+		if _, err := checkPID(o.ObservePID); err != nil {
+			return usage("--observe-pid %v", err)
+		}
+	}
 	return nil
 }
 
@@ -103,6 +112,15 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 	}
 	defer st.Close()
 	plan.Rounds, plan.Warmup, plan.Cooldown, plan.Seed, plan.KeepGoing = o.Rounds, o.Warmup, o.Cooldown, o.Seed, o.KeepGoing
+	if o.ObservePID != "" {
+		pid, err := checkPID(o.ObservePID)
+		if err != nil {
+			return usage("--observe-pid %v", err)
+		}
+		for i := range cells {
+			cells[i].Around = pidObserver{pid}
+		}
+	}
 	id, runErr := newRunner(st, stderr, runTime).Run(ctx, plan, cells)
 	if id == "" {
 		return runErr

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/cgroup"
+	"github.com/iolab/iolab/internal/procgroup"
 )
 
 // studyRunJSON is what these tests read of a run.
@@ -23,6 +25,13 @@ type studyRunJSON struct {
 		Ops                          map[string]struct{ Ops, Bytes, Errors int64 }
 		Extra                        map[string]float64 `json:"extra"`
 		Verify                       *struct{ Checked, Mismatched int64 }
+		ServerSeries                 []struct {
+			T        int64
+			RSSBytes int64   `json:"rss_bytes"`
+			CPUS     float64 `json:"cpu_s"`
+			Threads  int
+			FDs      int `json:"fds"`
+		} `json:"server_series"`
 	} `json:"runs"`
 	Cells []struct {
 		Name, Variant string
@@ -175,17 +184,23 @@ func TestServerFiguresOfAKnownLoad(t *testing.T) {
 		t.Skipf("no cgroups here: %v", err)
 	}
 	bin := fileshare(t)
-	r, stderr, err := studyPlan(t, t.TempDir(), `rounds: 1
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": `rounds: 1
 warmup: 0
 variants:
   - name: hog
-    start: exec `+bin+` -listen 127.0.0.1:{{port}} -hold-mib 100
+    start: exec ` + bin + ` -listen 127.0.0.1:{{port}} -hold-mib 100
     ready: {http: "http://127.0.0.1:{{port}}/healthz"}
     limits: {memory: 512m}
 workloads:
   - name: burn
-    http: {mode: download, url: "http://127.0.0.1:{{port}}/burn/100", count: 10}
-`)
+    http: {mode: download, url: "http://127.0.0.1:{{port}}/burn/100", count: 25}
+`})
+	out, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"), "--json", "--series")
+	var r studyRunJSON
+	if out != "" {
+		decodeInto(t, out, &r)
+	}
 	if err != nil || len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
 		t.Fatalf("%v %+v\n%s", err, r.Runs, stderr)
 	}
@@ -198,12 +213,24 @@ workloads:
 	if peak := mib("cgroup_memory_peak_bytes"); peak < 100 || peak > 100*1.1+8 {
 		t.Errorf("cgroup_memory_peak_bytes %.1f MiB, want 100 MiB + runtime", peak)
 	}
-	// 10 requests x 100 ms of the thread's own CPU time.
-	if cpu := x["server_cpu_s"]; cpu < 1.0 || cpu > 1.1 {
-		t.Errorf("server_cpu_s %.3f, want 1.0 s within 10%%", cpu)
+	// 25 requests x 100 ms of the thread's own CPU time.
+	if cpu := x["server_cpu_s"]; cpu < 2.5 || cpu > 2.75 {
+		t.Errorf("server_cpu_s %.3f, want 2.5 s within 10%%", cpu)
 	}
-	if cpu, ok := x["cgroup_cpu_s"]; ok && (cpu < 1.0 || cpu > 1.1) {
-		t.Errorf("cgroup_cpu_s %.3f, want 1.0 s within 10%%", cpu)
+	if cpu, ok := x["cgroup_cpu_s"]; ok && (cpu < 2.5 || cpu > 2.75) {
+		t.Errorf("cgroup_cpu_s %.3f, want 2.5 s within 10%%", cpu)
+	}
+	// Second by second: the memory held in each, the CPU adding up.
+	series := r.Runs[0].ServerSeries
+	cpu := 0.0
+	for _, s := range series {
+		cpu += s.CPUS
+		if s.RSSBytes < 100<<20 || s.Threads < 1 || s.FDs < 3 {
+			t.Errorf("server second %+v", s)
+		}
+	}
+	if len(series) < 2 || cpu < 0.95*x["server_cpu_s"] || cpu > 1.05*x["server_cpu_s"] {
+		t.Errorf("%d server seconds with %.3f s CPU, run %.3f s: %+v", len(series), cpu, x["server_cpu_s"], series)
 	}
 	if r.Cells[0].Params["limit_memory"] != "512m" {
 		t.Errorf("cell params %v: want the limit recorded", r.Cells[0].Params)
@@ -403,4 +430,53 @@ func ownCgroups(t *testing.T, pid int) []string {
 		}
 	}
 	return out
+}
+
+// --observe-pid watches a server iolab did not start, as a plan's
+// observe: does; a PID that is no process is refused before anything runs.
+func TestObserveAServerIolabDidNotStart(t *testing.T) {
+	t.Parallel()
+	bin, dir := fileshare(t), t.TempDir()
+	port := freeLoopbackPort(t)
+	srv := exec.Command(bin, "-listen", fmt.Sprintf("127.0.0.1:%d", port), "-hold-mib", "40")
+	srv.SysProcAttr = procAttrDieWithParent()
+	if err := procgroup.Start(srv); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", port))
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/burn/50", port)
+	r, err := httpRun(t, "download", "--url", url, "--count", "4", "--observe-pid", fmt.Sprint(srv.Process.Pid))
+	if err != nil || len(r.Runs) != 1 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	if x := r.Runs[0].Extra; x["server_rss_peak_bytes"] < 40<<20 || x["server_cpu_s"] < 0.2 {
+		t.Errorf("server figures %v", x)
+	}
+	_, err = httpRun(t, "download", "--url", url, "--count", "1", "--observe-pid", "4194000")
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "--observe-pid 4194000: no such process") {
+		t.Errorf("a PID that is no process: %v", err)
+	}
+	// The same from a plan, through a PID file.
+	writeFiles(t, dir, map[string]string{"srv.pid": fmt.Sprint(srv.Process.Pid)})
+	pr, stderr, err := studyPlan(t, dir, `rounds: 1
+warmup: 0
+variants:
+  - name: running
+    observe: {pidfile: srv.pid}
+workloads:
+  - http: {mode: download, url: "`+url+`", count: 4}
+`)
+	if err != nil || len(pr.Runs) != 1 || pr.Runs[0].Extra["server_cpu_s"] < 0.2 {
+		t.Errorf("%v %+v\n%s", err, pr.Runs, stderr)
+	}
 }

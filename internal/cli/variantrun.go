@@ -4,11 +4,17 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/iolab/iolab/internal/cgroup"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/observe"
 	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/procgroup"
+	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
 )
 
@@ -21,6 +27,9 @@ type variantRun struct {
 	params map[string]string // the cell's matrix point
 	limits cgroup.Limits     // for the server
 	group  *cgroup.Group     // the running server's
+	// observed is the process the variant names to observe (observe:),
+	// when it starts no server.
+	observed int
 }
 
 func (r *variantRun) BeforeRun(ctx context.Context) error {
@@ -30,6 +39,9 @@ func (r *variantRun) BeforeRun(ctx context.Context) error {
 		}
 	}
 	if err := r.v.Hook(ctx, "before_run", r.hooks.BeforeRun, r.params); err != nil {
+		return err
+	}
+	if err := r.resolveObserved(); err != nil {
 		return err
 	}
 	if r.v.HasServer() && !r.limits.IsZero() {
@@ -47,18 +59,29 @@ func (r *variantRun) BeforeRun(ctx context.Context) error {
 	return err
 }
 
-// Observe implements lab.Observer: the server's whole process tree, read
-// from /proc every second while the workload runs, and its cgroup's
-// accounting.
-func (r *variantRun) Observe() func() map[string]float64 {
+// Observe implements lab.Observer: the server's whole process tree (or
+// the process the variant names to observe), read from /proc every second
+// while the workload runs, and its cgroup's accounting.
+func (r *variantRun) Observe(each func(metrics.ServerSecond)) func() map[string]float64 {
 	pid := r.v.ServerPID()
+	if pid == 0 {
+		pid = r.observed
+	}
 	if pid == 0 {
 		return nil
 	}
-	w := observe.WatchTree(pid, time.Second)
+	return watchServer(pid, each, r.group)
+}
+
+// watchServer watches the process tree of pid during a run: each second
+// goes to each, and the returned function stops and gives the run's
+// server figures (with the cgroup's accounting over the same window, when
+// the server runs in one).
+func watchServer(pid int, each func(metrics.ServerSecond), group *cgroup.Group) func() map[string]float64 {
+	w := observe.WatchTree(pid, time.Second, each)
 	var before cgroup.Usage
-	if r.group != nil {
-		before = r.group.Usage()
+	if group != nil {
+		before = group.Usage()
 	}
 	return func() map[string]float64 {
 		p := w.Stop()
@@ -68,16 +91,67 @@ func (r *variantRun) Observe() func() map[string]float64 {
 				"server_read_bytes": float64(p.ReadBytes), "server_write_bytes": float64(p.WriteBytes),
 				"server_threads_max": float64(p.MaxThreads), "server_fds_max": float64(p.MaxFDs)}
 		}
-		if r.group != nil {
+		if group != nil {
 			// CPU over the measured window, like server_cpu_s; the memory
 			// peak is the server's whole life's.
-			u := r.group.Usage()
+			u := group.Usage()
 			u.CPU -= before.CPU
 			u.Throttled -= before.Throttled
 			maps.Copy(out, u.Metrics())
 		}
 		return out
 	}
+}
+
+// resolveObserved finds the process a variant names to observe: a PID,
+// or the one in a PID file (read before every run: the target may have
+// restarted).
+func (r *variantRun) resolveObserved() error {
+	o := r.v.Spec().Observe
+	if o == nil || r.v.HasServer() {
+		return nil
+	}
+	text, what := o.PID.Text, "observe.pid"
+	if o.PIDFile.Text != "" {
+		path := r.v.ExpandWith(o.PIDFile.Text, r.params)
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(r.v.Workdir, path)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("variant %s: observe.pidfile: %w", r.v.Name, err)
+		}
+		text, what = strings.TrimSpace(string(b)), "observe.pidfile "+path
+	}
+	pid, err := checkPID(text)
+	if err != nil {
+		return fmt.Errorf("variant %s: %s: %w", r.v.Name, what, err)
+	}
+	r.observed = pid
+	return nil
+}
+
+// checkPID parses a PID of a running process.
+func checkPID(text string) (int, error) {
+	pid, err := units.ParseInt(text, 1, 1<<22)
+	if err != nil {
+		return 0, fmt.Errorf("%q: %v; want the PID of a running process", text, err)
+	}
+	if procgroup.StartTime(int(pid)) == 0 {
+		return 0, fmt.Errorf("%d: no such process", pid)
+	}
+	return int(pid), nil
+}
+
+// pidObserver watches a process iolab did not start (--observe-pid)
+// during every run of a single command.
+type pidObserver struct{ pid int }
+
+func (pidObserver) BeforeRun(context.Context) error { return nil }
+func (pidObserver) AfterRun(context.Context) error  { return nil }
+
+func (o pidObserver) Observe(each func(metrics.ServerSecond)) func() map[string]float64 {
+	return watchServer(o.pid, each, nil)
 }
 
 func (r *variantRun) AfterRun(ctx context.Context) error {

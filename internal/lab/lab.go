@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/iolab/iolab/internal/envinfo"
@@ -45,11 +46,12 @@ type Cell struct {
 }
 
 // Observer is an Around that watches what it started (a variant's server)
-// while the workload runs: Observe starts watching, and the function it
-// returns stops and gives the figures to add to the run's (server_cpu_s,
+// while the workload runs: Observe starts watching, handing each second of
+// the server to each as it ends, and the function it returns stops and
+// gives the figures to add to the run's (server_cpu_s,
 // server_rss_peak_bytes ...), or nil.
 type Observer interface {
-	Observe() (stop func() map[string]float64)
+	Observe(each func(metrics.ServerSecond)) (stop func() map[string]float64)
 }
 
 // Around wraps each run of a cell. AfterRun is called whenever BeforeRun
@@ -321,15 +323,38 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	if err := r.Store.BeginRun(ctx, expID, run); err != nil {
 		return err
 	}
+	// The client's and the server's seconds come from goroutines of
+	// their own: the first failure to store them is kept under a lock.
+	var sinkMu sync.Mutex
 	var sinkErr error
-	sink := func(secs []metrics.Second) {
-		if err := r.Store.AppendSeries(ctx, run.ID, secs); err != nil && sinkErr == nil {
+	failed := func(err error) {
+		sinkMu.Lock()
+		defer sinkMu.Unlock()
+		if err != nil && sinkErr == nil {
 			sinkErr = err
 		}
 	}
-	res, err := r.runAround(metrics.WithSecondSink(ctx, sink), c, progress)
-	if sinkErr != nil && err == nil {
-		err = fmt.Errorf("storing the per-second series: %w", sinkErr)
+	sink := func(secs []metrics.Second) { failed(r.Store.AppendSeries(ctx, run.ID, secs)) }
+	// The server's seconds go to the store in fives, as the client's do.
+	var served []metrics.ServerSecond
+	flush := func() {
+		if len(served) > 0 {
+			failed(r.Store.AppendServerSeries(ctx, run.ID, served))
+			served = served[:0]
+		}
+	}
+	each := func(sec metrics.ServerSecond) {
+		if served = append(served, sec); len(served) >= 5 {
+			flush()
+		}
+	}
+	res, err := r.runAround(metrics.WithSecondSink(ctx, sink), c, progress, each)
+	flush()
+	sinkMu.Lock()
+	storeErr := sinkErr
+	sinkMu.Unlock()
+	if storeErr != nil && err == nil {
+		err = fmt.Errorf("storing the per-second series: %w", storeErr)
 	}
 	run.EndedAt = time.Now()
 	run.Result = res
@@ -389,7 +414,7 @@ func (r *Runner) saveManifest(ctx context.Context, expID string, run *store.Run,
 // runAround runs the workload between the cell's BeforeRun and AfterRun;
 // a PerStart workload is prepared after BeforeRun started its server, and
 // closed before AfterRun stops it.
-func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes int64)) (*metrics.Result, error) {
+func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes int64), each func(metrics.ServerSecond)) (*metrics.Result, error) {
 	if c.Around != nil {
 		if err := c.Around.BeforeRun(ctx); err != nil {
 			_ = c.Around.AfterRun(context.WithoutCancel(ctx))
@@ -406,7 +431,7 @@ func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes
 	if err == nil {
 		var stopObserving func() map[string]float64
 		if o, ok := c.Around.(Observer); ok {
-			stopObserving = o.Observe()
+			stopObserving = o.Observe(each)
 		}
 		res, err = c.Workload.Run(ctx, progress)
 		if stopObserving != nil {

@@ -46,6 +46,21 @@ type Result struct {
 	// Extra holds figures of workloads that are not operation streams,
 	// such as a command's wall_s, user_s and max_rss_bytes.
 	Extra map[string]float64
+	// ServerSeries is the watched server's seconds (a plan variant's), when
+	// loaded with the series.
+	ServerSeries []ServerSecond
+}
+
+// ServerSecond is one second of a server iolab watched: what its process
+// tree held at the end of the second and used during it.
+type ServerSecond struct {
+	T          int64   `json:"t"`
+	RSSBytes   int64   `json:"rss_bytes"`
+	CPUS       float64 `json:"cpu_s"`
+	ReadBytes  int64   `json:"read_bytes"`
+	WriteBytes int64   `json:"write_bytes"`
+	Threads    int     `json:"threads"`
+	FDs        int     `json:"fds"`
 }
 
 // Note is a fact the workload observed that the summary should warn about.

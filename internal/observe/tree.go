@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
 )
 
 // TreePeak is what a watch saw of a process tree.
@@ -62,12 +64,20 @@ type Watcher struct {
 	peak  TreePeak
 	first usage // the first sample, from which usage is counted
 	every time.Duration
+	// each, if set, gets every whole second of the watch.
+	each    func(metrics.ServerSecond)
+	began   time.Time
+	emitted int64 // whole seconds handed to each
+	last    usage // the sample each last got
+	latest  usage // the latest sample
 }
 
 // WatchTree starts sampling the tree below (and including) pid: at once,
-// then every millisecond for the first 20 ms, then every `every`.
-func WatchTree(pid int, every time.Duration) *Watcher {
-	w := &Watcher{root: pid, stop: make(chan struct{}), done: make(chan struct{}), every: every}
+// then every millisecond for the first 20 ms, then every `every`. each, if
+// not nil, is called with every second of the watch as it ends (and the
+// last, partial one at Stop): what the tree held and used in it.
+func WatchTree(pid int, every time.Duration, each func(metrics.ServerSecond)) *Watcher {
+	w := &Watcher{root: pid, stop: make(chan struct{}), done: make(chan struct{}), every: every, each: each, began: time.Now()}
 	w.sample()
 	go w.loop()
 	return w
@@ -96,7 +106,18 @@ func (w *Watcher) Stop() TreePeak {
 	w.sample()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.each != nil && w.peak.Samples > 0 && time.Since(w.began) > time.Duration(w.emitted)*time.Second+200*time.Millisecond {
+		w.emit(w.latest)
+	}
 	return w.peak
+}
+
+// emit hands the second that ends now to each: u against the last one.
+func (w *Watcher) emit(u usage) {
+	w.each(metrics.ServerSecond{T: w.emitted, RSSBytes: u.rss, CPUS: float64(u.cpuTicks-w.last.cpuTicks) / clockTicks,
+		ReadBytes: u.read - w.last.read, WriteBytes: u.written - w.last.written, Threads: u.threads, FDs: u.fds})
+	w.emitted++
+	w.last = u
 }
 
 func (w *Watcher) sample() {
@@ -129,6 +150,15 @@ func (w *Watcher) sample() {
 		w.first = u
 	}
 	w.peak.Samples++
+	if w.peak.Samples == 1 {
+		w.last = u
+	}
+	w.latest = u
+	// A second is handed on once it is over (a sample may come a little
+	// early: time.After is not exact).
+	if w.each != nil && time.Since(w.began) >= time.Duration(w.emitted+1)*time.Second-50*time.Millisecond {
+		w.emit(u)
+	}
 	p := &w.peak
 	p.RSSBytes = max(p.RSSBytes, u.rss, u.hwm)
 	p.CPUSeconds = float64(u.cpuTicks-w.first.cpuTicks) / clockTicks

@@ -600,6 +600,10 @@ func (p *Plan) check(top Pos) error {
 			return v.Pos.Errorf("variant %q: git needs repo and ref", v.Name)
 		case v.Ready != nil && v.Start == "":
 			return v.Pos.Errorf("variant %q: ready without start; ready checks a started server", v.Name)
+		case v.Observe != nil && v.Start != "":
+			return v.Pos.Errorf("variant %q: observe names a process iolab did not start; the server start: runs is watched already", v.Name)
+		case v.Observe != nil && (v.Observe.PID.Text == "") == (v.Observe.PIDFile.Text == ""):
+			return v.Pos.Errorf("variant %q: observe: give one of pid or pidfile", v.Name)
 		}
 		if _, err := ParseSignal(v.Stop.Signal); err != nil {
 			return v.Pos.Errorf("variant %q: stop.signal: %v", v.Name, err)

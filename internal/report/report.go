@@ -74,6 +74,8 @@ type RunView struct {
 	Extra  map[string]float64 `json:"extra,omitempty"`
 	Notes  []metrics.Note     `json:"notes,omitempty"`
 	Series []metrics.Second   `json:"series,omitempty"`
+	// ServerSeries is the watched server's seconds (with --series).
+	ServerSeries []metrics.ServerSecond `json:"server_series,omitempty"`
 	// FrameSeries is a frame test's per-frame timings (with --series).
 	FrameSeries []metrics.FrameTiming `json:"frame_series,omitempty"`
 }
@@ -322,7 +324,7 @@ func Build(d *store.Data, opts Options) *Report {
 			Ops: objectOps(res), Verify: verifyView(res), Frames: framesView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
 		v.Lat, v.TTFB = mergedLatency(res)
 		if opts.Series {
-			v.Series, v.FrameSeries = res.Series, res.Frames
+			v.Series, v.FrameSeries, v.ServerSeries = res.Series, res.Frames, res.ServerSeries
 		}
 		r.Runs = append(r.Runs, v)
 		perCell[ci] = append(perCell[ci], run)

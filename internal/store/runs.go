@@ -47,6 +47,23 @@ func (s *Store) AppendSeries(ctx context.Context, runID int64, secs []metrics.Se
 	return s.wrap(tx.Commit())
 }
 
+// AppendServerSeries stores seconds of a running run's server series.
+func (s *Store) AppendServerSeries(ctx context.Context, runID int64, secs []metrics.ServerSecond) error {
+	ctx = context.WithoutCancel(ctx)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	for _, sec := range secs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO server_series (run_id, second, rss_bytes, cpu_s, read_bytes, write_bytes, threads, fds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, sec.T, sec.RSSBytes, sec.CPUS, sec.ReadBytes, sec.WriteBytes, sec.Threads, sec.FDs); err != nil {
+			return s.wrap(err)
+		}
+	}
+	return s.wrap(tx.Commit())
+}
+
 func insertSeries(ctx context.Context, tx *sql.Tx, runID int64, secs []metrics.Second) error {
 	for _, sec := range secs {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO series (run_id, second, ops, bytes, p50_ns, p99_ns, max_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -332,7 +349,30 @@ func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64
 	if err := s.loadFrames(ctx, expID, byID); err != nil {
 		return err
 	}
-	return s.loadSeries(ctx, expID, byID)
+	if err := s.loadSeries(ctx, expID, byID); err != nil {
+		return err
+	}
+	return s.loadServerSeries(ctx, expID, byID)
+}
+
+func (s *Store) loadServerSeries(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT s.run_id, s.second, s.rss_bytes, s.cpu_s, s.read_bytes, s.write_bytes, s.threads, s.fds FROM server_series s
+		JOIN runs r ON r.id = s.run_id WHERE r.experiment_id = ? ORDER BY s.run_id, s.second`, expID)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var sec metrics.ServerSecond
+		if err := rows.Scan(&id, &sec.T, &sec.RSSBytes, &sec.CPUS, &sec.ReadBytes, &sec.WriteBytes, &sec.Threads, &sec.FDs); err != nil {
+			return s.wrap(err)
+		}
+		if r := byID[id]; r != nil {
+			r.ServerSeries = append(r.ServerSeries, sec)
+		}
+	}
+	return s.wrap(rows.Err())
 }
 
 func (s *Store) loadFrames(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -15,7 +15,22 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	4: framesTable,
 	5: leasesTable,
 	6: `ALTER TABLE run_directions ADD COLUMN active_s DOUBLE PRECISION NOT NULL DEFAULT 0;`,
+	7: serverSeriesTable,
 }
+
+// serverSeriesTable is the per-second series of the servers iolab watched.
+const serverSeriesTable = `
+CREATE TABLE server_series (
+	run_id      INTEGER NOT NULL REFERENCES runs(id),
+	second      INTEGER NOT NULL,
+	rss_bytes   BIGINT NOT NULL,
+	cpu_s       DOUBLE PRECISION NOT NULL,   -- used during the second
+	read_bytes  BIGINT NOT NULL,             -- from storage, during the second
+	write_bytes BIGINT NOT NULL,
+	threads     INTEGER NOT NULL,
+	fds         INTEGER NOT NULL,
+	PRIMARY KEY (run_id, second)
+);`
 
 // leasesTable holds the runner of each running experiment (see lease.go).
 const leasesTable = `
@@ -140,4 +155,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-` + objectsTable + framesTable + leasesTable
+` + objectsTable + framesTable + leasesTable + serverSeriesTable

@@ -130,7 +130,7 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	// kills the group (procgroup).
 	untrack := procgroup.Track(ctx, cmd.Process.Pid)
 	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); untrack() }()
-	watch := observe.WatchTree(cmd.Process.Pid, 10*time.Millisecond)
+	watch := observe.WatchTree(cmd.Process.Pid, 10*time.Millisecond, nil)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	var err error
