@@ -19,6 +19,7 @@ import (
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/profiling"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
 	"github.com/iolab/iolab/internal/workload"
@@ -40,6 +41,14 @@ import (
 func planCells(p *plan.Plan, variants []*variant.Variant) ([]lab.Cell, error) {
 	var cells []lab.Cell
 	checked := map[cgroup.Limits]error{}
+	for _, v := range p.Variants {
+		if v.Profile != nil && v.Profile.Perf {
+			if err := profiling.CheckPerf(); err != nil {
+				return nil, v.Pos.Errorf("variant %q: %v", v.Name, err)
+			}
+			break
+		}
+	}
 	for _, w := range p.Workloads {
 		if err := checkMatrix(p, w); err != nil {
 			return nil, err
@@ -157,6 +166,9 @@ func usesTemplate(p *plan.Plan, w plan.Workload, name string) bool {
 		if v.Limits != nil {
 			texts = append(texts, v.Limits.Memory.Text, v.Limits.CPUs.Text)
 		}
+		if v.Profile != nil {
+			texts = append(texts, v.Profile.GoPprof.Text)
+		}
 	}
 	texts = append(texts, p.Hooks.BeforeRun, p.Hooks.AfterRun)
 	for _, s := range texts {
@@ -247,6 +259,14 @@ func (c *cellBuilder) checkVariant() error {
 	}
 	for _, field := range slices.Sorted(maps.Keys(texts)) {
 		if _, err := c.expand(plan.Value{Text: texts[field], Pos: spec.Pos}, fmt.Sprintf("variant %q: %s", spec.Name, field), nil); err != nil {
+			return err
+		}
+	}
+	if p := spec.Profile; p != nil {
+		if spec.Start == "" && spec.Observe == nil {
+			return spec.Pos.Errorf("variant %q: profile: profiles a server; give the variant a start: (or observe: one that runs)", spec.Name)
+		}
+		if _, err := c.expand(p.GoPprof, "profile.go_pprof", nil); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 
 func newShowCommand(stdout io.Writer) *cobra.Command {
 	var o RepeatOptions
+	var profile bool
+	var top int
 	cmd := &cobra.Command{
 		Use:     "show [EXPERIMENT]",
 		Aliases: []string{"compare"},
@@ -21,10 +23,15 @@ func newShowCommand(stdout io.Writer) *cobra.Command {
 			if len(args) == 1 {
 				id = args[0]
 			}
+			if profile {
+				return runShowProfiles(cmd.Context(), o, id, top, stdout)
+			}
 			return runShow(cmd.Context(), o, id, stdout)
 		},
 	}
 	o.addOutputFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&profile, "profile", false, "print the servers' profiles: per cell and variant the functions that took the most CPU, and what changed against the baseline")
+	intVar(cmd.Flags(), &top, "top", 15, 1, 10000, "with --profile, how many functions to list")
 	return cmd
 }
 
@@ -38,6 +45,18 @@ func runShow(ctx context.Context, o RepeatOptions, id string, stdout io.Writer) 
 	}
 	defer st.Close()
 	return printExperiment(ctx, st, id, o, stdout)
+}
+
+func runShowProfiles(ctx context.Context, o RepeatOptions, id string, top int, stdout io.Writer) error {
+	if err := o.validateOutput(); err != nil {
+		return err
+	}
+	st, err := openExisting(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return printProfiles(ctx, st, id, o, top, stdout)
 }
 
 func newLsCommand(stdout io.Writer) *cobra.Command {

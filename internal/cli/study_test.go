@@ -480,3 +480,82 @@ workloads:
 		t.Errorf("%v %+v\n%s", err, pr.Runs, stderr)
 	}
 }
+
+// Profiles of a Go server during the measured runs: the function it
+// spends its time in comes first, and what another build spends more on
+// (a checksum of every upload) shows as a gain against the baseline.
+func TestProfilesNameTheHotFunction(t *testing.T) {
+	t.Parallel()
+	bin, dir := fileshare(t), t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	writeFiles(t, dir, map[string]string{"plan.yaml": `rounds: 2
+warmup: 0
+variants:
+  - name: baseline
+    start: exec ` + bin + ` -listen 127.0.0.1:{{port}} -data {{tmp}}/d{{port}}
+    ready: {http: "http://127.0.0.1:{{port}}/healthz"}
+    env: {PS_SHARED_SECRET: pw-1234}
+    profile: {go_pprof: "http://127.0.0.1:{{port}}/debug/pprof/profile"}
+  - name: checksum
+    start: exec ` + bin + ` -listen 127.0.0.1:{{port}} -data {{tmp}}/d{{port}} -checksum
+    ready: {http: "http://127.0.0.1:{{port}}/healthz"}
+    env: {PS_SHARED_SECRET: pw-1234}
+    profile: {go_pprof: "http://127.0.0.1:{{port}}/debug/pprof/profile"}
+workloads:
+  - name: burn
+    http: {mode: download, url: "http://127.0.0.1:{{port}}/burn/100", count: 8}
+  - name: upload
+    http: {mode: upload, method: POST, url: "http://127.0.0.1:{{port}}/api/entry", form-field: file,
+           login-url: "http://127.0.0.1:{{port}}/api/auth", login-body: passphrase=pw-1234, size: 16m, count: 6}
+`})
+	if _, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--json"); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--profile", "--json", "--top", "50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Profiles []struct {
+			Cell, Variant, Kind string
+			Runs                int
+			Top                 []struct {
+				Name      string
+				Flat, Cum float64
+			}
+			Changes []struct {
+				Name     string
+				BaseFlat float64 `json:"base_flat"`
+				Flat     float64
+			} `json:"changes_vs_baseline"`
+		}
+	}
+	decodeInto(t, out, &r)
+	if len(r.Profiles) != 4 {
+		t.Fatalf("%d profiles: %s", len(r.Profiles), out)
+	}
+	for _, p := range r.Profiles {
+		if p.Runs != 2 || p.Kind != "go_pprof" || len(p.Top) == 0 {
+			t.Errorf("%s/%s: %+v", p.Variant, p.Cell, p)
+			continue
+		}
+		if p.Cell == "burn" && (p.Top[0].Name != "main.spin" || p.Top[0].Flat < 0.5) {
+			t.Errorf("%s/burn: top %+v, want main.spin first", p.Variant, p.Top[:min(3, len(p.Top))])
+		}
+		if p.Cell == "upload" && p.Variant == "checksum" {
+			gain := 0.0
+			for _, c := range p.Changes {
+				if strings.Contains(c.Name, "sha256") {
+					gain += c.Flat - c.BaseFlat
+				}
+			}
+			if gain < 0.05 {
+				t.Errorf("checksum/upload: SHA-256 gained %.1f%% of CPU against the baseline; changes %+v", 100*gain, p.Changes)
+			}
+		}
+	}
+	text, _, err := iolab(t, context.Background(), "show", "--db", db, "--profile")
+	if err != nil || !strings.Contains(text, "main.spin") || !strings.Contains(text, "against baseline") {
+		t.Errorf("text: %v\n%s", err, text)
+	}
+}

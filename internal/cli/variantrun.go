@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -10,10 +11,12 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/cgroup"
+	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/observe"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/procgroup"
+	"github.com/iolab/iolab/internal/profiling"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
 )
@@ -62,7 +65,7 @@ func (r *variantRun) BeforeRun(ctx context.Context) error {
 // Observe implements lab.Observer: the server's whole process tree (or
 // the process the variant names to observe), read from /proc every second
 // while the workload runs, and its cgroup's accounting.
-func (r *variantRun) Observe(each func(metrics.ServerSecond)) func() map[string]float64 {
+func (r *variantRun) Observe(each func(metrics.ServerSecond)) func() lab.Observation {
 	pid := r.v.ServerPID()
 	if pid == 0 {
 		pid = r.observed
@@ -70,7 +73,48 @@ func (r *variantRun) Observe(each func(metrics.ServerSecond)) func() map[string]
 	if pid == 0 {
 		return nil
 	}
-	return watchServer(pid, each, r.group)
+	watch := watchServer(pid, each, r.group)
+	captures, err := r.startProfiles(pid)
+	return func() lab.Observation {
+		obs := lab.Observation{Extra: watch(), Err: err}
+		for kind, c := range captures {
+			data, perr := c.Stop()
+			if perr != nil {
+				obs.Err = cmp.Or(obs.Err, fmt.Errorf("variant %s: %w", r.v.Name, perr))
+				continue
+			}
+			if obs.Profiles == nil {
+				obs.Profiles = map[string][]byte{}
+			}
+			obs.Profiles[kind] = data
+		}
+		return obs
+	}
+}
+
+// startProfiles starts the profiles the variant asks for, of the server
+// pid's process tree.
+func (r *variantRun) startProfiles(pid int) (map[string]profiling.Capture, error) {
+	spec := r.v.Spec().Profile
+	if spec == nil {
+		return nil, nil
+	}
+	out := map[string]profiling.Capture{}
+	if spec.GoPprof.Text != "" {
+		c, err := profiling.StartGo(context.Background(), r.v.ExpandWith(spec.GoPprof.Text, r.params))
+		if err != nil {
+			return out, fmt.Errorf("variant %s: %w", r.v.Name, err)
+		}
+		out[profiling.GoPprof] = c
+	}
+	if spec.Perf {
+		c, err := profiling.StartPerf(observe.Tree(pid))
+		if err != nil {
+			return out, fmt.Errorf("variant %s: %w", r.v.Name, err)
+		}
+		out[profiling.Perf] = c
+	}
+	return out, nil
 }
 
 // watchServer watches the process tree of pid during a run: each second
@@ -150,8 +194,9 @@ type pidObserver struct{ pid int }
 func (pidObserver) BeforeRun(context.Context) error { return nil }
 func (pidObserver) AfterRun(context.Context) error  { return nil }
 
-func (o pidObserver) Observe(each func(metrics.ServerSecond)) func() map[string]float64 {
-	return watchServer(o.pid, each, nil)
+func (o pidObserver) Observe(each func(metrics.ServerSecond)) func() lab.Observation {
+	watch := watchServer(o.pid, each, nil)
+	return func() lab.Observation { return lab.Observation{Extra: watch()} }
 }
 
 func (r *variantRun) AfterRun(ctx context.Context) error {

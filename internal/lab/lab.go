@@ -48,10 +48,21 @@ type Cell struct {
 // Observer is an Around that watches what it started (a variant's server)
 // while the workload runs: Observe starts watching, handing each second of
 // the server to each as it ends, and the function it returns stops and
-// gives the figures to add to the run's (server_cpu_s,
-// server_rss_peak_bytes ...), or nil.
+// says what it saw.
 type Observer interface {
-	Observe(each func(metrics.ServerSecond)) (stop func() map[string]float64)
+	Observe(each func(metrics.ServerSecond)) (stop func() Observation)
+}
+
+// Observation is what an Observer saw of a run.
+type Observation struct {
+	// Extra are figures to add to the run's (server_cpu_s,
+	// server_rss_peak_bytes ...).
+	Extra map[string]float64
+	// Profiles are profiles taken during the run, by kind.
+	Profiles map[string][]byte
+	// Err fails the run: what was asked for could not be observed (a
+	// profile endpoint that answers 404).
+	Err error
 }
 
 // Around wraps each run of a cell. AfterRun is called whenever BeforeRun
@@ -429,17 +440,24 @@ func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes
 		}
 	}
 	if err == nil {
-		var stopObserving func() map[string]float64
+		var stopObserving func() Observation
 		if o, ok := c.Around.(Observer); ok {
 			stopObserving = o.Observe(each)
 		}
 		res, err = c.Workload.Run(ctx, progress)
 		if stopObserving != nil {
-			if seen := stopObserving(); res != nil && len(seen) > 0 {
+			seen := stopObserving()
+			if res != nil && len(seen.Extra) > 0 {
 				if res.Extra == nil {
 					res.Extra = map[string]float64{}
 				}
-				maps.Copy(res.Extra, seen)
+				maps.Copy(res.Extra, seen.Extra)
+			}
+			if res != nil {
+				res.Profiles = seen.Profiles
+			}
+			if seen.Err != nil && err == nil {
+				err = seen.Err
 			}
 		}
 	}

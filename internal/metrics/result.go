@@ -49,6 +49,9 @@ type Result struct {
 	// ServerSeries is the watched server's seconds (a plan variant's), when
 	// loaded with the series.
 	ServerSeries []ServerSecond
+	// Profiles are the profiles taken of the server during the run, by
+	// kind (go_pprof, perf), gzipped pprof; stored, not loaded with it.
+	Profiles map[string][]byte
 }
 
 // ServerSecond is one second of a server iolab watched: what its process

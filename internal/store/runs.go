@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,7 +165,37 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 	if err := insertSeries(ctx, tx, r.ID, res.Series); err != nil {
 		return s.wrap(err)
 	}
+	for _, kind := range slices.Sorted(maps.Keys(res.Profiles)) {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO profiles (run_id, kind, data) VALUES (?, ?, ?)`, r.ID, kind, res.Profiles[kind]); err != nil {
+			return s.wrap(err)
+		}
+	}
 	return s.wrap(tx.Commit())
+}
+
+// Profiles reads an experiment's profiles: by run ID, then kind
+// (gzipped pprof).
+func (s *Store) Profiles(ctx context.Context, experimentID string) (map[int64]map[string][]byte, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT p.run_id, p.kind, p.data FROM profiles p JOIN runs r ON r.id = p.run_id
+		WHERE r.experiment_id = ? ORDER BY p.run_id, p.kind`, experimentID)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	out := map[int64]map[string][]byte{}
+	for rows.Next() {
+		var id int64
+		var kind string
+		var data []byte
+		if err := rows.Scan(&id, &kind, &data); err != nil {
+			return nil, s.wrap(err)
+		}
+		if out[id] == nil {
+			out[id] = map[string][]byte{}
+		}
+		out[id][kind] = data
+	}
+	return out, s.wrap(rows.Err())
 }
 
 // SaveEnv stores an environment snapshot taken before or after a round.

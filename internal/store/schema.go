@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -16,7 +16,17 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	5: leasesTable,
 	6: `ALTER TABLE run_directions ADD COLUMN active_s DOUBLE PRECISION NOT NULL DEFAULT 0;`,
 	7: serverSeriesTable,
+	8: profilesTable,
 }
+
+// profilesTable holds the profiles taken of a server during runs.
+const profilesTable = `
+CREATE TABLE profiles (
+	run_id INTEGER NOT NULL REFERENCES runs(id),
+	kind   TEXT NOT NULL,                -- go_pprof, perf
+	data   BLOB NOT NULL,                -- gzipped pprof
+	PRIMARY KEY (run_id, kind)
+);`
 
 // serverSeriesTable is the per-second series of the servers iolab watched.
 const serverSeriesTable = `
@@ -155,4 +165,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-` + objectsTable + framesTable + leasesTable + serverSeriesTable
+` + objectsTable + framesTable + leasesTable + serverSeriesTable + profilesTable

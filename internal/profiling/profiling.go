@@ -1,0 +1,400 @@
+// Package profiling captures CPU profiles of a server while a run is
+// measured — from its Go pprof endpoint, or with perf record of its
+// process tree — as pprof profiles, and reads them back as people ask:
+// the functions that take the most CPU, and what changed between two
+// variants.
+//
+// A Go server's pprof endpoint profiles for a duration fixed in advance,
+// and a run's length is not always known (a count of operations): the
+// capture asks for one-second windows back to back and merges them, so
+// the profile covers the measured window, plus at most a second after it
+// in which the server is idle and adds few samples.
+package profiling
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// Kinds of profile.
+const (
+	GoPprof = "go_pprof"
+	Perf    = "perf"
+)
+
+// Capture is a profile being recorded.
+type Capture interface {
+	// Stop ends the capture and returns the profile, gzipped pprof.
+	Stop() ([]byte, error)
+}
+
+// maxProfile bounds what one window of an endpoint may send.
+const maxProfile = 64 << 20
+
+// goCapture asks a Go pprof endpoint for one-second windows until stopped.
+type goCapture struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	parts  []*profile.Profile
+	err    error
+}
+
+// StartGo starts profiling the server behind a Go pprof CPU profile URL
+// (http://127.0.0.1:PORT/debug/pprof/profile).
+func StartGo(ctx context.Context, endpoint string) (Capture, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("profile.go_pprof %q: want the URL of a Go pprof CPU profile, such as http://127.0.0.1:{{port}}/debug/pprof/profile", endpoint)
+	}
+	q := u.Query()
+	q.Set("seconds", "1")
+	u.RawQuery = q.Encode()
+	ctx, cancel := context.WithCancel(ctx)
+	c := &goCapture{cancel: cancel, done: make(chan struct{})}
+	go c.loop(ctx, u.String())
+	return c, nil
+}
+
+func (c *goCapture) loop(ctx context.Context, u string) {
+	defer close(c.done)
+	client := &http.Client{Timeout: 30 * time.Second}
+	// At least one window, however short the run; each runs to its end
+	// even when stopped: its profile holds the run's last moments.
+	for first := true; first || ctx.Err() == nil; first = false {
+		req, _ := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, u, nil)
+		p, err := fetch(client, req)
+		c.mu.Lock()
+		if err != nil {
+			if c.err == nil {
+				c.err = err
+			}
+			c.mu.Unlock()
+			return
+		}
+		c.parts = append(c.parts, p)
+		c.mu.Unlock()
+	}
+}
+
+func fetch(client *http.Client, req *http.Request) (*profile.Profile, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("profile.go_pprof: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProfile))
+	if err != nil {
+		return nil, fmt.Errorf("profile.go_pprof %s: %w", req.URL.Redacted(), err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("profile.go_pprof %s: %s: %s", req.URL.Redacted(), resp.Status, strings.TrimSpace(string(body[:min(len(body), 200)])))
+	}
+	p, err := profile.ParseData(body)
+	if err != nil {
+		return nil, fmt.Errorf("profile.go_pprof %s: not a pprof profile: %w", req.URL.Redacted(), err)
+	}
+	return p, nil
+}
+
+func (c *goCapture) Stop() ([]byte, error) {
+	c.cancel()
+	<-c.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	if len(c.parts) == 0 {
+		return nil, errors.New("profile.go_pprof: no profile window completed")
+	}
+	p, err := profile.Merge(c.parts)
+	if err != nil {
+		return nil, fmt.Errorf("profile.go_pprof: merge windows: %w", err)
+	}
+	return encode(p)
+}
+
+func encode(p *profile.Profile) ([]byte, error) {
+	var b bytes.Buffer
+	if err := p.Write(&b); err != nil { // gzipped
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// perfCapture is perf record of a process tree.
+type perfCapture struct {
+	cmd *exec.Cmd
+	dir string
+	out bytes.Buffer
+}
+
+// perfFrequency is the sampling rate: odd, so it does not beat with
+// periodic work.
+const perfFrequency = 499
+
+// CheckPerf says whether perf can record here, and if not, why.
+func CheckPerf() error {
+	path, err := exec.LookPath("perf")
+	if err != nil {
+		return errors.New("profile.perf: perf is not installed (Debian: apt-get install linux-perf)")
+	}
+	dir, err := os.MkdirTemp("", "iolab-perf-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	out, err := exec.Command(path, "record", "-q", "-g", "-o", filepath.Join(dir, "check.data"), "--", "true").CombinedOutput()
+	if err != nil {
+		paranoid, _ := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
+		return fmt.Errorf("profile.perf: the kernel refuses perf record (perf_event_paranoid %s): %s", strings.TrimSpace(string(paranoid)), firstLine(out))
+	}
+	return nil
+}
+
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// StartPerf starts perf record -g of the processes pids (a server's tree;
+// children they start later are followed).
+func StartPerf(pids []int) (Capture, error) {
+	dir, err := os.MkdirTemp("", "iolab-perf-")
+	if err != nil {
+		return nil, err
+	}
+	list := make([]string, len(pids))
+	for i, p := range pids {
+		list[i] = strconv.Itoa(p)
+	}
+	c := &perfCapture{dir: dir}
+	c.cmd = exec.Command("perf", "record", "-q", "-g", "-F", strconv.Itoa(perfFrequency), "-p", strings.Join(list, ","), "-o", filepath.Join(dir, "perf.data"))
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
+	if err := c.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("profile.perf: %w", err)
+	}
+	return c, nil
+}
+
+func (c *perfCapture) Stop() ([]byte, error) {
+	defer os.RemoveAll(c.dir)
+	_ = c.cmd.Process.Signal(syscall.SIGINT)
+	if err := c.cmd.Wait(); err != nil && !isInterrupt(err) {
+		return nil, fmt.Errorf("profile.perf: perf record: %v: %s", err, firstLine(c.out.Bytes()))
+	}
+	script := exec.Command("perf", "script", "-F", "comm,pid,tid,period,ip,sym,dso", "-i", filepath.Join(c.dir, "perf.data"))
+	out, err := script.Output()
+	if err != nil {
+		return nil, fmt.Errorf("profile.perf: perf script: %v", err)
+	}
+	p, err := ParsePerfScript(bytes.NewReader(out))
+	if err != nil {
+		return nil, err
+	}
+	return encode(p)
+}
+
+func isInterrupt(err error) bool {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && (ws.Signaled() || ws.ExitStatus() == 130 || ws.ExitStatus() == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParsePerfScript turns perf script's samples (a header line, then one
+// frame per line, innermost first, then a blank line) into a pprof
+// profile of sample counts.
+func ParsePerfScript(r io.Reader) (*profile.Profile, error) {
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
+		Period:     int64(time.Second / perfFrequency),
+	}
+	funcs := map[string]*profile.Function{}
+	locs := map[string]*profile.Location{}
+	location := func(name string) *profile.Location {
+		if l, ok := locs[name]; ok {
+			return l
+		}
+		f := &profile.Function{ID: uint64(len(funcs) + 1), Name: name, SystemName: name}
+		funcs[name] = f
+		l := &profile.Location{ID: uint64(len(locs) + 1), Line: []profile.Line{{Function: f}}}
+		locs[name] = l
+		p.Function = append(p.Function, f)
+		p.Location = append(p.Location, l)
+		return l
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var stack []*profile.Location
+	inSample := false
+	flush := func() {
+		if inSample && len(stack) > 0 {
+			p.Sample = append(p.Sample, &profile.Sample{Location: stack, Value: []int64{1}})
+		}
+		stack, inSample = nil, false
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.TrimSpace(line) == "":
+			flush()
+		case line[0] != ' ' && line[0] != '\t':
+			flush()
+			inSample = true
+		default:
+			// "	ffffffff8177539a elf_load+0x28a ([kernel.kallsyms])"
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			name := f[1]
+			if i := strings.LastIndex(name, "+0x"); i > 0 {
+				name = name[:i]
+			}
+			if name == "[unknown]" && len(f) > 2 {
+				name = "[unknown] " + strings.Trim(f[len(f)-1], "()")
+			}
+			stack = append(stack, location(name))
+		}
+	}
+	flush()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("profile.perf: perf script: %w", err)
+	}
+	if len(p.Sample) == 0 {
+		return nil, errors.New("profile.perf: no samples (the server used no CPU while it was recorded)")
+	}
+	return p, p.CheckValid()
+}
+
+// Func is a function's share of a profile's samples.
+type Func struct {
+	Name string  `json:"name"`
+	Flat float64 `json:"flat"` // in the function itself
+	Cum  float64 `json:"cum"`  // in it and what it called
+}
+
+// Parse reads a stored profile.
+func Parse(data []byte) (*profile.Profile, error) { return profile.ParseData(data) }
+
+// Merge merges profiles of one kind (a variant's runs).
+func Merge(ps []*profile.Profile) (*profile.Profile, error) { return profile.Merge(ps) }
+
+// Shares gives every function's flat and cumulative share of the samples
+// (the last sample value: CPU time in a Go profile), largest flat first.
+func Shares(p *profile.Profile) []Func {
+	if len(p.SampleType) == 0 {
+		return nil
+	}
+	vi := len(p.SampleType) - 1
+	flat, cum := map[string]float64{}, map[string]float64{}
+	total := 0.0
+	for _, s := range p.Sample {
+		v := float64(s.Value[vi])
+		total += v
+		seen := map[string]bool{}
+		for i, loc := range s.Location {
+			for j, line := range loc.Line {
+				if line.Function == nil {
+					continue
+				}
+				name := line.Function.Name
+				if i == 0 && j == 0 {
+					flat[name] += v
+				}
+				if !seen[name] {
+					seen[name] = true
+					cum[name] += v
+				}
+			}
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	out := make([]Func, 0, len(cum))
+	for name, c := range cum {
+		out = append(out, Func{Name: name, Flat: flat[name] / total, Cum: c / total})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Flat != out[j].Flat {
+			return out[i].Flat > out[j].Flat
+		}
+		if out[i].Cum != out[j].Cum {
+			return out[i].Cum > out[j].Cum
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Change is a function whose share differs between two profiles.
+type Change struct {
+	Name     string  `json:"name"`
+	BaseFlat float64 `json:"base_flat"`
+	Flat     float64 `json:"flat"`
+	BaseCum  float64 `json:"base_cum"`
+	Cum      float64 `json:"cum"`
+}
+
+// Diff lists the functions whose flat share changed from base to other,
+// the largest change first.
+func Diff(base, other []Func) []Change {
+	byName := map[string]*Change{}
+	for _, f := range base {
+		byName[f.Name] = &Change{Name: f.Name, BaseFlat: f.Flat, BaseCum: f.Cum}
+	}
+	for _, f := range other {
+		c := byName[f.Name]
+		if c == nil {
+			c = &Change{Name: f.Name}
+			byName[f.Name] = c
+		}
+		c.Flat, c.Cum = f.Flat, f.Cum
+	}
+	out := make([]Change, 0, len(byName))
+	for _, c := range byName {
+		out = append(out, *c)
+	}
+	abs := func(x float64) float64 {
+		if x < 0 {
+			return -x
+		}
+		return x
+	}
+	sort.Slice(out, func(i, j int) bool {
+		di, dj := abs(out[i].Flat-out[i].BaseFlat), abs(out[j].Flat-out[j].BaseFlat)
+		if di != dj {
+			return di > dj
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
