@@ -245,6 +245,8 @@ func TestBadPlans(t *testing.T) {
 			`plan.yaml:3:22: limits.memory "1k": want a size of at least 4m such as 256m or 2g`},
 		{"bad cpus limit", "variants:\n  - name: a\n    limits: {cpus: NaN}\nworkloads:\n  - cmd: {run: 'true'}\n", `plan.yaml:3:20: limits.cpus "NaN": not a finite number`},
 		{"items from a matrix field", "workloads:\n  - cmd: {run: 'true', items: '{{n}}'}\n    matrix: {n: [10, lots]}\n", `plan.yaml:2:31: cmd.items "lots": not a whole number`},
+		{"matrix template in build", "variants:\n  - name: a\n    build: make MEM={{memory}}\nworkloads:\n  - cmd: {run: 'true'}\n    matrix: {memory: [1g]}\n",
+			`plan.yaml:2:5: variant "a": build: unknown template {{memory}}; known here: {{variant}}, {{workdir}}, {{tmp}}, {{port}}`},
 		{"bad threshold", "threshold: lots\nworkloads:\n  - cmd: {run: 'true'}\n", `plan.yaml:1:12: threshold "lots": want a percentage`},
 		{"bad yaml", "rounds: [1\n", "plan.yaml:"},
 		{"no workloads", "name: x\n", "no workloads"},

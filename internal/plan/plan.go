@@ -13,9 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -605,6 +608,15 @@ func (p *Plan) check(top Pos) error {
 		case v.Observe != nil && (v.Observe.PID.Text == "") == (v.Observe.PIDFile.Text == ""):
 			return v.Pos.Errorf("variant %q: observe: give one of pid or pidfile", v.Name)
 		}
+		texts := map[string]string{"build": v.Build, "workdir": v.Workdir}
+		for k, x := range v.Env {
+			texts["env."+k] = x
+		}
+		for _, field := range slices.Sorted(maps.Keys(texts)) {
+			if err := variantWide(v, field, texts[field]); err != nil {
+				return err
+			}
+		}
 		if _, err := ParseSignal(v.Stop.Signal); err != nil {
 			return v.Pos.Errorf("variant %q: stop.signal: %v", v.Name, err)
 		}
@@ -633,6 +645,21 @@ func (p *Plan) check(top Pos) error {
 			return w.Pos.Errorf("workload %q defined twice; give each a distinct name", w.Name)
 		}
 		wnames[w.Name] = true
+	}
+	return nil
+}
+
+var templateRE = regexp.MustCompile(`\{\{[^}]*\}\}`)
+
+// variantWide refuses, in a field set once per variant (its build, env,
+// workdir), a template only a cell can fill (a matrix field's).
+func variantWide(v Variant, field, text string) error {
+	for _, m := range templateRE.FindAllString(text, -1) {
+		switch m {
+		case "{{variant}}", "{{workdir}}", "{{tmp}}", "{{port}}":
+		default:
+			return v.Pos.Errorf("variant %q: %s: unknown template %s; known here: {{variant}}, {{workdir}}, {{tmp}}, {{port}} (a matrix field differs between cells: use it in start:, hooks or workload keys)", v.Name, field, m)
+		}
 	}
 	return nil
 }

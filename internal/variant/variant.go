@@ -38,6 +38,7 @@ type Variant struct {
 	output  *outtail.Tail
 	exited  chan struct{}
 	untrack func() // the server's process group leaves the lease's list
+	params  map[string]string // the running server's cell's templates
 	cleanup []func()
 }
 
@@ -207,7 +208,7 @@ func (v *Variant) Start(ctx context.Context, params map[string]string, group *cg
 	if err := procgroup.Start(cmd); err != nil {
 		return fmt.Errorf("variant %s: start: %w", v.Name, err)
 	}
-	v.server, v.exited = cmd, make(chan struct{})
+	v.server, v.exited, v.params = cmd, make(chan struct{}), params
 	v.untrack = procgroup.Track(ctx, cmd.Process.Pid)
 	go func() { _ = cmd.Wait(); close(v.exited) }()
 	if err := v.waitReady(ctx); err != nil {
@@ -244,9 +245,9 @@ func (v *Variant) waitReady(ctx context.Context) error {
 func (v *Variant) readyCheck(r *plan.Ready) string {
 	switch {
 	case r.HTTP != "":
-		return "GET " + v.Expand(r.HTTP)
+		return "GET " + v.ExpandWith(r.HTTP, v.params)
 	case r.TCP != "":
-		return "connect " + v.Expand(r.TCP)
+		return "connect " + v.ExpandWith(r.TCP, v.params)
 	}
 	return "command " + r.Cmd
 }
@@ -254,7 +255,7 @@ func (v *Variant) readyCheck(r *plan.Ready) string {
 func (v *Variant) ready(ctx context.Context, r *plan.Ready) bool {
 	switch {
 	case r.HTTP != "":
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.Expand(r.HTTP), nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.ExpandWith(r.HTTP, v.params), nil)
 		if err != nil {
 			return false
 		}
@@ -265,14 +266,14 @@ func (v *Variant) ready(ctx context.Context, r *plan.Ready) bool {
 		resp.Body.Close()
 		return resp.StatusCode < 500
 	case r.TCP != "":
-		c, err := net.DialTimeout("tcp", v.Expand(r.TCP), time.Second)
+		c, err := net.DialTimeout("tcp", v.ExpandWith(r.TCP, v.params), time.Second)
 		if err != nil {
 			return false
 		}
 		c.Close()
 		return true
 	case r.Cmd != "":
-		_, err := v.shell(ctx, v.Expand(r.Cmd))
+		_, err := v.shell(ctx, v.ExpandWith(r.Cmd, v.params))
 		return err == nil
 	}
 	return true
