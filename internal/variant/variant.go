@@ -37,7 +37,7 @@ type Variant struct {
 	server  *exec.Cmd
 	output  *outtail.Tail
 	exited  chan struct{}
-	untrack func() // the server's process group leaves the lease's list
+	untrack func()            // the server's process group leaves the lease's list
 	params  map[string]string // the running server's cell's templates
 	cleanup []func()
 }
