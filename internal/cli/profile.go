@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"text/tabwriter"
 
 	"github.com/google/pprof/profile"
 
@@ -21,6 +20,9 @@ type profileView struct {
 	Variant string           `json:"variant"`
 	Kind    string           `json:"kind"`
 	Runs    int              `json:"runs"`
+	// Samples is how many samples the merged profile holds: with few, its
+	// shares are coarse (10 ms of CPU is one sample of a Go profile).
+	Samples int64            `json:"samples"`
 	Top     []profiling.Func `json:"top"`
 	// Changes, for a variant other than the baseline, are the functions
 	// whose share of CPU changed the most from the baseline's.
@@ -54,26 +56,18 @@ func printProfiles(ctx context.Context, st *store.Store, id string, o RepeatOpti
 		return enc.Encode(map[string]any{"experiment": data.Experiment.ID, "profiles": views})
 	}
 	for _, v := range views {
-		fmt.Fprintf(stdout, "\n%s — %s, %s profile over %d measured runs: top functions by own CPU\n", v.Cell, v.Variant, v.Kind, v.Runs)
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "flat\tcum\t\tfunction\t")
+		fmt.Fprintf(stdout, "\n%s — %s: %s profile of %d measured runs (%d samples), top functions by own CPU\n", v.Cell, v.Variant, v.Kind, v.Runs, v.Samples)
+		fmt.Fprintf(stdout, "  %6s  %6s  %s\n", "flat", "cum", "function")
 		for _, f := range v.Top {
-			fmt.Fprintf(tw, "%.1f%%\t%.1f%%\t\t%s\t\n", 100*f.Flat, 100*f.Cum, f.Name)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
+			fmt.Fprintf(stdout, "  %5.1f%%  %5.1f%%  %s\n", 100*f.Flat, 100*f.Cum, f.Name)
 		}
 		if len(v.Changes) == 0 {
 			continue
 		}
-		fmt.Fprintf(stdout, "  against %s: the largest changes of own CPU share\n", sp.Baseline)
-		tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "%s\t%s\tchange\t\tfunction\t\n", sp.Baseline, v.Variant)
+		fmt.Fprintf(stdout, "  against %s, the largest changes of own CPU share:\n", sp.Baseline)
+		fmt.Fprintf(stdout, "  %8s  %8s  %9s  %s\n", "baseline", "this", "change", "function")
 		for _, c := range v.Changes {
-			fmt.Fprintf(tw, "%.1f%%\t%.1f%%\t%+.1f pp\t\t%s\t\n", 100*c.BaseFlat, 100*c.Flat, 100*(c.Flat-c.BaseFlat), c.Name)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
+			fmt.Fprintf(stdout, "  %7.1f%%  %7.1f%%  %+6.1f pp  %s\n", 100*c.BaseFlat, 100*c.Flat, 100*(c.Flat-c.BaseFlat), c.Name)
 		}
 	}
 	return nil
@@ -126,7 +120,7 @@ func profileViews(data *store.Data, stored map[int64]map[string][]byte, baseline
 					return nil, fmt.Errorf("%s/%s: merge %s profiles: %w", variant, cell, kind, err)
 				}
 				shares := profiling.Shares(merged)
-				v := profileView{Cell: cell, Variant: variant, Kind: kind, Runs: len(ps), Top: shares[:min(top, len(shares))]}
+				v := profileView{Cell: cell, Variant: variant, Kind: kind, Runs: len(ps), Samples: sampleCount(merged), Top: shares[:min(top, len(shares))]}
 				if variant == baseline {
 					base = shares
 				} else if base != nil {
@@ -138,6 +132,18 @@ func profileViews(data *store.Data, stored map[int64]map[string][]byte, baseline
 		}
 	}
 	return views, nil
+}
+
+// sampleCount is how many samples a profile holds (its first value is
+// the count in Go's and in perf's).
+func sampleCount(p *profile.Profile) int64 {
+	n := int64(0)
+	for _, s := range p.Sample {
+		if len(s.Value) > 0 {
+			n += s.Value[0]
+		}
+	}
+	return n
 }
 
 func boolRank(b bool) int {
