@@ -559,3 +559,45 @@ workloads:
 		t.Errorf("text: %v\n%s", err, text)
 	}
 }
+
+// The example in examples/fileshare runs as written, made small: one
+// round of the smallest size under the larger limit, the server built by
+// the test.
+func TestExampleFileshareStudy(t *testing.T) {
+	t.Parallel()
+	if err := cgroup.Check(cgroup.Limits{Memory: 256 << 20}); err != nil {
+		t.Skipf("no cgroups here: %v", err)
+	}
+	bin, dir := fileshare(t), t.TempDir()
+	text, err := os.ReadFile("../../examples/fileshare/plan.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := string(text)
+	for old, repl := range map[string]string{
+		"rounds: 6": "rounds: 1", "warmup: 1": "warmup: 0",
+		"[1m, 8m, 32m]": "[256k]", "[64m, 256m]": "[256m]",
+		"build: go build -o {{tmp}}/fileshare ./server": "build: cp " + bin + " {{tmp}}/fileshare",
+	} {
+		if !strings.Contains(plan, old) {
+			t.Fatalf("the example no longer has %q", old)
+		}
+		plan = strings.ReplaceAll(plan, old, repl)
+	}
+	r, stderr, err := studyPlan(t, dir, plan)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if len(r.Runs) != 6 {
+		t.Fatalf("%d runs, want 3 variants x 2 cells", len(r.Runs))
+	}
+	for _, run := range r.Runs {
+		if run.Status != "ok" || run.Extra["server_cpu_s"] <= 0 || run.Extra["cgroup_memory_peak_bytes"] <= 0 {
+			t.Errorf("%s/%s: %s %q %v", run.Variant, run.Cell, run.Status, run.Error, run.Extra)
+		}
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", filepath.Join(dir, "x.db"), "--profile")
+	if err != nil || !strings.Contains(out, "checksum") {
+		t.Errorf("show --profile: %v\n%s", err, out)
+	}
+}
