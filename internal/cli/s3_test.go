@@ -595,7 +595,9 @@ func versitygwBin(t *testing.T) string {
 
 // An S3 server that is the variant: started fresh for every run, with an
 // empty data directory each time, so the workload's bucket and the objects
-// its reads need must be set up after every start, not once before.
+// its reads need must be set up after every start, not once before. The
+// second variant is the same build with other runtime settings; every
+// object written is read back and checked, and the server is watched.
 func TestS3AgainstServerVariants(t *testing.T) {
 	t.Parallel()
 	bin := versitygwBin(t)
@@ -611,20 +613,23 @@ variants:
     env: {ROOT_ACCESS_KEY: %s, ROOT_SECRET_KEY: %s}
   - <<: *gw
     name: b
+    env: {ROOT_ACCESS_KEY: %s, ROOT_SECRET_KEY: %s, GOMAXPROCS: "1", GOMEMLIMIT: 64MiB}
 workloads:
   - name: obj
     s3: {endpoint: "http://127.0.0.1:{{port}}", bucket: fresh, create-bucket: true, access-key: %s, secret-key: %s,
-         mix: "put=1,get=1,delete=1", size: 4k, count: 30, concurrency: 2, objects: 8}
-`, server, testAccessKey, testSecretKey, testAccessKey, testSecretKey)})
-	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+         mix: "put=1,get=1,delete=1", size: 4k, count: 30, concurrency: 2, objects: 8, verify: true}
+`, server, testAccessKey, testSecretKey, testAccessKey, testSecretKey, testAccessKey, testSecretKey)})
+	out, _, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var r studyRunJSON
+	decodeInto(t, out, &r)
 	if len(r.Runs) != 6 {
 		t.Fatalf("%d runs", len(r.Runs))
 	}
 	for _, run := range r.Runs {
-		if run.Status != "ok" {
+		if run.Status != "ok" || run.Verify == nil || run.Verify.Checked == 0 || run.Verify.Mismatched != 0 || run.Extra["server_rss_peak_bytes"] <= 0 {
 			t.Fatalf("run %+v", run)
 		}
 	}
