@@ -125,7 +125,7 @@ var template = regexp.MustCompile(`\{\{[^}]*\}\}`)
 
 // later are the templates a workload fills itself: per operation (http
 // URLs), per run (a command's {{run}} and {{round}}).
-var later = map[string][]string{"http": {"i", "worker", "id"}, "s3": {"i", "worker", "id"}, "cmd": {"run", "round"}}
+var later = map[string][]string{"http": {"i", "worker", "id"}, "cmd": {"run", "round"}}
 
 // checkMatrix refuses a matrix field that is neither a key of its
 // workload nor used as a template anywhere: it would only rename cells.
@@ -142,22 +142,13 @@ func checkMatrix(p *plan.Plan, w plan.Workload) error {
 }
 
 // usesTemplate says whether {{name}} appears in what a cell expands: the
-// workload's fields, its setup's, and the variants' start, ready, limits
-// and the run hooks.
+// workload's fields, its setup's, and the variants' start, ready, limits,
+// profile and the run hooks.
 func usesTemplate(p *plan.Plan, w plan.Workload, name string) bool {
-	t := "{{" + name + "}}"
-	var texts []string
-	for _, spec := range []*plan.Workload{&w, w.Setup} {
-		if spec == nil {
-			continue
-		}
-		for _, v := range spec.Fields {
-			texts = append(texts, v.Text)
-			for _, x := range v.List {
-				texts = append(texts, x.Text)
-			}
-		}
+	if workloadUses(w, name) || (w.Setup != nil && workloadUses(*w.Setup, name)) {
+		return true
 	}
+	texts := []string{p.Hooks.BeforeRun, p.Hooks.AfterRun}
 	for _, v := range p.Variants {
 		texts = append(texts, v.Start)
 		if v.Ready != nil {
@@ -170,9 +161,13 @@ func usesTemplate(p *plan.Plan, w plan.Workload, name string) bool {
 			texts = append(texts, v.Profile.GoPprof.Text)
 		}
 	}
-	texts = append(texts, p.Hooks.BeforeRun, p.Hooks.AfterRun)
-	for _, s := range texts {
-		if strings.Contains(s, t) {
+	return slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, "{{"+name+"}}") })
+}
+
+// workloadUses says whether {{name}} appears in a workload's own fields.
+func workloadUses(w plan.Workload, name string) bool {
+	for _, v := range w.Fields {
+		if strings.Contains(v.Text, "{{"+name+"}}") || slices.ContainsFunc(v.List, func(x plan.Value) bool { return strings.Contains(x.Text, "{{"+name+"}}") }) {
 			return true
 		}
 	}
@@ -520,6 +515,9 @@ func (c *cellBuilder) runSetup(ctx context.Context) error {
 	var lines []string
 	if o, ok := wl.(workload.Outputter); ok {
 		lines = o.Outputs()
+	}
+	if len(lines) == 0 && workloadUses(c.w, "ids") {
+		return fmt.Errorf("%s: handed on no ids for {{ids}}; an http upload hands on what --id-from-json names in each reply (else each upload's index), a cmd the lines it prints", step)
 	}
 	tmp := c.ids + ".tmp"
 	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {

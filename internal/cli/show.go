@@ -23,10 +23,10 @@ func newShowCommand(stdout io.Writer) *cobra.Command {
 			if len(args) == 1 {
 				id = args[0]
 			}
-			if profile {
-				return runShowProfiles(cmd.Context(), o, id, top, stdout)
+			if !profile {
+				top = 0
 			}
-			return runShow(cmd.Context(), o, id, stdout)
+			return runShow(cmd.Context(), o, id, top, stdout)
 		},
 	}
 	o.addOutputFlags(cmd.Flags())
@@ -35,7 +35,9 @@ func newShowCommand(stdout io.Writer) *cobra.Command {
 	return cmd
 }
 
-func runShow(ctx context.Context, o RepeatOptions, id string, stdout io.Writer) error {
+// runShow prints a stored experiment again, or with profileTop > 0 its
+// profiles' top functions.
+func runShow(ctx context.Context, o RepeatOptions, id string, profileTop int, stdout io.Writer) error {
 	if err := o.validateOutput(); err != nil {
 		return err
 	}
@@ -44,19 +46,10 @@ func runShow(ctx context.Context, o RepeatOptions, id string, stdout io.Writer) 
 		return err
 	}
 	defer st.Close()
+	if profileTop > 0 {
+		return printProfiles(ctx, st, id, o, profileTop, stdout)
+	}
 	return printExperiment(ctx, st, id, o, stdout)
-}
-
-func runShowProfiles(ctx context.Context, o RepeatOptions, id string, top int, stdout io.Writer) error {
-	if err := o.validateOutput(); err != nil {
-		return err
-	}
-	st, err := openExisting(ctx, o.DB)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return printProfiles(ctx, st, id, o, top, stdout)
 }
 
 func newLsCommand(stdout io.Writer) *cobra.Command {

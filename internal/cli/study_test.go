@@ -592,7 +592,7 @@ func TestExampleFileshareStudy(t *testing.T) {
 		t.Fatalf("%d runs, want 3 variants x 2 cells", len(r.Runs))
 	}
 	for _, run := range r.Runs {
-		if run.Status != "ok" || run.Extra["server_cpu_s"] <= 0 || run.Extra["cgroup_memory_peak_bytes"] <= 0 {
+		if run.Status != "ok" || run.Extra["server_rss_peak_bytes"] <= 0 || run.Extra["cgroup_memory_peak_bytes"] <= 0 {
 			t.Errorf("%s/%s: %s %q %v", run.Variant, run.Cell, run.Status, run.Error, run.Extra)
 		}
 	}

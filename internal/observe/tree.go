@@ -106,7 +106,10 @@ func (w *Watcher) Stop() TreePeak {
 	w.sample()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.each != nil && w.peak.Samples > 0 && time.Since(w.began) > time.Duration(w.emitted)*time.Second+200*time.Millisecond {
+	// The last, partial second, when it lasted or held any work: its CPU
+	// and bytes belong to the run.
+	if l, u := w.last, w.latest; w.each != nil && w.peak.Samples > 0 && (time.Since(w.began) > time.Duration(w.emitted)*time.Second+200*time.Millisecond ||
+		u.cpuTicks != l.cpuTicks || u.read != l.read || u.written != l.written) {
 		w.emit(w.latest)
 	}
 	return w.peak
