@@ -16,10 +16,10 @@ import (
 // profileView is one variant's profile of one cell: its measured runs'
 // profiles merged.
 type profileView struct {
-	Cell    string           `json:"cell"`
-	Variant string           `json:"variant"`
-	Kind    string           `json:"kind"`
-	Runs    int              `json:"runs"`
+	Cell    string `json:"cell"`
+	Variant string `json:"variant"`
+	Kind    string `json:"kind"`
+	Runs    int    `json:"runs"`
 	// Samples is how many samples the merged profile holds: with few, its
 	// shares are coarse (10 ms of CPU is one sample of a Go profile).
 	Samples int64            `json:"samples"`
