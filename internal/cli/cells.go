@@ -517,7 +517,7 @@ func (c *cellBuilder) runSetup(ctx context.Context) error {
 		lines = o.Outputs()
 	}
 	if len(lines) == 0 && workloadUses(c.w, "ids") {
-		return fmt.Errorf("%s: handed on no ids for {{ids}}; an http upload hands on what --id-from-json names in each reply (else each upload's index), a cmd the lines it prints", step)
+		return fmt.Errorf("%s: handed on no ids for {{ids}}; an http upload hands on what --id-from-json names in each reply (else each upload's index), an s3 run with keep: true the keys it wrote, a cmd the lines it prints", step)
 	}
 	tmp := c.ids + ".tmp"
 	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {

@@ -228,6 +228,18 @@ func (s *S3) Manifest() (uint64, []workload.Object) {
 	return s.content.Seed, out
 }
 
+// Outputs implements workload.Outputter: with --keep, the keys the last
+// run left in the bucket, in the order its workers wrote them (a plan's
+// setup step hands them on as {{ids}}).
+func (s *S3) Outputs() []string {
+	out := make([]string, len(s.kept))
+	for i, o := range s.kept {
+		out[i] = o.key
+	}
+	s.kept = nil
+	return out
+}
+
 // Close removes the prepared objects unless --keep.
 func (s *S3) Close() error {
 	if s.c != nil && !s.opts.Keep {
