@@ -35,7 +35,7 @@ func PrimaryMetric(workload string) string {
 
 // serverMetrics are compared for every workload whose variants run a
 // server iolab watched.
-var serverMetrics = []string{"server_cpu_s", "server_rss_peak_bytes", "cgroup_memory_peak_bytes"}
+var serverMetrics = []string{"server_cpu_s", "server_rss_peak_bytes", "server_read_bytes", "server_write_bytes", "cgroup_memory_peak_bytes"}
 
 // comparedMetrics are the metrics compared for a workload, when measured.
 func comparedMetrics(workload string) []string {
@@ -91,8 +91,8 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			}
 			for _, m := range comparedMetrics(wl) {
 				bo, vo := observations(perCell[base], m), observations(perCell[i], m)
-				if len(bo) == 0 || len(vo) == 0 {
-					continue
+				if len(bo) == 0 || len(vo) == 0 || (allZero(bo) && allZero(vo)) {
+					continue // not measured, or nothing on either side (a server that wrote no bytes)
 				}
 				c := stats.Compare(bo, vo, stats.LowerIsBetter(m), r.Threshold)
 				r.Comparisons = append(r.Comparisons, ComparisonView{Cell: d.Cells[i].Name, Variant: d.Cells[i].Variant,
@@ -109,6 +109,15 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			"(each variant's rounds back to back), as legacy benchmarks do: any drift of the target during the experiment " +
 			"shows up as a difference between variants; use the default random order for decisions"})
 	}
+}
+
+func allZero(obs []stats.Obs) bool {
+	for _, o := range obs {
+		if o.Value != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // groups lists, per cell name, the indexes of its cells (one per variant),

@@ -104,3 +104,31 @@ func TestBuildLeavesWarmupAndFailedRunsOut(t *testing.T) {
 		t.Error("too-few-runs with 6 runs")
 	}
 }
+
+// The server's figures are compared between variants like the client's;
+// a figure that is zero on both sides (a server that wrote nothing) is
+// not a comparison.
+func TestServerMetricsCompared(t *testing.T) {
+	d := &store.Data{Experiment: store.Experiment{ID: "x"},
+		Cells: []store.Cell{{ID: 1, Name: "up", Variant: "a", Workload: "http"}, {ID: 2, Name: "up", Variant: "b", Workload: "http"}}}
+	for round := 0; round < 6; round++ {
+		for cell, rss := range map[int64]float64{1: 100 << 20, 2: 200 << 20} {
+			res := &metrics.Result{Duration: time.Second, Extra: map[string]float64{
+				"server_cpu_s": 1 + 0.01*float64(round), "server_rss_peak_bytes": rss + float64(round<<10),
+				"server_write_bytes": 0, "server_read_bytes": float64(cell) * 4096 * float64(round+1)}}
+			res.ByOp[metrics.Upload] = metrics.OpStats{Ops: 10, Bytes: 10 << 20}
+			d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: cell, Round: round, Slot: int(cell - 1), Status: store.StatusOK, Result: res})
+		}
+	}
+	r := Build(d, Options{Baseline: "a"})
+	got := map[string]string{}
+	for _, c := range r.Comparisons {
+		got[c.Metric] = c.Verdict
+	}
+	if got["server_rss_peak_bytes"] != "slower" || got["server_cpu_s"] == "" || got["server_read_bytes"] == "" {
+		t.Errorf("comparisons %v: want the server's figures compared, twice the RSS slower", got)
+	}
+	if _, ok := got["server_write_bytes"]; ok {
+		t.Errorf("server_write_bytes compared though zero on both sides: %v", got)
+	}
+}
