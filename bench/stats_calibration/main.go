@@ -65,7 +65,7 @@ func trial(s scenario, order string, seed uint64) stats.Comparison {
 			b = append(b, o)
 		}
 	}
-	c := stats.Compare(a, b, true, 0.02)
+	c := stats.Compare(a, b, stats.Metric{LowerIsBetter: true}, 0.02)
 	stats.Finish([]*stats.Comparison{&c}, 0.02)
 	return c
 }

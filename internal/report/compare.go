@@ -17,6 +17,9 @@ type ComparisonView struct {
 	Variant  string `json:"variant"`
 	Baseline string `json:"baseline"`
 	Metric   string `json:"metric"`
+	// Primary is the cell's first metric, whose verdicts Holm's
+	// correction covers across the report; the others stand alone.
+	Primary bool `json:"primary"`
 	stats.Comparison
 }
 
@@ -90,18 +93,24 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 				continue
 			}
 			for _, m := range comparedMetrics(wl) {
+				desc, known := stats.Describe(m)
 				bo, vo := observations(perCell[base], m), observations(perCell[i], m)
-				if len(bo) == 0 || len(vo) == 0 || (allZero(bo) && allZero(vo)) {
+				if !known || len(bo) == 0 || len(vo) == 0 || (allZero(bo) && allZero(vo)) {
 					continue // not measured, or nothing on either side (a server that wrote no bytes)
 				}
-				c := stats.Compare(bo, vo, stats.LowerIsBetter(m), r.Threshold)
+				c := stats.Compare(bo, vo, desc, r.Threshold)
 				r.Comparisons = append(r.Comparisons, ComparisonView{Cell: d.Cells[i].Name, Variant: d.Cells[i].Variant,
-					Baseline: r.Baseline, Metric: m, Comparison: c})
+					Baseline: r.Baseline, Metric: m, Primary: m == PrimaryMetric(wl), Comparison: c})
 			}
 		}
 	}
+	// One family: the primary metrics. Rates and times derived from the
+	// same runs (bytes/s beside ops/s, p99 beside both) would count one
+	// effect several times; they keep their own, unadjusted verdicts.
 	for i := range r.Comparisons {
-		all = append(all, &r.Comparisons[i].Comparison)
+		if r.Comparisons[i].Primary {
+			all = append(all, &r.Comparisons[i].Comparison)
+		}
 	}
 	stats.Finish(all, r.Threshold)
 	if opts.Order == "sequential" {
@@ -211,7 +220,8 @@ func (c ComparisonView) MarshalJSON() ([]byte, error) {
 		"ratio": finite(c.Ratio), "ci95": []any{finite(c.CI95[0]), finite(c.CI95[1])},
 		"p": finite(c.P), "p_adjusted": finite(c.PAdjusted), "mde": finite(c.MDE),
 		"rounds_needed": c.RoundsNeeded, "n": c.N, "method": c.Method, "slot_effect": finite(c.SlotEffect),
-		"verdict": c.Verdict, "lower_is_better": c.LowerIsBetter,
+		"verdict": c.Verdict, "lower_is_better": c.LowerIsBetter, "primary": c.Primary, "family": c.Family,
+		"diff": finite(c.Diff), "diff_ci95": []any{finite(c.DiffCI[0]), finite(c.DiffCI[1])},
 	})
 }
 

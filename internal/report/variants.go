@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -77,29 +78,116 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 			if stats.LowerIsBetter(m) {
 				better = "lower is better"
 			}
-			fmt.Fprintf(w, heading, cell, label, better)
+			family := "primary: its verdicts are Holm-adjusted across the report"
+			if c := byCell[cell]; len(c) > 0 && !isPrimary(c, m) {
+				family = "unadjusted"
+			}
+			fmt.Fprintf(w, heading, cell, label, better+"; "+family)
 			t := &table{header: []string{"variant", "median [95% CI]", "ratio vs " + r.Baseline + " [95% CI]", "MDE", "verdict"}}
-			t.add(r.Baseline, medianCI(summaries[r.Baseline+"\x00"+cell].Summary[m], format), "", "", "baseline")
+			base := summaries[r.Baseline+"\x00"+cell].Summary[m]
+			t.add(r.Baseline, medianCI(base, format), "", "", "baseline")
+			var notes []string
 			for _, c := range byCell[cell] {
 				if c.Metric != m {
 					continue
 				}
-				verdict := c.Verdict
-				if verdict == stats.Inconclusive && c.RoundsNeeded > 0 {
-					verdict += fmt.Sprintf(" (about %d rounds would decide)", c.RoundsNeeded)
+				own := summaries[c.Variant+"\x00"+cell].Summary[m]
+				t.add(c.Variant, medianCI(own, format), estimate(c.Comparison, format), mde(c.Comparison), verdictText(c.Comparison))
+				if why := disagreement(c, base, own); why != "" {
+					notes = append(notes, why)
 				}
-				t.add(c.Variant, medianCI(summaries[c.Variant+"\x00"+cell].Summary[m], format),
-					fmt.Sprintf("%.3f [%.3f, %.3f]", c.Ratio, c.CI95[0], c.CI95[1]),
-					fmt.Sprintf("%.1f%%", 100*c.MDE), verdict)
 			}
 			if err := t.render(w, markdown); err != nil {
 				return err
 			}
+			for _, n := range notes {
+				fmt.Fprintf(w, "  %s\n", n)
+			}
 		}
 	}
-	note := "\nverdicts: faster/slower when the 95%% CI lies wholly beyond ±%.0f%% and the Holm-adjusted p < 0.05 across all %d comparisons; same when it lies wholly inside; MDE is the smallest difference these rounds detect with 80%% power\n"
-	fmt.Fprintf(w, note, 100*r.Threshold, len(r.Comparisons))
+	primaries := 0
+	for _, c := range r.Comparisons {
+		if c.Primary {
+			primaries++
+		}
+	}
+	note := "\nverdicts: faster/slower when the 95%% CI lies wholly beyond ±%.0f%% and, for primary metrics, the Holm-adjusted p < 0.05 across the report's %d primary comparisons (other metrics: unadjusted); same when the CI lies wholly inside ±%.0f%%; " +
+		"the ratio is the paired per-round estimate, adjusted for each run's slot in its round (counts: the per-round difference); " +
+		"MDE is the smallest difference this rule calls faster/slower with 80%% probability at the noise these rounds showed\n"
+	fmt.Fprintf(w, note, 100*r.Threshold, primaries, 100*r.Threshold)
 	return nil
+}
+
+func isPrimary(cs []ComparisonView, metric string) bool {
+	for _, c := range cs {
+		if c.Metric == metric {
+			return c.Primary
+		}
+	}
+	return false
+}
+
+// estimate is the comparison's figure: a ratio with its interval, or for
+// a count the difference.
+func estimate(c stats.Comparison, format func(float64) string) string {
+	switch c.Method {
+	case stats.MethodTooFew:
+		return fmt.Sprintf("— (%d paired rounds)", c.N)
+	case stats.MethodDifference:
+		return fmt.Sprintf("%s [%s, %s] difference", signed(c.Diff, format), signed(c.DiffCI[0], format), signed(c.DiffCI[1], format))
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", c.Ratio, c.CI95[0], c.CI95[1])
+}
+
+// signed formats a difference in the metric's unit, with its sign.
+func signed(v float64, format func(float64) string) string {
+	if v < 0 {
+		return "-" + format(-v)
+	}
+	return "+" + format(v)
+}
+
+func mde(c stats.Comparison) string {
+	if math.IsNaN(c.MDE) || math.IsInf(c.MDE, 0) {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100*c.MDE)
+}
+
+func verdictText(c stats.Comparison) string {
+	switch {
+	case c.Method == stats.MethodTooFew:
+		return fmt.Sprintf("%s (no interval: %d rounds with both runs are needed)", c.Verdict, stats.MinPairs)
+	case c.Verdict != stats.Inconclusive:
+		return c.Verdict
+	case c.RoundsNeeded > 0:
+		return fmt.Sprintf("%s (about %d rounds would decide)", c.Verdict, c.RoundsNeeded)
+	case c.RoundsNeeded < 0:
+		return fmt.Sprintf("%s (the estimate is too close to the threshold: more than %d rounds)", c.Verdict, 100*c.N)
+	}
+	return c.Verdict
+}
+
+// disagreement explains, in one line, a ratio that points the other way
+// from the medians printed beside it.
+func disagreement(c ComparisonView, base, own stats.Summary) string {
+	if c.Method != stats.MethodRatio || base.Median <= 0 || own.Median <= 0 {
+		return ""
+	}
+	medians := own.Median / base.Median
+	if (medians-1)*(c.Ratio-1) >= 0 || math.Abs(math.Log(medians)) < 0.01 || math.Abs(math.Log(c.Ratio)) < 0.01 {
+		return ""
+	}
+	var why string
+	switch {
+	case (c.PairMedian-1)*(medians-1) > 0:
+		why = fmt.Sprintf("most rounds agree with the medians (the median per-round ratio is %.3f), a few rounds far from the rest pull the mean the other way", c.PairMedian)
+	case c.SlotFitted && math.Abs(c.SlotEffect) > 0.05:
+		why = fmt.Sprintf("runs later in a round differed by %+.0f%% per slot, and the ratio is taken at equal slot", 100*c.SlotEffect)
+	default:
+		why = "the medians mix rounds run under different conditions (the target changed between rounds), which pairing each round cancels"
+	}
+	return fmt.Sprintf("%s: the ratio %.3f and the medians (%.3g) point different ways: %s; the interval accounts for it, the medians do not", c.Variant, c.Ratio, medians, why)
 }
 
 func medianCI(s stats.Summary, format func(float64) string) string {

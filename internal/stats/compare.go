@@ -3,9 +3,8 @@ package stats
 import (
 	"math"
 	"sort"
-	"strings"
+	"sync"
 
-	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -24,94 +23,182 @@ const (
 	Inconclusive = "inconclusive"
 )
 
+// Methods.
+const (
+	// MethodRatio: per-round log ratios variant/baseline, adjusted for
+	// slot.
+	MethodRatio = "paired"
+	// MethodDifference: per-round differences variant - baseline, adjusted
+	// for slot; for metrics where zero is a value (counts).
+	MethodDifference = "paired-difference"
+	// MethodTooFew: fewer than MinPairs rounds with both runs; no interval,
+	// no verdict.
+	MethodTooFew = "too-few-pairs"
+)
+
+// MinPairs is the fewest paired rounds a comparison needs for an interval.
+const MinPairs = 3
+
+// Power is the probability with which the MDE is detected.
+const Power = 0.8
+
 // Comparison of a variant against the baseline on one metric.
 type Comparison struct {
 	// Ratio is variant/baseline with its 95% confidence interval.
 	Ratio float64    `json:"ratio"`
 	CI95  [2]float64 `json:"ci95"`
+	// Diff is variant - baseline, per round, with its interval: the
+	// estimate itself for MethodDifference.
+	Diff   float64    `json:"diff"`
+	DiffCI [2]float64 `json:"diff_ci95"`
 	// P is the two-sided p-value of "no difference"; PAdjusted after Holm's
-	// correction across the comparisons of one report.
+	// correction across the comparisons of its family (Finish).
 	P         float64 `json:"p"`
 	PAdjusted float64 `json:"p_adjusted"`
-	// MDE is the smallest relative difference these data detect with 80%
-	// power at 5% significance (0.05 = 5%).
+	// MDE is the smallest relative difference (0.05 = 5%) at which this
+	// verdict rule — the threshold, the family's Holm correction, the
+	// interval's t quantile — says faster or slower with probability
+	// Power, given the noise these rounds showed. NaN without an interval.
 	MDE float64 `json:"mde"`
-	// RoundsNeeded is how many rounds would bring the MDE under the
-	// threshold (0 when it already is).
-	RoundsNeeded int `json:"rounds_needed"`
-	N            int `json:"n"`
-	// Method is "paired" (per-round log ratios, adjusted for slot) or
-	// "unpaired" (medians and Mann-Whitney).
-	Method string `json:"method"`
-	// SlotEffect is the estimated relative change per slot of distance
-	// between the two runs of a round (drift within a round).
+	// RoundsNeeded is how many rounds in all would reach a verdict with
+	// probability Power if the true difference were the one estimated (0
+	// when this one is decided, -1 when no number of rounds would: an
+	// estimate on the threshold's edge).
+	RoundsNeeded int    `json:"rounds_needed"`
+	N            int    `json:"n"`
+	Method       string `json:"method"`
+	// SlotEffect is the estimated change per slot of distance between the
+	// two runs of a round (drift within a round): relative for the ratio
+	// method, absolute for the difference.
 	SlotEffect    float64 `json:"slot_effect"`
 	Verdict       string  `json:"verdict"`
 	LowerIsBetter bool    `json:"lower_is_better"`
+	// PairMedian is the median of the per-round ratios (of the differences,
+	// for MethodDifference): what most rounds say, whatever one outlier
+	// round does to the mean.
+	PairMedian float64 `json:"pair_median"`
+	// SlotFitted says the slot regression was fitted (8 or more pairs
+	// whose slots differ); with fewer it would cost the interval more than
+	// it corrects.
+	SlotFitted bool `json:"slot_fitted"`
+	// Family is how many comparisons Holm's correction counted this one
+	// among; 1 for a derived metric, whose interval and verdict stand
+	// alone.
+	Family int `json:"family"`
+
+	// The estimate on its own scale (log ratio or difference): est ± q·se
+	// with df degrees of freedom; band is the threshold on that scale.
+	est, se, df, band float64
+	slot              float64 // the slot regression's slope, on the same scale
+	// base is the baseline's mean over the pairs (the difference method's
+	// unit for relative figures).
+	base float64
 }
 
-// LowerIsBetter says a metric's direction: latencies, times, CPU and memory
-// are better low; rates are better high.
-func LowerIsBetter(metric string) bool {
-	for _, suffix := range []string{"_ns", "wall_s", "user_s", "sys_s", "cpu_s", "cpu_us_per_op", "rss_bytes", "peak_bytes"} {
-		if strings.HasSuffix(metric, suffix) {
-			return true
-		}
-	}
-	return false
-}
-
-// Compare estimates variant/baseline. Runs of the same round are paired:
-// with d = log(variant) - log(baseline) and x = slot(variant) - slot(baseline),
-// it fits d = a + b·x and reports exp(a), the ratio at equal slot, so drift
-// within a round cannot bias it. With fewer than 3 pairs it falls back to
-// the ratio of medians and a Mann-Whitney test. The verdict is provisional
-// until Holm adjusts P across a report (see Finish).
-func Compare(base, variant []Obs, lowerIsBetter bool, threshold float64) Comparison {
-	c := Comparison{LowerIsBetter: lowerIsBetter}
+// Compare estimates the variant against the baseline. Runs of the same
+// round are paired; with d the per-round log ratio (or, for a Zeroable
+// metric or any value that is not positive, the difference) and x the
+// slot difference of the two runs, it fits d = a + b·x and reports a, the
+// difference at equal slot, so drift within a round cannot bias it; with
+// fewer than 4 pairs or no spread of x, the mean of d. Values that are not
+// finite are no measurement and are left out. The verdict is provisional
+// until Finish applies Holm across the family.
+func Compare(base, variant []Obs, m Metric, threshold float64) Comparison {
+	c := Comparison{LowerIsBetter: m.LowerIsBetter, Family: 1}
 	byRound := map[int]Obs{}
 	for _, o := range base {
-		if o.Value > 0 {
+		if finite(o.Value) {
 			byRound[o.Round] = o
 		}
 	}
-	var d, x []float64
+	var bs, vs, x []float64
 	for _, o := range variant {
-		if b, ok := byRound[o.Round]; ok && o.Value > 0 {
-			d = append(d, math.Log(o.Value/b.Value))
+		if b, ok := byRound[o.Round]; ok && finite(o.Value) {
+			bs, vs = append(bs, b.Value), append(vs, o.Value)
 			x = append(x, float64(o.Slot-b.Slot))
 		}
 	}
-	if len(d) >= 3 {
-		c.paired(d, x)
-	} else {
-		c.unpaired(values(base), values(variant))
+	c.N = len(bs)
+	if c.N < MinPairs {
+		c.tooFew(base, variant)
+		return c
 	}
+	useDiff := m.Zeroable
+	for i := range bs {
+		useDiff = useDiff || bs[i] <= 0 || vs[i] <= 0
+	}
+	d := make([]float64, len(bs))
+	c.base = mean(bs)
+	for i := range bs {
+		if useDiff {
+			d[i] = vs[i] - bs[i]
+		} else {
+			d[i] = math.Log(vs[i] / bs[i])
+		}
+	}
+	c.fit(d, x)
 	c.PAdjusted = c.P
-	c.RoundsNeeded = roundsNeeded(c.MDE, threshold, c.N)
-	c.Verdict = verdict(c, threshold)
+	c.PairMedian = median(d)
+	if !useDiff {
+		c.PairMedian = math.Exp(c.PairMedian)
+	}
+	if useDiff {
+		c.Method = MethodDifference
+		c.band = threshold * math.Max(math.Abs(c.base), math.Abs(c.base+c.est))
+	} else {
+		c.Method = MethodRatio
+		c.band = math.Log1p(threshold)
+	}
+	c.settle(1, threshold)
 	return c
 }
 
-func values(obs []Obs) []float64 {
-	v := make([]float64, 0, len(obs))
+func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+// tooFew describes what fewer than MinPairs pairs show: the ratio of
+// medians, without interval, MDE or verdict.
+func (c *Comparison) tooFew(base, variant []Obs) {
+	c.Method, c.Verdict, c.P, c.PAdjusted = MethodTooFew, Inconclusive, math.NaN(), math.NaN()
+	c.Ratio, c.MDE, c.Diff, c.SlotEffect = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	c.CI95 = [2]float64{math.NaN(), math.NaN()}
+	c.DiffCI = c.CI95
+	if mb, mv := median(finiteValues(base)), median(finiteValues(variant)); mb > 0 {
+		c.Ratio = mv / mb
+	}
+	c.RoundsNeeded = MinPairs
+}
+
+func finiteValues(obs []Obs) []float64 {
+	var v []float64
 	for _, o := range obs {
-		v = append(v, o.Value)
+		if finite(o.Value) {
+			v = append(v, o.Value)
+		}
 	}
 	return v
 }
 
-func (c *Comparison) paired(d, x []float64) {
+// minSlotFit is the fewest pairs the slot regression is fitted with: it
+// spends a degree of freedom, which with few rounds widens the interval
+// more than correcting a slot effect narrows it (and one outlier round
+// can then tip the slope).
+const minSlotFit = 8
+
+// fit estimates d = a + b·x by least squares when there are minSlotFit
+// or more pairs and x varies (the slot regression), else d = a; it sets
+// est, se, df, P and the slope.
+func (c *Comparison) fit(d, x []float64) {
 	n := float64(len(d))
-	c.N, c.Method = len(d), "paired"
 	mx, md := mean(x), mean(d)
 	var sxx, sxy float64
 	for i := range d {
 		sxx += (x[i] - mx) * (x[i] - mx)
 		sxy += (x[i] - mx) * (d[i] - md)
 	}
+	fitted := sxx > 0 && len(d) >= minSlotFit
+	c.SlotFitted = fitted
 	a, b, df := md, 0.0, n-1
-	if sxx > 0 && len(d) >= 4 {
+	if fitted {
 		b = sxy / sxx
 		a, df = md-b*mx, n-2
 	}
@@ -122,39 +209,193 @@ func (c *Comparison) paired(d, x []float64) {
 	}
 	s := math.Sqrt(sse / df)
 	se := s / math.Sqrt(n)
-	if b != 0 {
+	if fitted {
 		se = s * math.Sqrt(1/n+mx*mx/sxx)
 	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
-	tq := t.Quantile(0.975)
-	c.Ratio = math.Exp(a)
-	c.CI95 = [2]float64{math.Exp(a - tq*se), math.Exp(a + tq*se)}
-	c.SlotEffect = math.Exp(b) - 1
-	if se > 0 {
-		c.P = 2 * t.CDF(-math.Abs(a)/se)
-	} else if a == 0 {
+	c.est, c.se, c.df, c.slot = a, se, df, b
+	switch {
+	case se > 0:
+		c.P = 2 * tDist(df).CDF(-math.Abs(a)/se)
+	case a == 0:
 		c.P = 1
+	default: // every round differs by exactly the same amount
+		c.P = 0
 	}
-	c.MDE = math.Exp((tq+t.Quantile(0.8))*se) - 1
 }
 
-func (c *Comparison) unpaired(base, variant []float64) {
-	c.N, c.Method = min(len(base), len(variant)), "unpaired"
-	if len(base) == 0 || len(variant) == 0 {
-		c.P, c.MDE, c.Ratio = 1, math.Inf(1), math.NaN()
-		c.CI95 = [2]float64{math.Inf(-1), math.Inf(1)}
-		return
+func tDist(df float64) distuv.StudentsT { return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df} }
+
+// settle computes, for a family of size family, the intervals on the
+// user's scale, the verdict, the MDE and the rounds needed.
+func (c *Comparison) settle(family int, threshold float64) {
+	c.Family = family
+	tq := tDist(c.df).Quantile(1 - (1-Confidence)/2)
+	lo, hi := c.est-tq*c.se, c.est+tq*c.se
+	if c.Method == MethodRatio {
+		c.Ratio, c.CI95 = math.Exp(c.est), [2]float64{math.Exp(lo), math.Exp(hi)}
+		c.SlotEffect = math.Expm1(c.slot)
+		c.Diff, c.DiffCI = math.NaN(), [2]float64{math.NaN(), math.NaN()}
+	} else {
+		c.SlotEffect = c.slot
+		c.Diff, c.DiffCI = c.est, [2]float64{lo, hi}
+		c.Ratio, c.CI95 = math.NaN(), [2]float64{math.NaN(), math.NaN()}
+		if c.base > 0 {
+			c.Ratio, c.CI95 = (c.base+c.est)/c.base, [2]float64{(c.base + lo) / c.base, (c.base + hi) / c.base}
+		}
 	}
-	sb, sv := Summarize(base), Summarize(variant)
-	c.Ratio = sv.Median / sb.Median
-	c.CI95 = [2]float64{0, math.Inf(1)}
-	if sb.CI95 != nil && sv.CI95 != nil && sb.CI95[0] > 0 {
-		c.CI95 = [2]float64{sv.CI95[0] / sb.CI95[1], sv.CI95[1] / sb.CI95[0]}
+	c.Verdict = c.verdict(tq)
+	mde := c.mdeScale(family)
+	switch {
+	case c.Method == MethodRatio:
+		c.MDE = math.Expm1(mde)
+	case c.base > 0:
+		c.MDE = mde / c.base
+	default:
+		c.MDE = math.NaN()
 	}
-	cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(base, &benchmath.DefaultThresholds),
-		benchmath.NewSample(variant, &benchmath.DefaultThresholds))
-	c.P = cmp.P
-	c.MDE = 2.8 * math.Sqrt(sb.CV*sb.CV/float64(len(base))+sv.CV*sv.CV/float64(len(variant)))
+	c.RoundsNeeded = c.roundsNeeded(family)
+}
+
+// verdict applies the rule: faster or slower when the interval lies wholly
+// beyond the threshold and the family's adjusted p is under 5%; same when
+// it lies wholly inside the threshold.
+func (c *Comparison) verdict(tq float64) string {
+	lo, hi := c.est-tq*c.se, c.est+tq*c.se
+	better := func(higher bool) string {
+		if higher != c.LowerIsBetter {
+			return Faster
+		}
+		return Slower
+	}
+	switch {
+	case !finite(c.est) || !finite(c.se):
+		return Inconclusive
+	case lo > c.band && c.PAdjusted < 1-Confidence:
+		return better(true)
+	case hi < -c.band && c.PAdjusted < 1-Confidence:
+		return better(false)
+	case lo >= -c.band && hi <= c.band:
+		return Same
+	}
+	return Inconclusive
+}
+
+// decideProb is the probability that the rule decides (faster/slower for
+// an effect beyond the band, same for one inside it) when the true effect
+// is delta and the standard error of n' rounds is se with df degrees of
+// freedom, for a family of size family. The standard error is itself
+// estimated: the probability averages over its chi-square spread.
+func decideProb(delta, se, df, band float64, family int) float64 {
+	if se <= 0 || !finite(se) {
+		return math.NaN()
+	}
+	tq := tDist(df).Quantile(1 - (1-Confidence)/2)
+	// Holm's first step, the strictest any comparison of the family faces:
+	// conservative for the others.
+	th := tDist(df).Quantile(1 - (1-Confidence)/2/float64(family))
+	sum := 0.0
+	delta = math.Abs(delta)
+	rs := spread(df)
+	for _, r := range rs {
+		var p float64
+		if delta > band {
+			// est - q·ŝe > band with est ~ N(delta, se²).
+			need := math.Max(band+tq*r*se, th*r*se)
+			p = normalSF((need - delta) / se)
+		} else {
+			// |est| + tq·ŝe <= band.
+			w := band - tq*r*se
+			if w > 0 {
+				p = normalCDF((w-delta)/se) - normalCDF((-w-delta)/se)
+			}
+		}
+		sum += p
+	}
+	return sum / float64(len(rs))
+}
+
+// spread is s/σ, the estimated standard deviation over the true one, at
+// the midpoint quantiles of its distribution (sqrt(χ²_df/df)), for df
+// degrees of freedom; computed once per df.
+func spread(df float64) []float64 {
+	spreadMu.Lock()
+	defer spreadMu.Unlock()
+	if rs, ok := spreadCache[df]; ok {
+		return rs
+	}
+	const k = 64
+	chi := distuv.ChiSquared{K: df}
+	rs := make([]float64, k)
+	for i := range rs {
+		rs[i] = math.Sqrt(chi.Quantile((float64(i)+0.5)/k) / df)
+	}
+	spreadCache[df] = rs
+	return rs
+}
+
+var (
+	spreadMu    sync.Mutex
+	spreadCache = map[float64][]float64{}
+)
+
+func normalCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+func normalSF(z float64) float64  { return 0.5 * math.Erfc(z/math.Sqrt2) }
+
+// mdeScale is the smallest effect, on the estimate's scale, that the rule
+// calls faster or slower with probability Power at these rounds' noise.
+func (c *Comparison) mdeScale(family int) float64 {
+	if !finite(c.se) || c.se <= 0 {
+		if c.se == 0 {
+			return c.band
+		}
+		return math.NaN()
+	}
+	lo, hi := c.band, c.band+100*c.se
+	for range 60 {
+		mid := (lo + hi) / 2
+		if decideProb(mid, c.se, c.df, c.band, family) >= Power {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// maxRoundsFactor bounds the rounds a comparison may ask for, as a
+// multiple of the rounds it has.
+const maxRoundsFactor = 100
+
+// roundsNeeded is the fewest rounds in all at which the rule decides with
+// probability Power if the true effect is the one estimated; 0 when this
+// comparison is decided, -1 when even maxRoundsFactor times the rounds
+// would not do (an estimate on the threshold's edge).
+func (c *Comparison) roundsNeeded(family int) int {
+	if c.Verdict != Inconclusive {
+		return 0
+	}
+	if !finite(c.se) || c.se <= 0 {
+		return -1
+	}
+	n := c.N
+	lost := float64(n) - c.df // parameters fitted
+	prob := func(m int) float64 {
+		se := c.se * math.Sqrt(float64(n)/float64(m))
+		return decideProb(c.est, se, float64(m)-lost, c.band, family)
+	}
+	if prob(maxRoundsFactor*n) < Power {
+		return -1
+	}
+	lo, hi := n, maxRoundsFactor*n // prob(lo) < Power <= prob(hi), roughly monotone
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if prob(mid) >= Power {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 func mean(v []float64) float64 {
@@ -165,57 +406,25 @@ func mean(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-// roundsNeeded scales n so that the MDE, which shrinks as 1/sqrt(n), falls
-// under the threshold.
-func roundsNeeded(mde, threshold float64, n int) int {
-	if mde <= threshold || n == 0 {
-		return 0
-	}
-	if math.IsInf(mde, 0) || math.IsNaN(mde) {
-		return -1
-	}
-	r := math.Log1p(mde) / math.Log1p(threshold)
-	return int(math.Ceil(float64(n) * r * r))
-}
-
-func verdict(c Comparison, threshold float64) string {
-	up, down := 1+threshold, 1/(1+threshold)
-	lo, hi := c.CI95[0], c.CI95[1]
-	better := func(higher bool) string {
-		if higher != c.LowerIsBetter {
-			return Faster
-		}
-		return Slower
-	}
-	switch {
-	case math.IsNaN(c.Ratio):
-		return Inconclusive
-	case lo > up && c.PAdjusted < 0.05:
-		return better(true)
-	case hi < down && c.PAdjusted < 0.05:
-		return better(false)
-	case lo >= down && hi <= up:
-		return Same
-	}
-	return Inconclusive
-}
-
-// Finish applies Holm's correction to the comparisons of one report and
-// settles their verdicts.
+// Finish applies Holm's correction across a family of comparisons (a
+// report's primary metrics) and settles their verdicts, MDEs and rounds
+// needed for that family. Comparisons without an interval are not
+// counted.
 func Finish(cs []*Comparison, threshold float64) {
-	idx := make([]int, len(cs))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(a, b int) bool { return cs[idx[a]].P < cs[idx[b]].P })
-	m := len(cs)
-	running := 0.0
-	for rank, i := range idx {
-		adj := math.Min(1, float64(m-rank)*cs[i].P)
-		running = math.Max(running, adj)
-		cs[i].PAdjusted = running
-	}
+	var family []*Comparison
 	for _, c := range cs {
-		c.Verdict = verdict(*c, threshold)
+		if c.Method != MethodTooFew && finite(c.P) {
+			family = append(family, c)
+		}
+	}
+	sort.SliceStable(family, func(a, b int) bool { return family[a].P < family[b].P })
+	m := len(family)
+	running := 0.0
+	for rank, c := range family {
+		running = math.Max(running, math.Min(1, float64(m-rank)*c.P))
+		c.PAdjusted = running
+	}
+	for _, c := range family {
+		c.settle(m, threshold)
 	}
 }

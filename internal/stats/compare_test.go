@@ -27,7 +27,7 @@ func rounds(n int, ratio, cv, drift, slotPenalty float64, seed uint64) (base, va
 func TestCompareFindsARealDifference(t *testing.T) {
 	t.Parallel()
 	base, variant := rounds(12, 1.10, 0.02, 1, 0, 1)
-	c := Compare(base, variant, false, 0.02)
+	c := Compare(base, variant, rate, 0.02)
 	if c.Method != "paired" || c.N != 12 || c.Ratio < 1.07 || c.Ratio > 1.13 || c.CI95[0] > 1.10 || c.CI95[1] < 1.10 {
 		t.Fatalf("%+v", c)
 	}
@@ -35,7 +35,7 @@ func TestCompareFindsARealDifference(t *testing.T) {
 		t.Fatalf("verdict %s for a 10%% higher throughput", c.Verdict)
 	}
 	// The same numbers as times: higher is slower.
-	if c := Compare(base, variant, true, 0.02); c.Verdict != Slower {
+	if c := Compare(base, variant, timeMetric, 0.02); c.Verdict != Slower {
 		t.Fatalf("verdict %s for a 10%% longer time", c.Verdict)
 	}
 }
@@ -47,7 +47,7 @@ func TestCompareIsNotFooledByDrift(t *testing.T) {
 	falseVerdicts := 0
 	for seed := uint64(0); seed < 40; seed++ {
 		base, variant := rounds(20, 1, 0.03, 1.0/3, 0.05, seed)
-		c := Compare(base, variant, false, 0.02)
+		c := Compare(base, variant, rate, 0.02)
 		if c.Verdict == Faster || c.Verdict == Slower {
 			falseVerdicts++
 		}
@@ -63,7 +63,7 @@ func TestCompareIsNotFooledByDrift(t *testing.T) {
 func TestCompareSaysSameWhenPrecise(t *testing.T) {
 	t.Parallel()
 	base, variant := rounds(20, 1.0, 0.005, 1, 0, 3)
-	if c := Compare(base, variant, false, 0.02); c.Verdict != Same || c.RoundsNeeded != 0 {
+	if c := Compare(base, variant, rate, 0.02); c.Verdict != Same || c.RoundsNeeded != 0 {
 		t.Fatalf("%+v", c)
 	}
 }
@@ -73,11 +73,11 @@ func TestCompareNoisyIsInconclusiveAndSaysHowManyRounds(t *testing.T) {
 	inconclusive := 0
 	for seed := uint64(0); seed < 40; seed++ {
 		base, variant := rounds(6, 1.0, 0.20, 1, 0, seed)
-		c := Compare(base, variant, false, 0.02)
+		c := Compare(base, variant, rate, 0.02)
 		if c.Verdict == Inconclusive {
 			inconclusive++
 		}
-		if c.MDE < 0.05 || c.RoundsNeeded <= 6 {
+		if c.Verdict == Inconclusive && (c.MDE < 0.05 || (c.RoundsNeeded <= 6 && c.RoundsNeeded != -1)) {
 			t.Fatalf("seed %d: 20%% noise in 6 rounds gives MDE %.3f and asks for %d rounds", seed, c.MDE, c.RoundsNeeded)
 		}
 	}
@@ -86,22 +86,29 @@ func TestCompareNoisyIsInconclusiveAndSaysHowManyRounds(t *testing.T) {
 	}
 }
 
-func TestCompareUnpairedFallback(t *testing.T) {
+// With fewer than 3 pairs there is no interval: no MDE, no verdict, and
+// the rounds needed for one (it printed an MDE of 0.49% and "0 rounds").
+func TestCompareTooFewPairs(t *testing.T) {
 	t.Parallel()
 	var base, variant []Obs
 	for i := 0; i < 8; i++ {
 		base = append(base, Obs{Round: i, Value: 100 + float64(i)})
 		variant = append(variant, Obs{Round: 100 + i, Value: 150 + float64(i)}) // no common rounds
 	}
-	c := Compare(base, variant, false, 0.02)
-	if c.Method != "unpaired" || math.Abs(c.Ratio-153.5/103.5) > 1e-9 || c.P > 0.01 || c.Verdict != Faster {
+	base[0].Round, base[1].Round = 100, 101 // two pairs
+	c := Compare(base, variant, rate, 0.02)
+	Finish([]*Comparison{&c}, 0.02)
+	if c.Method != MethodTooFew || c.Verdict != Inconclusive || !math.IsNaN(c.MDE) || !math.IsNaN(c.CI95[0]) || c.RoundsNeeded != MinPairs || c.N != 2 {
 		t.Fatalf("%+v", c)
+	}
+	if math.Abs(c.Ratio-153.5/103.5) > 1e-9 {
+		t.Errorf("ratio of medians %.4f", c.Ratio)
 	}
 }
 
 func TestHolm(t *testing.T) {
 	t.Parallel()
-	cs := []*Comparison{{P: 0.01}, {P: 0.04}, {P: 0.03}}
+	cs := []*Comparison{{P: 0.01, se: 1, df: 5, N: 6}, {P: 0.04, se: 1, df: 5, N: 6}, {P: 0.03, se: 1, df: 5, N: 6}}
 	Finish(cs, 0.02)
 	want := []float64{0.03, 0.06, 0.06}
 	for i, c := range cs {
@@ -111,22 +118,118 @@ func TestHolm(t *testing.T) {
 	}
 }
 
-func TestRoundsNeeded(t *testing.T) {
-	t.Parallel()
-	if got := roundsNeeded(0.04, 0.02, 10); got != 40 {
-		t.Fatalf("rounds needed %d, want 40", got)
-	}
-	if got := roundsNeeded(0.01, 0.02, 10); got != 0 {
-		t.Fatalf("rounds needed %d, want 0", got)
-	}
-}
-
 func TestLowerIsBetter(t *testing.T) {
 	t.Parallel()
 	for m, want := range map[string]bool{"wall_s": true, "read.lat_p99_ns": true, "ops_per_s": false,
-		"bytes_per_s": false, "max_rss_bytes": true, "items_per_s": false} {
+		"bytes_per_s": false, "max_rss_bytes": true, "items_per_s": false,
+		"frames_late": true, "frames_dropped": true, "frames_fps": false, "put.ops_per_s": false} {
 		if LowerIsBetter(m) != want {
 			t.Errorf("LowerIsBetter(%s) != %v", m, want)
 		}
+	}
+	if _, known := Describe("something_new"); known {
+		t.Error("an unknown metric was given a direction")
+	}
+}
+
+var (
+	rate       = Metric{}
+	timeMetric = Metric{LowerIsBetter: true}
+	count      = Metric{LowerIsBetter: true, Zeroable: true}
+)
+
+// Twice the late frames is slower, not faster.
+func TestLateFramesAreWorse(t *testing.T) {
+	t.Parallel()
+	var base, variant []Obs
+	for r := 0; r < 12; r++ {
+		base = append(base, Obs{Round: r, Slot: r % 2, Value: float64(10 + r%3)})
+		variant = append(variant, Obs{Round: r, Slot: 1 - r%2, Value: float64(20 + 2*(r%3))})
+	}
+	m, _ := Describe("frames_late")
+	c := Compare(base, variant, m, 0.02)
+	Finish([]*Comparison{&c}, 0.02)
+	if c.Verdict != Slower || c.Method != MethodDifference || math.Abs(c.Diff-11) > 1e-9 || math.Abs(c.Ratio-2) > 1e-9 {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// Zeros are values: a baseline late in 3 of 12 rounds against a variant
+// late in all 12 is not "same" (the rounds with zeros were dropped).
+func TestZerosAreKept(t *testing.T) {
+	t.Parallel()
+	var base, variant []Obs
+	for r := 0; r < 12; r++ {
+		b := 0.0
+		if r%4 == 0 {
+			b = 2
+		}
+		base = append(base, Obs{Round: r, Slot: r % 2, Value: b})
+		variant = append(variant, Obs{Round: r, Slot: 1 - r%2, Value: 2 + float64(r%2)})
+	}
+	c := Compare(base, variant, count, 0.02)
+	Finish([]*Comparison{&c}, 0.02)
+	if c.N != 12 || c.Verdict != Slower {
+		t.Fatalf("%+v", c)
+	}
+	// An all-zero baseline: a finite difference, no infinite ratio.
+	for i := range base {
+		base[i].Value = 0
+	}
+	c = Compare(base, variant, count, 0.02)
+	Finish([]*Comparison{&c}, 0.02)
+	if c.Verdict != Slower || math.IsInf(c.Diff, 0) || !math.IsNaN(c.Ratio) || math.Abs(c.Diff-2.5) > 1e-9 {
+		t.Fatalf("all-zero baseline: %+v", c)
+	}
+	// Both all zero: the same, exactly.
+	c = Compare(base, base, count, 0.02)
+	Finish([]*Comparison{&c}, 0.02)
+	if c.Verdict != Same || c.Diff != 0 {
+		t.Fatalf("zero against zero: %+v", c)
+	}
+	// A rate with a zero in it (a run that moved nothing) keeps its round
+	// too: by difference, not by dropping it.
+	base, variant = rounds(12, 1.0, 0.02, 1, 0, 5)
+	base[3].Value = 0
+	c = Compare(base, variant, rate, 0.02)
+	if c.N != 12 || c.Method != MethodDifference {
+		t.Fatalf("a rate with a zero: %+v", c)
+	}
+}
+
+// A value that is not finite is no measurement: it is left out, and never
+// makes a p of 0 that enters Holm.
+func TestNonFiniteValuesAreLeftOut(t *testing.T) {
+	t.Parallel()
+	base, variant := rounds(12, 1.0, 0.05, 1, 0, 9)
+	variant[2].Value = math.Inf(1)
+	base[5].Value = math.NaN()
+	c := Compare(base, variant, rate, 0.02)
+	if c.N != 10 || !finite(c.P) || c.P == 0 || !finite(c.Ratio) {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// The standard error follows whether the slot slope was fitted, not
+// whether it came out 0.
+func TestStandardErrorOfAFittedZeroSlope(t *testing.T) {
+	t.Parallel()
+	// x = slot differences; d chosen so the fitted slope is exactly 0.
+	d := []float64{0.5, -0.5, 1, 0, 0.25, 0.25, 0.75, -0.25} // dyadic: the slope is exactly 0
+	x := []float64{1, 1, 1, 1, 1, -1, -1, -1}
+	var c Comparison
+	c.fit(d, x)
+	if c.slot != 0 {
+		t.Fatalf("slope %v, want 0", c.slot)
+	}
+	n, mx := 8.0, mean(x)
+	var sse, sxx float64
+	for i := range d {
+		sse += (d[i] - mean(d)) * (d[i] - mean(d))
+		sxx += (x[i] - mx) * (x[i] - mx)
+	}
+	want := math.Sqrt(sse/(n-2)) * math.Sqrt(1/n+mx*mx/sxx)
+	if !c.SlotFitted || c.df != 6 || math.Abs(c.se-want) > 1e-12 {
+		t.Fatalf("se %v df %v, want %v with 6 df", c.se, c.df, want)
 	}
 }
