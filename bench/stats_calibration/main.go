@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sort"
 
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/stats"
@@ -74,6 +75,7 @@ func main() {
 	trials := flag.Int("trials", 2000, "simulated experiments per scenario and order")
 	flag.Parse()
 	fmt.Printf("%d trials each; threshold 2%%; a time metric (b slower = ratio > 1)\n\n", *trials)
+	defer promises(*trials)
 	fmt.Println("| scenario | rounds | order | 95% CI misses the true ratio | false faster/slower | power (correct 'slower') |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, s := range scenarios {
@@ -101,6 +103,65 @@ func main() {
 			fmt.Printf("| %s | %d | %s | %s | %s | %s |\n", s.name, s.rounds, order, rate(missed, *trials), rate(wrong, *trials), power)
 		}
 	}
+}
+
+// promises checks the two numbers a user acts on. The MDE: an experiment
+// prints one; a new experiment whose true effect is that MDE should say
+// "slower" 80% of the time. Rounds needed: an inconclusive experiment
+// names a number of rounds; a new experiment of that many rounds, with the
+// same true effect, should reach a verdict 80% of the time.
+func promises(trials int) {
+	fmt.Println()
+	fmt.Println("| noise | rounds | power at the printed MDE (promised 80%) | median printed MDE |")
+	fmt.Println("|---|---|---|---|")
+	for _, p := range []struct {
+		cv     float64
+		rounds int
+	}{{0.05, 20}, {0.15, 12}, {0.05, 6}, {0.30, 12}} {
+		hit := 0
+		var mdes []float64
+		for i := 0; i < trials; i++ {
+			pilot := trial(scenario{effect: 1, cv: p.cv, rounds: p.rounds, level: flat}, lab.OrderRandom, uint64(i)+1)
+			mdes = append(mdes, pilot.MDE)
+			c := trial(scenario{effect: 1 + pilot.MDE, cv: p.cv, rounds: p.rounds, level: flat}, lab.OrderRandom, uint64(i)+1_000_000)
+			if c.Verdict == stats.Slower {
+				hit++
+			}
+		}
+		fmt.Printf("| CV %.0f%% | %d | %s | %.1f%% |\n", 100*p.cv, p.rounds, rate(hit, trials), 100*median(mdes))
+	}
+	fmt.Println()
+	fmt.Println("| true effect | noise | pilot rounds | inconclusive pilots that named a round count | decided at the rounds they named (promised 80%) | median rounds named |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, p := range []struct {
+		effect, cv float64
+		rounds     int
+	}{{1.05, 0.10, 6}, {1.10, 0.20, 6}, {1.00, 0.05, 6}, {1.03, 0.05, 12}} {
+		asked, decided := 0, 0
+		var named []float64
+		for i := 0; i < trials; i++ {
+			pilot := trial(scenario{effect: p.effect, cv: p.cv, rounds: p.rounds, level: flat}, lab.OrderRandom, uint64(i)+1)
+			if pilot.Verdict != stats.Inconclusive || pilot.RoundsNeeded <= 0 || pilot.RoundsNeeded > 2000 {
+				continue
+			}
+			asked++
+			named = append(named, float64(pilot.RoundsNeeded))
+			c := trial(scenario{effect: p.effect, cv: p.cv, rounds: pilot.RoundsNeeded, level: flat}, lab.OrderRandom, uint64(i)+1_000_000)
+			if c.Verdict != stats.Inconclusive {
+				decided++
+			}
+		}
+		fmt.Printf("| %+.0f%% | CV %.0f%% | %d | %d of %d | %s | %.0f |\n", 100*(p.effect-1), 100*p.cv, p.rounds, asked, trials, rate(decided, max(asked, 1)), median(named))
+	}
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
 }
 
 // rate prints a proportion with its Monte-Carlo standard error.

@@ -280,54 +280,84 @@ func (c *Comparison) verdict(tq float64) string {
 	return Inconclusive
 }
 
-// decideProb is the probability that the rule decides (faster/slower for
-// an effect beyond the band, same for one inside it) when the true effect
-// is delta and the standard error of n' rounds is se with df degrees of
-// freedom, for a family of size family. The standard error is itself
-// estimated: the probability averages over its chi-square spread.
-func decideProb(delta, se, df, band float64, family int) float64 {
-	if se <= 0 || !finite(se) {
-		return math.NaN()
-	}
-	tq := tDist(df).Quantile(1 - (1-Confidence)/2)
-	// Holm's first step, the strictest any comparison of the family faces:
-	// conservative for the others.
-	th := tDist(df).Quantile(1 - (1-Confidence)/2/float64(family))
-	sum := 0.0
-	delta = math.Abs(delta)
-	rs := spread(df)
-	for _, r := range rs {
-		var p float64
-		if delta > band {
-			// est - q·ŝe > band with est ~ N(delta, se²).
-			need := math.Max(band+tq*r*se, th*r*se)
-			p = normalSF((need - delta) / se)
-		} else {
-			// |est| + tq·ŝe <= band.
-			w := band - tq*r*se
-			if w > 0 {
-				p = normalCDF((w-delta)/se) - normalCDF((-w-delta)/se)
-			}
-		}
-		sum += p
-	}
-	return sum / float64(len(rs))
+// plan is a future experiment to judge by the noise and the estimate this
+// one showed: its chance to reach a verdict averages over what this one
+// cannot know — the true standard deviation (this one estimated it with
+// pilotDF degrees of freedom), the future's own estimate of it (df), and,
+// with effectSE > 0, the true effect (about the estimate, give or take its
+// standard error).
+type plan struct {
+	se       float64 // the future's true standard error, were σ what this one estimated
+	pilotDF  float64
+	df       float64
+	band     float64
+	family   int
+	effectSE float64
 }
 
-// spread is s/σ, the estimated standard deviation over the true one, at
-// the midpoint quantiles of its distribution (sqrt(χ²_df/df)), for df
-// degrees of freedom; computed once per df.
+// grid is the number of quantiles each uncertainty is averaged over.
+const grid = 16
+
+// decideProb is the probability that the rule decides — faster/slower for
+// an effect beyond the band, same for one inside it — when the effect is
+// about delta.
+func (p plan) decideProb(delta float64) float64 {
+	if p.se <= 0 || !finite(p.se) || p.df < 1 {
+		return math.NaN()
+	}
+	tq := tDist(p.df).Quantile(1 - (1-Confidence)/2)
+	// Holm's first step, the strictest any comparison of the family faces:
+	// conservative for the others.
+	th := tDist(p.df).Quantile(1 - (1-Confidence)/2/float64(p.family))
+	effects := []float64{delta}
+	if p.effectSE > 0 {
+		effects = normalGrid(delta, p.effectSE)
+	}
+	us, rs := spread(p.pilotDF), spread(p.df)
+	sum := 0.0
+	for _, d := range effects {
+		d = math.Abs(d)
+		for _, u := range us {
+			se := p.se / u // σ = ŝ/(s/σ): the pilot's s/σ was u
+			for _, r := range rs {
+				ese := se * r // the future's estimate of its standard error
+				if d > p.band {
+					need := math.Max(p.band+tq*ese, th*ese)
+					sum += normalSF((need - d) / se)
+				} else if w := p.band - tq*ese; w > 0 {
+					sum += normalCDF((w-d)/se) - normalCDF((-w-d)/se)
+				}
+			}
+		}
+	}
+	return sum / float64(len(effects)*len(us)*len(rs))
+}
+
+// normalGrid is N(mu, sd²) at the midpoint quantiles.
+func normalGrid(mu, sd float64) []float64 {
+	out := make([]float64, grid)
+	for i := range out {
+		out[i] = mu + sd*math.Sqrt2*math.Erfinv(2*(float64(i)+0.5)/grid-1)
+	}
+	return out
+}
+
+func normalCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+func normalSF(z float64) float64  { return 0.5 * math.Erfc(z/math.Sqrt2) }
+
+// spread is s/σ, an estimated standard deviation over the true one, at
+// the midpoint quantiles of its distribution (sqrt(χ²_df/df)); computed
+// once per df.
 func spread(df float64) []float64 {
 	spreadMu.Lock()
 	defer spreadMu.Unlock()
 	if rs, ok := spreadCache[df]; ok {
 		return rs
 	}
-	const k = 64
 	chi := distuv.ChiSquared{K: df}
-	rs := make([]float64, k)
+	rs := make([]float64, grid)
 	for i := range rs {
-		rs[i] = math.Sqrt(chi.Quantile((float64(i)+0.5)/k) / df)
+		rs[i] = math.Sqrt(chi.Quantile((float64(i)+0.5)/grid) / df)
 	}
 	spreadCache[df] = rs
 	return rs
@@ -338,22 +368,21 @@ var (
 	spreadCache = map[float64][]float64{}
 )
 
-func normalCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
-func normalSF(z float64) float64  { return 0.5 * math.Erfc(z/math.Sqrt2) }
-
 // mdeScale is the smallest effect, on the estimate's scale, that the rule
-// calls faster or slower with probability Power at these rounds' noise.
+// calls faster or slower with probability Power in an experiment like this
+// one, with the noise this one showed (and its uncertainty).
 func (c *Comparison) mdeScale(family int) float64 {
-	if !finite(c.se) || c.se <= 0 {
-		if c.se == 0 {
-			return c.band
-		}
+	if c.se == 0 {
+		return c.band
+	}
+	if !finite(c.se) || c.se < 0 {
 		return math.NaN()
 	}
+	p := plan{se: c.se, pilotDF: c.df, df: c.df, band: c.band, family: family}
 	lo, hi := c.band, c.band+100*c.se
-	for range 60 {
+	for range 40 {
 		mid := (lo + hi) / 2
-		if decideProb(mid, c.se, c.df, c.band, family) >= Power {
+		if p.decideProb(mid) >= Power {
 			hi = mid
 		} else {
 			lo = mid
@@ -367,9 +396,10 @@ func (c *Comparison) mdeScale(family int) float64 {
 const maxRoundsFactor = 100
 
 // roundsNeeded is the fewest rounds in all at which the rule decides with
-// probability Power if the true effect is the one estimated; 0 when this
-// comparison is decided, -1 when even maxRoundsFactor times the rounds
-// would not do (an estimate on the threshold's edge).
+// probability Power, the true effect being about the estimate (give or
+// take its standard error) and the noise what these rounds showed; 0 when
+// this comparison is decided, -1 when even maxRoundsFactor times the
+// rounds would not do (an estimate on the threshold's edge).
 func (c *Comparison) roundsNeeded(family int) int {
 	if c.Verdict != Inconclusive {
 		return 0
@@ -380,8 +410,9 @@ func (c *Comparison) roundsNeeded(family int) int {
 	n := c.N
 	lost := float64(n) - c.df // parameters fitted
 	prob := func(m int) float64 {
-		se := c.se * math.Sqrt(float64(n)/float64(m))
-		return decideProb(c.est, se, float64(m)-lost, c.band, family)
+		p := plan{se: c.se * math.Sqrt(float64(n)/float64(m)), pilotDF: c.df, df: float64(m) - lost,
+			band: c.band, family: family, effectSE: c.se}
+		return p.decideProb(c.est)
 	}
 	if prob(maxRoundsFactor*n) < Power {
 		return -1
