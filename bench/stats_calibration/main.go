@@ -28,6 +28,11 @@ type scenario struct {
 	level func(f float64) float64
 	// firstRunFactor multiplies the very first measured run.
 	firstRunFactor float64
+	// warmup rounds come first, unmeasured; variantWarmup makes the
+	// variant alone 1+e^-k slower on its k-th run (a fresh build's cold
+	// caches), warm-up rounds included.
+	warmup        int
+	variantWarmup bool
 }
 
 var scenarios = []scenario{
@@ -46,18 +51,29 @@ var scenarios = []scenario{
 
 func flat(float64) float64 { return 1 }
 
+// lastVariant holds the variant's values of the last trial, in run order.
+var lastVariant []float64
+
 // trial simulates one experiment and returns the comparison of b with a.
 func trial(s scenario, order string, seed uint64) stats.Comparison {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	entries := lab.Schedule(order, 2, 0, s.rounds, seed)
+	entries := lab.Schedule(order, 2, s.warmup, s.rounds, seed)
 	var a, b []stats.Obs
+	variantRuns := 0
 	for i, e := range entries {
 		v := 100 * s.level(float64(i)/float64(len(entries)-1)) * (1 + s.cv*rng.NormFloat64())
 		if e.Cell == 1 {
 			v *= s.effect
+			if s.variantWarmup {
+				v *= 1 + math.Exp(-float64(variantRuns))
+			}
+			variantRuns++
 		}
 		if i == 0 && s.firstRunFactor > 0 {
 			v *= s.firstRunFactor
+		}
+		if e.Warmup {
+			continue
 		}
 		o := stats.Obs{Round: e.Round, Slot: e.Slot, Value: v}
 		if e.Cell == 0 {
@@ -65,6 +81,10 @@ func trial(s scenario, order string, seed uint64) stats.Comparison {
 		} else {
 			b = append(b, o)
 		}
+	}
+	lastVariant = lastVariant[:0]
+	for _, o := range b {
+		lastVariant = append(lastVariant, o.Value)
 	}
 	c := stats.Compare(a, b, stats.Metric{LowerIsBetter: true}, 0.02)
 	stats.Finish([]*stats.Comparison{&c}, 0.02)
@@ -153,6 +173,33 @@ func promises(trials int) {
 		}
 		fmt.Printf("| %+.0f%% | CV %.0f%% | %d | %d of %d | %s | %.0f |\n", 100*(p.effect-1), 100*p.cv, p.rounds, asked, trials, rate(decided, max(asked, 1)), median(named))
 	}
+	fmt.Println()
+	fmt.Println("| A/A, the variant alone 1+e^-k slower over its first runs | warm-up rounds | 95% CI misses the true ratio | false faster/slower | variant-warmup warning raised |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, w := range []int{1, 3, 5} {
+		s := scenario{effect: 1, cv: 0.05, rounds: 20, level: flat, warmup: w, variantWarmup: true}
+		missed, wrong, warned := 0, 0, 0
+		for i := 0; i < trials; i++ {
+			c, values := trialValues(s, uint64(i)+1)
+			if c.CI95[0] > 1 || c.CI95[1] < 1 {
+				missed++
+			}
+			if c.Verdict == stats.Faster || c.Verdict == stats.Slower {
+				wrong++
+			}
+			if stats.EarlyRuns(values) > 0 {
+				warned++
+			}
+		}
+		fmt.Printf("| CV 5%%, 20 rounds | %d | %s | %s | %s |\n", w, rate(missed, trials), rate(wrong, trials), rate(warned, trials))
+	}
+}
+
+// trialValues is trial in random order, with the variant's measured
+// values in run order.
+func trialValues(s scenario, seed uint64) (stats.Comparison, []float64) {
+	c := trial(s, lab.OrderRandom, seed)
+	return c, lastVariant
 }
 
 func median(v []float64) float64 {

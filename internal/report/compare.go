@@ -89,6 +89,9 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 		wl := d.Cells[base].Workload
 		r.Warnings = append(r.Warnings, driftWarnings(d.Cells[base], perCell[base], opts.Order)...)
 		for _, i := range group {
+			r.Warnings = append(r.Warnings, warmupWarnings(d.Cells[i], perCell[i], PrimaryMetric(wl))...)
+		}
+		for _, i := range group {
 			if i == base {
 				continue
 			}
@@ -198,6 +201,29 @@ func driftWarnings(c store.Cell, runs []store.Run, order string) []stats.Warning
 	return []stats.Warning{{Code: "baseline-trend", Message: fmt.Sprintf(
 		"%s %s of baseline %s %s from the first runs to the last (Kendall tau %.2f, p=%.3f); %s",
 		c.Name, metric, c.Variant, change, t.Tau, t.P, valid)}}
+}
+
+// warmupWarnings names a variant whose first measured runs of a cell were
+// unlike its later ones (stats.EarlyRuns): a warm-up of that variant alone
+// (a fresh build's cold caches) biases its comparison, which the shared
+// warm-up rounds did not prevent.
+func warmupWarnings(c store.Cell, runs []store.Run, metric string) []stats.Warning {
+	var values []float64
+	for _, run := range runs {
+		if run.Warmup || run.Status != store.StatusOK {
+			continue
+		}
+		if v, ok := RunMetrics(run.Result)[metric]; ok {
+			values = append(values, v)
+		}
+	}
+	k := stats.EarlyRuns(values)
+	if k == 0 {
+		return nil
+	}
+	return []stats.Warning{{Code: stats.CodeVariantWarmup, Message: fmt.Sprintf(
+		"%s/%s %s: its first %d measured runs (from %s) were unlike the rest (median %s): the variant was still warming up when measurement began, and its comparison is biased by it; give the plan %d more warm-up rounds",
+		c.Variant, c.Name, metric, k, stats.FormatValue(values[0]), stats.FormatValue(stats.Summarize(values[k:]).Median), k)}}
 }
 
 func mean(v []float64) float64 {

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 )
 
@@ -130,5 +133,33 @@ func TestServerMetricsCompared(t *testing.T) {
 	}
 	if _, ok := got["server_write_bytes"]; ok {
 		t.Errorf("server_write_bytes compared though zero on both sides: %v", got)
+	}
+}
+
+// A variant still warming up over its first measured runs is named, with
+// how many runs; a steady variant is not.
+func TestVariantWarmupIsNamed(t *testing.T) {
+	d := &store.Data{Experiment: store.Experiment{ID: "x"},
+		Cells: []store.Cell{{ID: 1, Name: "c", Variant: "a", Workload: "fs"}, {ID: 2, Name: "c", Variant: "fresh", Workload: "fs"}}}
+	for round := 0; round < 12; round++ {
+		for cell := int64(1); cell <= 2; cell++ {
+			iops := 1000 * (1 + 0.01*float64((round*7+int(cell))%3-1))
+			if cell == 2 {
+				iops /= 1 + math.Exp(-float64(round)) // 1+e^-k slower at first
+			}
+			res := &metrics.Result{Duration: time.Second}
+			res.ByOp[metrics.Read] = metrics.OpStats{Ops: int64(iops), Bytes: int64(iops) * 4096}
+			d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: cell, Round: round, Slot: int(cell - 1), Status: store.StatusOK, Result: res})
+		}
+	}
+	r := Build(d, Options{Baseline: "a"})
+	var named []string
+	for _, w := range r.Warnings {
+		if w.Code == stats.CodeVariantWarmup {
+			named = append(named, w.Message)
+		}
+	}
+	if len(named) != 1 || !strings.HasPrefix(named[0], "fresh/c ops_per_s: its first 3 measured runs") {
+		t.Errorf("warm-up warnings %q", named)
 	}
 }

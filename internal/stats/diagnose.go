@@ -87,3 +87,29 @@ func FormatValue(v float64) string {
 	}
 	return fmt.Sprintf("%.3g", v)
 }
+
+// CodeVariantWarmup marks a variant whose first measured runs were unlike
+// its later ones: it was still warming up (a fresh build's cold caches),
+// which the warm-up rounds did not absorb.
+const CodeVariantWarmup = "variant-warmup"
+
+// EarlyRuns counts the leading values of a series, in run order, that lie
+// on one side of the rest and far from it — each an outlier (modified
+// z-score beyond OutlierZ) against the values after the leading ones — up
+// to a third of the series; 0 when the first is not one.
+func EarlyRuns(values []float64) int {
+	n := len(values)
+	if n < 6 {
+		return 0
+	}
+	k := 0
+	for k < n/3 {
+		rest := values[k+1:]
+		z := ModifiedZ(values[k], rest)
+		if math.Abs(z) <= OutlierZ || (k > 0 && (z > 0) != (ModifiedZ(values[0], rest) > 0)) {
+			break
+		}
+		k++
+	}
+	return k
+}

@@ -114,3 +114,20 @@ func TestMinDetectable(t *testing.T) {
 		t.Fatalf("MDE = %v", got)
 	}
 }
+
+func TestEarlyRuns(t *testing.T) {
+	t.Parallel()
+	// A variant 1+e^-k slower over its first runs, then steady with noise.
+	warm := []float64{200, 137, 113, 104.5, 101, 100.2, 99, 101, 100, 98.5, 100.5, 99.5}
+	if k := EarlyRuns(warm); k != 4 { // 1+e^-3 is still 4.5% above a 1% noise
+		t.Errorf("early runs %d of %v, want 4", k, warm)
+	}
+	if k := EarlyRuns([]float64{100, 99, 101, 100.5, 98.5, 100.2, 99.8}); k != 0 {
+		t.Errorf("a steady series: %d early runs", k)
+	}
+	// A slow drift is a trend, not a warm-up: no leading outliers.
+	drift := []float64{100, 101, 102, 103, 104, 105, 106, 107, 108, 109}
+	if k := EarlyRuns(drift); k != 0 {
+		t.Errorf("a drift: %d early runs", k)
+	}
+}
