@@ -60,6 +60,19 @@ func TestWarnings(t *testing.T) {
 		{name: "no disk workload", snaps: []Snapshot{base, later}, want: "cpu-governor,load-above-cores,swap-activity,thermal-throttle"},
 		{name: "no disk workload on tmpfs", snaps: []Snapshot{tmpfs}, want: "memory-pressure"},
 	}
+	// A starved run: PSI cpu high at one moment, worse at another; the
+	// warning quotes the worst and names the starved cell.
+	starved1, starved2 := base, base
+	starved1.PressureCPU, starved1.Load1 = 68, 3
+	starved2.PressureCPU, starved2.Load1 = 83, 5.2
+	tests = append(tests, struct {
+		name  string
+		snaps []Snapshot
+		ev    Evidence
+		want  string
+		text  string
+	}{name: "starved", snaps: []Snapshot{base, starved1, starved2, base}, ev: Evidence{Starved: []Starved{{Cell: "frames", RateCV: 0.27, CPUPerOpCV: 0.06}}},
+		want: "load-above-cores,cpu-pressure", text: "load average exceeded the CPUs in 2 of 4 snapshots, at worst 5.2 on 2 CPUs"})
 	for _, tc := range tests {
 		ws := Warnings(tc.snaps, tc.ev)
 		var codes []string
@@ -71,6 +84,10 @@ func TestWarnings(t *testing.T) {
 		}
 		if tc.text != "" && !strings.Contains(ws[0].Message, tc.text) {
 			t.Errorf("%s: message %q lacks %q", tc.name, ws[0].Message, tc.text)
+		}
+		if tc.name == "starved" && !strings.Contains(ws[1].Message, "at worst PSI cpu some avg10 83% at") ||
+			tc.name == "starved" && !strings.Contains(ws[1].Message, "frames's throughput varied by 27% while its CPU per operation varied by 6%: the benchmark was starved of CPU") {
+			t.Errorf("starved: %q", ws[1].Message)
 		}
 	}
 }

@@ -8,6 +8,10 @@ import (
 
 // Evidence is what the runs measured that helps judge the environment.
 type Evidence struct {
+	// Starved names cells whose throughput varied much more than their
+	// CPU per operation (the signature of a benchmark starved of CPU, not
+	// of a target that drifted), with the two variations.
+	Starved []Starved
 	// TouchesDisk is set when a workload did I/O on the target's
 	// filesystem (fs, frames): only then do the target's device and
 	// filesystem matter. A cmd, http or s3 workload's target is a working
@@ -16,6 +20,12 @@ type Evidence struct {
 	// UncachedRandomReadP50Ns is the median latency of random reads that
 	// bypassed the page cache (direct I/O), or 0 if none ran.
 	UncachedRandomReadP50Ns int64
+}
+
+// Starved is one cell's evidence of CPU starvation.
+type Starved struct {
+	Cell              string
+	RateCV, CPUPerOpCV float64
 }
 
 // A spinning disk needs several milliseconds for a random read (seek plus
@@ -55,19 +65,31 @@ func Warnings(snaps []Snapshot, ev Evidence) []stats.Warning {
 			break
 		}
 	}
-	for _, s := range snaps {
-		if s.CPUs > 0 && s.Load1 > float64(s.CPUs) {
-			add("load-above-cores", "load average %.1f exceeded the %d CPUs at %s: other work competed with the benchmark", s.Load1, s.CPUs, s.TakenAt.Format("15:04:05"))
-			break
-		}
+	// Each names the worst moment and how often it happened, not the
+	// first.
+	if w, n := worst(snaps, func(s Snapshot) float64 { return s.Load1 / float64(max(s.CPUs, 1)) }, func(s Snapshot) bool { return s.CPUs > 0 && s.Load1 > float64(s.CPUs) }); n > 0 {
+		add("load-above-cores", "load average exceeded the CPUs in %d of %d snapshots, at worst %.1f on %d CPUs at %s: other work competed with the benchmark",
+			n, len(snaps), w.Load1, w.CPUs, w.TakenAt.Format("15:04:05"))
 	}
-	for _, s := range snaps {
-		lowMem := s.MemTotalBytes > 0 && s.MemAvailableBytes < s.MemTotalBytes/10
-		if s.PressureMemory > 1 || lowMem {
-			add("memory-pressure", "memory pressure at %s: PSI memory some avg10 %.1f%%, %d MiB available of %d MiB; the page cache is being squeezed",
-				s.TakenAt.Format("15:04:05"), s.PressureMemory, s.MemAvailableBytes>>20, s.MemTotalBytes>>20)
-			break
+	if w, n := worst(snaps, func(s Snapshot) float64 { return s.PressureCPU }, func(s Snapshot) bool { return s.PressureCPU > cpuPressure }); n > 0 {
+		msg := fmt.Sprintf("CPU pressure in %d of %d snapshots, at worst PSI cpu some avg10 %.0f%% at %s (load %.1f on %d CPUs): runnable work, the benchmark's own threads included, waited for a CPU",
+			n, len(snaps), w.PressureCPU, w.TakenAt.Format("15:04:05"), w.Load1, w.CPUs)
+		for _, st := range ev.Starved {
+			msg += fmt.Sprintf("; %s's throughput varied by %.0f%% while its CPU per operation varied by %.0f%%: the benchmark was starved of CPU, the target did not drift",
+				st.Cell, 100*st.RateCV, 100*st.CPUPerOpCV)
 		}
+		add("cpu-pressure", "%s; rerun on a quiet machine", msg)
+	}
+	lowMem := func(s Snapshot) bool { return s.MemTotalBytes > 0 && s.MemAvailableBytes < s.MemTotalBytes/10 }
+	if w, n := worst(snaps, func(s Snapshot) float64 { return s.PressureMemory - float64(s.MemAvailableBytes)/float64(max(s.MemTotalBytes, 1)) }, func(s Snapshot) bool { return s.PressureMemory > 1 || lowMem(s) }); n > 0 {
+		add("memory-pressure", "memory pressure in %d of %d snapshots, at worst at %s: PSI memory some avg10 %.1f%%, %d MiB available of %d MiB; the page cache is being squeezed",
+			n, len(snaps), w.TakenAt.Format("15:04:05"), w.PressureMemory, w.MemAvailableBytes>>20, w.MemTotalBytes>>20)
+	}
+	// A disk workload makes its own I/O pressure; for any other, pressure
+	// is other work's I/O.
+	if w, n := worst(snaps, func(s Snapshot) float64 { return s.PressureIO }, func(s Snapshot) bool { return s.PressureIO > ioPressure }); n > 0 && !ev.TouchesDisk {
+		add("io-pressure", "I/O pressure in %d of %d snapshots, at worst PSI io some avg10 %.0f%% at %s: tasks waited for storage the workload does not use; other I/O competed",
+			n, len(snaps), w.PressureIO, w.TakenAt.Format("15:04:05"))
 	}
 	if d := (last.SwapIns + last.SwapOuts) - (first.SwapIns + first.SwapOuts); d > 0 {
 		add("swap-activity", "%d pages were swapped in or out during the experiment", d)
@@ -76,4 +98,29 @@ func Warnings(snaps []Snapshot, ev Evidence) []stats.Warning {
 		add("thermal-throttle", "CPU thermal throttle counters rose by %d during the experiment: the CPU slowed itself down", d)
 	}
 	return ws
+}
+
+// PSI "some" avg10 percentages above which a snapshot counts as under
+// pressure: a tenth of the time with a task waiting for the CPU, a
+// quarter waiting for I/O.
+const (
+	cpuPressure = 10
+	ioPressure  = 25
+)
+
+// worst returns the snapshot where bad is highest among those where hit
+// holds, and how many those are.
+func worst(snaps []Snapshot, bad func(Snapshot) float64, hit func(Snapshot) bool) (Snapshot, int) {
+	var w Snapshot
+	n := 0
+	for _, s := range snaps {
+		if !hit(s) {
+			continue
+		}
+		if n == 0 || bad(s) > bad(w) {
+			w = s
+		}
+		n++
+	}
+	return w, n
 }

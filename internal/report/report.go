@@ -339,6 +339,16 @@ func Build(d *store.Data, opts Options) *Report {
 		if p := uncachedRandomReadP50(c, cv); p > 0 && (evidence.UncachedRandomReadP50Ns == 0 || p < evidence.UncachedRandomReadP50Ns) {
 			evidence.UncachedRandomReadP50Ns = p
 		}
+		// Throughput that swings while the CPU each operation costs holds
+		// steady: the operations waited for a CPU, not for the target.
+		rate, perOp := cv.Summary[PrimaryMetric(c.Workload)], cv.Summary["cpu_us_per_op"]
+		if rate.N >= 3 && perOp.N >= 3 && rate.CV > stats.HighCVThreshold && perOp.CV < rate.CV/2 {
+			name := c.Name
+			if c.Variant != "" {
+				name = c.Variant + "/" + c.Name
+			}
+			evidence.Starved = append(evidence.Starved, envinfo.Starved{Cell: name, RateCV: rate.CV, CPUPerOpCV: perOp.CV})
+		}
 	}
 	if len(r.Cells) == 1 {
 		r.Summary = r.Cells[0].Summary
@@ -348,7 +358,20 @@ func Build(d *store.Data, opts Options) *Report {
 	if len(snaps) > 0 {
 		r.Env = &snaps[0]
 	}
-	r.Warnings = append(r.Warnings, envinfo.Warnings(snaps, evidence)...)
+	env := envinfo.Warnings(snaps, evidence)
+	for _, w := range env {
+		if w.Code != "cpu-pressure" || len(evidence.Starved) == 0 {
+			continue
+		}
+		// A trend under CPU starvation is the load changing, not the
+		// target: say so where the trend is reported.
+		for i := range r.Warnings {
+			if c := r.Warnings[i].Code; c == stats.CodeTrend || c == "baseline-trend" {
+				r.Warnings[i].Message += "; but see cpu-pressure: throughput moved while the CPU per operation held, so the likelier cause is the benchmark starved of CPU, not the target"
+			}
+		}
+	}
+	r.Warnings = append(r.Warnings, env...)
 	r.Warnings = append(r.Warnings, runStatusWarnings(d)...)
 	return r
 }
