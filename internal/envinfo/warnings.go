@@ -24,7 +24,7 @@ type Evidence struct {
 
 // Starved is one cell's evidence of CPU starvation.
 type Starved struct {
-	Cell              string
+	Cell               string
 	RateCV, CPUPerOpCV float64
 }
 
@@ -81,7 +81,9 @@ func Warnings(snaps []Snapshot, ev Evidence) []stats.Warning {
 		add("cpu-pressure", "%s; rerun on a quiet machine", msg)
 	}
 	lowMem := func(s Snapshot) bool { return s.MemTotalBytes > 0 && s.MemAvailableBytes < s.MemTotalBytes/10 }
-	if w, n := worst(snaps, func(s Snapshot) float64 { return s.PressureMemory - float64(s.MemAvailableBytes)/float64(max(s.MemTotalBytes, 1)) }, func(s Snapshot) bool { return s.PressureMemory > 1 || lowMem(s) }); n > 0 {
+	if w, n := worst(snaps, func(s Snapshot) float64 {
+		return s.PressureMemory - float64(s.MemAvailableBytes)/float64(max(s.MemTotalBytes, 1))
+	}, func(s Snapshot) bool { return s.PressureMemory > 1 || lowMem(s) }); n > 0 {
 		add("memory-pressure", "memory pressure in %d of %d snapshots, at worst at %s: PSI memory some avg10 %.1f%%, %d MiB available of %d MiB; the page cache is being squeezed",
 			n, len(snaps), w.TakenAt.Format("15:04:05"), w.PressureMemory, w.MemAvailableBytes>>20, w.MemTotalBytes>>20)
 	}
