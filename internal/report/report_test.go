@@ -163,3 +163,38 @@ func TestVariantWarmupIsNamed(t *testing.T) {
 		t.Errorf("warm-up warnings %q", named)
 	}
 }
+
+// Throughput that swings while the CPU per operation holds, under CPU
+// pressure, is named CPU starvation, and the trend it makes is not blamed
+// on the target.
+func TestCPUStarvationIsNamed(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	d := &store.Data{Experiment: store.Experiment{ID: "x"}, Cells: []store.Cell{{ID: 1, Name: "frames-4k", Workload: "fs"}}}
+	for i, pressure := range []float64{5, 83, 68, 20} {
+		snap, _ := json.Marshal(envinfo.Snapshot{TakenAt: t0.Add(time.Duration(i) * time.Minute), CPUs: 2, Load1: 1 + pressure/20,
+			PressureCPU: pressure, PressureMemory: -1, PressureIO: -1, MemTotalBytes: 8 << 30, MemAvailableBytes: 6 << 30})
+		d.Env = append(d.Env, store.EnvSnapshot{Round: i, Phase: "before", TakenAt: t0, Snapshot: snap})
+	}
+	for round := 0; round < 8; round++ {
+		ops := 1000 * (1 + 0.12*float64(round)) // doubling as the load fell
+		res := &metrics.Result{Duration: time.Second, CPUUserS: ops * 50e-6, CPUSysS: 0}
+		res.ByOp[metrics.Read] = metrics.OpStats{Ops: int64(ops), Bytes: int64(ops) * 4096}
+		d.Runs = append(d.Runs, store.Run{ID: int64(round + 1), CellID: 1, Round: round, Status: store.StatusOK, Result: res})
+	}
+	r := Build(d, Options{})
+	var pressure, trend string
+	for _, w := range r.Warnings {
+		switch w.Code {
+		case "cpu-pressure":
+			pressure = w.Message
+		case stats.CodeTrend:
+			trend = w.Message
+		}
+	}
+	if !strings.Contains(pressure, "at worst PSI cpu some avg10 83%") || !strings.Contains(pressure, "frames-4k's throughput varied by") || !strings.Contains(pressure, "starved of CPU") {
+		t.Errorf("cpu-pressure: %q", pressure)
+	}
+	if !strings.Contains(trend, "likelier cause is the benchmark starved of CPU") {
+		t.Errorf("trend: %q", trend)
+	}
+}
