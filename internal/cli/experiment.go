@@ -14,6 +14,7 @@ import (
 	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/variant"
 )
@@ -24,6 +25,9 @@ type ExperimentOptions struct {
 	Order     string
 	Resume    bool
 	KeepGoing bool
+	// Calibrate runs the baseline against itself instead of the plan.
+	Calibrate       bool
+	CalibrateRounds int
 }
 
 func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -41,6 +45,8 @@ func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&o.Order, "order", "", "random (default) or sequential (legacy: each variant's rounds back to back; warned about)")
 	f.BoolVar(&o.Resume, "resume", false, "continue the newest unfinished experiment of this plan: finished runs are kept, not repeated")
 	f.BoolVar(&o.KeepGoing, "keep-going", false, "record failed runs and variants that do not build, and go on")
+	f.BoolVar(&o.Calibrate, "calibrate", false, "before a long experiment: run the baseline against itself for a few rounds and say how noisy this machine is, what the plan's rounds can detect and how many rounds a given difference needs (nothing else runs)")
+	intVar(f, &o.CalibrateRounds, "calibrate-rounds", 6, stats.MinPairs, plan.MaxRounds, "rounds of the --calibrate run")
 	return cmd
 }
 
@@ -103,6 +109,9 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		return err
 	}
 	defer os.RemoveAll(runDir)
+	if o.Calibrate {
+		return calibrate(ctx, p, o, st, runDir, command, seed, stored, stdout, stderr)
+	}
 	variants, skipped, err := prepareVariants(ctx, p, runDir, o.KeepGoing, stderr)
 	defer func() {
 		for _, v := range variants {

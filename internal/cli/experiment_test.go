@@ -587,3 +587,38 @@ workloads:
 		t.Fatalf("the dead runner's child %d still runs after the resume: %s", child, st)
 	}
 }
+
+// --calibrate runs only the baseline, against itself, and says what the
+// plan's rounds can detect and what a difference needs; the other
+// variants are not even built.
+func TestCalibrate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": `name: cal
+rounds: 10
+warmup: 0
+variants:
+  - name: main
+  - name: broken
+    build: exit 3
+workloads:
+  - name: nap
+    cmd: {run: "sleep 0.02"}
+`})
+	db := filepath.Join(dir, "x.db")
+	out, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--calibrate", "--calibrate-rounds", "4")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, want := range []string{"calibration of cal: main against itself, 4 rounds", "MDE at the plan's 10 rounds", "rounds for 5%", "  nap   wall_s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM runs r JOIN cells c ON c.id = r.cell_id WHERE c.variant IN ('main', 'main again') AND r.status = 'ok'`); n != 8 {
+		t.Errorf("%d ok runs of main and its copy, want 8", n)
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM experiments WHERE name = 'cal calibration'`); n != 1 {
+		t.Errorf("%d calibration experiments stored", n)
+	}
+}

@@ -172,13 +172,13 @@ func Markdown(w io.Writer, r *Report) error {
 	} else {
 		for _, c := range r.Cells {
 			fmt.Fprintf(w, "\n### %s\n\n%s\n\n", c.Name, formatParams(c.Params))
-			t := &table{header: []string{"metric", "median [95% CI]", "mean ± sd", "CV", "n"}}
+			t := &Table{Header: []string{"metric", "median [95% CI]", "mean ± sd", "CV", "n"}}
 			for _, rw := range rows {
 				if s, ok := c.Summary[rw.key]; ok {
-					t.add(rw.label, medianCI(s, rw.format), rw.format(s.Mean)+" ± "+rw.format(s.SD), fmt.Sprintf("%.1f%%", 100*s.CV), fmt.Sprint(s.N))
+					t.Add(rw.label, medianCI(s, rw.format), rw.format(s.Mean)+" ± "+rw.format(s.SD), fmt.Sprintf("%.1f%%", 100*s.CV), fmt.Sprint(s.N))
 				}
 			}
-			if err := t.render(w, true); err != nil {
+			if err := t.Render(w, true); err != nil {
 				return err
 			}
 			if c.Deadline != nil {

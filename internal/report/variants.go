@@ -10,24 +10,26 @@ import (
 	"github.com/iolab/iolab/internal/stats"
 )
 
-// table is rows of cells rendered as aligned text or as Markdown.
-type table struct {
-	header []string
+// Table is rows of cells rendered as aligned text or as Markdown.
+type Table struct {
+	Header []string
 	rows   [][]string
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+// Add appends a row.
+func (t *Table) Add(cells ...string) { t.rows = append(t.rows, cells) }
 
-func (t *table) render(w io.Writer, markdown bool) error {
+// Render writes the table, as Markdown or as aligned text.
+func (t *Table) Render(w io.Writer, markdown bool) error {
 	if markdown {
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(t.header, " | "), strings.Repeat("---|", len(t.header)))
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(t.Header, " | "), strings.Repeat("---|", len(t.Header)))
 		for _, r := range t.rows {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
 		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  %s\n", strings.Join(t.header, "\t"))
+	fmt.Fprintf(tw, "  %s\n", strings.Join(t.Header, "\t"))
 	for _, r := range t.rows {
 		fmt.Fprintf(tw, "  %s\n", strings.Join(r, "\t"))
 	}
@@ -83,21 +85,21 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 				family = "unadjusted"
 			}
 			fmt.Fprintf(w, heading, cell, label, better+"; "+family)
-			t := &table{header: []string{"variant", "median [95% CI]", "ratio vs " + r.Baseline + " [95% CI]", "MDE", "verdict"}}
+			t := &Table{Header: []string{"variant", "median [95% CI]", "ratio vs " + r.Baseline + " [95% CI]", "MDE", "verdict"}}
 			base := summaries[r.Baseline+"\x00"+cell].Summary[m]
-			t.add(r.Baseline, medianCI(base, format), "", "", "baseline")
+			t.Add(r.Baseline, medianCI(base, format), "", "", "baseline")
 			var notes []string
 			for _, c := range byCell[cell] {
 				if c.Metric != m {
 					continue
 				}
 				own := summaries[c.Variant+"\x00"+cell].Summary[m]
-				t.add(c.Variant, medianCI(own, format), estimate(c.Comparison, format), mde(c.Comparison), verdictText(c.Comparison))
+				t.Add(c.Variant, medianCI(own, format), estimate(c.Comparison, format), mde(c.Comparison), verdictText(c.Comparison))
 				if why := disagreement(c, base, own); why != "" {
 					notes = append(notes, why)
 				}
 			}
-			if err := t.render(w, markdown); err != nil {
+			if err := t.Render(w, markdown); err != nil {
 				return err
 			}
 			for _, n := range notes {

@@ -244,15 +244,7 @@ func (c *Comparison) settle(family int, threshold float64) {
 		}
 	}
 	c.Verdict = c.verdict(tq)
-	mde := c.mdeScale(family)
-	switch {
-	case c.Method == MethodRatio:
-		c.MDE = math.Expm1(mde)
-	case c.base > 0:
-		c.MDE = mde / c.base
-	default:
-		c.MDE = math.NaN()
-	}
+	c.MDE = c.relative(c.mdeScale(family))
 	c.RoundsNeeded = c.roundsNeeded(family)
 }
 
@@ -458,4 +450,62 @@ func Finish(cs []*Comparison, threshold float64) {
 	for _, c := range family {
 		c.settle(m, threshold)
 	}
+}
+
+// MDEAt is the MDE (relative) an experiment of rounds rounds would have,
+// with the noise this comparison showed, in a Holm family of size family.
+// NaN without an interval.
+func (c Comparison) MDEAt(rounds, family int) float64 {
+	if c.Method == MethodTooFew || !finite(c.se) || rounds <= int(float64(c.N)-c.df) {
+		return math.NaN()
+	}
+	p := c
+	p.se = c.se * math.Sqrt(float64(c.N)/float64(rounds))
+	p.df = float64(rounds) - (float64(c.N) - c.df)
+	p.N = rounds
+	return p.relative(p.mdeScale(family))
+}
+
+// RoundsFor is the fewest rounds at which an experiment with the noise
+// this comparison showed detects a true relative difference effect (0.05
+// = 5%) with probability Power, in a Holm family of size family; -1 beyond
+// maxRoundsFactor times its rounds.
+func (c Comparison) RoundsFor(effect float64, family int) int {
+	if c.Method == MethodTooFew || !finite(c.se) || c.se <= 0 {
+		return -1
+	}
+	delta := math.Log1p(effect)
+	if c.Method == MethodDifference {
+		delta = effect * c.base
+	}
+	n := c.N
+	lost := float64(n) - c.df
+	prob := func(m int) float64 {
+		p := plan{se: c.se * math.Sqrt(float64(n)/float64(m)), pilotDF: c.df, df: float64(m) - lost, band: c.band, family: family}
+		return p.decideProb(delta)
+	}
+	lo, hi := int(lost)+1, maxRoundsFactor*n
+	if prob(hi) < Power {
+		return -1
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if prob(mid) >= Power {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// relative turns an effect on the estimate's scale into a relative one.
+func (c Comparison) relative(scale float64) float64 {
+	switch {
+	case c.Method == MethodRatio:
+		return math.Expm1(scale)
+	case c.base > 0:
+		return scale / c.base
+	}
+	return math.NaN()
 }

@@ -233,3 +233,20 @@ func TestStandardErrorOfAFittedZeroSlope(t *testing.T) {
 		t.Fatalf("se %v df %v, want %v with 6 df", c.se, c.df, want)
 	}
 }
+
+// Projections agree with the comparison they start from: its own rounds
+// give its own MDE, and the rounds for its MDE are its rounds.
+func TestProjections(t *testing.T) {
+	t.Parallel()
+	base, variant := rounds(12, 1.0, 0.05, 1, 0, 4)
+	c := Compare(base, variant, timeMetric, 0.02)
+	if got := c.MDEAt(12, 1); math.Abs(got-c.MDE) > 1e-6 {
+		t.Errorf("MDE at its own rounds %.4f, its MDE %.4f", got, c.MDE)
+	}
+	if n := c.RoundsFor(c.MDE*1.0001, 1); n < 11 || n > 12 {
+		t.Errorf("rounds for its own MDE: %d, want 12", n)
+	}
+	if c.MDEAt(48, 1) >= c.MDE || c.RoundsFor(2*c.MDE, 1) >= 12 || c.RoundsFor(0.02, 1) != -1 && c.RoundsFor(0.02, 1) <= 12 {
+		t.Errorf("more rounds must detect less, a larger effect need fewer: %.3f %d %d", c.MDEAt(48, 1), c.RoundsFor(2*c.MDE, 1), c.RoundsFor(0.02, 1))
+	}
+}
