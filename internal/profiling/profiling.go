@@ -320,14 +320,22 @@ func Shares(p *profile.Profile) []Func {
 		v := float64(s.Value[vi])
 		total += v
 		seen := map[string]bool{}
-		for i, loc := range s.Location {
-			for j, line := range loc.Line {
+		leaf := true
+		for _, loc := range s.Location {
+			for _, line := range loc.Line {
 				if line.Function == nil {
 					continue
 				}
 				name := line.Function.Name
-				if i == 0 && j == 0 {
+				// A goroutine stopped to be preempted samples in
+				// runtime.asyncPreempt; the time is its caller's (it shows
+				// most on a busy machine, where preemption is frequent).
+				if leaf && name == "runtime.asyncPreempt" {
+					continue
+				}
+				if leaf {
 					flat[name] += v
+					leaf = false
 				}
 				if !seen[name] {
 					seen[name] = true

@@ -138,3 +138,29 @@ func TestPerfNamesTheHotFunction(t *testing.T) {
 		t.Fatalf("top functions %+v", top[:min(len(top), 5)])
 	}
 }
+
+// A sample taken while a goroutine was being preempted counts for the
+// function that was preempted.
+func TestAsyncPreemptCountsForItsCaller(t *testing.T) {
+	p, err := ParsePerfScript(strings.NewReader(`srv 1 1.0: 1 cpu-clock:
+	1 runtime.asyncPreempt+0x1 (/srv)
+	2 main.spin+0x2 (/srv)
+	3 main.main+0x3 (/srv)
+
+srv 1 1.1: 1 cpu-clock:
+	2 main.spin+0x2 (/srv)
+	3 main.main+0x3 (/srv)
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := Shares(p)
+	if top[0].Name != "main.spin" || top[0].Flat != 1 {
+		t.Fatalf("shares %+v", top)
+	}
+	for _, f := range top {
+		if f.Name == "runtime.asyncPreempt" {
+			t.Errorf("runtime.asyncPreempt listed: %+v", top)
+		}
+	}
+}
