@@ -9,6 +9,7 @@
 package envinfo
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -190,4 +191,48 @@ func buildCommit() string {
 		return ""
 	}
 	return rev + dirty
+}
+
+// Stall is the time tasks have waited for a CPU, for memory and for I/O
+// since boot (PSI "some" totals from /proc/pressure, in microseconds),
+// read at a moment: two readings give the share of time between them in
+// which something waited — during one run, not the 10-second average a
+// snapshot between rounds shows.
+type Stall struct {
+	CPU, Memory, IO int64
+	At              time.Time
+	OK              bool
+}
+
+// ReadStall reads the PSI totals; OK is false where the kernel has none.
+func ReadStall() Stall {
+	s := Stall{At: time.Now(), OK: true}
+	for _, r := range []struct {
+		name string
+		dst  *int64
+	}{{"cpu", &s.CPU}, {"memory", &s.Memory}, {"io", &s.IO}} {
+		b, err := os.ReadFile("/proc/pressure/" + r.name)
+		if err != nil {
+			return Stall{}
+		}
+		line, _, _ := strings.Cut(string(b), "\n") // "some avg10=... total=N"
+		_, total, ok := strings.Cut(line, "total=")
+		n, err := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
+		if !ok || err != nil {
+			return Stall{}
+		}
+		*r.dst = n
+	}
+	return s
+}
+
+// Since gives, per resource, the share of the wall time from prev to s
+// in which some task waited for it (0..1).
+func (s Stall) Since(prev Stall) (cpu, memory, io float64, ok bool) {
+	wall := float64(s.At.Sub(prev.At).Microseconds())
+	if !s.OK || !prev.OK || wall <= 0 {
+		return 0, 0, 0, false
+	}
+	share := func(a, b int64) float64 { return math.Min(1, math.Max(0, float64(a-b)/wall)) }
+	return share(s.CPU, prev.CPU), share(s.Memory, prev.Memory), share(s.IO, prev.IO), true
 }

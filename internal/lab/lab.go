@@ -444,7 +444,16 @@ func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes
 		if o, ok := c.Around.(Observer); ok {
 			stopObserving = o.Observe(each)
 		}
+		stall := envinfo.ReadStall()
 		res, err = c.Workload.Run(ctx, progress)
+		// What waited for a CPU, memory or I/O during the run, anything on
+		// the machine: the evidence that names the cause of noise.
+		if cpu, mem, io, ok := envinfo.ReadStall().Since(stall); ok && res != nil {
+			if res.Extra == nil {
+				res.Extra = map[string]float64{}
+			}
+			res.Extra["env_cpu_stall"], res.Extra["env_memory_stall"], res.Extra["env_io_stall"] = cpu, mem, io
+		}
 		if stopObserving != nil {
 			seen := stopObserving()
 			if res != nil && len(seen.Extra) > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
@@ -201,6 +202,62 @@ func driftWarnings(c store.Cell, runs []store.Run, order string) []stats.Warning
 	return []stats.Warning{{Code: "baseline-trend", Message: fmt.Sprintf(
 		"%s %s of baseline %s %s from the first runs to the last (Kendall tau %.2f, p=%.3f); %s",
 		c.Name, metric, c.Variant, change, t.Tau, t.P, valid)}}
+}
+
+// stallWarnings names a resource whose waiting moved the cell's primary
+// metric run by run: when throughput falls as the share of time tasks
+// waited for a CPU (or memory, or — for a workload that does not use the
+// disk under test — I/O) rises, the benchmark was starved by other work,
+// whatever else the numbers suggest.
+func stallWarnings(c store.Cell, runs []store.Run) []stats.Warning {
+	metric := PrimaryMetric(c.Workload)
+	lower := stats.LowerIsBetter(metric)
+	var ws []stats.Warning
+	for _, res := range []struct{ key, what string }{{"env_cpu_stall", "a CPU"}, {"env_memory_stall", "memory"}, {"env_io_stall", "I/O"}} {
+		if res.key == "env_io_stall" && (c.Workload == "fs" || c.Workload == "frames") {
+			continue // its own I/O makes I/O stall
+		}
+		type point struct {
+			stall, value float64
+			at           time.Time
+		}
+		var pts []point
+		for _, run := range runs {
+			if run.Warmup || run.Status != store.StatusOK || run.Result == nil {
+				continue
+			}
+			m := RunMetrics(run.Result)
+			st, ok1 := m[res.key]
+			v, ok2 := m[metric]
+			if ok1 && ok2 {
+				pts = append(pts, point{st, v, run.Result.Start})
+			}
+		}
+		if len(pts) < 6 {
+			continue
+		}
+		sort.SliceStable(pts, func(i, j int) bool { return pts[i].stall < pts[j].stall })
+		worst := pts[len(pts)-1]
+		if worst.stall < 0.10 {
+			continue
+		}
+		values := make([]float64, len(pts))
+		for i, p := range pts {
+			values[i] = p.value
+		}
+		t := stats.Kendall(values) // the metric's values in order of rising stall
+		if t.P >= 0.05 || (t.Tau > -0.4 && !lower) || (t.Tau < 0.4 && lower) {
+			continue
+		}
+		name := c.Name
+		if c.Variant != "" {
+			name = c.Variant + "/" + c.Name
+		}
+		ws = append(ws, stats.Warning{Code: "starved", Message: fmt.Sprintf(
+			"%s %s got worse as tasks waited longer for %s (Kendall tau %.2f, p=%.3f over %d runs); in the worst run, at %s, some task waited for %s %.0f%% of the time: other work starved the benchmark — rerun on a quiet machine, or with fewer threads than CPUs",
+			name, metric, res.what, t.Tau, t.P, len(pts), worst.at.Local().Format("15:04:05"), res.what, 100*worst.stall)})
+	}
+	return ws
 }
 
 // warmupWarnings names a variant whose first measured runs of a cell were

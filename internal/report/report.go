@@ -335,6 +335,7 @@ func Build(d *store.Data, opts Options) *Report {
 		cv.Variant = c.Variant
 		r.Cells = append(r.Cells, cv)
 		r.Warnings = append(r.Warnings, cv.Warnings...)
+		r.Warnings = append(r.Warnings, stallWarnings(c, perCell[i])...)
 		evidence.TouchesDisk = evidence.TouchesDisk || c.Workload == "fs" || c.Workload == "frames"
 		if p := uncachedRandomReadP50(c, cv); p > 0 && (evidence.UncachedRandomReadP50Ns == 0 || p < evidence.UncachedRandomReadP50Ns) {
 			evidence.UncachedRandomReadP50Ns = p

@@ -198,3 +198,36 @@ func TestCPUStarvationIsNamed(t *testing.T) {
 		t.Errorf("trend: %q", trend)
 	}
 }
+
+// Run by run, throughput that falls as tasks wait longer for a CPU is
+// named starvation, with the worst run; the same stall without that
+// pattern is not.
+func TestStallPerRunNamesStarvation(t *testing.T) {
+	build := func(opsOf func(stall float64) float64) *Report {
+		t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+		d := &store.Data{Experiment: store.Experiment{ID: "x"}, Cells: []store.Cell{{ID: 1, Name: "up", Workload: "http"}}}
+		for round, stall := range []float64{0.05, 0.6, 0.2, 0.8, 0.1, 0.4, 0.3, 0.7} {
+			res := &metrics.Result{Start: t0.Add(time.Duration(round) * time.Minute), Duration: time.Second,
+				Extra: map[string]float64{"env_cpu_stall": stall, "env_memory_stall": 0, "env_io_stall": 0}}
+			ops := opsOf(stall)
+			res.ByOp[metrics.Upload] = metrics.OpStats{Ops: int64(ops), Bytes: int64(ops) << 20}
+			d.Runs = append(d.Runs, store.Run{ID: int64(round + 1), CellID: 1, Round: round, Status: store.StatusOK, Result: res})
+		}
+		return Build(d, Options{})
+	}
+	find := func(r *Report) string {
+		for _, w := range r.Warnings {
+			if w.Code == "starved" {
+				return w.Message
+			}
+		}
+		return ""
+	}
+	starved := find(build(func(stall float64) float64 { return 1000 * (1 - stall/1.2) }))
+	if !strings.HasPrefix(starved, "up bytes_per_s got worse as tasks waited longer for a CPU (Kendall tau -1.00") || !strings.Contains(starved, "waited for a CPU 80% of the time") {
+		t.Errorf("starved: %q", starved)
+	}
+	if w := find(build(func(stall float64) float64 { return 1000 + 10*math.Sin(7*stall) })); w != "" {
+		t.Errorf("no pattern, yet: %q", w)
+	}
+}
