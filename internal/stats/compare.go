@@ -100,7 +100,8 @@ type Comparison struct {
 // metric or any value that is not positive, the difference) and x the
 // slot difference of the two runs, it fits d = a + b·x and reports a, the
 // difference at equal slot, so drift within a round cannot bias it; with
-// fewer than 4 pairs or no spread of x, the mean of d. Values that are not
+// fewer than minSlotFit pairs or no spread of x, the mean of d. With fewer
+// than MinPairs pairs there is no interval at all. Values that are not
 // finite are no measurement and are left out. The verdict is provisional
 // until Finish applies Holm across the family.
 func Compare(base, variant []Obs, m Metric, threshold float64) Comparison {
