@@ -142,9 +142,11 @@ func encode(p *profile.Profile) ([]byte, error) {
 
 // perfCapture is perf record of a process tree.
 type perfCapture struct {
-	cmd *exec.Cmd
-	dir string
-	out bytes.Buffer
+	cmd    *exec.Cmd
+	dir    string
+	out    bytes.Buffer
+	exited chan struct{}
+	err    error // of perf record, once exited is closed
 }
 
 // perfFrequency is the sampling rate: odd, so it does not beat with
@@ -178,32 +180,88 @@ func firstLine(b []byte) string {
 	return s
 }
 
+// perfStart bounds the wait for perf to begin recording.
+const perfStart = 30 * time.Second
+
 // StartPerf starts perf record -g of the processes pids (a server's tree;
-// children they start later are followed).
+// children they start later are followed) and returns once it records:
+// perf starts with its events disabled and is told to enable them through
+// its control FIFO, whose acknowledgement means sampling has begun — on a
+// busy machine perf can take longer to start than a short run lasts.
 func StartPerf(pids []int) (Capture, error) {
 	dir, err := os.MkdirTemp("", "iolab-perf-")
 	if err != nil {
 		return nil, err
 	}
+	ctl, ack := filepath.Join(dir, "ctl"), filepath.Join(dir, "ack")
+	for _, f := range []string{ctl, ack} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("profile.perf: %w", err)
+		}
+	}
 	list := make([]string, len(pids))
 	for i, p := range pids {
 		list[i] = strconv.Itoa(p)
 	}
-	c := &perfCapture{dir: dir}
-	c.cmd = exec.Command("perf", "record", "-q", "-g", "-F", strconv.Itoa(perfFrequency), "-p", strings.Join(list, ","), "-o", filepath.Join(dir, "perf.data"))
+	c := &perfCapture{dir: dir, exited: make(chan struct{})}
+	c.cmd = exec.Command("perf", "record", "-q", "-g", "-F", strconv.Itoa(perfFrequency), "-D", "-1",
+		"--control", "fifo:"+ctl+","+ack, "-p", strings.Join(list, ","), "-o", filepath.Join(dir, "perf.data"))
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
 	if err := c.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("profile.perf: %w", err)
 	}
+	go func() { c.err = c.cmd.Wait(); close(c.exited) }()
+	if err := c.enable(ctl, ack); err != nil {
+		_ = c.cmd.Process.Kill()
+		<-c.exited
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("profile.perf: perf record did not start recording: %v: %s", err, firstLine(c.out.Bytes()))
+	}
 	return c, nil
+}
+
+// enable tells perf to start sampling and waits for its acknowledgement.
+// Both FIFOs are opened read-write, which never blocks, so a perf that
+// dies before it opens them cannot hang the open.
+func (c *perfCapture) enable(ctlPath, ackPath string) error {
+	ctl, err := os.OpenFile(ctlPath, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer ctl.Close()
+	ack, err := os.OpenFile(ackPath, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer ack.Close()
+	if _, err := ctl.WriteString("enable\n"); err != nil {
+		return err
+	}
+	got := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 16)
+		_, err := ack.Read(buf)
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		return err
+	case <-c.exited:
+		return fmt.Errorf("perf exited (%v)", c.err)
+	case <-time.After(perfStart):
+		_ = ack.SetReadDeadline(time.Now()) // ends the read
+		return fmt.Errorf("no acknowledgement after %v", perfStart)
+	}
 }
 
 func (c *perfCapture) Stop() ([]byte, error) {
 	defer os.RemoveAll(c.dir)
 	_ = c.cmd.Process.Signal(syscall.SIGINT)
-	if err := c.cmd.Wait(); err != nil && !isInterrupt(err) {
-		return nil, fmt.Errorf("profile.perf: perf record: %v: %s", err, firstLine(c.out.Bytes()))
+	<-c.exited
+	if c.err != nil && !isInterrupt(c.err) {
+		return nil, fmt.Errorf("profile.perf: perf record: %v: %s", c.err, firstLine(c.out.Bytes()))
 	}
 	script := exec.Command("perf", "script", "-F", "comm,pid,tid,period,ip,sym,dso", "-i", filepath.Join(c.dir, "perf.data"))
 	out, err := script.Output()
