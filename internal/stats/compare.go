@@ -397,20 +397,28 @@ func (c *Comparison) roundsNeeded(family int) int {
 	if c.Verdict != Inconclusive {
 		return 0
 	}
-	if !finite(c.se) || c.se <= 0 {
+	return c.roundsAt(c.est, c.se, family, c.N) // more than it has: these did not decide
+}
+
+// roundsAt is the fewest rounds above from at which the rule decides with
+// probability Power when the effect, on the estimate's scale, is about
+// delta (give or take effectSE), with the noise these rounds showed; -1
+// beyond maxRoundsFactor times them.
+func (c Comparison) roundsAt(delta, effectSE float64, family, from int) int {
+	if c.Method == MethodTooFew || !finite(c.se) || c.se <= 0 {
 		return -1
 	}
 	n := c.N
 	lost := float64(n) - c.df // parameters fitted
 	prob := func(m int) float64 {
 		p := plan{se: c.se * math.Sqrt(float64(n)/float64(m)), pilotDF: c.df, df: float64(m) - lost,
-			band: c.band, family: family, effectSE: c.se}
-		return p.decideProb(c.est)
+			band: c.band, family: family, effectSE: effectSE}
+		return p.decideProb(delta)
 	}
-	if prob(maxRoundsFactor*n) < Power {
+	lo, hi := max(from, int(lost)), maxRoundsFactor*n // prob(lo) < Power <= prob(hi), roughly monotone
+	if prob(hi) < Power {
 		return -1
 	}
-	lo, hi := n, maxRoundsFactor*n // prob(lo) < Power <= prob(hi), roughly monotone
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
 		if prob(mid) >= Power {
@@ -472,32 +480,11 @@ func (c Comparison) MDEAt(rounds, family int) float64 {
 // = 5%) with probability Power, in a Holm family of size family; -1 beyond
 // maxRoundsFactor times its rounds.
 func (c Comparison) RoundsFor(effect float64, family int) int {
-	if c.Method == MethodTooFew || !finite(c.se) || c.se <= 0 {
-		return -1
-	}
 	delta := math.Log1p(effect)
 	if c.Method == MethodDifference {
 		delta = effect * c.base
 	}
-	n := c.N
-	lost := float64(n) - c.df
-	prob := func(m int) float64 {
-		p := plan{se: c.se * math.Sqrt(float64(n)/float64(m)), pilotDF: c.df, df: float64(m) - lost, band: c.band, family: family}
-		return p.decideProb(delta)
-	}
-	lo, hi := int(lost)+1, maxRoundsFactor*n
-	if prob(hi) < Power {
-		return -1
-	}
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		if prob(mid) >= Power {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi
+	return c.roundsAt(delta, 0, family, 0)
 }
 
 // relative turns an effect on the estimate's scale into a relative one.
