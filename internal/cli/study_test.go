@@ -213,11 +213,12 @@ workloads:
 	if peak := mib("cgroup_memory_peak_bytes"); peak < 100 || peak > 100*1.1+8 {
 		t.Errorf("cgroup_memory_peak_bytes %.1f MiB, want 100 MiB + runtime", peak)
 	}
-	// 25 requests x 100 ms of the thread's own CPU time.
-	if cpu := x["server_cpu_s"]; cpu < 2.5 || cpu > 2.75 {
+	// 25 requests x 100 ms of the thread's own CPU time; /proc counts in
+	// 10 ms ticks, so a tick or two may fall off the low end.
+	if cpu := x["server_cpu_s"]; cpu < 2.45 || cpu > 2.75 {
 		t.Errorf("server_cpu_s %.3f, want 2.5 s within 10%%", cpu)
 	}
-	if cpu, ok := x["cgroup_cpu_s"]; ok && (cpu < 2.5 || cpu > 2.75) {
+	if cpu, ok := x["cgroup_cpu_s"]; ok && (cpu < 2.45 || cpu > 2.75) {
 		t.Errorf("cgroup_cpu_s %.3f, want 2.5 s within 10%%", cpu)
 	}
 	// Second by second: the memory held in each, the CPU adding up.
@@ -459,7 +460,8 @@ func TestObserveAServerIolabDidNotStart(t *testing.T) {
 	if err != nil || len(r.Runs) != 1 {
 		t.Fatalf("%v %+v", err, r)
 	}
-	if x := r.Runs[0].Extra; x["server_rss_peak_bytes"] < 40<<20 || x["server_cpu_s"] < 0.2 {
+	// 4 x 50 ms of CPU, less a 10 ms tick /proc may not have counted yet.
+	if x := r.Runs[0].Extra; x["server_rss_peak_bytes"] < 40<<20 || x["server_cpu_s"] < 0.18 {
 		t.Errorf("server figures %v", x)
 	}
 	_, err = httpRun(t, "download", "--url", url, "--count", "1", "--observe-pid", "4194000")
@@ -476,7 +478,7 @@ variants:
 workloads:
   - http: {mode: download, url: "`+url+`", count: 4}
 `)
-	if err != nil || len(pr.Runs) != 1 || pr.Runs[0].Extra["server_cpu_s"] < 0.2 {
+	if err != nil || len(pr.Runs) != 1 || pr.Runs[0].Extra["server_cpu_s"] < 0.18 {
 		t.Errorf("%v %+v\n%s", err, pr.Runs, stderr)
 	}
 }
