@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -100,10 +99,7 @@ func planCells(p *plan.Plan, variants []*variant.Variant) ([]lab.Cell, error) {
 // cellParams are what a cell stores beside its workload's own parameters:
 // matrix fields that are not workload keys, and the limits.
 func cellParams(c *cellBuilder, limits cgroup.Limits) map[string]string {
-	out := map[string]string{}
-	for k, v := range c.params {
-		out[k] = v
-	}
+	out := maps.Clone(c.params)
 	if limits.Memory > 0 {
 		out["limit_memory"] = units.FormatSize(limits.Memory)
 	}
@@ -120,8 +116,6 @@ func cellName(w plan.Workload, point map[string]plan.Value) string {
 	}
 	return strings.Join(parts, " ")
 }
-
-var template = regexp.MustCompile(`\{\{[^}]*\}\}`)
 
 // later are the templates a workload fills itself: per operation (http
 // URLs), per run (a command's {{run}} and {{round}}).
@@ -142,26 +136,38 @@ func checkMatrix(p *plan.Plan, w plan.Workload) error {
 }
 
 // usesTemplate says whether {{name}} appears in what a cell expands: the
-// workload's fields, its setup's, and the variants' start, ready, limits,
-// profile and the run hooks.
+// workload's fields, its setup's, and the variants' texts of a cell
+// (cellTexts).
 func usesTemplate(p *plan.Plan, w plan.Workload, name string) bool {
 	if workloadUses(w, name) || (w.Setup != nil && workloadUses(*w.Setup, name)) {
 		return true
 	}
-	texts := []string{p.Hooks.BeforeRun, p.Hooks.AfterRun}
 	for _, v := range p.Variants {
-		texts = append(texts, v.Start)
-		if v.Ready != nil {
-			texts = append(texts, v.Ready.HTTP, v.Ready.TCP, v.Ready.Cmd)
-		}
-		if v.Limits != nil {
-			texts = append(texts, v.Limits.Memory.Text, v.Limits.CPUs.Text)
-		}
-		if v.Profile != nil {
-			texts = append(texts, v.Profile.GoPprof.Text)
+		for _, t := range cellTexts(v, p.Hooks) {
+			if strings.Contains(t.Text, "{{"+name+"}}") {
+				return true
+			}
 		}
 	}
-	return slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, "{{"+name+"}}") })
+	return false
+}
+
+// cellTexts are a variant's texts that a cell's templates fill, by field:
+// what it runs per cell (start, ready, the run hooks), its limits and its
+// profile URL. (Build, env and workdir are the variant's alone.)
+func cellTexts(v plan.Variant, hooks plan.Hooks) map[string]plan.Value {
+	at := func(text string) plan.Value { return plan.Value{Text: text, Pos: v.Pos} }
+	out := map[string]plan.Value{"start": at(v.Start), "hooks.before_run": at(hooks.BeforeRun), "hooks.after_run": at(hooks.AfterRun)}
+	if v.Ready != nil {
+		out["ready.http"], out["ready.tcp"], out["ready.cmd"] = at(v.Ready.HTTP), at(v.Ready.TCP), at(v.Ready.Cmd)
+	}
+	if v.Limits != nil {
+		out["limits.memory"], out["limits.cpus"] = v.Limits.Memory, v.Limits.CPUs
+	}
+	if v.Profile != nil {
+		out["profile.go_pprof"] = v.Profile.GoPprof
+	}
+	return out
 }
 
 // workloadUses says whether {{name}} appears in a workload's own fields.
@@ -215,10 +221,7 @@ type cellBuilder struct {
 // point's, {{ids}} — and rejects any left unknown; those in keep are
 // left for the workload to fill.
 func (c *cellBuilder) expand(val plan.Value, field string, keep []string) (string, error) {
-	vars := map[string]string{}
-	for k, x := range c.params {
-		vars[k] = x
-	}
+	vars := maps.Clone(c.params)
 	if c.ids != "" {
 		vars["ids"] = c.ids
 	}
@@ -227,11 +230,11 @@ func (c *cellBuilder) expand(val plan.Value, field string, keep []string) (strin
 	for _, t := range keep {
 		rest = strings.ReplaceAll(rest, "{{"+t+"}}", "")
 	}
-	m := template.FindString(rest)
+	m := plan.Template.FindString(rest)
 	if m == "" {
 		return s, nil
 	}
-	known := slices.Clone(variant.Templates)
+	known := slices.Clone(plan.VariantTemplates)
 	known = append(known, slices.Sorted(maps.Keys(vars))...)
 	known = append(known, keep...)
 	for i, k := range known {
@@ -245,23 +248,19 @@ func (c *cellBuilder) expand(val plan.Value, field string, keep []string) (strin
 }
 
 // checkVariant checks the templates of what the variant runs per cell
-// (start, ready, the run hooks) before anything starts.
+// (start, ready, the run hooks, its profile URL) before anything starts;
+// its limits are read, and checked, by limits.
 func (c *cellBuilder) checkVariant() error {
 	spec := c.v.Spec()
-	texts := map[string]string{"start": spec.Start, "hooks.before_run": c.p.Hooks.BeforeRun, "hooks.after_run": c.p.Hooks.AfterRun}
-	if spec.Ready != nil {
-		texts["ready.http"], texts["ready.tcp"], texts["ready.cmd"] = spec.Ready.HTTP, spec.Ready.TCP, spec.Ready.Cmd
+	if spec.Profile != nil && spec.Start == "" && spec.Observe == nil {
+		return spec.Pos.Errorf("variant %q: profile: profiles a server; give the variant a start: (or observe: one that runs)", spec.Name)
 	}
+	texts := cellTexts(spec, c.p.Hooks)
 	for _, field := range slices.Sorted(maps.Keys(texts)) {
-		if _, err := c.expand(plan.Value{Text: texts[field], Pos: spec.Pos}, fmt.Sprintf("variant %q: %s", spec.Name, field), nil); err != nil {
-			return err
+		if strings.HasPrefix(field, "limits.") {
+			continue
 		}
-	}
-	if p := spec.Profile; p != nil {
-		if spec.Start == "" && spec.Observe == nil {
-			return spec.Pos.Errorf("variant %q: profile: profiles a server; give the variant a start: (or observe: one that runs)", spec.Name)
-		}
-		if _, err := c.expand(p.GoPprof, "profile.go_pprof", nil); err != nil {
+		if _, err := c.expand(texts[field], fmt.Sprintf("variant %q: %s", spec.Name, field), nil); err != nil {
 			return err
 		}
 	}

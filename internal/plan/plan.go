@@ -649,16 +649,23 @@ func (p *Plan) check(top Pos) error {
 	return nil
 }
 
-var templateRE = regexp.MustCompile(`\{\{[^}]*\}\}`)
+// Template matches a {{template}} in a plan's text.
+var Template = regexp.MustCompile(`\{\{[^}]*\}\}`)
+
+// VariantTemplates are the templates every variant fills.
+var VariantTemplates = []string{"variant", "workdir", "tmp", "port"}
 
 // variantWide refuses, in a field set once per variant (its build, env,
 // workdir), a template only a cell can fill (a matrix field's).
 func variantWide(v Variant, field, text string) error {
-	for _, m := range templateRE.FindAllString(text, -1) {
-		switch m {
-		case "{{variant}}", "{{workdir}}", "{{tmp}}", "{{port}}":
-		default:
-			return v.Pos.Errorf("variant %q: %s: unknown template %s; known here: {{variant}}, {{workdir}}, {{tmp}}, {{port}} (a matrix field differs between cells: use it in start:, hooks or workload keys)", v.Name, field, m)
+	known := make([]string, len(VariantTemplates))
+	for i, t := range VariantTemplates {
+		known[i] = "{{" + t + "}}"
+	}
+	for _, m := range Template.FindAllString(text, -1) {
+		if !slices.Contains(known, m) {
+			return v.Pos.Errorf("variant %q: %s: unknown template %s; known here: %s (a matrix field differs between cells: use it in start:, hooks or workload keys)",
+				v.Name, field, m, strings.Join(known, ", "))
 		}
 	}
 	return nil

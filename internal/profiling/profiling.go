@@ -53,7 +53,7 @@ type goCapture struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	mu     sync.Mutex
-	parts  []*profile.Profile
+	merged *profile.Profile // the windows so far, merged as they come
 	err    error
 }
 
@@ -89,7 +89,15 @@ func (c *goCapture) loop(ctx context.Context, u string) {
 			c.mu.Unlock()
 			return
 		}
-		c.parts = append(c.parts, p)
+		if c.merged != nil {
+			p, err = profile.Merge([]*profile.Profile{c.merged, p})
+		}
+		if err != nil {
+			c.err = fmt.Errorf("profile.go_pprof: merge windows: %w", err)
+			c.mu.Unlock()
+			return
+		}
+		c.merged = p
 		c.mu.Unlock()
 	}
 }
@@ -122,14 +130,10 @@ func (c *goCapture) Stop() ([]byte, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	if len(c.parts) == 0 {
+	if c.merged == nil {
 		return nil, errors.New("profile.go_pprof: no profile window completed")
 	}
-	p, err := profile.Merge(c.parts)
-	if err != nil {
-		return nil, fmt.Errorf("profile.go_pprof: merge windows: %w", err)
-	}
-	return encode(p)
+	return encode(c.merged)
 }
 
 func encode(p *profile.Profile) ([]byte, error) {
@@ -263,14 +267,22 @@ func (c *perfCapture) Stop() ([]byte, error) {
 	if c.err != nil && !isInterrupt(c.err) {
 		return nil, fmt.Errorf("profile.perf: perf record: %v: %s", c.err, firstLine(c.out.Bytes()))
 	}
+	// Streamed: an hour's script is gigabytes of text.
 	script := exec.Command("perf", "script", "-F", "comm,pid,tid,period,ip,sym,dso", "-i", filepath.Join(c.dir, "perf.data"))
-	out, err := script.Output()
+	out, err := script.StdoutPipe()
 	if err != nil {
+		return nil, fmt.Errorf("profile.perf: perf script: %w", err)
+	}
+	if err := script.Start(); err != nil {
+		return nil, fmt.Errorf("profile.perf: perf script: %w", err)
+	}
+	p, perr := ParsePerfScript(out)
+	_, _ = io.Copy(io.Discard, out) // what a failed parse left, so perf script can end
+	if err := script.Wait(); err != nil {
 		return nil, fmt.Errorf("profile.perf: perf script: %v", err)
 	}
-	p, err := ParsePerfScript(bytes.NewReader(out))
-	if err != nil {
-		return nil, err
+	if perr != nil {
+		return nil, perr
 	}
 	return encode(p)
 }
@@ -286,8 +298,8 @@ func isInterrupt(err error) bool {
 }
 
 // ParsePerfScript turns perf script's samples (a header line, then one
-// frame per line, innermost first, then a blank line) into a pprof
-// profile of sample counts.
+// frame per line, innermost first, then a blank line), read as they come,
+// into a pprof profile of sample counts.
 func ParsePerfScript(r io.Reader) (*profile.Profile, error) {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}},
@@ -312,9 +324,24 @@ func ParsePerfScript(r io.Reader) (*profile.Profile, error) {
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	var stack []*profile.Location
 	inSample := false
+	// One sample per distinct stack, counted: memory grows with the
+	// stacks a server has, not with how long it was recorded.
+	byStack := map[string]*profile.Sample{}
+	var key strings.Builder
 	flush := func() {
 		if inSample && len(stack) > 0 {
-			p.Sample = append(p.Sample, &profile.Sample{Location: stack, Value: []int64{1}})
+			key.Reset()
+			for _, l := range stack {
+				key.WriteString(strconv.FormatUint(l.ID, 36))
+				key.WriteByte(',')
+			}
+			if s, ok := byStack[key.String()]; ok {
+				s.Value[0]++
+			} else {
+				s := &profile.Sample{Location: stack, Value: []int64{1}}
+				byStack[key.String()] = s
+				p.Sample = append(p.Sample, s)
+			}
 		}
 		stack, inSample = nil, false
 	}

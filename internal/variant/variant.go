@@ -136,9 +136,6 @@ func (v *Variant) ExpandWith(s string, params map[string]string) string {
 	return strings.NewReplacer(pairs...).Replace(s)
 }
 
-// Templates are the templates every variant fills.
-var Templates = []string{"variant", "workdir", "tmp", "port"}
-
 // HasServer says whether the variant starts a server for every run.
 func (v *Variant) HasServer() bool { return v.spec.Start != "" }
 
