@@ -388,62 +388,57 @@ func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64
 }
 
 func (s *Store) loadServerSeries(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT s.run_id, s.second, s.rss_bytes, s.cpu_s, s.read_bytes, s.write_bytes, s.threads, s.fds FROM server_series s
-		JOIN runs r ON r.id = s.run_id WHERE r.experiment_id = ? ORDER BY s.run_id, s.second`, expID)
-	if err != nil {
-		return s.wrap(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var sec metrics.ServerSecond
-		if err := rows.Scan(&id, &sec.T, &sec.RSSBytes, &sec.CPUS, &sec.ReadBytes, &sec.WriteBytes, &sec.Threads, &sec.FDs); err != nil {
-			return s.wrap(err)
-		}
-		if r := byID[id]; r != nil {
-			r.ServerSeries = append(r.ServerSeries, sec)
-		}
-	}
-	return s.wrap(rows.Err())
+	return perRun(ctx, s, `SELECT s.run_id, s.second, s.rss_bytes, s.cpu_s, s.read_bytes, s.write_bytes, s.threads, s.fds FROM server_series s
+		JOIN runs r ON r.id = s.run_id WHERE r.experiment_id = ? ORDER BY s.run_id, s.second`, expID, byID,
+		func(sec *metrics.ServerSecond) []any {
+			return []any{&sec.T, &sec.RSSBytes, &sec.CPUS, &sec.ReadBytes, &sec.WriteBytes, &sec.Threads, &sec.FDs}
+		},
+		func(r *metrics.Result, sec metrics.ServerSecond) { r.ServerSeries = append(r.ServerSeries, sec) })
 }
 
 func (s *Store) loadFrames(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT f.run_id, f.frame, f.thread, f.start_ns, f.open_ns, f.io_ns, f.close_ns, f.late_ns, f.dropped
-		FROM frame_timings f JOIN runs r ON r.id = f.run_id WHERE r.experiment_id = ? ORDER BY f.run_id, f.frame`, expID)
-	if err != nil {
-		return s.wrap(err)
+	type row struct {
+		f       metrics.FrameTiming
+		dropped int
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var f metrics.FrameTiming
-		var dropped int
-		if err := rows.Scan(&id, &f.Frame, &f.Thread, &f.StartNs, &f.OpenNs, &f.IONs, &f.CloseNs, &f.LateNs, &dropped); err != nil {
-			return s.wrap(err)
-		}
-		f.Dropped = dropped != 0
-		if r := byID[id]; r != nil {
-			r.Frames = append(r.Frames, f)
-		}
-	}
-	return s.wrap(rows.Err())
+	return perRun(ctx, s, `SELECT f.run_id, f.frame, f.thread, f.start_ns, f.open_ns, f.io_ns, f.close_ns, f.late_ns, f.dropped
+		FROM frame_timings f JOIN runs r ON r.id = f.run_id WHERE r.experiment_id = ? ORDER BY f.run_id, f.frame`, expID, byID,
+		func(x *row) []any {
+			return []any{&x.f.Frame, &x.f.Thread, &x.f.StartNs, &x.f.OpenNs, &x.f.IONs, &x.f.CloseNs, &x.f.LateNs, &x.dropped}
+		},
+		func(r *metrics.Result, x row) {
+			x.f.Dropped = x.dropped != 0
+			r.Frames = append(r.Frames, x.f)
+		})
 }
 
 func (s *Store) loadSeries(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT s.run_id, s.second, s.ops, s.bytes, s.p50_ns, s.p99_ns, s.max_ns FROM series s
-		JOIN runs r ON r.id = s.run_id WHERE r.experiment_id = ? ORDER BY s.run_id, s.second`, expID)
+	return perRun(ctx, s, `SELECT s.run_id, s.second, s.ops, s.bytes, s.p50_ns, s.p99_ns, s.max_ns FROM series s
+		JOIN runs r ON r.id = s.run_id WHERE r.experiment_id = ? ORDER BY s.run_id, s.second`, expID, byID,
+		func(sec *metrics.Second) []any {
+			return []any{&sec.T, &sec.Ops, &sec.Bytes, &sec.P50Ns, &sec.P99Ns, &sec.MaxNs}
+		},
+		func(r *metrics.Result, sec metrics.Second) { r.Series = append(r.Series, sec) })
+}
+
+// perRun reads an experiment's rows of a per-run table, whose first column
+// is the run ID, into values of T (fields gives where each column goes)
+// and adds each to its run's result; rows of runs not loaded are dropped.
+func perRun[T any](ctx context.Context, s *Store, query, expID string, byID map[int64]*metrics.Result,
+	fields func(*T) []any, add func(*metrics.Result, T)) error {
+	rows, err := s.db.QueryContext(ctx, query, expID)
 	if err != nil {
 		return s.wrap(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var sec metrics.Second
-		if err := rows.Scan(&id, &sec.T, &sec.Ops, &sec.Bytes, &sec.P50Ns, &sec.P99Ns, &sec.MaxNs); err != nil {
+		var v T
+		if err := rows.Scan(append([]any{&id}, fields(&v)...)...); err != nil {
 			return s.wrap(err)
 		}
 		if r := byID[id]; r != nil {
-			r.Series = append(r.Series, sec)
+			add(r, v)
 		}
 	}
 	return s.wrap(rows.Err())
