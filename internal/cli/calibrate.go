@@ -9,6 +9,7 @@ import (
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/variant"
 )
@@ -81,8 +82,8 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 			return fmt.Sprint(n)
 		}
 		noise := "—"
-		if c.Method == "paired" && c.N > 1 {
-			noise = fmt.Sprintf("%.1f%%", 100*math.Expm1(perRoundSD(c.CI95, c.N)))
+		if c.Method == stats.MethodRatio {
+			noise = fmt.Sprintf("%.1f%%", 100*math.Expm1(c.RoundSD()))
 		}
 		t.Add(c.Cell, c.Metric, fmt.Sprintf("%.3f [%.3f, %.3f]", c.Ratio, c.CI95[0], c.CI95[1]), noise,
 			fmt.Sprintf("%.1f%%", 100*c.MDEAt(p.Rounds, family)), rounds(0.05), rounds(0.10), rounds(2*p.Threshold))
@@ -95,9 +96,3 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 	return runErr
 }
 
-// perRoundSD recovers the standard deviation of one round's log ratio
-// from a 95% interval of the mean of n of them (t quantile approximated by
-// the normal's: a description, not a test).
-func perRoundSD(ci [2]float64, n int) float64 {
-	return (math.Log(ci[1]) - math.Log(ci[0])) / 2 / 1.96 * math.Sqrt(float64(n))
-}

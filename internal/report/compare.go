@@ -265,14 +265,10 @@ func stallWarnings(c store.Cell, runs []store.Run) []stats.Warning {
 // (a fresh build's cold caches) biases its comparison, which the shared
 // warm-up rounds did not prevent.
 func warmupWarnings(c store.Cell, runs []store.Run, metric string) []stats.Warning {
-	var values []float64
-	for _, run := range runs {
-		if run.Warmup || run.Status != store.StatusOK {
-			continue
-		}
-		if v, ok := RunMetrics(run.Result)[metric]; ok {
-			values = append(values, v)
-		}
+	obs := observations(runs, metric)
+	values := make([]float64, len(obs))
+	for i, o := range obs {
+		values[i] = o.Value
 	}
 	k := stats.EarlyRuns(values)
 	if k == 0 {

@@ -487,6 +487,15 @@ func (c Comparison) RoundsFor(effect float64, family int) int {
 	return c.roundsAt(delta, 0, family, 0)
 }
 
+// RoundSD is the standard deviation of one round's estimate (its log
+// ratio, or difference): the noise of a single round, whatever the count.
+func (c Comparison) RoundSD() float64 {
+	if c.Method == MethodTooFew {
+		return math.NaN()
+	}
+	return c.se * math.Sqrt(float64(c.N))
+}
+
 // relative turns an effect on the estimate's scale into a relative one.
 func (c Comparison) relative(scale float64) float64 {
 	switch {
