@@ -95,4 +95,3 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 		family, 100*p.Threshold)
 	return runErr
 }
-
