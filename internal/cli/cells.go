@@ -459,6 +459,9 @@ func (c *cellBuilder) buildCmd(spec plan.Workload, setup bool) (workload.Workloa
 		if !slices.Contains(known, key) {
 			return nil, "", val.KeyPos.Errorf("unknown key %q in cmd workload %q; known: %s (matrix fields become {{name}} templates)", key, c.w.Name, strings.Join(known, ", "))
 		}
+		if val.List != nil {
+			return nil, "", val.Pos.Errorf("cmd.%s: a list, but it takes one value", key)
+		}
 		var keep []string
 		if key == "run" {
 			keep = later["cmd"]
