@@ -236,6 +236,7 @@ func TestBadPlans(t *testing.T) {
 			`plan.yaml:2:5: variant "a": start: unknown template {{memory}}; known: {{variant}}, {{workdir}}, {{tmp}}, {{port}}`},
 		{"matrix field nobody uses", "workloads:\n  - http: {url: 'http://127.0.0.1:1/x', count: 1}\n    matrix: {memory: [1g]}\n",
 			`plan.yaml:3:14: matrix.memory: not a key of the http workload, and no {{memory}} uses it; keys: basic, bearer,`},
+		{"observe pid not a number", "variants:\n  - name: a\n    observe: {pid: -3}\nworkloads:\n  - cmd: {run: 'true'}\n", `plan.yaml:3:20: observe.pid "-3": out of range`},
 		{"list for a cmd key", "workloads:\n  - cmd: {run: [a, b]}\n", `plan.yaml:2:16: cmd.run: a list, but it takes one value`},
 		{"list for a single flag", "workloads:\n  - http: {url: ['http://127.0.0.1:1/a', 'http://127.0.0.1:1/b'], count: 1}\n",
 			`plan.yaml:2:17: http.url: a list, but --url takes one value`},

@@ -607,6 +607,10 @@ func (p *Plan) check(top Pos) error {
 			return v.Pos.Errorf("variant %q: observe names a process iolab did not start; the server start: runs is watched already", v.Name)
 		case v.Observe != nil && (v.Observe.PID.Text == "") == (v.Observe.PIDFile.Text == ""):
 			return v.Pos.Errorf("variant %q: observe: give one of pid or pidfile", v.Name)
+		case v.Observe != nil && v.Observe.PID.Text != "":
+			if _, err := units.ParseInt(v.Observe.PID.Text, 1, 1<<22); err != nil {
+				return v.Observe.PID.Pos.Errorf("observe.pid %q: %v; want the PID of a running process", v.Observe.PID.Text, err)
+			}
 		}
 		texts := map[string]string{"build": v.Build, "workdir": v.Workdir}
 		for k, x := range v.Env {
