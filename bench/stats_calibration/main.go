@@ -33,6 +33,8 @@ type scenario struct {
 	// caches), warm-up rounds included.
 	warmup        int
 	variantWarmup bool
+	// autoWarmup leaves out what stats.SkipWarmup finds still warming up.
+	autoWarmup bool
 }
 
 var scenarios = []scenario{
@@ -85,6 +87,9 @@ func trial(s scenario, order string, seed uint64) stats.Comparison {
 	lastVariant = lastVariant[:0]
 	for _, o := range b {
 		lastVariant = append(lastVariant, o.Value)
+	}
+	if s.autoWarmup {
+		a, b, _ = stats.SkipWarmup(a, b)
 	}
 	c := stats.Compare(a, b, stats.Metric{LowerIsBetter: true}, 0.02)
 	stats.Finish([]*stats.Comparison{&c}, 0.02)
@@ -176,8 +181,11 @@ func promises(trials int) {
 	fmt.Println()
 	fmt.Println("| A/A, the variant alone 1+e^-k slower over its first runs | warm-up rounds | 95% CI misses the true ratio | false faster/slower | variant-warmup warning raised |")
 	fmt.Println("|---|---|---|---|---|")
-	for _, w := range []int{1, 3, 5} {
-		s := scenario{effect: 1, cv: 0.05, rounds: 20, level: flat, warmup: w, variantWarmup: true}
+	for _, w := range []struct {
+		rounds int
+		auto   bool
+	}{{1, false}, {3, false}, {5, false}, {1, true}} {
+		s := scenario{effect: 1, cv: 0.05, rounds: 20, level: flat, warmup: w.rounds, variantWarmup: true, autoWarmup: w.auto}
 		missed, wrong, warned := 0, 0, 0
 		for i := 0; i < trials; i++ {
 			c, values := trialValues(s, uint64(i)+1)
@@ -191,7 +199,29 @@ func promises(trials int) {
 				warned++
 			}
 		}
-		fmt.Printf("| CV 5%%, 20 rounds | %d | %s | %s | %s |\n", w, rate(missed, trials), rate(wrong, trials), rate(warned, trials))
+		how := fmt.Sprint(w.rounds)
+		if w.auto {
+			how += ", warmup_per_variant: auto"
+		}
+		fmt.Printf("| CV 5%%, 20 rounds | %s | %s | %s | %s |\n", how, rate(missed, trials), rate(wrong, trials), rate(warned, trials))
+	}
+	fmt.Println()
+	fmt.Println("| warmup_per_variant: auto, with nothing to leave out | 95% CI misses the true ratio | false faster/slower | rounds left out (mean) |")
+	fmt.Println("|---|---|---|---|")
+	for _, s := range []scenario{scenarios[0], scenarios[1], scenarios[2]} {
+		s.autoWarmup = true
+		missed, wrong, left := 0, 0, 0
+		for i := 0; i < trials; i++ {
+			c := trial(s, lab.OrderRandom, uint64(i)+1)
+			if c.CI95[0] > 1 || c.CI95[1] < 1 {
+				missed++
+			}
+			if c.Verdict == stats.Faster || c.Verdict == stats.Slower {
+				wrong++
+			}
+			left += s.rounds - c.N
+		}
+		fmt.Printf("| %s | %s | %s | %.2f |\n", s.name, rate(missed, trials), rate(wrong, trials), float64(left)/float64(trials))
 	}
 }
 

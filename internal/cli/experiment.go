@@ -14,6 +14,7 @@ import (
 	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/variant"
@@ -28,6 +29,10 @@ type ExperimentOptions struct {
 	// Calibrate runs the baseline against itself instead of the plan.
 	Calibrate       bool
 	CalibrateRounds int
+	// UntilDecided stops after any round from the plan's rounds on at
+	// which every primary comparison is decided, at most MaxRounds.
+	UntilDecided bool
+	MaxRounds    int
 }
 
 func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -47,6 +52,9 @@ func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&o.KeepGoing, "keep-going", false, "record failed runs and variants that do not build, and go on")
 	f.BoolVar(&o.Calibrate, "calibrate", false, "before a long experiment: run the baseline against itself for a few rounds and say how noisy this machine is, what the plan's rounds can detect and how many rounds a given difference needs (nothing else runs)")
 	intVar(f, &o.CalibrateRounds, "calibrate-rounds", 6, stats.MinPairs, plan.MaxRounds, "rounds of the --calibrate run")
+	f.BoolVar(&o.UntilDecided, "until-decided", false, "run the plan's rounds, then add rounds until every primary comparison is decided, at most --max-rounds; "+
+		"verdicts come from a confidence sequence that stays valid however often it is looked at (as the plan's rounds: {min: 6, max: 60})")
+	intVar(f, &o.MaxRounds, "max-rounds", 0, plan.MinSequentialRounds, plan.MaxRounds, "the most rounds --until-decided runs (default 10 times the plan's rounds, at least 60)")
 	return cmd
 }
 
@@ -60,6 +68,15 @@ type storedPlan struct {
 	Order     string            `json:"order"`
 	Seed      uint64            `json:"seed"`
 	Commits   map[string]string `json:"commits,omitempty"`
+	// Sequential is set when the experiment stops when decided.
+	Sequential *report.SequentialRounds `json:"sequential,omitempty"`
+	AutoWarmup bool                     `json:"auto_warmup,omitempty"`
+}
+
+// reportOptions are how the experiment's report compares.
+func (sp storedPlan) reportOptions() report.Options {
+	return report.Options{Baseline: sp.Baseline, Threshold: sp.Threshold, Order: sp.Order,
+		Sequential: sp.Sequential, AutoWarmup: sp.AutoWarmup}
 }
 
 func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, command string, stdout, stderr io.Writer) error {
@@ -74,6 +91,9 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	if err := untilDecided(p, o); err != nil {
+		return err
+	}
 	if err := lab.CheckRuns(p.Cells(), p.Warmup, p.Rounds); err != nil {
 		return usage("%s: %v", path, err)
 	}
@@ -86,6 +106,9 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		p.Order = o.Order
 	default:
 		return usage("--order %q: want random or sequential", o.Order)
+	}
+	if p.MinRounds > 0 && p.Order == lab.OrderSequential {
+		return usage("%s: stopping when decided (--until-decided, rounds: {min, max}) needs the random order: in sequential order a round is not every cell once", path)
 	}
 	st, err := openStore(ctx, o.Output.DB)
 	if err != nil {
@@ -126,18 +149,30 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		return &UsageError{Err: err}
 	}
 	sp := storedPlan{Path: path, Text: stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
-		Seed: seed, Commits: map[string]string{}}
+		Seed: seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup}
+	if p.MinRounds > 0 {
+		if len(variants) < 2 {
+			return usage("%s: stopping when decided (--until-decided, rounds: {min, max}) compares variants; the plan has %d", path, len(variants))
+		}
+		sp.Sequential = &report.SequentialRounds{Min: p.MinRounds, Max: p.Rounds}
+	}
 	for _, v := range variants {
 		if v.Commit != "" {
 			sp.Commits[v.Name] = v.Commit
 		}
 	}
-	lp := lab.Plan{Name: p.Name, Command: command, Rounds: p.Rounds, Warmup: p.Warmup, Cooldown: p.Cooldown,
+	lp := lab.Plan{Name: p.Name, Command: command, Rounds: p.Rounds, MinRounds: p.MinRounds, Warmup: p.Warmup,
+		VariantWarmup: p.WarmupPerVariant, Cooldown: p.Cooldown,
 		Seed: seed, Order: p.Order, KeepGoing: o.KeepGoing, Settings: sp, Resume: resume,
 		BeforeRound: roundHook(p, "before_round", p.Hooks.BeforeRound),
 		AfterRound:  roundHook(p, "after_round", p.Hooks.AfterRound)}
-	fmt.Fprintf(stderr, "iolab: %s: %d variants x %d cells x (%d warm-up + %d rounds), %s order\n",
-		p.Name, len(variants), len(cells)/max(len(variants), 1), p.Warmup, p.Rounds, p.Order)
+	rounds := fmt.Sprint(p.Rounds)
+	if sp.Sequential != nil {
+		lp.Decided = decided(st, sp.reportOptions())
+		rounds = fmt.Sprintf("%d to %d rounds, until decided", p.MinRounds, p.Rounds)
+	}
+	fmt.Fprintf(stderr, "iolab: %s: %d variants x %d cells x (%d warm-up + %s), %s order\n",
+		p.Name, len(variants), len(cells)/max(len(variants), 1), p.Warmup, rounds, p.Order)
 	id, runErr := newRunner(st, stderr, 0).Run(ctx, lp, cells)
 	if id == "" {
 		return runErr
@@ -149,6 +184,50 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		runErr = fmt.Errorf("%d variants did not build and were left out (--keep-going)", len(skipped))
 	}
 	return runErr
+}
+
+// untilDecided applies --until-decided and --max-rounds to the plan.
+func untilDecided(p *plan.Plan, o ExperimentOptions) error {
+	if !o.UntilDecided {
+		if o.MaxRounds > 0 {
+			return usage("--max-rounds bounds --until-decided; give both (or the plan's rounds: {min, max})")
+		}
+		return nil
+	}
+	if p.MinRounds == 0 { // the plan's rounds are the fewest
+		p.MinRounds = max(p.Rounds, plan.MinSequentialRounds)
+		p.Rounds = max(60, 10*p.MinRounds)
+	}
+	if o.MaxRounds > 0 {
+		p.Rounds = o.MaxRounds
+	}
+	if p.Rounds < p.MinRounds {
+		return usage("--max-rounds %d is below the %d rounds the plan runs first", p.Rounds, p.MinRounds)
+	}
+	return nil
+}
+
+// decided says whether every primary comparison of an experiment that
+// stops when decided is decided, judging the stored runs as its report
+// will.
+func decided(st *store.Store, opts report.Options) func(context.Context, string) (bool, error) {
+	return func(ctx context.Context, id string) (bool, error) {
+		data, err := st.Load(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		rep := report.Build(data, opts)
+		n := 0
+		for _, c := range rep.Comparisons {
+			if !c.Primary {
+				continue
+			}
+			if n++; c.Verdict == stats.Inconclusive {
+				return false, nil
+			}
+		}
+		return n > 0, nil
+	}
 }
 
 // prepareVariants builds every variant; with keepGoing a variant that does

@@ -624,3 +624,167 @@ workloads:
 		t.Errorf("%d calibration experiments stored", n)
 	}
 }
+
+type roundsJSON struct {
+	Rounds *struct {
+		Min, Max, Ran int
+		Decided       bool
+	} `json:"rounds"`
+}
+
+// A plan of rounds {min, max} stops as soon as its comparison is decided
+// by the confidence sequence; one that cannot be decided runs every round
+// and says so.
+func TestUntilDecided(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// b sleeps 3x longer than a: decided long before 40 rounds. c sleeps
+	// 3x longer or 3x shorter by round: no number of rounds this short
+	// decides it.
+	writeFiles(t, dir, map[string]string{"plan.yaml": `name: until
+rounds: {min: 3, max: 40}
+warmup: 0
+baseline: a
+variants:
+  - {name: a, env: {NAP: "0.02 0.02"}}
+  - {name: b, env: {NAP: "0.06 0.06"}}
+workloads:
+  - name: nap
+    cmd: {run: 'set -- $NAP; if [ $(({{round}} % 2)) = 0 ]; then sleep $1; else sleep $2; fi'}
+`, "undecided.yaml": `name: undecided
+rounds: 4
+warmup: 0
+baseline: a
+variants:
+  - {name: a, env: {NAP: "0.03 0.03"}}
+  - {name: c, env: {NAP: "0.09 0.01"}}
+workloads:
+  - name: nap
+    cmd: {run: 'set -- $NAP; if [ $(({{round}} % 2)) = 0 ]; then sleep $1; else sleep $2; fi'}
+`})
+	db := filepath.Join(dir, "x.db")
+	out, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r experimentJSON
+	var rr roundsJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	_ = json.Unmarshal([]byte(out), &rr)
+	c := verdictOf(r, "wall_s")
+	if c.Verdict != "slower" || c.Method != "sequential" || c.Ratio < 2 || c.CI95[0] > c.Ratio || c.CI95[1] < c.Ratio {
+		t.Fatalf("b against a: %+v", c)
+	}
+	if rr.Rounds == nil || !rr.Rounds.Decided || rr.Rounds.Ran >= 40 || rr.Rounds.Ran < 3 || len(r.Runs) != 2*rr.Rounds.Ran {
+		t.Fatalf("rounds: %+v, %d runs", rr.Rounds, len(r.Runs))
+	}
+	if !strings.Contains(stderr, "3 to 40 rounds, until decided") {
+		t.Errorf("the plan's announcement: %s", stderr)
+	}
+	// The text report says when and why it stopped.
+	text, _, err := iolab(t, context.Background(), "show", "--db", db)
+	if err != nil || !strings.Contains(text, fmt.Sprintf("stopped after %d rounds (of 3 to 40): every primary comparison was decided", rr.Rounds.Ran)) ||
+		!strings.Contains(text, "sequence") {
+		t.Fatalf("%v\n%s", err, text)
+	}
+
+	// --until-decided on a plan of fixed rounds: those rounds first, at
+	// most --max-rounds.
+	out, stderr, err = iolab(t, context.Background(), "experiment", filepath.Join(dir, "undecided.yaml"), "--db", db, "--json", "--until-decided", "--max-rounds", "6")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	r, rr = experimentJSON{}, roundsJSON{}
+	_ = json.Unmarshal([]byte(out), &r)
+	_ = json.Unmarshal([]byte(out), &rr)
+	if c := verdictOf(r, "wall_s"); c.Verdict != "inconclusive" || c.Method != "sequential" || c.RoundsNeeded == 0 {
+		t.Fatalf("c against a: %+v", c)
+	}
+	if rr.Rounds == nil || rr.Rounds.Decided || rr.Rounds.Ran != 6 || rr.Rounds.Min != 4 || len(r.Runs) != 12 {
+		t.Fatalf("rounds: %+v, %d runs", rr.Rounds, len(r.Runs))
+	}
+
+	// What cannot stop when decided is refused before anything runs.
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{filepath.Join(dir, "plan.yaml"), "--order", "sequential"}, "needs the random order"},
+		{[]string{filepath.Join(dir, "undecided.yaml"), "--max-rounds", "9"}, "--max-rounds bounds --until-decided"},
+		{[]string{filepath.Join(dir, "undecided.yaml"), "--until-decided", "--max-rounds", "3"}, "--max-rounds 3 is below the 4 rounds"},
+	} {
+		_, stderr, err := iolab(t, context.Background(), append([]string{"experiment", "--db", db}, bad.args...)...)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v: %v, %s", bad.args, err, stderr)
+		}
+	}
+}
+
+// warmup_per_variant: N runs each variant N times, unmeasured, before the
+// rounds; auto leaves out of a comparison the rounds still warming up.
+func TestWarmupPerVariant(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// Variant cold's first two runs of the cell are 10x slower (a fresh
+	// build's cold caches); its file counts its runs.
+	writeFiles(t, dir, map[string]string{"plan.yaml": `name: cold
+rounds: 10
+warmup: 0
+warmup_per_variant: auto
+baseline: warm
+variants:
+  - {name: warm, env: {COLD: "0"}}
+  - {name: cold, env: {COLD: "2"}}
+workloads:
+  - name: nap
+    cmd: {run: ./nap.sh}
+`, "nap.sh": `#!/bin/sh
+n=$(cat runs-$COLD 2>/dev/null || echo 0)
+echo $((n + 1)) > runs-$COLD
+if [ "$n" -lt "$COLD" ]; then sleep 0.5; else sleep 0.05; fi
+`, "fixed.yaml": `name: fixed
+rounds: 3
+warmup: 0
+warmup_per_variant: 3
+variants: [{name: x}, {name: y}]
+workloads:
+  - {name: one, cmd: {run: "true"}}
+  - {name: two, cmd: {run: "true"}}
+`})
+	db := filepath.Join(dir, "x.db")
+	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := verdictOf(r, "wall_s")
+	if !hasCode(r, "warmup-left-out") || c.Verdict != "same" && c.Verdict != "inconclusive" {
+		t.Fatalf("cold's first runs were not left out: %+v\n%+v", c, r.Warnings)
+	}
+	// MSER cuts where what is left is steadiest: the two cold rounds, or
+	// one more when the third happens to lie on their side.
+	for _, w := range r.Warnings {
+		if w.Code == "warmup-left-out" && !strings.Contains(w.Message, "cold/nap: its first 2 measured rounds") &&
+			!strings.Contains(w.Message, "cold/nap: its first 3 measured rounds") {
+			t.Errorf("warning: %s", w.Message)
+		}
+	}
+	r, err = runPlan(t, context.Background(), filepath.Join(dir, "fixed.yaml"), "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 3 runs of each variant first (its two cells in turn), then the
+	// rounds: 2 variants x 2 cells x 3 rounds.
+	if len(r.Runs) != 6+12 {
+		t.Fatalf("%d runs", len(r.Runs))
+	}
+	for i, run := range r.Runs[:6] {
+		if !run.Warmup || run.Variant != r.Runs[0].Variant && i < 3 || run.Round >= 0 {
+			t.Fatalf("run %d: %+v", i, run)
+		}
+	}
+	if r.Runs[0].Variant == r.Runs[3].Variant || r.Runs[0].Cell == r.Runs[1].Cell {
+		t.Fatalf("the variants' warm-up runs: %+v", r.Runs[:6])
+	}
+}

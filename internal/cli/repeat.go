@@ -150,11 +150,12 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	if err != nil {
 		return err
 	}
-	opts := report.Options{Series: o.Series}
+	var opts report.Options
 	var sp storedPlan // experiments of plans keep how to compare
 	if json.Unmarshal(data.Experiment.Plan, &sp) == nil {
-		opts.Baseline, opts.Threshold, opts.Order = sp.Baseline, sp.Threshold, sp.Order
+		opts = sp.reportOptions()
 	}
+	opts.Series = o.Series
 	rep := report.Build(data, opts)
 	switch {
 	case o.JSON:

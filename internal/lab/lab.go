@@ -76,9 +76,17 @@ type Around interface {
 type Plan struct {
 	Name     string
 	Command  string // the command line, for the record
-	Rounds   int
-	Warmup   int
-	Cooldown time.Duration
+	Rounds int
+	// MinRounds, when set, lets the experiment stop after any measured
+	// round from MinRounds on at which Decided says it is decided; Rounds
+	// is then the most it runs. Random order only.
+	MinRounds int
+	Decided   func(ctx context.Context, expID string) (bool, error)
+	Warmup    int
+	// VariantWarmup is how many unmeasured runs each variant makes, its
+	// cells in turn, before the warm-up rounds.
+	VariantWarmup int
+	Cooldown      time.Duration
 	Seed     uint64
 	Order    string // OrderRandom (default) or OrderSequential
 	// KeepGoing records a failed run and goes on instead of stopping.
@@ -109,6 +117,9 @@ type Runner struct {
 func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, error) {
 	if err := CheckRuns(len(cells), plan.Warmup, plan.Rounds); err != nil {
 		return "", &workload.InputError{Err: err}
+	}
+	if plan.MinRounds > 0 && plan.Order == OrderSequential {
+		return "", &workload.InputError{Err: errors.New("stopping when decided needs the random order: in sequential order a round is not every cell once")}
 	}
 	defer func() {
 		for _, c := range cells {
@@ -234,7 +245,12 @@ func (r *Runner) create(ctx context.Context, plan Plan, cells []Cell) (*store.Ex
 
 // execute runs the schedule's entries that are not done yet.
 func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []Cell, stored []store.Cell, done map[runKey]bool) error {
-	entries := Schedule(plan.Order, len(cells), plan.Warmup, plan.Rounds, plan.Seed)
+	variantOf := make([]string, len(cells))
+	for i, c := range cells {
+		variantOf[i] = c.Variant
+	}
+	entries := append(VariantWarmup(variantOf, plan.VariantWarmup, plan.Seed),
+		Schedule(plan.Order, len(cells), plan.Warmup, plan.Rounds, plan.Seed)...)
 	var failed, gated []error
 	ran, total := 0, 0
 	for _, e := range entries {
@@ -263,7 +279,7 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 			return ErrInterrupted
 		}
 		run := &store.Run{CellID: stored[e.Cell].ID, Round: e.Round, Slot: e.Slot, Warmup: e.Warmup}
-		round := e.Round
+		round := max(e.Round, 0) // a variant's own warm-up runs count as round 0
 		if !e.Warmup {
 			round += plan.Warmup
 		}
@@ -285,6 +301,9 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 			if err := r.endBlock(ctx, plan, expID, e, cells); err != nil {
 				return err
 			}
+			if stop, err := r.decided(ctx, plan, expID, e); err != nil || stop {
+				return err
+			}
 		}
 	}
 	if len(failed) > 0 {
@@ -294,6 +313,15 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		return fmt.Errorf("%d runs failed their gate; the first: %w", len(gated), gated[0])
 	}
 	return nil
+}
+
+// decided says whether an experiment that stops when decided may stop
+// after the round e ended.
+func (r *Runner) decided(ctx context.Context, plan Plan, expID string, e Entry) (bool, error) {
+	if plan.MinRounds == 0 || plan.Decided == nil || e.Warmup || e.Round+1 < plan.MinRounds || e.Round+1 >= plan.Rounds {
+		return false, nil
+	}
+	return plan.Decided(ctx, expID)
 }
 
 // gateError is a stored, good run that missed a criterion the user

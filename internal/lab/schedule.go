@@ -72,3 +72,31 @@ func CheckRuns(cells, warmup, rounds int) error {
 	return fmt.Errorf("%d cells x (%d warm-up + %d rounds) = %.4g runs; an experiment schedules at most %d runs: use fewer rounds, matrix values or variants, or split the study",
 		cells, warmup, rounds, total, MaxRuns)
 }
+
+// VariantWarmup lists each variant's own warm-up runs: n runs of each
+// variant back to back (its cells in turn), variants in a seeded random
+// order, stored as warm-up runs of rounds -1, -2, ... of their cell. Each
+// variant's runs are one block. variantOf names the variant of each cell.
+func VariantWarmup(variantOf []string, n int, seed uint64) []Entry {
+	if n <= 0 {
+		return nil
+	}
+	var names []string
+	cellsOf := map[string][]int{}
+	for c, v := range variantOf {
+		if _, ok := cellsOf[v]; !ok {
+			names = append(names, v)
+		}
+		cellsOf[v] = append(cellsOf[v], c)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x7a2))
+	var out []Entry
+	for b, i := range rng.Perm(len(names)) {
+		cells := cellsOf[names[i]]
+		for k := range n {
+			c := cells[k%len(cells)]
+			out = append(out, Entry{Warmup: true, Round: -1 - k/len(cells), Slot: k, Cell: c, Block: -1 - b})
+		}
+	}
+	return out
+}

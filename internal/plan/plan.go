@@ -35,8 +35,19 @@ type Plan struct {
 	Dir       string // its directory: relative paths in commands start here
 	Name      string
 	Rounds    int
+	// MinRounds, when set (rounds: {min, max}), makes the experiment stop
+	// after any round from MinRounds on at which every comparison of a
+	// primary metric is decided; Rounds is then the most it runs.
+	MinRounds int
 	Warmup    int
-	Cooldown  time.Duration
+	// WarmupPerVariant is how many runs each variant makes, unmeasured,
+	// before the rounds begin (its cells in turn): a fresh build's cold
+	// caches warmed without a warm-up round of every cell. AutoWarmup
+	// instead leaves out of the comparisons, per variant and cell, the
+	// rounds a trend at the start marks as still warming up.
+	WarmupPerVariant int
+	AutoWarmup       bool
+	Cooldown         time.Duration
 	Seed      uint64
 	Baseline  string
 	Threshold float64 // relative, 0.02 for "2%"
@@ -282,15 +293,23 @@ func (r reader) duration(n *yaml.Node, field string, dst *time.Duration) error {
 }
 
 func (r reader) plan(n *yaml.Node, p *Plan) error {
-	known := []string{"name", "rounds", "warmup", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads"}
+	known := []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads"}
 	return r.fields(n, "the plan", known, func(key string, v *yaml.Node) error {
 		switch key {
 		case "name":
 			return r.str(v, key, &p.Name)
 		case "rounds":
-			return r.intField(v, key, 1, MaxRounds, &p.Rounds)
+			return r.rounds(v, p)
 		case "warmup":
 			return r.intField(v, key, 0, MaxRounds, &p.Warmup)
+		case "warmup_per_variant":
+			if v.Kind == yaml.ScalarNode && v.Value == "auto" {
+				p.AutoWarmup = true
+				return nil
+			}
+			if err := r.intField(v, key, 0, maxVariantWarmup, &p.WarmupPerVariant); err != nil {
+				return fmt.Errorf("%w (or auto: leave out each variant's runs that were still warming up)", err)
+			}
 		case "cooldown":
 			return r.duration(v, key, &p.Cooldown)
 		case "seed":
@@ -317,6 +336,38 @@ func (r reader) plan(n *yaml.Node, p *Plan) error {
 		}
 		return nil
 	})
+}
+
+// maxVariantWarmup bounds warmup_per_variant: past it, a typo.
+const maxVariantWarmup = 10_000
+
+// MinSequentialRounds is the fewest rounds an experiment that stops when
+// decided may stop after: fewer say too little about the noise for any
+// interval.
+const MinSequentialRounds = 3
+
+// rounds reads a fixed count, or {min, max}: stop when decided.
+func (r reader) rounds(n *yaml.Node, p *Plan) error {
+	if n.Kind != yaml.MappingNode {
+		return r.intField(n, "rounds", 1, MaxRounds, &p.Rounds)
+	}
+	var lo, hi int
+	err := r.fields(n, "rounds", []string{"min", "max"}, func(key string, v *yaml.Node) error {
+		if key == "min" {
+			return r.intField(v, "rounds.min", MinSequentialRounds, MaxRounds, &lo)
+		}
+		return r.intField(v, "rounds.max", MinSequentialRounds, MaxRounds, &hi)
+	})
+	switch {
+	case err != nil:
+		return err
+	case lo == 0 || hi == 0:
+		return r.pos(n).Errorf("rounds: give both min and max (rounds: {min: 6, max: 60}: stop when every comparison is decided), or one number")
+	case hi < lo:
+		return r.pos(n).Errorf("rounds: max %d is below min %d", hi, lo)
+	}
+	p.MinRounds, p.Rounds = lo, hi
+	return nil
 }
 
 func (r reader) threshold(n *yaml.Node, dst *float64) error {

@@ -76,7 +76,8 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 	if r.Threshold <= 0 {
 		r.Threshold = DefaultThreshold
 	}
-	var all []*stats.Comparison
+	type pairObs struct{ base, variant []stats.Obs }
+	var primaries []pairObs // of each primary comparison, in order
 	for _, group := range groups(d.Cells) {
 		base := -1
 		for _, i := range group {
@@ -89,34 +90,56 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 		}
 		wl := d.Cells[base].Workload
 		r.Warnings = append(r.Warnings, driftWarnings(d.Cells[base], perCell[base], opts.Order)...)
-		for _, i := range group {
-			r.Warnings = append(r.Warnings, warmupWarnings(d.Cells[i], perCell[i], PrimaryMetric(wl))...)
+		if !opts.AutoWarmup {
+			for _, i := range group {
+				r.Warnings = append(r.Warnings, warmupWarnings(d.Cells[i], perCell[i], PrimaryMetric(wl))...)
+			}
 		}
 		for _, i := range group {
 			if i == base {
 				continue
 			}
+			// Rounds still warming up, found on the primary metric, leave
+			// every metric of the comparison.
+			from := 0
+			if opts.AutoWarmup {
+				from = r.skipWarmup(d.Cells[i], perCell[base], perCell[i], PrimaryMetric(wl))
+			}
 			for _, m := range comparedMetrics(wl) {
 				desc, known := stats.Describe(m)
-				bo, vo := observations(perCell[base], m), observations(perCell[i], m)
+				bo, vo := observations(perCell[base], m, from), observations(perCell[i], m, from)
 				if !known || len(bo) == 0 || len(vo) == 0 || (allZero(bo) && allZero(vo)) {
 					continue // not measured, or nothing on either side (a server that wrote no bytes)
 				}
-				c := stats.Compare(bo, vo, desc, r.Threshold)
-				r.Comparisons = append(r.Comparisons, ComparisonView{Cell: d.Cells[i].Name, Variant: d.Cells[i].Variant,
-					Baseline: r.Baseline, Metric: m, Primary: m == PrimaryMetric(wl), Comparison: c})
+				view := ComparisonView{Cell: d.Cells[i].Name, Variant: d.Cells[i].Variant, Baseline: r.Baseline,
+					Metric: m, Primary: m == PrimaryMetric(wl), Comparison: stats.Compare(bo, vo, desc, r.Threshold)}
+				if view.Primary {
+					primaries = append(primaries, pairObs{bo, vo})
+				}
+				r.Comparisons = append(r.Comparisons, view)
 			}
 		}
 	}
 	// One family: the primary metrics. Rates and times derived from the
 	// same runs (bytes/s beside ops/s, p99 beside both) would count one
 	// effect several times; they keep their own, unadjusted verdicts.
+	var family []*stats.Comparison
 	for i := range r.Comparisons {
 		if r.Comparisons[i].Primary {
-			all = append(all, &r.Comparisons[i].Comparison)
+			family = append(family, &r.Comparisons[i].Comparison)
 		}
 	}
-	stats.Finish(all, r.Threshold)
+	if sr := opts.Sequential; sr != nil {
+		// Looked at after every round: the primaries are judged by the
+		// confidence sequence, which holds at every look.
+		s := stats.NewSequential(r.Threshold, sr.Min, sr.Max, len(family))
+		for i, c := range family {
+			*c = s.Compare(primaries[i].base, primaries[i].variant, stats.Metric{LowerIsBetter: c.LowerIsBetter})
+		}
+		r.Rounds = r.roundsView(d, *sr)
+	} else {
+		stats.Finish(family, r.Threshold)
+	}
 	if opts.Order == "sequential" {
 		r.Warnings = append(r.Warnings, stats.Warning{Code: "sequential-order", Message: "runs were scheduled in sequential order " +
 			"(each variant's rounds back to back), as legacy benchmarks do: any drift of the target during the experiment " +
@@ -151,11 +174,12 @@ func groups(cells []store.Cell) [][]int {
 	return out
 }
 
-// observations are a metric's values over the measured, successful runs.
-func observations(runs []store.Run, metric string) []stats.Obs {
+// observations are a metric's values over the measured, successful runs
+// of rounds from on.
+func observations(runs []store.Run, metric string, from int) []stats.Obs {
 	var out []stats.Obs
 	for _, run := range runs {
-		if run.Warmup || run.Status != store.StatusOK {
+		if run.Warmup || run.Status != store.StatusOK || run.Round < from {
 			continue
 		}
 		if v, ok := RunMetrics(run.Result)[metric]; ok {
@@ -265,7 +289,7 @@ func stallWarnings(c store.Cell, runs []store.Run) []stats.Warning {
 // (a fresh build's cold caches) biases its comparison, which the shared
 // warm-up rounds did not prevent.
 func warmupWarnings(c store.Cell, runs []store.Run, metric string) []stats.Warning {
-	obs := observations(runs, metric)
+	obs := observations(runs, metric, 0)
 	values := make([]float64, len(obs))
 	for i, o := range obs {
 		values[i] = o.Value
@@ -277,6 +301,43 @@ func warmupWarnings(c store.Cell, runs []store.Run, metric string) []stats.Warni
 	return []stats.Warning{{Code: stats.CodeVariantWarmup, Message: fmt.Sprintf(
 		"%s/%s %s: its first %d measured runs (from %s) were unlike the rest (median %s): the variant was still warming up when measurement began, and its comparison is biased by it; give the plan %d more warm-up rounds",
 		c.Variant, c.Name, metric, k, stats.FormatValue(values[0]), stats.FormatValue(stats.Summarize(values[k:]).Median), k)}}
+}
+
+// skipWarmup is the first round of a variant's comparison that was not
+// still warming up (stats.SkipWarmup on the primary metric), with a
+// warning naming what was left out.
+func (r *Report) skipWarmup(c store.Cell, base, runs []store.Run, metric string) int {
+	b, _, k := stats.SkipWarmup(observations(base, metric, 0), observations(runs, metric, 0))
+	if k == 0 || len(b) == 0 {
+		return 0
+	}
+	from := b[0].Round
+	for _, o := range b {
+		from = min(from, o.Round)
+	}
+	r.Warnings = append(r.Warnings, stats.Warning{Code: CodeWarmupLeftOut, Message: fmt.Sprintf(
+		"%s/%s: its first %d measured rounds were still warming up (its %s against the baseline's trended at the start) and are left out of its comparisons (warmup_per_variant: auto)",
+		c.Variant, c.Name, k, metric)})
+	return from
+}
+
+// CodeWarmupLeftOut marks rounds warmup_per_variant: auto left out.
+const CodeWarmupLeftOut = "warmup-left-out"
+
+// roundsView says how an experiment that stops when decided ended.
+func (r *Report) roundsView(d *store.Data, sr SequentialRounds) *RoundsView {
+	v := &RoundsView{Min: sr.Min, Max: sr.Max, Decided: true}
+	for _, run := range d.Runs {
+		if !run.Warmup {
+			v.Ran = max(v.Ran, run.Round+1)
+		}
+	}
+	for _, c := range r.Comparisons {
+		if c.Primary && c.Verdict == stats.Inconclusive {
+			v.Decided = false
+		}
+	}
+	return v
 }
 
 func mean(v []float64) float64 {

@@ -33,11 +33,13 @@ type Report struct {
 	Cells   []CellView               `json:"cells"`
 	// Comparisons of each variant against the baseline, per cell and metric,
 	// when the experiment has variants.
-	Comparisons []ComparisonView  `json:"comparisons,omitempty"`
-	Baseline    string            `json:"baseline,omitempty"`
-	Threshold   float64           `json:"threshold,omitempty"`
-	Warnings    []stats.Warning   `json:"warnings"`
-	Env         *envinfo.Snapshot `json:"env,omitempty"`
+	Comparisons []ComparisonView `json:"comparisons,omitempty"`
+	Baseline    string           `json:"baseline,omitempty"`
+	Threshold   float64          `json:"threshold,omitempty"`
+	// Rounds, for an experiment that stops when decided, says when it did.
+	Rounds   *RoundsView       `json:"rounds,omitempty"`
+	Warnings []stats.Warning   `json:"warnings"`
+	Env      *envinfo.Snapshot `json:"env,omitempty"`
 }
 
 // RunView is one run.
@@ -300,6 +302,28 @@ type Options struct {
 	Baseline  string
 	Threshold float64
 	Order     string
+	// Sequential, set for an experiment that stopped when decided, judges
+	// the primary metrics by a confidence sequence over those rounds.
+	Sequential *SequentialRounds
+	// AutoWarmup leaves out the rounds of each comparison still warming
+	// up (warmup_per_variant: auto).
+	AutoWarmup bool
+}
+
+// SequentialRounds are the fewest and most rounds of an experiment that
+// stops when decided.
+type SequentialRounds struct {
+	Min int `json:"min"`
+	Max int `json:"max"`
+}
+
+// RoundsView is how an experiment that stops when decided ended: after
+// Ran rounds, every primary comparison Decided or not.
+type RoundsView struct {
+	Min     int  `json:"min"`
+	Max     int  `json:"max"`
+	Ran     int  `json:"ran"`
+	Decided bool `json:"decided"`
 }
 
 // DefaultThreshold is the practical difference verdicts use by default.

@@ -81,6 +81,9 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 				better = "lower is better"
 			}
 			family := "primary: its verdicts are Holm-adjusted across the report"
+			if r.Rounds != nil {
+				family = "primary: its interval is a confidence sequence, valid at every round looked at"
+			}
 			if c := byCell[cell]; len(c) > 0 && !isPrimary(c, m) {
 				family = "unadjusted"
 			}
@@ -116,8 +119,28 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 	note := "\nverdicts: faster/slower when the 95%% CI lies wholly beyond ±%.0f%% and, for primary metrics, the Holm-adjusted p < 0.05 across the report's %d primary comparisons (other metrics: unadjusted); same when the CI lies wholly inside ±%.0f%%; " +
 		"the ratio is the paired per-round estimate, adjusted for each run's slot in its round (counts: the per-round difference); " +
 		"MDE is the smallest difference this rule calls faster/slower with 80%% probability at the noise these rounds showed\n"
+	if r.Rounds != nil {
+		note = "\nverdicts: the rounds were looked at after each one, so each primary metric's interval is a 95%% confidence sequence (it holds at every look; its error rate is split over the report's %d primary comparisons) and its ratio the mean per-round ratio: faster/slower when it lies wholly beyond ±%.0f%%, same when wholly inside; " +
+			"other metrics: fixed-rounds CIs, unadjusted, which stopping early makes optimistic; MDE is the difference the sequence would have called with 80%% probability at these rounds\n"
+		fmt.Fprintf(w, note, primaries, 100*r.Threshold)
+		fmt.Fprintln(w, roundsLine(r.Rounds))
+		return nil
+	}
 	fmt.Fprintf(w, note, 100*r.Threshold, primaries, 100*r.Threshold)
 	return nil
+}
+
+// roundsLine says when an experiment that stops when decided stopped.
+func roundsLine(v *RoundsView) string {
+	switch {
+	case v.Decided && v.Ran < v.Max:
+		return fmt.Sprintf("stopped after %d rounds (of %d to %d): every primary comparison was decided", v.Ran, v.Min, v.Max)
+	case v.Decided:
+		return fmt.Sprintf("ran %d rounds (of %d to %d); every primary comparison is decided", v.Ran, v.Min, v.Max)
+	case v.Ran < v.Max:
+		return fmt.Sprintf("stopped after %d rounds (of %d to %d) before every primary comparison was decided (interrupted, or runs failed)", v.Ran, v.Min, v.Max)
+	}
+	return fmt.Sprintf("ran all %d rounds (of %d to %d) and some primary comparisons are still undecided: the rounds they would need are beside them; raise rounds.max, or lower the noise", v.Ran, v.Min, v.Max)
 }
 
 func isPrimary(cs []ComparisonView, metric string) bool {
@@ -135,6 +158,11 @@ func estimate(c stats.Comparison, format func(float64) string) string {
 	switch c.Method {
 	case stats.MethodTooFew:
 		return fmt.Sprintf("— (%d paired rounds)", c.N)
+	case stats.MethodSequential:
+		if math.IsNaN(c.CI95[0]) {
+			return fmt.Sprintf("— (%d paired rounds)", c.N)
+		}
+		return fmt.Sprintf("%.3f [%.3f, %.3f] sequence", c.Ratio, c.CI95[0], c.CI95[1])
 	case stats.MethodDifference:
 		return fmt.Sprintf("%s [%s, %s] difference", signed(c.Diff, format), signed(c.DiffCI[0], format), signed(c.DiffCI[1], format))
 	}
@@ -173,7 +201,7 @@ func verdictText(c stats.Comparison) string {
 // disagreement explains, in one line, a ratio that points the other way
 // from the medians printed beside it.
 func disagreement(c ComparisonView, base, own stats.Summary) string {
-	if c.Method != stats.MethodRatio || base.Median <= 0 || own.Median <= 0 {
+	if (c.Method != stats.MethodRatio && c.Method != stats.MethodSequential) || base.Median <= 0 || own.Median <= 0 {
 		return ""
 	}
 	medians := own.Median / base.Median

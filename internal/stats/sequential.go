@@ -27,15 +27,17 @@ import "math"
 type Sequential struct {
 	Threshold float64
 	Min, Max  int
+	family    int
 	alpha     float64
 	r         float64
 }
 
 // NewSequential prepares the judgement of family comparisons, each
-// looked at from min to max rounds.
-func NewSequential(threshold float64, min, max, family int) Sequential {
-	s := Sequential{Threshold: threshold, Min: min, Max: max, alpha: (1 - Confidence) / float64(family)}
-	nOpt := math.Sqrt(float64(min) * float64(max))
+// looked at from fewest to most rounds.
+func NewSequential(threshold float64, fewest, most, family int) Sequential {
+	family = max(family, 1)
+	s := Sequential{Threshold: threshold, Min: fewest, Max: most, family: family, alpha: (1 - Confidence) / float64(family)}
+	nOpt := math.Sqrt(float64(fewest) * float64(most))
 	// The r that makes the boundary narrowest at nOpt, by golden-section
 	// search over log r.
 	width := func(logR float64) float64 { return s.halfWidth(nOpt, 1, math.Exp(logR)) }
@@ -59,19 +61,22 @@ func (s Sequential) halfWidth(n, sd, r float64) float64 {
 	return sd * math.Sqrt((n+r)*math.Log((n+r)/(r*s.alpha*s.alpha))) / n
 }
 
-// Look is what the rounds so far say.
-type Look struct {
-	N       int
-	Ratio   float64    // exp of the mean per-round log ratio
-	CS      [2]float64 // the always-valid interval of the ratio
-	Verdict string     // Inconclusive until decided (or the rounds are spent)
-}
+// MethodSequential: the mean of per-round log ratios, judged by an
+// always-valid confidence sequence (Sequential).
+const MethodSequential = "sequential"
 
-// Look judges the rounds so far of a metric where higher or lower is
-// better; pairs of runs by round, values not finite or not positive left
-// out (a zero cannot be a ratio: such metrics are not judged
-// sequentially).
-func (s Sequential) Look(base, variant []Obs, lowerIsBetter bool) Look {
+// Compare judges the rounds so far of a metric: pairs of runs by round,
+// values not finite or not positive left out (a zero cannot be a ratio:
+// a Zeroable metric is not judged sequentially). CI95 is the sequence's
+// interval, which holds at every look; P is not defined. The MDE is the
+// effect whose estimate clears the sequence's bound with probability
+// Power at these rounds, RoundsNeeded the rounds at which the estimate
+// would (both a normal approximation, not averaged over σ's uncertainty
+// as the fixed-rounds figures are).
+func (s Sequential) Compare(base, variant []Obs, m Metric) Comparison {
+	c := Comparison{LowerIsBetter: m.LowerIsBetter, Family: s.family, Method: MethodSequential,
+		P: math.NaN(), PAdjusted: math.NaN(), Diff: math.NaN(), DiffCI: [2]float64{math.NaN(), math.NaN()},
+		SlotEffect: math.NaN(), Verdict: Inconclusive}
 	byRound := map[int]float64{}
 	for _, o := range base {
 		if finite(o.Value) && o.Value > 0 {
@@ -84,35 +89,52 @@ func (s Sequential) Look(base, variant []Obs, lowerIsBetter bool) Look {
 			d = append(d, math.Log(o.Value/b))
 		}
 	}
-	l := Look{N: len(d), Verdict: Inconclusive, Ratio: math.NaN(), CS: [2]float64{math.NaN(), math.NaN()}}
-	if l.N < max(2, s.Min) {
-		return l
+	c.N = len(d)
+	if c.N < max(MinPairs, s.Min) {
+		c.tooFew(base, variant)
+		c.Method, c.Family, c.RoundsNeeded = MethodSequential, s.family, max(MinPairs, s.Min)
+		return c
 	}
-	m := mean(d)
+	mu := mean(d)
 	var ss float64
 	for _, x := range d {
-		ss += (x - m) * (x - m)
+		ss += (x - mu) * (x - mu)
 	}
+	n := float64(c.N)
 	// The standard deviation is estimated: at a few rounds it is often
 	// too small, so it is widened by the t quantile's excess over the
 	// normal's, which fades as rounds accumulate.
-	sd := math.Sqrt(ss/float64(l.N-1)) * tDist(float64(l.N-1)).Quantile(0.975) / 1.959963984540054
-	h := s.halfWidth(float64(l.N), sd, s.r)
-	l.Ratio, l.CS = math.Exp(m), [2]float64{math.Exp(m - h), math.Exp(m + h)}
-	band := math.Log1p(s.Threshold)
+	sd := math.Sqrt(ss/(n-1)) * tDist(n-1).Quantile(0.975) / 1.959963984540054
+	h := s.halfWidth(n, sd, s.r)
+	c.est, c.se, c.df, c.band = mu, sd/math.Sqrt(n), n-1, math.Log1p(s.Threshold)
+	c.Ratio, c.CI95 = math.Exp(mu), [2]float64{math.Exp(mu - h), math.Exp(mu + h)}
+	c.PairMedian = math.Exp(median(d))
 	better := func(higher bool) string {
-		if higher != lowerIsBetter {
+		if higher != m.LowerIsBetter {
 			return Faster
 		}
 		return Slower
 	}
 	switch {
-	case m-h > band:
-		l.Verdict = better(true)
-	case m+h < -band:
-		l.Verdict = better(false)
-	case m-h >= -band && m+h <= band:
-		l.Verdict = Same
+	case mu-h > c.band:
+		c.Verdict = better(true)
+	case mu+h < -c.band:
+		c.Verdict = better(false)
+	case mu-h >= -c.band && mu+h <= c.band:
+		c.Verdict = Same
 	}
-	return l
+	// The effect the estimate clears the bound for with probability Power.
+	zPower := -math.Sqrt2 * math.Erfcinv(2*Power)
+	need := func(k float64) float64 { return c.band + s.halfWidth(k, sd, s.r) + zPower*sd/math.Sqrt(k) }
+	c.MDE = math.Expm1(need(n))
+	if c.Verdict == Inconclusive {
+		c.RoundsNeeded = -1
+		for k := c.N + 1; k <= maxRoundsFactor*c.N; k++ {
+			if need(float64(k)) <= math.Abs(mu) {
+				c.RoundsNeeded = k
+				break
+			}
+		}
+	}
+	return c
 }

@@ -7,15 +7,15 @@ import (
 )
 
 // seqTrial looks after every round, from 6 to 60, and stops when decided.
-func seqTrial(s Sequential, effect, cv, drift float64, seed uint64) Look {
+func seqTrial(s Sequential, effect, cv, drift float64, seed uint64) Comparison {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var a, b []Obs
-	var l Look
+	var l Comparison
 	for r := 0; r < s.Max; r++ {
 		level := 100 * (1 + (drift-1)*float64(r)/float64(s.Max-1))
 		a = append(a, Obs{Round: r, Value: level * (1 + cv*rng.NormFloat64())})
 		b = append(b, Obs{Round: r, Value: level * effect * (1 + cv*rng.NormFloat64())})
-		if l = s.Look(a, b, true); l.Verdict != Inconclusive {
+		if l = s.Compare(a, b, Metric{LowerIsBetter: true}); l.Verdict != Inconclusive {
 			break
 		}
 	}
