@@ -74,9 +74,9 @@ type Around interface {
 
 // Plan says how to repeat the cells.
 type Plan struct {
-	Name     string
-	Command  string // the command line, for the record
-	Rounds int
+	Name    string
+	Command string // the command line, for the record
+	Rounds  int
 	// MinRounds, when set, lets the experiment stop after any measured
 	// round from MinRounds on at which Decided says it is decided; Rounds
 	// is then the most it runs. Random order only.
@@ -87,8 +87,8 @@ type Plan struct {
 	// cells in turn, before the warm-up rounds.
 	VariantWarmup int
 	Cooldown      time.Duration
-	Seed     uint64
-	Order    string // OrderRandom (default) or OrderSequential
+	Seed          uint64
+	Order         string // OrderRandom (default) or OrderSequential
 	// KeepGoing records a failed run and goes on instead of stopping.
 	KeepGoing bool
 	// BeforeRound and AfterRound, if set, run around each block of runs.

@@ -31,10 +31,10 @@ import (
 
 // Plan is one experiment as written.
 type Plan struct {
-	Path      string // the plan file
-	Dir       string // its directory: relative paths in commands start here
-	Name      string
-	Rounds    int
+	Path   string // the plan file
+	Dir    string // its directory: relative paths in commands start here
+	Name   string
+	Rounds int
 	// MinRounds, when set (rounds: {min, max}), makes the experiment stop
 	// after any round from MinRounds on at which every comparison of a
 	// primary metric is decided; Rounds is then the most it runs.
@@ -48,13 +48,13 @@ type Plan struct {
 	WarmupPerVariant int
 	AutoWarmup       bool
 	Cooldown         time.Duration
-	Seed      uint64
-	Baseline  string
-	Threshold float64 // relative, 0.02 for "2%"
-	Order     string  // random (default) or sequential
-	Variants  []Variant
-	Hooks     Hooks
-	Workloads []Workload
+	Seed             uint64
+	Baseline         string
+	Threshold        float64 // relative, 0.02 for "2%"
+	Order            string  // random (default) or sequential
+	Variants         []Variant
+	Hooks            Hooks
+	Workloads        []Workload
 }
 
 // Variant is one version of the thing under test.
