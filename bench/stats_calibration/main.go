@@ -100,6 +100,7 @@ func main() {
 	trials := flag.Int("trials", 2000, "simulated experiments per scenario and order")
 	flag.Parse()
 	fmt.Printf("%d trials each; threshold 2%%; a time metric (b slower = ratio > 1)\n\n", *trials)
+	defer sequential(*trials)
 	defer promises(*trials)
 	fmt.Println("| scenario | rounds | order | 95% CI misses the true ratio | false faster/slower | power (correct 'slower') |")
 	fmt.Println("|---|---|---|---|---|---|")
@@ -245,4 +246,107 @@ func median(v []float64) float64 {
 func rate(k, n int) string {
 	p := float64(k) / float64(n)
 	return fmt.Sprintf("%.1f%% ± %.1f%%", 100*p, 100*math.Sqrt(p*(1-p)/float64(n)))
+}
+
+// seqTrial runs an experiment that stops when decided: a look after every
+// round from min on, at most max rounds. It returns the verdict and the
+// rounds it used.
+func seqTrial(s scenario, min, max int, seed uint64) (string, int) {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	entries := lab.Schedule(lab.OrderRandom, 2, s.warmup, max, seed)
+	seq := stats.NewSequential(0.02, min, max, 1)
+	var a, b []stats.Obs
+	for i, e := range entries {
+		v := 100 * s.level(float64(i)/float64(len(entries)-1)) * (1 + s.cv*rng.NormFloat64())
+		if e.Cell == 1 {
+			v *= s.effect
+		}
+		if e.Warmup {
+			continue
+		}
+		o := stats.Obs{Round: e.Round, Slot: e.Slot, Value: v}
+		if e.Cell == 0 {
+			a = append(a, o)
+		} else {
+			b = append(b, o)
+		}
+		if len(a) == len(b) && len(a) >= min {
+			if c := seq.Compare(a, b, stats.Metric{LowerIsBetter: true}); c.Verdict != stats.Inconclusive || len(a) == max {
+				return c.Verdict, len(a)
+			}
+		}
+	}
+	return stats.Inconclusive, max
+}
+
+// sequential checks stopping when decided: false verdicts in A/A under
+// drift, though the rounds are looked at after each one; and, with a real
+// effect, the rounds it uses against the fixed number of rounds that has
+// the same power.
+func sequential(trials int) {
+	fmt.Println()
+	fmt.Println("| stop when decided, rounds {min 6, max 60}, CV 5% | false faster/slower | decided | mean rounds used |")
+	fmt.Println("|---|---|---|---|")
+	sawtooth := func(f float64) float64 { return 1 + 0.5*math.Mod(4*f, 1) }
+	for _, s := range []scenario{scenarios[0], scenarios[1], scenarios[2],
+		{name: "A/A, sawtooth 1.5x, 4 teeth", effect: 1, cv: 0.05, level: sawtooth},
+		{name: "A/A, no drift, CV 20%", effect: 1, cv: 0.20, level: flat}} {
+		wrong, decided, used := 0, 0, 0
+		for i := 0; i < trials; i++ {
+			v, n := seqTrial(s, 6, 60, uint64(i)+1)
+			used += n
+			if v == stats.Faster || v == stats.Slower {
+				wrong++
+			}
+			if v != stats.Inconclusive {
+				decided++
+			}
+		}
+		fmt.Printf("| %s | %s | %s | %.1f |\n", s.name, rate(wrong, trials), rate(decided, trials), float64(used)/float64(trials))
+	}
+	fmt.Println()
+	fmt.Println("| true effect, CV 5%, rounds {min 6, max 60} | power of stopping when decided | its mean rounds | fixed rounds of at least that power | their power |")
+	fmt.Println("|---|---|---|---|---|")
+	for _, effect := range []float64{1.05, 1.10, 1.20} {
+		s := scenario{effect: effect, cv: 0.05, level: flat}
+		right, used := 0, 0
+		for i := 0; i < trials; i++ {
+			v, n := seqTrial(s, 6, 60, uint64(i)+1)
+			used += n
+			if v == stats.Slower {
+				right++
+			}
+		}
+		power := float64(right) / float64(trials)
+		// The fewest fixed rounds whose power reaches the sequence's, by
+		// bisection (power grows with rounds).
+		fixedPower := func(n int) int {
+			s.rounds = n
+			k := 0
+			for i := 0; i < trials; i++ {
+				if trial(s, lab.OrderRandom, uint64(i)+5_000_000).Verdict == stats.Slower {
+					k++
+				}
+			}
+			return k
+		}
+		fixed, fixedRight := 0, 0
+		if k := fixedPower(60); float64(k)/float64(trials) >= power {
+			lo, hi := 2, 60 // power(lo) < power <= power(hi)
+			fixed, fixedRight = hi, k
+			for hi-lo > 1 {
+				mid := (lo + hi) / 2
+				if k := fixedPower(mid); float64(k)/float64(trials) >= power {
+					hi, fixed, fixedRight = mid, mid, k
+				} else {
+					lo = mid
+				}
+			}
+		}
+		fixedText := "more than 60"
+		if fixed > 0 {
+			fixedText = fmt.Sprint(fixed)
+		}
+		fmt.Printf("| %+.0f%% | %s | %.1f | %s | %s |\n", 100*(effect-1), rate(right, trials), float64(used)/float64(trials), fixedText, rate(fixedRight, trials))
+	}
 }

@@ -39,6 +39,17 @@ workloads:
 	if pos := pts[0]["m"].Pos; pos.Line != 11 || pos.Col != 11 {
 		t.Fatalf("position of matrix value: %v", pos)
 	}
+	if p.MinRounds != 0 || p.WarmupPerVariant != 0 || p.AutoWarmup {
+		t.Fatalf("stop when decided or variant warm-up by default: %+v", p)
+	}
+	p, err = Parse("x.yaml", []byte("rounds: {min: 6, max: 60}\nwarmup_per_variant: auto\nworkloads:\n  - cmd: {run: x}\n"))
+	if err != nil || p.MinRounds != 6 || p.Rounds != 60 || !p.AutoWarmup {
+		t.Fatalf("%v: %+v", err, p)
+	}
+	p, err = Parse("x.yaml", []byte("warmup_per_variant: 4\nworkloads:\n  - cmd: {run: x}\n"))
+	if err != nil || p.WarmupPerVariant != 4 || p.AutoWarmup {
+		t.Fatalf("%v: %+v", err, p)
+	}
 }
 
 func TestParseErrorsAreLocated(t *testing.T) {
@@ -52,6 +63,11 @@ func TestParseErrorsAreLocated(t *testing.T) {
 		{"workloads:\n  - cmd: {run: x}\n    fs: {bs: 4k}\n", "both cmd and fs"},
 		{"workloads:\n  - cmd: {run: x}\n    matrix: {n: []}\n", "p.yaml:3:17: matrix.n: want a non-empty list"},
 		{"hooks: {before_all: x}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:9: unknown key \"before_all\" in hooks; known: before_run, after_run, before_round, after_round"},
+		{"rounds: {min: 6}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:9: rounds: give both min and max"},
+		{"rounds: {min: 20, max: 10}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:9: rounds: max 10 is below min 20"},
+		{"rounds: {min: 2, max: 10}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:15: rounds.min \"2\""},
+		{"rounds: {min: 6, most: 10}\nworkloads:\n  - cmd: {run: x}\n", "unknown key \"most\" in rounds; known: min, max"},
+		{"warmup_per_variant: lots\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:21: warmup_per_variant \"lots\""},
 	}
 	for _, tc := range tests {
 		_, err := Parse("p.yaml", []byte(tc.text))

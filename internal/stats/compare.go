@@ -61,9 +61,14 @@ type Comparison struct {
 	// Power, given the noise these rounds showed. NaN without an interval.
 	MDE float64 `json:"mde"`
 	// RoundsNeeded is how many rounds in all would reach a verdict with
-	// probability Power if the true difference were the one estimated (0
-	// when this one is decided, -1 when no number of rounds would: an
-	// estimate on the threshold's edge).
+	// probability Power, averaged over what these rounds cannot know —
+	// the true difference about the one estimated, the true noise about
+	// the one seen (0 when this one is decided, -1 when no number of
+	// rounds would: an estimate on the threshold's edge). It is an
+	// assurance, not a guarantee: an inconclusive comparison cannot rule
+	// out a true difference on the threshold, which no number of rounds
+	// decides, so no count can promise 80% whatever the truth; stopping
+	// when decided (Sequential) is what does.
 	RoundsNeeded int    `json:"rounds_needed"`
 	N            int    `json:"n"`
 	Method       string `json:"method"`
@@ -302,16 +307,19 @@ func (p plan) decideProb(delta float64) float64 {
 	// Holm's first step, the strictest any comparison of the family faces:
 	// conservative for the others.
 	th := tDist(p.df).Quantile(1 - (1-Confidence)/2/float64(p.family))
-	effects := []float64{delta}
-	if p.effectSE > 0 {
-		effects = normalGrid(delta, p.effectSE)
-	}
 	us, rs := spread(p.pilotDF), spread(p.df)
-	sum := 0.0
-	for _, d := range effects {
-		d = math.Abs(d)
-		for _, u := range us {
-			se := p.se / u // σ = ŝ/(s/σ): the pilot's s/σ was u
+	sum, count := 0.0, 0
+	for _, u := range us {
+		se := p.se / u // σ = ŝ/(s/σ): the pilot's s/σ was u
+		// The effect is known as well as the pilot's σ: its uncertainty
+		// scales with σ (together, a t distribution about the estimate).
+		effects := []float64{delta}
+		if p.effectSE > 0 {
+			effects = normalGrid(delta, p.effectSE/u)
+		}
+		for _, d := range effects {
+			d = math.Abs(d)
+			count += len(rs)
 			for _, r := range rs {
 				ese := se * r // the future's estimate of its standard error
 				if d > p.band {
@@ -323,7 +331,7 @@ func (p plan) decideProb(delta float64) float64 {
 			}
 		}
 	}
-	return sum / float64(len(effects)*len(us)*len(rs))
+	return sum / float64(count)
 }
 
 // normalGrid is N(mu, sd²) at the midpoint quantiles.

@@ -77,3 +77,37 @@ func TestSequentialStopsWhenDecided(t *testing.T) {
 		t.Errorf("peeking at the fixed interval: %d false verdicts, the sequence %d; the test shows nothing", fooled, wrong)
 	}
 }
+
+// SkipWarmup leaves out the rounds in which one side was still warming
+// up, and leaves a steady series whole.
+func TestSkipWarmup(t *testing.T) {
+	t.Parallel()
+	series := func(seed uint64, warm int) (a, b []Obs) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		for r := range 20 {
+			v := 100 * (1 + 0.05*rng.NormFloat64())
+			if r < warm {
+				v *= 1.5
+			}
+			a = append(a, Obs{Round: r, Value: 100 * (1 + 0.05*rng.NormFloat64())})
+			b = append(b, Obs{Round: r, Value: v})
+		}
+		return a, b
+	}
+	cut := 0
+	for seed := range uint64(200) {
+		a, b := series(seed, 3)
+		a2, b2, k := SkipWarmup(a, b)
+		if k < 3 || k > 6 || len(a2) != 20-k || len(b2) != 20-k || b2[0].Round != k {
+			t.Fatalf("seed %d: %d rounds left out, %d and %d kept", seed, k, len(a2), len(b2))
+		}
+		if a, b = series(seed, 0); len(a) > 0 {
+			if _, _, k := SkipWarmup(a, b); k > 0 {
+				cut++
+			}
+		}
+	}
+	if cut > 20 {
+		t.Errorf("a steady series was cut %d times in 200", cut)
+	}
+}
