@@ -28,6 +28,9 @@ type scenario struct {
 	level func(f float64) float64
 	// firstRunFactor multiplies the very first measured run.
 	firstRunFactor float64
+	// outliers is the share of runs, either variant's, made 3x slower (a
+	// stall, a neighbour's backup).
+	outliers float64
 	// warmup rounds come first, unmeasured; variantWarmup makes the
 	// variant alone 1+e^-k slower on its k-th run (a fresh build's cold
 	// caches), warm-up rounds included.
@@ -47,7 +50,9 @@ var scenarios = []scenario{
 		return 1.5
 	}},
 	{name: "A/A, first run 2x", effect: 1, cv: 0.05, rounds: 20, level: flat, firstRunFactor: 2},
+	{name: "A/A, 5% of runs 3x slower", effect: 1, cv: 0.05, rounds: 20, level: flat, outliers: 0.05},
 	{name: "10% effect, CV 5%", effect: 1.10, cv: 0.05, rounds: 20, level: flat},
+	{name: "10% effect, CV 5%, 5% of runs 3x slower", effect: 1.10, cv: 0.05, rounds: 20, level: flat, outliers: 0.05},
 	{name: "10% effect, CV 5%, 3x drift", effect: 1.10, cv: 0.05, rounds: 20, level: func(f float64) float64 { return 1 + 2*f }},
 }
 
@@ -73,6 +78,9 @@ func trial(s scenario, order string, seed uint64) stats.Comparison {
 		}
 		if i == 0 && s.firstRunFactor > 0 {
 			v *= s.firstRunFactor
+		}
+		if s.outliers > 0 && rng.Float64() < s.outliers {
+			v *= 3
 		}
 		if e.Warmup {
 			continue

@@ -101,6 +101,10 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 				if why := disagreement(c, base, own); why != "" {
 					notes = append(notes, why)
 				}
+				if c.Robust {
+					notes = append(notes, fmt.Sprintf("%s: %d of %d rounds lie far from the rest (modified z-score beyond %.1f), so the estimate is the Hodges–Lehmann median of pairwise means of the per-round figures, with the signed-rank interval, not their mean; the slot regression is not fitted",
+						c.Variant, c.Outliers, c.N, stats.OutlierZ))
+				}
 			}
 			if err := t.Render(w, markdown); err != nil {
 				return err
@@ -210,6 +214,8 @@ func disagreement(c ComparisonView, base, own stats.Summary) string {
 	}
 	var why string
 	switch {
+	case (c.PairMedian-1)*(medians-1) > 0 && c.Robust:
+		why = fmt.Sprintf("most rounds agree with the medians (the median per-round ratio is %.3f), the pairwise means of the rounds say otherwise", c.PairMedian)
 	case (c.PairMedian-1)*(medians-1) > 0:
 		why = fmt.Sprintf("most rounds agree with the medians (the median per-round ratio is %.3f), a few rounds far from the rest pull the mean the other way", c.PairMedian)
 	case c.SlotFitted && math.Abs(c.SlotEffect) > 0.05:

@@ -90,11 +90,20 @@ type Comparison struct {
 	// among; 1 for a derived metric, whose interval and verdict stand
 	// alone.
 	Family int `json:"family"`
+	// Robust says outlier rounds (Outliers of them) made the estimate the
+	// Hodges–Lehmann median of pairwise means of the per-round figures,
+	// with Wilcoxon's signed-rank interval and p, instead of the mean (and
+	// the slot regression is not fitted).
+	Robust   bool `json:"robust"`
+	Outliers int  `json:"outliers"`
 
 	// The estimate on its own scale (log ratio or difference): est ± q·se
 	// with df degrees of freedom; band is the threshold on that scale.
 	est, se, df, band float64
-	slot              float64 // the slot regression's slope, on the same scale
+	// ci, for a robust estimate, is its own interval on the same scale
+	// (not est ± t·se).
+	ci   [2]float64
+	slot float64 // the slot regression's slope, on the same scale
 	// base is the baseline's mean over the pairs (the difference method's
 	// unit for relative figures).
 	base float64
@@ -142,7 +151,12 @@ func Compare(base, variant []Obs, m Metric, threshold float64) Comparison {
 			d[i] = math.Log(vs[i] / bs[i])
 		}
 	}
-	c.fit(d, x)
+	c.Outliers = outlierRounds(d)
+	if c.Outliers > 0 && c.N >= minRobust && c.N <= maxRobust {
+		c.robust(d)
+	} else {
+		c.fit(d, x)
+	}
 	c.PAdjusted = c.P
 	c.PairMedian = median(d)
 	if !useDiff {
@@ -235,8 +249,7 @@ func tDist(df float64) distuv.StudentsT { return distuv.StudentsT{Mu: 0, Sigma: 
 // user's scale, the verdict, the MDE and the rounds needed.
 func (c *Comparison) settle(family int, threshold float64) {
 	c.Family = family
-	tq := tDist(c.df).Quantile(1 - (1-Confidence)/2)
-	lo, hi := c.est-tq*c.se, c.est+tq*c.se
+	lo, hi := c.bounds()
 	if c.Method == MethodRatio {
 		c.Ratio, c.CI95 = math.Exp(c.est), [2]float64{math.Exp(lo), math.Exp(hi)}
 		c.SlotEffect = math.Expm1(c.slot)
@@ -249,7 +262,7 @@ func (c *Comparison) settle(family int, threshold float64) {
 			c.Ratio, c.CI95 = (c.base+c.est)/c.base, [2]float64{(c.base + lo) / c.base, (c.base + hi) / c.base}
 		}
 	}
-	c.Verdict = c.verdict(tq)
+	c.Verdict = c.verdict()
 	c.MDE = c.relative(c.mdeScale(family))
 	c.RoundsNeeded = c.roundsNeeded(family)
 }
@@ -257,8 +270,8 @@ func (c *Comparison) settle(family int, threshold float64) {
 // verdict applies the rule: faster or slower when the interval lies wholly
 // beyond the threshold and the family's adjusted p is under 5%; same when
 // it lies wholly inside the threshold.
-func (c *Comparison) verdict(tq float64) string {
-	lo, hi := c.est-tq*c.se, c.est+tq*c.se
+func (c *Comparison) verdict() string {
+	lo, hi := c.bounds()
 	better := func(higher bool) string {
 		if higher != c.LowerIsBetter {
 			return Faster
@@ -276,6 +289,15 @@ func (c *Comparison) verdict(tq float64) string {
 		return Same
 	}
 	return Inconclusive
+}
+
+// bounds is the 95% interval on the estimate's scale.
+func (c *Comparison) bounds() (float64, float64) {
+	if c.Robust {
+		return c.ci[0], c.ci[1]
+	}
+	tq := tDist(c.df).Quantile(1 - (1-Confidence)/2)
+	return c.est - tq*c.se, c.est + tq*c.se
 }
 
 // plan is a future experiment to judge by the noise and the estimate this
