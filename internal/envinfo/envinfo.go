@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
 )
 
 // Version is iolab's version, set at build time with
@@ -235,4 +237,45 @@ func (s Stall) Since(prev Stall) (cpu, memory, io float64, ok bool) {
 	}
 	share := func(a, b int64) float64 { return math.Min(1, math.Max(0, float64(a-b)/wall)) }
 	return share(s.CPU, prev.CPU), share(s.Memory, prev.Memory), share(s.IO, prev.IO), true
+}
+
+// WatchStall samples the machine every interval until stop is called,
+// handing each interval to each as it ends (the share of it in which some
+// task waited for a CPU, memory, I/O; the load average at its end): what
+// the run lived through second by second, where snapshots between rounds
+// see only their moment. Nothing is sampled where the kernel has no PSI.
+// stop waits for the last call of each.
+func WatchStall(every time.Duration, each func(metrics.EnvSecond)) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		prev := ReadStall()
+		if !prev.OK {
+			return
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			now := ReadStall()
+			cpu, mem, io, ok := now.Since(prev)
+			if !ok {
+				continue
+			}
+			sec := metrics.EnvSecond{T: now.At.Unix(), CPUStall: cpu, MemoryStall: mem, IOStall: io}
+			if f := strings.Fields(readFile("/proc/loadavg")); len(f) >= 1 {
+				sec.Load1, _ = strconv.ParseFloat(f[0], 64)
+			}
+			each(sec)
+			prev = now
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }

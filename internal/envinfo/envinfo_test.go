@@ -2,8 +2,14 @@ package envinfo
 
 import (
 	"os"
+	"os/exec"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
 )
 
 func TestCaptureReadsThisMachine(t *testing.T) {
@@ -89,5 +95,53 @@ func TestWarnings(t *testing.T) {
 			tc.name == "starved" && !strings.Contains(ws[1].Message, "frames's throughput varied by 27% while its CPU per operation varied by 6%: the benchmark was starved of CPU") {
 			t.Errorf("starved: %q", ws[1].Message)
 		}
+	}
+}
+
+// WatchStall hands over a second (here a tenth) at a time what waited for
+// a CPU: with four busy processes on fewer CPUs, some task waits most of
+// the time. Where the kernel has no PSI, it hands over nothing.
+func TestWatchStall(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var secs []metrics.EnvSecond
+	stop := WatchStall(100*time.Millisecond, func(s metrics.EnvSecond) {
+		mu.Lock()
+		defer mu.Unlock()
+		secs = append(secs, s)
+	})
+	hogs := max(4, 2*runtime.NumCPU())
+	var cmds []*exec.Cmd
+	for range hogs {
+		cmd := exec.Command("sh", "-c", "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do :; done")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, cmd := range cmds {
+		_ = cmd.Wait()
+	}
+	stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if !ReadStall().OK {
+		if len(secs) > 0 {
+			t.Fatalf("no PSI here, yet %d samples", len(secs))
+		}
+		return
+	}
+	if len(secs) < 10 {
+		t.Fatalf("%d samples in 2 s at 10 a second", len(secs))
+	}
+	worst := 0.0
+	for i, s := range secs {
+		if s.CPUStall < 0 || s.CPUStall > 1 || s.IOStall < 0 || s.IOStall > 1 || (i > 0 && s.T < secs[i-1].T) {
+			t.Fatalf("sample %d: %+v", i, s)
+		}
+		worst = max(worst, s.CPUStall)
+	}
+	if worst < 0.3 {
+		t.Fatalf("%d busy processes on %d CPUs, yet at worst some task waited for a CPU %.0f%% of a tenth", hogs, runtime.NumCPU(), 100*worst)
 	}
 }

@@ -387,7 +387,37 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 			flush()
 		}
 	}
+	// The machine's seconds too: what waited for a CPU, memory or I/O
+	// while this run ran, and when — the evidence that names the cause
+	// of noise.
+	var lived []metrics.EnvSecond
+	var peaks [3]float64 // the worst second for CPU, memory, I/O
+	flushEnv := func() {
+		if len(lived) > 0 {
+			failed(r.Store.AppendEnvSeries(ctx, run.ID, lived))
+			lived = lived[:0]
+		}
+	}
+	watched := false
+	stopEnv := envinfo.WatchStall(time.Second, func(sec metrics.EnvSecond) {
+		watched = true
+		for i, v := range [3]float64{sec.CPUStall, sec.MemoryStall, sec.IOStall} {
+			peaks[i] = max(peaks[i], v)
+		}
+		if lived = append(lived, sec); len(lived) >= 5 {
+			flushEnv()
+		}
+	})
 	res, err := r.runAround(metrics.WithSecondSink(ctx, sink), c, progress, each)
+	stopEnv()
+	flushEnv()
+	if res != nil && watched {
+		if res.Extra == nil {
+			res.Extra = map[string]float64{}
+		}
+		// The worst second of each; when it was is in the stored series.
+		res.Extra["env_cpu_stall_peak"], res.Extra["env_memory_stall_peak"], res.Extra["env_io_stall_peak"] = peaks[0], peaks[1], peaks[2]
+	}
 	flush()
 	sinkMu.Lock()
 	storeErr := sinkErr

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -139,5 +140,46 @@ func TestProgressLine(t *testing.T) {
 	quiet.Start("x", RunPosition{Rounds: 1, Total: 1})(1, 1)
 	if quiet.W.(*bytes.Buffer).Len() != 0 {
 		t.Error("progress shown before ShowAfter")
+	}
+}
+
+// sleepyWorkload's runs last a while, for what is watched per second.
+type sleepyWorkload struct{ countingWorkload }
+
+func (w *sleepyWorkload) Run(ctx context.Context, p func(int64, int64)) (*metrics.Result, error) {
+	time.Sleep(2200 * time.Millisecond)
+	return w.countingWorkload.Run(ctx, p)
+}
+
+// Every run stores the machine's seconds as it goes, and its worst second
+// of waiting for a CPU, memory and I/O.
+func TestRunStoresTheMachinesSeconds(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	cells := []Cell{{Name: "s", Workload: &sleepyWorkload{countingWorkload{name: "s"}}, Target: t.TempDir()}}
+	id, err := (&Runner{Store: st}).Run(context.Background(), Plan{Name: "t", Rounds: 1, Seed: 1}, cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.Load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := d.Runs[0].Result
+	if !envinfo.ReadStall().OK { // a kernel without PSI: nothing to watch
+		if len(res.EnvSeries) > 0 {
+			t.Fatalf("no PSI, yet %+v", res.EnvSeries)
+		}
+		return
+	}
+	if len(res.EnvSeries) < 2 {
+		t.Fatalf("a run of 2.2 s stored %d seconds of the machine", len(res.EnvSeries))
+	}
+	peak := 0.0
+	for _, s := range res.EnvSeries {
+		peak = max(peak, s.CPUStall)
+	}
+	if got, ok := res.Extra["env_cpu_stall_peak"]; !ok || got != peak {
+		t.Fatalf("worst second %v (stored: %v)", peak, res.Extra)
 	}
 }

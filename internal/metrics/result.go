@@ -49,9 +49,23 @@ type Result struct {
 	// ServerSeries is the watched server's seconds (a plan variant's), when
 	// loaded with the series.
 	ServerSeries []ServerSecond
+	// EnvSeries is the machine's seconds during the run (envinfo's
+	// per-second watch), when loaded with the series.
+	EnvSeries []EnvSecond
 	// Profiles are the profiles taken of the server during the run, by
 	// kind (go_pprof, perf), gzipped pprof; stored, not loaded with it.
 	Profiles map[string][]byte
+}
+
+// EnvSecond is one second of the machine during a run: the share of it
+// in which some task waited for a CPU, for memory, for I/O (PSI), and the
+// one-minute load average at its end.
+type EnvSecond struct {
+	T           int64   `json:"t"` // Unix second
+	CPUStall    float64 `json:"cpu_stall"`
+	MemoryStall float64 `json:"memory_stall"`
+	IOStall     float64 `json:"io_stall"`
+	Load1       float64 `json:"load1"`
 }
 
 // ServerSecond is one second of a server iolab watched: what its process

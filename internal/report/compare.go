@@ -277,11 +277,34 @@ func stallWarnings(c store.Cell, runs []store.Run) []stats.Warning {
 		if c.Variant != "" {
 			name = c.Variant + "/" + c.Name
 		}
+		second := ""
+		if at, share := worstSecond(runs, res.key); share > 0 {
+			second = fmt.Sprintf(" (its worst second, at %s: %.0f%%)", at.Local().Format("15:04:05"), 100*share)
+		}
 		ws = append(ws, stats.Warning{Code: "starved", Message: fmt.Sprintf(
-			"%s %s got worse as tasks waited longer for %s (Kendall tau %.2f, p=%.3f over %d runs); in the worst run, at %s, some task waited for %s %.0f%% of the time: other work starved the benchmark — rerun on a quiet machine, or with fewer threads than CPUs",
-			name, metric, res.what, t.Tau, t.P, len(pts), worst.at.Local().Format("15:04:05"), res.what, 100*worst.stall)})
+			"%s %s got worse as tasks waited longer for %s (Kendall tau %.2f, p=%.3f over %d runs); in the worst run, at %s, some task waited for %s %.0f%% of the time%s: other work starved the benchmark — rerun on a quiet machine, or with fewer threads than CPUs",
+			name, metric, res.what, t.Tau, t.P, len(pts), worst.at.Local().Format("15:04:05"), res.what, 100*worst.stall, second)})
 	}
 	return ws
+}
+
+// worstSecond is the second of the measured runs' machine series in which
+// tasks waited longest for the resource of key (env_cpu_stall ...).
+func worstSecond(runs []store.Run, key string) (time.Time, float64) {
+	var at time.Time
+	worst := 0.0
+	for _, run := range runs {
+		if run.Warmup || run.Result == nil {
+			continue
+		}
+		for _, sec := range run.Result.EnvSeries {
+			v := map[string]float64{"env_cpu_stall": sec.CPUStall, "env_memory_stall": sec.MemoryStall, "env_io_stall": sec.IOStall}[key]
+			if v > worst {
+				worst, at = v, time.Unix(sec.T, 0)
+			}
+		}
+	}
+	return at, worst
 }
 
 // warmupWarnings names a variant whose first measured runs of a cell were

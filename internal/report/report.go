@@ -78,6 +78,8 @@ type RunView struct {
 	Series []metrics.Second   `json:"series,omitempty"`
 	// ServerSeries is the watched server's seconds (with --series).
 	ServerSeries []metrics.ServerSecond `json:"server_series,omitempty"`
+	// EnvSeries is the machine's seconds during the run (with --series).
+	EnvSeries []metrics.EnvSecond `json:"env_series,omitempty"`
 	// FrameSeries is a frame test's per-frame timings (with --series).
 	FrameSeries []metrics.FrameTiming `json:"frame_series,omitempty"`
 }
@@ -348,7 +350,7 @@ func Build(d *store.Data, opts Options) *Report {
 			Ops: objectOps(res), Verify: verifyView(res), Frames: framesView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
 		v.Lat, v.TTFB = mergedLatency(res)
 		if opts.Series {
-			v.Series, v.FrameSeries, v.ServerSeries = res.Series, res.Frames, res.ServerSeries
+			v.Series, v.FrameSeries, v.ServerSeries, v.EnvSeries = res.Series, res.Frames, res.ServerSeries, res.EnvSeries
 		}
 		r.Runs = append(r.Runs, v)
 		perCell[ci] = append(perCell[ci], run)

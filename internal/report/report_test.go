@@ -209,6 +209,8 @@ func TestStallPerRunNamesStarvation(t *testing.T) {
 		for round, stall := range []float64{0.05, 0.6, 0.2, 0.8, 0.1, 0.4, 0.3, 0.7} {
 			res := &metrics.Result{Start: t0.Add(time.Duration(round) * time.Minute), Duration: time.Second,
 				Extra: map[string]float64{"env_cpu_stall": stall, "env_memory_stall": 0, "env_io_stall": 0}}
+			// Its seconds: the worst one is a little worse than the run.
+			res.EnvSeries = []metrics.EnvSecond{{T: res.Start.Unix() + 1, CPUStall: stall * 0.9}, {T: res.Start.Unix() + 2, CPUStall: stall * 1.1}}
 			ops := opsOf(stall)
 			res.ByOp[metrics.Upload] = metrics.OpStats{Ops: int64(ops), Bytes: int64(ops) << 20}
 			d.Runs = append(d.Runs, store.Run{ID: int64(round + 1), CellID: 1, Round: round, Status: store.StatusOK, Result: res})
@@ -224,7 +226,7 @@ func TestStallPerRunNamesStarvation(t *testing.T) {
 		return ""
 	}
 	starved := find(build(func(stall float64) float64 { return 1000 * (1 - stall/1.2) }))
-	if !strings.HasPrefix(starved, "up bytes_per_s got worse as tasks waited longer for a CPU (Kendall tau -1.00") || !strings.Contains(starved, "waited for a CPU 80% of the time") {
+	if !strings.HasPrefix(starved, "up bytes_per_s got worse as tasks waited longer for a CPU (Kendall tau -1.00") || !strings.Contains(starved, "waited for a CPU 80% of the time (its worst second, at "+time.Date(2026, 11, 22, 8, 3, 2, 0, time.UTC).Local().Format("15:04:05")+": 88%)") {
 		t.Errorf("starved: %q", starved)
 	}
 	if w := find(build(func(stall float64) float64 { return 1000 + 10*math.Sin(7*stall) })); w != "" {

@@ -66,6 +66,23 @@ func (s *Store) AppendServerSeries(ctx context.Context, runID int64, secs []metr
 	return s.wrap(tx.Commit())
 }
 
+// AppendEnvSeries stores seconds of the machine during a running run.
+func (s *Store) AppendEnvSeries(ctx context.Context, runID int64, secs []metrics.EnvSecond) error {
+	ctx = context.WithoutCancel(ctx)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	for _, sec := range secs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO env_series (run_id, second, cpu_stall, memory_stall, io_stall, load1) VALUES (?, ?, ?, ?, ?, ?)`,
+			runID, sec.T, sec.CPUStall, sec.MemoryStall, sec.IOStall, sec.Load1); err != nil {
+			return s.wrap(err)
+		}
+	}
+	return s.wrap(tx.Commit())
+}
+
 func insertSeries(ctx context.Context, tx *sql.Tx, runID int64, secs []metrics.Second) error {
 	for _, sec := range secs {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO series (run_id, second, ops, bytes, p50_ns, p99_ns, max_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -384,7 +401,19 @@ func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64
 	if err := s.loadSeries(ctx, expID, byID); err != nil {
 		return err
 	}
-	return s.loadServerSeries(ctx, expID, byID)
+	if err := s.loadServerSeries(ctx, expID, byID); err != nil {
+		return err
+	}
+	return s.loadEnvSeries(ctx, expID, byID)
+}
+
+func (s *Store) loadEnvSeries(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
+	return perRun(ctx, s, `SELECT s.run_id, s.second, s.cpu_stall, s.memory_stall, s.io_stall, s.load1 FROM env_series s
+		JOIN runs r ON r.id = s.run_id WHERE r.experiment_id = ? ORDER BY s.run_id, s.second`, expID, byID,
+		func(sec *metrics.EnvSecond) []any {
+			return []any{&sec.T, &sec.CPUStall, &sec.MemoryStall, &sec.IOStall, &sec.Load1}
+		},
+		func(r *metrics.Result, sec metrics.EnvSecond) { r.EnvSeries = append(r.EnvSeries, sec) })
 }
 
 func (s *Store) loadServerSeries(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -17,7 +17,20 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	6: `ALTER TABLE run_directions ADD COLUMN active_s DOUBLE PRECISION NOT NULL DEFAULT 0;`,
 	7: serverSeriesTable,
 	8: profilesTable,
+	9: envSeriesTable,
 }
+
+// envSeriesTable is the machine's seconds during each run.
+const envSeriesTable = `
+CREATE TABLE env_series (
+	run_id       INTEGER NOT NULL REFERENCES runs(id),
+	second       BIGINT NOT NULL,             -- Unix second
+	cpu_stall    DOUBLE PRECISION NOT NULL,   -- share of the second some task waited for a CPU (PSI)
+	memory_stall DOUBLE PRECISION NOT NULL,
+	io_stall     DOUBLE PRECISION NOT NULL,
+	load1        DOUBLE PRECISION NOT NULL,
+	PRIMARY KEY (run_id, second)
+);`
 
 // profilesTable holds the profiles taken of a server during runs.
 const profilesTable = `
@@ -165,4 +178,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-` + objectsTable + framesTable + leasesTable + serverSeriesTable + profilesTable
+` + objectsTable + framesTable + leasesTable + serverSeriesTable + profilesTable + envSeriesTable
