@@ -4,7 +4,7 @@
 // false faster/slower verdicts and the power, with Monte-Carlo errors, for
 // the randomized schedule and for the sequential one legacy benchmarks use.
 //
-//	go run ./bench/stats_calibration [-trials 2000]
+//	go run ./bench/stats_calibration [-trials 2000] [-only drift,mde,rounds,warmup,sequential]
 package main
 
 import (
@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/stats"
@@ -104,18 +106,34 @@ func trial(s scenario, order string, seed uint64) stats.Comparison {
 	return c
 }
 
+// sections are the tables, in the order they print.
+var sections = []struct {
+	name  string
+	table func(trials int)
+}{{"drift", drift}, {"mde", mdePromise}, {"rounds", roundsPromise}, {"warmup", warmup}, {"sequential", sequential}}
+
 func main() {
 	trials := flag.Int("trials", 2000, "simulated experiments per scenario and order")
+	only := flag.String("only", "", "print only these tables, comma-separated: drift, mde, rounds, warmup, sequential")
 	flag.Parse()
-	fmt.Printf("%d trials each; threshold 2%%; a time metric (b slower = ratio > 1)\n\n", *trials)
-	defer sequential(*trials)
-	defer promises(*trials)
+	fmt.Printf("%d trials each; threshold 2%%; a time metric (b slower = ratio > 1)\n", *trials)
+	for _, sec := range sections {
+		if *only == "" || slices.Contains(strings.Split(*only, ","), sec.name) {
+			fmt.Println()
+			sec.table(*trials)
+		}
+	}
+}
+
+// drift is A/A and known effects under the ways targets misbehave, in
+// random and in sequential order.
+func drift(trials int) {
 	fmt.Println("| scenario | rounds | order | 95% CI misses the true ratio | false faster/slower | power (correct 'slower') |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, s := range scenarios {
 		for _, order := range []string{lab.OrderRandom, lab.OrderSequential} {
 			wrong, right, missed := 0, 0, 0
-			for i := 0; i < *trials; i++ {
+			for i := 0; i < trials; i++ {
 				c := trial(s, order, uint64(i)+1)
 				if c.CI95[0] > s.effect || c.CI95[1] < s.effect {
 					missed++
@@ -132,20 +150,16 @@ func main() {
 			}
 			power := "—"
 			if s.effect > 1 {
-				power = rate(right, *trials)
+				power = rate(right, trials)
 			}
-			fmt.Printf("| %s | %d | %s | %s | %s | %s |\n", s.name, s.rounds, order, rate(missed, *trials), rate(wrong, *trials), power)
+			fmt.Printf("| %s | %d | %s | %s | %s | %s |\n", s.name, s.rounds, order, rate(missed, trials), rate(wrong, trials), power)
 		}
 	}
 }
 
-// promises checks the two numbers a user acts on. The MDE: an experiment
-// prints one; a new experiment whose true effect is that MDE should say
-// "slower" 80% of the time. Rounds needed: an inconclusive experiment
-// names a number of rounds; a new experiment of that many rounds, with the
-// same true effect, should reach a verdict 80% of the time.
-func promises(trials int) {
-	fmt.Println()
+// mdePromise checks the MDE an experiment prints: a new experiment whose
+// true effect is that MDE should say "slower" 80% of the time.
+func mdePromise(trials int) {
 	fmt.Println("| noise | rounds | power at the printed MDE (promised 80%) | median printed MDE |")
 	fmt.Println("|---|---|---|---|")
 	for _, p := range []struct {
@@ -164,7 +178,12 @@ func promises(trials int) {
 		}
 		fmt.Printf("| CV %.0f%% | %d | %s | %.1f%% |\n", 100*p.cv, p.rounds, rate(hit, trials), 100*median(mdes))
 	}
-	fmt.Println()
+}
+
+// roundsPromise checks the rounds an inconclusive experiment names: a new
+// experiment of that many rounds, with the same true effect, should reach
+// a verdict 80% of the time.
+func roundsPromise(trials int) {
 	fmt.Println("| true effect | noise | pilot rounds | inconclusive pilots that named a round count | decided at the rounds they named (promised 80%) | median rounds named |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, p := range []struct {
@@ -187,7 +206,12 @@ func promises(trials int) {
 		}
 		fmt.Printf("| %+.0f%% | CV %.0f%% | %d | %d of %d | %s | %.0f |\n", 100*(p.effect-1), 100*p.cv, p.rounds, asked, trials, rate(decided, max(asked, 1)), median(named))
 	}
-	fmt.Println()
+}
+
+// warmup checks a variant that warms up on its own: the warning, more
+// warm-up rounds, and leaving the rounds out automatically (which must not
+// cost anything when nothing warms up).
+func warmup(trials int) {
 	fmt.Println("| A/A, the variant alone 1+e^-k slower over its first runs | warm-up rounds | 95% CI misses the true ratio | false faster/slower | variant-warmup warning raised |")
 	fmt.Println("|---|---|---|---|---|")
 	for _, w := range []struct {
@@ -292,7 +316,6 @@ func seqTrial(s scenario, min, max int, seed uint64) (string, int) {
 // effect, the rounds it uses against the fixed number of rounds that has
 // the same power.
 func sequential(trials int) {
-	fmt.Println()
 	fmt.Println("| stop when decided, rounds {min 6, max 60}, CV 5% | false faster/slower | decided | mean rounds used |")
 	fmt.Println("|---|---|---|---|")
 	sawtooth := func(f float64) float64 { return 1 + 0.5*math.Mod(4*f, 1) }

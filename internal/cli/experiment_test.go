@@ -646,8 +646,8 @@ rounds: {min: 3, max: 40}
 warmup: 0
 baseline: a
 variants:
-  - {name: a, env: {NAP: "0.02 0.02"}}
-  - {name: b, env: {NAP: "0.06 0.06"}}
+  - {name: a, env: {NAP: "0.1 0.1"}}
+  - {name: b, env: {NAP: "0.3 0.3"}}
 workloads:
   - name: nap
     cmd: {run: 'set -- $NAP; if [ $(({{round}} % 2)) = 0 ]; then sleep $1; else sleep $2; fi'}
@@ -674,7 +674,8 @@ workloads:
 	}
 	_ = json.Unmarshal([]byte(out), &rr)
 	c := verdictOf(r, "wall_s")
-	if c.Verdict != "slower" || c.Method != "sequential" || c.Ratio < 2 || c.CI95[0] > c.Ratio || c.CI95[1] < c.Ratio {
+	// 3x the sleep; starting the shell adds to both, more on a busy machine.
+	if c.Verdict != "slower" || c.Method != "sequential" || c.Ratio < 1.5 || c.CI95[0] > c.Ratio || c.CI95[1] < c.Ratio {
 		t.Fatalf("b against a: %+v", c)
 	}
 	if rr.Rounds == nil || !rr.Rounds.Decided || rr.Rounds.Ran >= 40 || rr.Rounds.Ran < 3 || len(r.Runs) != 2*rr.Rounds.Ran {
@@ -762,11 +763,12 @@ workloads:
 	if !hasCode(r, "warmup-left-out") || c.Verdict != "same" && c.Verdict != "inconclusive" {
 		t.Fatalf("cold's first runs were not left out: %+v\n%+v", c, r.Warnings)
 	}
-	// MSER cuts where what is left is steadiest: the two cold rounds, or
-	// one more when the third happens to lie on their side.
+	// MSER cuts where what is left is steadiest — the two cold rounds, or
+	// one more when the third happens to lie on their side — and one
+	// round more goes as a margin.
 	for _, w := range r.Warnings {
-		if w.Code == "warmup-left-out" && !strings.Contains(w.Message, "cold/nap: its first 2 measured rounds") &&
-			!strings.Contains(w.Message, "cold/nap: its first 3 measured rounds") {
+		if w.Code == "warmup-left-out" && !strings.Contains(w.Message, "cold/nap: its first 3 measured rounds") &&
+			!strings.Contains(w.Message, "cold/nap: its first 4 measured rounds") {
 			t.Errorf("warning: %s", w.Message)
 		}
 	}

@@ -47,6 +47,10 @@ func SkipWarmup(base, variant []Obs) (b, v []Obs, k int) {
 	if k == 0 || !apart(d[:k], d[k:]) {
 		return base, variant, 0
 	}
+	// The round the cut fell on is as likely still warming up as not: a
+	// decay that has fallen under the noise still biases the mean of
+	// what is left, so one more round goes.
+	k = min(k+1, len(d)/3)
 	first := ps[k].round
 	keep := func(obs []Obs) []Obs {
 		var out []Obs
