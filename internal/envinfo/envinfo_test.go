@@ -79,6 +79,26 @@ func TestWarnings(t *testing.T) {
 		text  string
 	}{name: "starved", snaps: []Snapshot{base, starved1, starved2, base}, ev: Evidence{Starved: []Starved{{Cell: "frames", RateCV: 0.27, CPUPerOpCV: 0.06}}},
 		want: "load-above-cores,cpu-pressure", text: "load average exceeded the CPUs in 2 of 4 snapshots, at worst 5.2 on 2 CPUs"})
+	// Between rounds all was quiet; during the runs, a neighbour's I/O
+	// made tasks wait in 3 of 20 seconds, worst at the 12th: the seconds
+	// alone raise it, quoting the worst.
+	t0 := time.Date(2026, 11, 23, 9, 0, 0, 0, time.Local)
+	var secs []metrics.EnvSecond
+	for i := range 20 {
+		s := metrics.EnvSecond{T: t0.Unix() + int64(i), IOStall: 0.01}
+		if i >= 10 && i < 13 {
+			s.IOStall = []float64{0.4, 0.6, 0.9}[i-10]
+		}
+		secs = append(secs, s)
+	}
+	tests = append(tests, struct {
+		name  string
+		snaps []Snapshot
+		ev    Evidence
+		want  string
+		text  string
+	}{name: "io during runs", snaps: []Snapshot{base, base}, ev: Evidence{Seconds: secs}, want: "io-pressure",
+		text: "I/O pressure: some task waited for I/O over 25% of the time in 3 of the runs' 20 seconds, at worst 90% in the second at 09:00:12; tasks waited"})
 	for _, tc := range tests {
 		ws := Warnings(tc.snaps, tc.ev)
 		var codes []string

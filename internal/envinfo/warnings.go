@@ -2,7 +2,9 @@ package envinfo
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
 )
 
@@ -20,6 +22,9 @@ type Evidence struct {
 	// UncachedRandomReadP50Ns is the median latency of random reads that
 	// bypassed the page cache (direct I/O), or 0 if none ran.
 	UncachedRandomReadP50Ns int64
+	// Seconds are the machine's seconds during the measured runs
+	// (WatchStall), in any order.
+	Seconds []metrics.EnvSecond
 }
 
 // Starved is one cell's evidence of CPU starvation.
@@ -78,20 +83,28 @@ func Warnings(snaps []Snapshot, ev Evidence) []stats.Warning {
 			msg += fmt.Sprintf("; %s's throughput varied by %.0f%% while its CPU per operation varied by %.0f%%: the benchmark was starved of CPU, the target did not drift",
 				st.Cell, 100*st.RateCV, 100*st.CPUPerOpCV)
 		}
-		add("cpu-pressure", "%s; rerun on a quiet machine", msg)
+		add("cpu-pressure", "%s%s; rerun on a quiet machine", msg, alsoDuringRuns(ev.Seconds, cpuSecond, "a CPU", cpuPressure))
+	} else if n, _ := stalledSeconds(ev.Seconds, cpuSecond, cpuPressure); n > 0 && n*10 >= len(ev.Seconds) {
+		add("cpu-pressure", "CPU pressure: %s; runnable work, the benchmark's own threads included, waited for a CPU; rerun on a quiet machine",
+			duringRuns(ev.Seconds, cpuSecond, "a CPU", cpuPressure))
 	}
 	lowMem := func(s Snapshot) bool { return s.MemTotalBytes > 0 && s.MemAvailableBytes < s.MemTotalBytes/10 }
 	if w, n := worst(snaps, func(s Snapshot) float64 {
 		return s.PressureMemory - float64(s.MemAvailableBytes)/float64(max(s.MemTotalBytes, 1))
 	}, func(s Snapshot) bool { return s.PressureMemory > 1 || lowMem(s) }); n > 0 {
-		add("memory-pressure", "memory pressure in %d of %d snapshots, at worst at %s: PSI memory some avg10 %.1f%%, %d MiB available of %d MiB; the page cache is being squeezed",
-			n, len(snaps), w.TakenAt.Format("15:04:05"), w.PressureMemory, w.MemAvailableBytes>>20, w.MemTotalBytes>>20)
+		add("memory-pressure", "memory pressure in %d of %d snapshots, at worst at %s: PSI memory some avg10 %.1f%%, %d MiB available of %d MiB%s; the page cache is being squeezed",
+			n, len(snaps), w.TakenAt.Format("15:04:05"), w.PressureMemory, w.MemAvailableBytes>>20, w.MemTotalBytes>>20,
+			alsoDuringRuns(ev.Seconds, memorySecond, "memory", memoryPressure))
+	} else if n, _ := stalledSeconds(ev.Seconds, memorySecond, memoryPressure); n > 0 && n*10 >= len(ev.Seconds) {
+		add("memory-pressure", "memory pressure: %s; the page cache is being squeezed", duringRuns(ev.Seconds, memorySecond, "memory", memoryPressure))
 	}
 	// A disk workload makes its own I/O pressure; for any other, pressure
 	// is other work's I/O.
 	if w, n := worst(snaps, func(s Snapshot) float64 { return s.PressureIO }, func(s Snapshot) bool { return s.PressureIO > ioPressure }); n > 0 && !ev.TouchesDisk {
-		add("io-pressure", "I/O pressure in %d of %d snapshots, at worst PSI io some avg10 %.0f%% at %s: tasks waited for storage the workload does not use; other I/O competed",
-			n, len(snaps), w.PressureIO, w.TakenAt.Format("15:04:05"))
+		add("io-pressure", "I/O pressure in %d of %d snapshots, at worst PSI io some avg10 %.0f%% at %s%s: tasks waited for storage the workload does not use; other I/O competed",
+			n, len(snaps), w.PressureIO, w.TakenAt.Format("15:04:05"), alsoDuringRuns(ev.Seconds, ioSecond, "I/O", ioPressure))
+	} else if n, _ := stalledSeconds(ev.Seconds, ioSecond, ioPressure); n > 0 && n*10 >= len(ev.Seconds) && !ev.TouchesDisk {
+		add("io-pressure", "I/O pressure: %s; tasks waited for storage the workload does not use: other I/O competed", duringRuns(ev.Seconds, ioSecond, "I/O", ioPressure))
 	}
 	if d := (last.SwapIns + last.SwapOuts) - (first.SwapIns + first.SwapOuts); d > 0 {
 		add("swap-activity", "%d pages were swapped in or out during the experiment", d)
@@ -106,9 +119,50 @@ func Warnings(snaps []Snapshot, ev Evidence) []stats.Warning {
 // pressure: a tenth of the time with a task waiting for the CPU, a
 // quarter waiting for I/O.
 const (
-	cpuPressure = 10
-	ioPressure  = 25
+	cpuPressure    = 10
+	ioPressure     = 25
+	memoryPressure = 1
 )
+
+// The share of a second, in percent, in which something waited.
+func cpuSecond(s metrics.EnvSecond) float64    { return 100 * s.CPUStall }
+func memorySecond(s metrics.EnvSecond) float64 { return 100 * s.MemoryStall }
+func ioSecond(s metrics.EnvSecond) float64     { return 100 * s.IOStall }
+
+// stalledSeconds counts the seconds whose share (percent) is above
+// limit, and returns the worst second.
+func stalledSeconds(secs []metrics.EnvSecond, share func(metrics.EnvSecond) float64, limit float64) (int, metrics.EnvSecond) {
+	var w metrics.EnvSecond
+	n := 0
+	for _, s := range secs {
+		if share(s) > limit {
+			n++
+		}
+		if share(s) > share(w) {
+			w = s
+		}
+	}
+	return n, w
+}
+
+// duringRuns says what the runs' seconds saw of a resource: how many
+// seconds were above limit, and the worst one and when.
+func duringRuns(secs []metrics.EnvSecond, share func(metrics.EnvSecond) float64, what string, limit float64) string {
+	n, w := stalledSeconds(secs, share, limit)
+	if len(secs) == 0 || w.T == 0 {
+		return ""
+	}
+	return fmt.Sprintf("some task waited for %s over %.0f%% of the time in %d of the runs' %d seconds, at worst %.0f%% in the second at %s",
+		what, limit, n, len(secs), share(w), time.Unix(w.T, 0).Format("15:04:05"))
+}
+
+// alsoDuringRuns is duringRuns added to what the snapshots saw.
+func alsoDuringRuns(secs []metrics.EnvSecond, share func(metrics.EnvSecond) float64, what string, limit float64) string {
+	if d := duringRuns(secs, share, what, limit); d != "" {
+		return "; " + d
+	}
+	return ""
+}
 
 // worst returns the snapshot where bad is highest among those where hit
 // holds, and how many those are.

@@ -363,6 +363,11 @@ func Build(d *store.Data, opts Options) *Report {
 		r.Warnings = append(r.Warnings, cv.Warnings...)
 		r.Warnings = append(r.Warnings, stallWarnings(c, perCell[i])...)
 		evidence.TouchesDisk = evidence.TouchesDisk || c.Workload == "fs" || c.Workload == "frames"
+		for _, run := range perCell[i] {
+			if !run.Warmup && run.Result != nil {
+				evidence.Seconds = append(evidence.Seconds, run.Result.EnvSeries...)
+			}
+		}
 		if p := uncachedRandomReadP50(c, cv); p > 0 && (evidence.UncachedRandomReadP50Ns == 0 || p < evidence.UncachedRandomReadP50Ns) {
 			evidence.UncachedRandomReadP50Ns = p
 		}

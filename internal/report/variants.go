@@ -122,7 +122,8 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 	}
 	note := "\nverdicts: faster/slower when the 95%% CI lies wholly beyond ±%.0f%% and, for primary metrics, the Holm-adjusted p < 0.05 across the report's %d primary comparisons (other metrics: unadjusted); same when the CI lies wholly inside ±%.0f%%; " +
 		"the ratio is the paired per-round estimate, adjusted for each run's slot in its round (counts: the per-round difference); " +
-		"MDE is the smallest difference this rule calls faster/slower with 80%% probability at the noise these rounds showed\n"
+		"MDE is the smallest difference this rule calls faster/slower with 80%% probability at the noise these rounds showed; " +
+		"the rounds an inconclusive verdict names are an estimate from these rounds — `iolab experiment --until-decided` adds rounds until every primary comparison is decided\n"
 	if r.Rounds != nil {
 		note = "\nverdicts: the rounds were looked at after each one, so each primary metric's interval is a 95%% confidence sequence (it holds at every look; its error rate is split over the report's %d primary comparisons) and its ratio the mean per-round ratio: faster/slower when it lies wholly beyond ±%.0f%%, same when wholly inside; " +
 			"other metrics: fixed-rounds CIs, unadjusted, which stopping early makes optimistic; MDE is the difference the sequence would have called with 80%% probability at these rounds\n"
