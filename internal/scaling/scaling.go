@@ -1,0 +1,407 @@
+// Package scaling fits how a cost grows with scale — the time, CPU or
+// memory a run takes at n objects — and extrapolates it, with intervals
+// that do not assume the model.
+//
+// Four models are fitted to every run's value, on the log scale (run
+// noise is multiplicative: a CV, not a fixed number of seconds):
+//
+//	a + c·n          linear, with a start-up cost
+//	a + c·n·log n    n log n, with a start-up cost
+//	a + c·n^b        a power law with a start-up cost
+//	c·n^b            a pure power law
+//
+// Intervals come from the bootstrap over rounds: every round ran every
+// scale once, so resampling whole rounds keeps what a round shares (the
+// machine's state then) and makes no assumption about the curve. The
+// models are compared by AICc; those within 2 of the best are ones the
+// data cannot tell apart, and the report says so rather than pick. An
+// extrapolation's 95% prediction interval is the spread of the
+// bootstrapped curves at that scale times the run noise; beside each
+// model's, the spread across the models the data cannot tell apart is
+// the honest answer to "what will 1000x cost".
+//
+// Google Benchmark's Complexity() fits O(1)..O(n³) by least squares and
+// prints an RMS; it gives no interval and does not extrapolate.
+package scaling
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Point is one run's value of a metric at a scale.
+type Point struct {
+	N     float64
+	Round int
+	Value float64
+}
+
+// Models, by name.
+const (
+	Linear     = "a + c·n"
+	NLogN      = "a + c·n·log n"
+	PowerConst = "a + c·n^b"
+	Power      = "c·n^b"
+)
+
+// Models are all the models, in the order they are described.
+var Models = []string{Linear, NLogN, PowerConst, Power}
+
+// Fit is one model fitted to the points.
+type Fit struct {
+	Model string `json:"model"`
+	// A is the start-up cost (0 for the pure power law), C the cost per
+	// unit of the growth term, B the exponent of n.
+	A, C, B float64
+	// Exponent is how the cost grows at the largest scale measured (d log
+	// f / d log n there): b for the power laws, 1 for linear, 1 + 1/ln n
+	// for n log n — with its bootstrap 95% interval.
+	Exponent   float64    `json:"exponent"`
+	ExponentCI [2]float64 `json:"exponent_ci95"`
+	// AICc ranks the models (lower fits better for its parameters);
+	// DeltaAICc is this one's distance from the best.
+	AICc      float64 `json:"aic"`
+	DeltaAICc float64 `json:"delta_aic"`
+	// RMS is the residuals' root mean square on the log scale (0.05: the
+	// model misses runs by about 5%).
+	RMS float64 `json:"rms_log"`
+	// Residuals is the mean residual at each scale, relative (+0.04: runs
+	// there took 4% more than the model says); Pattern marks the scales
+	// where that is beyond twice its standard error (+ or -), else 0.
+	Residuals []float64 `json:"residuals"`
+	Pattern   string    `json:"residual_pattern"`
+	// StartupShare is the start-up cost's share of the cost at the
+	// smallest scale.
+	StartupShare   float64         `json:"startup_share"`
+	Extrapolations []Extrapolation `json:"extrapolations"`
+	params         []float64
+	boot           [][]float64 // bootstrapped parameters
+	sigma          float64     // residual standard deviation, log scale
+}
+
+// Extrapolation is a model's prediction at a scale, with its 95%
+// prediction interval (where one run there would land).
+type Extrapolation struct {
+	At    float64    `json:"at"`
+	Value float64    `json:"value"`
+	PI95  [2]float64 `json:"pi95"`
+}
+
+// Result is every model fitted to one metric's points.
+type Result struct {
+	// Scales are the distinct scales measured, ascending.
+	Scales []float64 `json:"scales"`
+	// Fits, best (lowest AICc) first.
+	Fits []Fit `json:"fits"`
+	// Indistinct are the models within 2 AICc of the best: the data
+	// cannot choose among them.
+	Indistinct []string `json:"indistinct"`
+	// Across is, per extrapolation, the range of the indistinct models'
+	// prediction intervals together.
+	Across   []Extrapolation `json:"across_models"`
+	Warnings []string        `json:"warnings"`
+}
+
+// Options are what a fit is asked for.
+type Options struct {
+	// At are the scales to extrapolate to.
+	At []float64
+	// Bootstrap is the number of resamples (default 400).
+	Bootstrap int
+	Seed      uint64
+}
+
+// MinScales is the fewest distinct scales a fit needs: a start-up cost,
+// a rate and an exponent are three unknowns.
+const MinScales = 3
+
+// FitAll fits every model to the points (values must be positive) and
+// extrapolates each to opts.At.
+func FitAll(points []Point, opts Options) (*Result, error) {
+	var pts []Point
+	for _, p := range points {
+		if p.N > 0 && p.Value > 0 && !math.IsInf(p.Value, 0) && !math.IsNaN(p.Value) {
+			pts = append(pts, p)
+		}
+	}
+	r := &Result{}
+	for _, p := range pts {
+		if !slices.Contains(r.Scales, p.N) {
+			r.Scales = append(r.Scales, p.N)
+		}
+	}
+	sort.Float64s(r.Scales)
+	if len(r.Scales) < MinScales {
+		return nil, fmt.Errorf("%d distinct scales with positive values; a fit needs %d or more", len(r.Scales), MinScales)
+	}
+	if opts.Bootstrap <= 0 {
+		opts.Bootstrap = 400
+	}
+	rounds := map[int][]Point{}
+	var roundIDs []int
+	for _, p := range pts {
+		if _, ok := rounds[p.Round]; !ok {
+			roundIDs = append(roundIDs, p.Round)
+		}
+		rounds[p.Round] = append(rounds[p.Round], p)
+	}
+	sort.Ints(roundIDs)
+	rng := rand.New(rand.NewPCG(opts.Seed, 0x5ca1e))
+	samples := make([][]Point, opts.Bootstrap)
+	for i := range samples {
+		for range roundIDs {
+			samples[i] = append(samples[i], rounds[roundIDs[rng.IntN(len(roundIDs))]]...)
+		}
+	}
+	for _, m := range Models {
+		f := fitModel(m, pts)
+		for _, s := range samples {
+			if b := fitModel(m, s); b.params != nil {
+				f.boot = append(f.boot, b.params)
+			}
+		}
+		f.describe(pts, r.Scales, opts.At, rng)
+		r.Fits = append(r.Fits, f)
+	}
+	sort.SliceStable(r.Fits, func(i, j int) bool { return r.Fits[i].AICc < r.Fits[j].AICc })
+	for i := range r.Fits {
+		r.Fits[i].DeltaAICc = r.Fits[i].AICc - r.Fits[0].AICc
+		if r.Fits[i].DeltaAICc < 2 {
+			r.Indistinct = append(r.Indistinct, r.Fits[i].Model)
+		}
+	}
+	for k, at := range opts.At {
+		x := Extrapolation{At: at, Value: r.Fits[0].Extrapolations[k].Value, PI95: [2]float64{math.Inf(1), math.Inf(-1)}}
+		for _, f := range r.Fits[:len(r.Indistinct)] {
+			e := f.Extrapolations[k]
+			x.PI95[0], x.PI95[1] = math.Min(x.PI95[0], e.PI95[0]), math.Max(x.PI95[1], e.PI95[1])
+		}
+		r.Across = append(r.Across, x)
+	}
+	r.warn(opts.At)
+	return r, nil
+}
+
+// curve is a model's cost at n for parameters x (a, c[, b]; c, b for
+// the pure power law).
+func curve(model string, x []float64, n float64) float64 {
+	switch model {
+	case Linear:
+		return x[0] + x[1]*n
+	case NLogN:
+		return x[0] + x[1]*n*math.Log(n)
+	case PowerConst:
+		return x[0] + x[1]*math.Pow(n, x[2])
+	}
+	return x[0] * math.Pow(n, x[1])
+}
+
+// parameters counts a model's parameters, the noise's included.
+func parameters(model string) int {
+	if model == PowerConst {
+		return 4
+	}
+	return 3
+}
+
+// fitModel fits a model by relative least squares — each run's miss as
+// a share of its value, which for run noise of a few percent is least
+// squares on the log scale; params is nil when it fails. The pure power
+// law is a line in log-log; the others are linear in a and c for a given
+// b, so only the exponent of a + c·n^b is searched (golden section).
+func fitModel(model string, pts []Point) Fit {
+	f := Fit{Model: model}
+	switch model {
+	case Power:
+		var sx, sy, sxx, sxy float64
+		for _, p := range pts {
+			x, y := math.Log(p.N), math.Log(p.Value)
+			sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+		}
+		n := float64(len(pts))
+		b := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+		if math.IsNaN(b) || math.IsInf(b, 0) {
+			return f
+		}
+		f.params = []float64{math.Exp((sy - b*sx) / n), b}
+	case Linear:
+		a, c, _ := affine(pts, func(n float64) float64 { return n })
+		f.params = []float64{a, c}
+	case NLogN:
+		a, c, _ := affine(pts, func(n float64) float64 { return n * math.Log(n) })
+		f.params = []float64{a, c}
+	case PowerConst:
+		cost := func(b float64) float64 {
+			_, _, sse := affine(pts, func(n float64) float64 { return math.Pow(n, b) })
+			return sse
+		}
+		lo, hi := 0.05, 4.0
+		g := (math.Sqrt(5) - 1) / 2
+		for range 40 {
+			x1, x2 := hi-g*(hi-lo), lo+g*(hi-lo)
+			if cost(x1) < cost(x2) {
+				hi = x2
+			} else {
+				lo = x1
+			}
+		}
+		b := (lo + hi) / 2
+		a, c, _ := affine(pts, func(n float64) float64 { return math.Pow(n, b) })
+		f.params = []float64{a, c, b}
+	}
+	if f.params[1] <= 0 || math.IsNaN(f.params[1]) {
+		f.params = nil // a cost that falls with scale is no growth model
+	}
+	return f
+}
+
+// affine fits value = a + c·g(n) with a >= 0 by relative least squares,
+// returning a, c and the sum of squared relative misses.
+func affine(pts []Point, g func(float64) float64) (a, c, sse float64) {
+	// Minimise Σ ((v - a - c·x)/v)²: weighted least squares, weights 1/v².
+	var sw, sx, sy, sxx, sxy float64
+	for _, p := range pts {
+		w, x := 1/(p.Value*p.Value), g(p.N)
+		sw, sx, sy, sxx, sxy = sw+w, sx+w*x, sy+w*p.Value, sxx+w*x*x, sxy+w*x*p.Value
+	}
+	det := sw*sxx - sx*sx
+	a, c = (sxx*sy-sx*sxy)/det, (sw*sxy-sx*sy)/det
+	if a < 0 || det == 0 { // no negative start-up: through the origin
+		a, c = 0, sxy/sxx
+	}
+	for _, p := range pts {
+		d := (p.Value - a - c*g(p.N)) / p.Value
+		sse += d * d
+	}
+	return a, c, sse
+}
+
+// describe fills what a fit says: its figures, exponent, residuals and
+// extrapolations.
+func (f *Fit) describe(pts []Point, scales, at []float64, rng *rand.Rand) {
+	if f.params == nil {
+		f.AICc = math.Inf(1)
+		return
+	}
+	x := f.params
+	switch f.Model {
+	case Power:
+		f.C, f.B = x[0], x[1]
+	case PowerConst:
+		f.A, f.C, f.B = x[0], x[1], x[2]
+	default:
+		f.A, f.C, f.B = x[0], x[1], 1
+	}
+	var sse float64
+	byScale := map[float64][]float64{}
+	for _, p := range pts {
+		d := math.Log(p.Value) - math.Log(curve(f.Model, x, p.N))
+		sse += d * d
+		byScale[p.N] = append(byScale[p.N], d)
+	}
+	n, k := float64(len(pts)), float64(parameters(f.Model))
+	f.RMS = math.Sqrt(sse / n)
+	f.sigma = math.Sqrt(sse / math.Max(n-k+1, 1))
+	f.AICc = n*math.Log(math.Max(sse/n, 1e-300)) + 2*k
+	if n-k-1 > 0 {
+		f.AICc += 2 * k * (k + 1) / (n - k - 1)
+	}
+	var marks []string
+	for _, s := range scales {
+		ds := byScale[s]
+		m := mean(ds)
+		f.Residuals = append(f.Residuals, math.Expm1(m))
+		se := f.sigma / math.Sqrt(float64(len(ds)))
+		switch {
+		case m > 2*se:
+			marks = append(marks, "+")
+		case m < -2*se:
+			marks = append(marks, "-")
+		default:
+			marks = append(marks, "0")
+		}
+	}
+	f.Pattern = strings.Join(marks, " ")
+	top := scales[len(scales)-1]
+	f.Exponent = f.exponentAt(x, top)
+	exps := make([]float64, 0, len(f.boot))
+	for _, b := range f.boot {
+		exps = append(exps, f.exponentAt(b, top))
+	}
+	f.ExponentCI = [2]float64{math.NaN(), math.NaN()}
+	if f.Model == PowerConst || f.Model == Power {
+		f.ExponentCI = percentiles(exps)
+	}
+	if f.A > 0 {
+		f.StartupShare = f.A / curve(f.Model, x, scales[0])
+	}
+	for _, a := range at {
+		e := Extrapolation{At: a, Value: curve(f.Model, x, a)}
+		// Where one run at a would land: a bootstrapped curve, times the
+		// noise of one run about it.
+		preds := make([]float64, 0, len(f.boot))
+		for _, b := range f.boot {
+			preds = append(preds, curve(f.Model, b, a)*math.Exp(f.sigma*rng.NormFloat64()))
+		}
+		e.PI95 = percentiles(preds)
+		f.Extrapolations = append(f.Extrapolations, e)
+	}
+}
+
+// exponentAt is d log f / d log n at n: how the cost grows there.
+func (f *Fit) exponentAt(x []float64, n float64) float64 {
+	const h = 1e-4
+	return (math.Log(curve(f.Model, x, n*math.Exp(h))) - math.Log(curve(f.Model, x, n*math.Exp(-h)))) / (2 * h)
+}
+
+// warn says where the fit and its extrapolations are not to be trusted.
+func (r *Result) warn(at []float64) {
+	lo, hi := r.Scales[0], r.Scales[len(r.Scales)-1]
+	if decades := math.Log10(hi / lo); decades < 2 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"the scales span %.1f decades (%g to %g); models that differ by a logarithm (n vs n·log n) or a small exponent cannot be told apart over less than 2: add scales, spaced geometrically",
+			decades, lo, hi))
+	}
+	for _, a := range at {
+		if a > 100*hi {
+			r.Warnings = append(r.Warnings, fmt.Sprintf(
+				"%g is %.0fx the largest scale measured (%g): beyond 100x, any change of regime (a cache or memory running out, a data structure's next level) is invisible to the fit; measure closer to it",
+				a, a/hi, hi))
+			break
+		}
+	}
+	for _, f := range r.Fits {
+		if f.Model == PowerConst && f.StartupShare > 0.5 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf(
+				"a fixed start-up cost is %.0f%% of the cost at the smallest scale (%g): a pure power law fitted there would understate the exponent; the models with a start-up term account for it",
+				100*f.StartupShare, lo))
+		}
+	}
+	if len(r.Indistinct) > 1 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"the data cannot choose between %s (within 2 AICc of each other): trust the extrapolations only as far as these agree",
+			strings.Join(r.Indistinct, ", ")))
+	}
+}
+
+func percentiles(v []float64) [2]float64 {
+	if len(v) < 20 {
+		return [2]float64{math.NaN(), math.NaN()}
+	}
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	at := func(q float64) float64 { return s[int(math.Round(q*float64(len(s)-1)))] }
+	return [2]float64{at(0.025), at(0.975)}
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
