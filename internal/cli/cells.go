@@ -100,6 +100,9 @@ func planCells(p *plan.Plan, variants []*variant.Variant) ([]lab.Cell, error) {
 // matrix fields that are not workload keys, and the limits.
 func cellParams(c *cellBuilder, limits cgroup.Limits) map[string]string {
 	out := maps.Clone(c.params)
+	if c.w.Scale != "" {
+		out[plan.ScaleParam] = c.w.Scale
+	}
 	if limits.Memory > 0 {
 		out["limit_memory"] = units.FormatSize(limits.Memory)
 	}

@@ -69,14 +69,15 @@ type storedPlan struct {
 	Seed      uint64            `json:"seed"`
 	Commits   map[string]string `json:"commits,omitempty"`
 	// Sequential is set when the experiment stops when decided.
-	Sequential *report.SequentialRounds `json:"sequential,omitempty"`
-	AutoWarmup bool                     `json:"auto_warmup,omitempty"`
+	Sequential  *report.SequentialRounds `json:"sequential,omitempty"`
+	AutoWarmup  bool                     `json:"auto_warmup,omitempty"`
+	Extrapolate plan.Extrapolate         `json:"extrapolate,omitempty"`
 }
 
 // reportOptions are how the experiment's report compares.
 func (sp storedPlan) reportOptions() report.Options {
 	return report.Options{Baseline: sp.Baseline, Threshold: sp.Threshold, Order: sp.Order,
-		Sequential: sp.Sequential, AutoWarmup: sp.AutoWarmup}
+		Sequential: sp.Sequential, AutoWarmup: sp.AutoWarmup, Extrapolate: sp.Extrapolate}
 }
 
 func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, command string, stdout, stderr io.Writer) error {
@@ -148,8 +149,13 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	for _, w := range p.Workloads {
+		if advice := w.ScaleAdvice(); advice != "" {
+			fmt.Fprintf(stderr, "iolab: %s\n", advice)
+		}
+	}
 	sp := storedPlan{Path: path, Text: stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
-		Seed: seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup}
+		Seed: seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: p.Extrapolate}
 	if p.MinRounds > 0 {
 		if len(variants) < 2 {
 			return usage("%s: stopping when decided (--until-decided, rounds: {min, max}) compares variants; the plan has %d", path, len(variants))

@@ -55,7 +55,21 @@ type Plan struct {
 	Variants         []Variant
 	Hooks            Hooks
 	Workloads        []Workload
+	// Extrapolate is where scale fits extrapolate to, and the limits a
+	// curve may cross.
+	Extrapolate Extrapolate
 }
+
+// Extrapolate names the scales a scale study's fits predict, and caps —
+// per metric, a value the cost cannot exceed (a memory budget) — that a
+// prediction is checked against.
+type Extrapolate struct {
+	At   []float64          `json:"at,omitempty"`
+	Caps map[string]float64 `json:"caps,omitempty"`
+}
+
+// ScaleParam is the cell parameter that names a cell's scale axis.
+const ScaleParam = "scale_axis"
 
 // Variant is one version of the thing under test.
 type Variant struct {
@@ -134,6 +148,10 @@ type Workload struct {
 	Fields map[string]Value
 	// Matrix maps a field to the values it takes, in order.
 	Matrix []Axis
+	// Scale, if set, is the matrix field that is the workload's scale
+	// (scale: {objects: [...]}): numeric, ordered, first in Matrix; its
+	// cost is fitted against it.
+	Scale string
 	// Setup, if set, is a workload run untimed before the measured one —
 	// after every start of the variant's server — whose outputs (the ids
 	// an upload returned) the measured workload reads as {{ids}}.
@@ -293,7 +311,7 @@ func (r reader) duration(n *yaml.Node, field string, dst *time.Duration) error {
 }
 
 func (r reader) plan(n *yaml.Node, p *Plan) error {
-	known := []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads"}
+	known := []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate"}
 	return r.fields(n, "the plan", known, func(key string, v *yaml.Node) error {
 		switch key {
 		case "name":
@@ -333,9 +351,76 @@ func (r reader) plan(n *yaml.Node, p *Plan) error {
 			return r.hooks(v, &p.Hooks)
 		case "workloads":
 			return r.workloads(v, p)
+		case "extrapolate":
+			return r.extrapolate(v, &p.Extrapolate)
 		}
 		return nil
 	})
+}
+
+// extrapolate reads [scales...] or {at: [scales...], caps: {metric: value}}.
+func (r reader) extrapolate(n *yaml.Node, dst *Extrapolate) error {
+	at := n
+	if n.Kind == yaml.MappingNode {
+		at = nil
+		err := r.fields(n, "extrapolate", []string{"at", "caps"}, func(key string, v *yaml.Node) error {
+			if key == "at" {
+				at = v
+				return nil
+			}
+			return r.caps(v, dst)
+		})
+		if err != nil {
+			return err
+		}
+		if at == nil {
+			return r.pos(n).Errorf("extrapolate: give at: [scales to predict]")
+		}
+	}
+	items, err := r.list(at, "extrapolate")
+	if err != nil {
+		return err
+	}
+	for _, x := range items {
+		v, err := r.scalar(x, "extrapolate")
+		if err != nil {
+			return err
+		}
+		f, err := units.ParseFloat(v.Text, 1, 1e300)
+		if err != nil {
+			return v.Pos.Errorf("extrapolate %q: %v (a scale such as 1e9)", v.Text, err)
+		}
+		dst.At = append(dst.At, f)
+	}
+	return nil
+}
+
+// caps reads {metric: value}: sizes for byte metrics (32g), numbers else.
+func (r reader) caps(n *yaml.Node, dst *Extrapolate) error {
+	if n.Kind != yaml.MappingNode {
+		return r.pos(n).Errorf("extrapolate.caps: want a mapping of metric: cap, such as max_rss_bytes: 32g")
+	}
+	dst.Caps = map[string]float64{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i].Value
+		v, err := r.scalar(n.Content[i+1], "extrapolate.caps."+k)
+		if err != nil {
+			return err
+		}
+		var f float64
+		if strings.HasSuffix(k, "_bytes") {
+			var b int64
+			b, err = units.ParseSize(v.Text)
+			f = float64(b)
+		} else {
+			f, err = units.ParseFloat(v.Text, 0, 1e300)
+		}
+		if err != nil || f <= 0 {
+			return v.Pos.Errorf("extrapolate.caps.%s %q: want a positive %s", k, v.Text, map[bool]string{true: "size such as 32g", false: "number"}[strings.HasSuffix(k, "_bytes")])
+		}
+		dst.Caps[k] = f
+	}
+	return nil
 }
 
 // maxVariantWarmup bounds warmup_per_variant: past it, a typo.
@@ -525,16 +610,19 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 	if err != nil {
 		return err
 	}
-	known := append([]string{"name", "matrix", "setup"}, Kinds...)
+	known := append([]string{"name", "matrix", "scale", "setup"}, Kinds...)
 	for _, item := range items {
 		w := Workload{Pos: r.pos(item), Fields: map[string]Value{}}
-		var matrix *yaml.Node
+		var matrix, scale *yaml.Node
 		err := r.fields(item, "a workload", known, func(key string, v *yaml.Node) error {
 			switch key {
 			case "name":
 				return r.str(v, "workload name", &w.Name)
 			case "matrix":
 				matrix = v
+				return nil
+			case "scale":
+				scale = v
 				return nil
 			case "setup":
 				w.Setup = &Workload{Pos: r.pos(v), Fields: map[string]Value{}}
@@ -562,6 +650,11 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 		}
 		if matrix != nil {
 			if w.Matrix, err = r.matrix(matrix); err != nil {
+				return err
+			}
+		}
+		if scale != nil {
+			if err := r.scale(scale, &w); err != nil {
 				return err
 			}
 		}
@@ -609,6 +702,73 @@ func (r reader) kind(w *Workload, what, kind string, v *yaml.Node) error {
 		w.Fields[key] = val
 	}
 	return nil
+}
+
+// scale reads scale: {field: [numbers]}: one axis, numeric, put first in
+// the matrix (ascending), so its cells are named by it first.
+func (r reader) scale(n *yaml.Node, w *Workload) error {
+	axes, err := r.matrix(n)
+	if err != nil {
+		return fmt.Errorf("%w (scale: {objects: [10000, 100000, 1000000]})", err)
+	}
+	if len(axes) != 1 {
+		return r.pos(n).Errorf("scale: want one field, such as scale: {objects: [10000, 100000, 1000000]}; other fields go under matrix:")
+	}
+	ax := axes[0]
+	for _, m := range w.Matrix {
+		if m.Field == ax.Field {
+			return ax.Values[0].KeyPos.Errorf("scale.%s: also a matrix field; give it once", ax.Field)
+		}
+	}
+	if ax.Field == ScaleParam {
+		return ax.Values[0].KeyPos.Errorf("scale.%s: a name iolab keeps for itself; call it what it counts (objects, files, bytes)", ax.Field)
+	}
+	num := make([]float64, len(ax.Values))
+	for i, v := range ax.Values {
+		if num[i], err = units.ParseFloat(v.Text, 0, 1e300); err != nil || num[i] <= 0 {
+			return v.Pos.Errorf("scale.%s %q: want a number above 0 (a count such as 100000 or 1e6)", ax.Field, v.Text)
+		}
+		if i > 0 && num[i] <= num[i-1] {
+			return v.Pos.Errorf("scale.%s: %s after %s; list the scales in ascending order, each once", ax.Field, v.Text, ax.Values[i-1].Text)
+		}
+	}
+	if len(ax.Values) < 3 {
+		return r.pos(n).Errorf("scale.%s: %d scales; a fit of start-up cost, rate and exponent needs 3 or more", ax.Field, len(ax.Values))
+	}
+	w.Scale = ax.Field
+	w.Matrix = append([]Axis{ax}, w.Matrix...)
+	return nil
+}
+
+// ScaleAdvice says what is wrong with a workload's scales for a fit: too
+// few decades, or values spaced evenly rather than geometrically; "" when
+// nothing is.
+func (w Workload) ScaleAdvice() string {
+	if w.Scale == "" {
+		return ""
+	}
+	var v []float64
+	for _, x := range w.Matrix[0].Values {
+		f, _ := units.ParseFloat(x.Text, 0, 1e300)
+		v = append(v, f)
+	}
+	lo, hi := v[0], v[len(v)-1]
+	geometric := func() string {
+		top := math.Max(hi, lo*1000)
+		var out []string
+		for i := range 5 {
+			out = append(out, fmt.Sprintf("%.4g", lo*math.Pow(top/lo, float64(i)/4)))
+		}
+		return "[" + strings.Join(out, ", ") + "]"
+	}
+	if decades := math.Log10(hi / lo); decades < 2 {
+		return fmt.Sprintf("workload %q: scale.%s spans %.1f decades; a fit tells n from n·log n, or finds an exponent, only over 2 or more: try %s", w.Name, w.Scale, decades, geometric())
+	}
+	// Evenly spaced: the middle step is as large as the first.
+	if len(v) >= 4 && (v[2]-v[1]) > 0.8*(v[1]-v[0]) && (v[2]-v[1]) < 1.25*(v[1]-v[0]) {
+		return fmt.Sprintf("workload %q: scale.%s is spaced evenly, which crowds the fit at the top; geometric spacing weighs every decade alike: try %s", w.Name, w.Scale, geometric())
+	}
+	return ""
 }
 
 func (r reader) matrix(n *yaml.Node) ([]Axis, error) {

@@ -46,6 +46,21 @@ workloads:
 	if err != nil || p.MinRounds != 6 || p.Rounds != 60 || !p.AutoWarmup {
 		t.Fatalf("%v: %+v", err, p)
 	}
+	p, err = Parse("x.yaml", []byte("extrapolate: {at: [1e9, 1.4e10], caps: {max_rss_bytes: 1g}}\nworkloads:\n  - cmd: {run: x}\n    matrix: {m: [a]}\n    scale: {n: [10, 20, 30, 40]}\n"))
+	if err != nil || p.Workloads[0].Scale != "n" || p.Workloads[0].Matrix[0].Field != "n" || p.Extrapolate.At[1] != 1.4e10 || p.Extrapolate.Caps["max_rss_bytes"] != 1<<30 {
+		t.Fatalf("%v: %+v", err, p)
+	}
+	if a := p.Workloads[0].ScaleAdvice(); !strings.Contains(a, "spans 0.6 decades") || !strings.Contains(a, "try [10, 56.23, 316.2, 1778, 1e+04]") {
+		t.Errorf("advice: %q", a)
+	}
+	p, err = Parse("x.yaml", []byte("workloads:\n  - cmd: {run: x}\n    scale: {n: [1000, 2000, 3000, 100000]}\n"))
+	if a := p.Workloads[0].ScaleAdvice(); err != nil || !strings.Contains(a, "spaced evenly") {
+		t.Errorf("%v: advice %q", err, a)
+	}
+	p, err = Parse("x.yaml", []byte("workloads:\n  - cmd: {run: x}\n    scale: {n: [1000, 10000, 100000]}\n"))
+	if a := p.Workloads[0].ScaleAdvice(); err != nil || a != "" {
+		t.Errorf("%v: advice %q", err, a)
+	}
 	p, err = Parse("x.yaml", []byte("warmup_per_variant: 4\nworkloads:\n  - cmd: {run: x}\n"))
 	if err != nil || p.WarmupPerVariant != 4 || p.AutoWarmup {
 		t.Fatalf("%v: %+v", err, p)
@@ -68,6 +83,14 @@ func TestParseErrorsAreLocated(t *testing.T) {
 		{"rounds: {min: 2, max: 10}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:15: rounds.min \"2\""},
 		{"rounds: {min: 6, most: 10}\nworkloads:\n  - cmd: {run: x}\n", "unknown key \"most\" in rounds; known: min, max"},
 		{"warmup_per_variant: lots\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:21: warmup_per_variant \"lots\""},
+		{"workloads:\n  - cmd: {run: x}\n    scale: {n: [10, 100, many]}\n", "p.yaml:3:26: scale.n \"many\": want a number above 0"},
+		{"workloads:\n  - cmd: {run: x}\n    scale: {n: [10, 1000, 100]}\n", "p.yaml:3:27: scale.n: 100 after 1000; list the scales in ascending order"},
+		{"workloads:\n  - cmd: {run: x}\n    scale: {n: [10, 100]}\n", "p.yaml:3:12: scale.n: 2 scales; a fit of start-up cost, rate and exponent needs 3 or more"},
+		{"workloads:\n  - cmd: {run: x}\n    scale: {n: [1, 10, 100], m: [1, 2, 3]}\n", "p.yaml:3:12: scale: want one field"},
+		{"workloads:\n  - cmd: {run: x}\n    matrix: {n: [1]}\n    scale: {n: [1, 10, 100]}\n", "p.yaml:4:13: scale.n: also a matrix field"},
+		{"extrapolate: [1e9, lots]\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:20: extrapolate \"lots\""},
+		{"extrapolate: {at: [1e9], caps: {max_rss_bytes: big}}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:48: extrapolate.caps.max_rss_bytes \"big\": want a positive size"},
+		{"extrapolate: {caps: {wall_s: 5}}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:14: extrapolate: give at:"},
 	}
 	for _, tc := range tests {
 		_, err := Parse("p.yaml", []byte(tc.text))

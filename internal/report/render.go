@@ -102,6 +102,9 @@ func Terminal(w io.Writer, r *Report) error {
 			return err
 		}
 		writeDeadlines(w, r, false)
+		if err := writeScales(w, r, false); err != nil {
+			return err
+		}
 		writeWarnings(w, r.Warnings, false)
 		return nil
 	}
@@ -137,6 +140,9 @@ func Terminal(w io.Writer, r *Report) error {
 		if c.TimingOverheadNs > 0 {
 			fmt.Fprintf(w, "  timing overhead: %.0f ns per operation, measured before each run\n", c.TimingOverheadNs)
 		}
+	}
+	if err := writeScales(w, r, false); err != nil {
+		return err
 	}
 	writeWarnings(w, r.Warnings, false)
 	return nil
@@ -185,6 +191,9 @@ func Markdown(w io.Writer, r *Report) error {
 				fmt.Fprintf(w, "\n**%s**\n", c.Deadline)
 			}
 		}
+	}
+	if err := writeScales(w, r, true); err != nil {
+		return err
 	}
 	writeWarnings(w, r.Warnings, true)
 	return nil

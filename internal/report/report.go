@@ -16,6 +16,7 @@ import (
 
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -36,6 +37,10 @@ type Report struct {
 	Comparisons []ComparisonView `json:"comparisons,omitempty"`
 	Baseline    string           `json:"baseline,omitempty"`
 	Threshold   float64          `json:"threshold,omitempty"`
+	// Scales are the scale studies' costs by scale and their fits; Fits
+	// the same models flat.
+	Scales []ScaleView `json:"-"`
+	Fits   []FitView   `json:"fits,omitempty"`
 	// Rounds, for an experiment that stops when decided, says when it did.
 	Rounds   *RoundsView       `json:"rounds,omitempty"`
 	Warnings []stats.Warning   `json:"warnings"`
@@ -310,6 +315,11 @@ type Options struct {
 	// AutoWarmup leaves out the rounds of each comparison still warming
 	// up (warmup_per_variant: auto).
 	AutoWarmup bool
+	// Extrapolate is where scale fits predict, and the caps they are
+	// checked against; ScaleMetrics are costs to fit beyond the built-in
+	// ones (a cmd workload's extracted metrics).
+	Extrapolate  plan.Extrapolate
+	ScaleMetrics []string
 }
 
 // SequentialRounds are the fewest and most rounds of an experiment that
@@ -405,6 +415,11 @@ func Build(d *store.Data, opts Options) *Report {
 	}
 	r.Warnings = append(r.Warnings, env...)
 	r.Warnings = append(r.Warnings, runStatusWarnings(d)...)
+	busy := false
+	for _, w := range env {
+		busy = busy || w.Code == "load-above-cores" || w.Code == "cpu-pressure"
+	}
+	r.scaleFits(d, perCell, opts, busy)
 	return r
 }
 

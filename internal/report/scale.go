@@ -1,0 +1,322 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/scaling"
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
+	"github.com/iolab/iolab/internal/units"
+)
+
+// scaleMetrics are the costs fitted against scale, when measured.
+var scaleMetrics = []string{"wall_s", "cpu_s", "max_rss_bytes", "server_cpu_s", "server_rss_peak_bytes", "cgroup_memory_peak_bytes", "cgroup_cpu_s"}
+
+// memoryMetrics are the costs a machine's memory, or a limit, caps.
+var memoryMetrics = []string{"max_rss_bytes", "server_rss_peak_bytes", "cgroup_memory_peak_bytes"}
+
+// ScaleView is how one cost of one variant's workload grew with its scale.
+type ScaleView struct {
+	Variant string `json:"variant"`
+	// Cell is the workload and its other matrix fields; Axis the scale's
+	// field.
+	Cell   string            `json:"cell"`
+	Axis   string            `json:"axis"`
+	Metric string            `json:"metric"`
+	Points []ScalePoint      `json:"points"`
+	Fit    *scaling.Result   `json:"fit,omitempty"`
+	Error  string            `json:"error,omitempty"`
+	Caps   map[string]string `json:"caps,omitempty"` // what the extrapolation was checked against
+}
+
+// ScalePoint is a scale's runs of the metric.
+type ScalePoint struct {
+	N       float64       `json:"n"`
+	Summary stats.Summary `json:"summary"`
+	// PerItem is the median cost per unit of scale.
+	PerItem float64 `json:"per_item"`
+}
+
+// FitView is one model of one ScaleView, flat, as --json prints it.
+type FitView struct {
+	Variant        string                  `json:"variant"`
+	Cell           string                  `json:"cell"`
+	Metric         string                  `json:"metric"`
+	Model          string                  `json:"model"`
+	Exponent       float64                 `json:"exponent"`
+	ExponentCI     [2]any                  `json:"exponent_ci95"`
+	AIC            float64                 `json:"aic"`
+	DeltaAIC       float64                 `json:"delta_aic"`
+	Best           bool                    `json:"best"`
+	Indistinct     bool                    `json:"indistinct"` // within 2 AICc of the best
+	Pattern        string                  `json:"residual_pattern"`
+	Extrapolations []scaling.Extrapolation `json:"extrapolations"`
+	Warnings       []string                `json:"warnings"`
+}
+
+// scaleFits fits every cost of every scale workload; loadAboveCores says
+// the machine was busier than its CPUs during the runs.
+func (r *Report) scaleFits(d *store.Data, perCell [][]store.Run, opts Options, loadAboveCores bool) {
+	type group struct {
+		variant, name, axis string
+		cells             []int
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i, c := range d.Cells {
+		axis := c.Params[plan.ScaleParam]
+		if axis == "" {
+			continue
+		}
+		name := strings.Replace(c.Name, " "+axis+"="+c.Params[axis], "", 1)
+		key := c.Variant + "\x00" + name
+		g := byKey[key]
+		if g == nil {
+			g = &group{variant: c.Variant, name: name, axis: axis}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		g.cells = append(g.cells, i)
+	}
+	for _, g := range groups {
+		for _, m := range append(slices.Clone(scaleMetrics), opts.ScaleMetrics...) {
+			v := ScaleView{Variant: g.variant, Cell: g.name, Axis: g.axis, Metric: m}
+			var pts []scaling.Point
+			for _, i := range g.cells {
+				n, err := strconv.ParseFloat(d.Cells[i].Params[g.axis], 64)
+				if err != nil {
+					continue
+				}
+				var values []float64
+				for _, o := range observations(perCell[i], m, 0) {
+					pts = append(pts, scaling.Point{N: n, Round: o.Round, Value: o.Value})
+					values = append(values, o.Value)
+				}
+				if len(values) > 0 {
+					s := stats.Summarize(values)
+					v.Points = append(v.Points, ScalePoint{N: n, Summary: s, PerItem: s.Median / n})
+				}
+			}
+			if len(v.Points) == 0 || allZeroPoints(pts) {
+				continue
+			}
+			sort.Slice(v.Points, func(a, b int) bool { return v.Points[a].N < v.Points[b].N })
+			fit, err := scaling.FitAll(pts, scaling.Options{At: opts.Extrapolate.At, Seed: 1})
+			if err != nil {
+				v.Error = err.Error()
+			} else {
+				v.Fit = fit
+				r.limitWarnings(&v, d, g.cells, opts)
+				if m == "wall_s" && loadAboveCores {
+					fit.Warnings = append(fit.Warnings, "the load exceeded the CPUs during the runs: wall time includes waiting for a CPU, which grows with whatever else ran; cpu_s is the cost to fit and extrapolate")
+				}
+			}
+			r.Scales = append(r.Scales, v)
+			r.flatten(v)
+		}
+	}
+}
+
+func allZeroPoints(pts []scaling.Point) bool {
+	for _, p := range pts {
+		if p.Value != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// limitWarnings checks a memory cost's curve against what caps it — the
+// machine's memory, the variant's memory limit, a cap the plan declares —
+// and says at what scale the best model crosses each.
+func (r *Report) limitWarnings(v *ScaleView, d *store.Data, cells []int, opts Options) {
+	caps := map[string]float64{}
+	if c, ok := opts.Extrapolate.Caps[v.Metric]; ok {
+		caps["the cap the plan declares"] = c
+	}
+	if slices.Contains(memoryMetrics, v.Metric) {
+		if r.Env != nil && r.Env.MemTotalBytes > 0 {
+			caps["the machine's memory"] = float64(r.Env.MemTotalBytes)
+		}
+		if l := d.Cells[cells[0]].Params["limit_memory"]; l != "" {
+			if b, err := units.ParseSize(l); err == nil {
+				caps["the variant's memory limit"] = float64(b)
+			}
+		}
+	}
+	if len(caps) == 0 || len(v.Fit.Fits) == 0 {
+		return
+	}
+	v.Caps = map[string]string{}
+	best := v.Fit.Fits[0]
+	top := v.Fit.Scales[len(v.Fit.Scales)-1]
+	for _, what := range slices.Sorted(func(yield func(string) bool) {
+		for k := range caps {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		limit := caps[what]
+		v.Caps[what] = formatMetric(v.Metric, limit)
+		crossing := crossAt(best, limit, top)
+		for _, e := range best.Extrapolations {
+			if e.Value >= limit || (math.IsNaN(crossing) && e.PI95[1] >= limit) {
+				where := ""
+				if !math.IsNaN(crossing) {
+					where = fmt.Sprintf(" at about %s = %.3g", v.Axis, crossing)
+				}
+				v.Fit.Warnings = append(v.Fit.Warnings, fmt.Sprintf(
+					"%s's curve (%s) crosses %s (%s)%s: past it the program is killed, swaps or changes how it works, and the extrapolation to %g means nothing",
+					v.Metric, best.Model, what, formatMetric(v.Metric, limit), where, e.At))
+				break
+			}
+		}
+	}
+}
+
+// crossAt is the scale above top at which a fit's curve reaches limit
+// (bisection on log n), NaN when it does not by 1e30.
+func crossAt(f scaling.Fit, limit, top float64) float64 {
+	value := func(n float64) float64 {
+		switch f.Model {
+		case scaling.Power:
+			return f.C * math.Pow(n, f.B)
+		case scaling.NLogN:
+			return f.A + f.C*n*math.Log(n)
+		}
+		return f.A + f.C*math.Pow(n, f.B)
+	}
+	lo, hi := math.Log(top), math.Log(1e30)
+	if value(top) >= limit || value(1e30) < limit {
+		return math.NaN()
+	}
+	for range 100 {
+		mid := (lo + hi) / 2
+		if value(math.Exp(mid)) >= limit {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Exp(hi)
+}
+
+// flatten adds a ScaleView's models to r.Fits.
+func (r *Report) flatten(v ScaleView) {
+	if v.Fit == nil {
+		return
+	}
+	for i, f := range v.Fit.Fits {
+		r.Fits = append(r.Fits, FitView{Variant: v.Variant, Cell: v.Cell, Metric: v.Metric, Model: f.Model,
+			Exponent: f.Exponent, ExponentCI: [2]any{finite(f.ExponentCI[0]), finite(f.ExponentCI[1])},
+			AIC: f.AICc, DeltaAIC: f.DeltaAICc, Best: i == 0, Indistinct: slices.Contains(v.Fit.Indistinct, f.Model),
+			Pattern: f.Pattern, Extrapolations: f.Extrapolations, Warnings: v.Fit.Warnings})
+	}
+}
+
+// formatMetric formats a value in a metric's unit, in the unit that
+// reads best at its size (extrapolations reach hours and terabytes).
+func formatMetric(metric string, v float64) string {
+	switch {
+	case strings.HasSuffix(metric, "_bytes"):
+		return humanBytes(v)
+	case strings.HasSuffix(metric, "_s"):
+		return humanSeconds(v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func humanSeconds(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 2*86400:
+		return fmt.Sprintf("%.3g days", v/86400)
+	case a >= 2*3600:
+		return fmt.Sprintf("%.3g h", v/3600)
+	case a >= 120:
+		return fmt.Sprintf("%.3g min", v/60)
+	}
+	return seconds(v)
+}
+
+func humanBytes(v float64) string {
+	for _, u := range []struct {
+		size float64
+		name string
+	}{{1 << 50, "PiB"}, {1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if math.Abs(v) >= u.size {
+			return fmt.Sprintf("%.3g %s", v/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%.3g B", v)
+}
+
+// writeScales writes each scale fit: the costs by scale, the models with
+// their exponents, residuals and extrapolations, and what not to trust.
+func writeScales(w io.Writer, r *Report, markdown bool) error {
+	heading := "\n%s — %s, %s by %s\n"
+	if markdown {
+		heading = "\n### %s — %s, %s by %s\n\n"
+	}
+	for _, v := range r.Scales {
+		label, _ := metricFormat(v.Metric)
+		format := func(x float64) string { return formatMetric(v.Metric, x) }
+		fmt.Fprintf(w, heading, v.Cell, v.Variant, label, v.Axis)
+		t := &Table{Header: []string{v.Axis, "median [95% CI]", "per " + strings.TrimSuffix(v.Axis, "s")}}
+		for _, p := range v.Points {
+			t.Add(fmt.Sprintf("%g", p.N), medianCI(p.Summary, format), perItem(v.Metric, p.PerItem))
+		}
+		if err := t.Render(w, markdown); err != nil {
+			return err
+		}
+		if v.Error != "" {
+			fmt.Fprintf(w, "  no fit: %s\n", v.Error)
+			continue
+		}
+		fmt.Fprintln(w)
+		header := []string{"model", "exponent [95% CI]", "ΔAICc", "residuals by " + v.Axis}
+		for _, e := range v.Fit.Across {
+			header = append(header, fmt.Sprintf("at %g [95%% PI]", e.At))
+		}
+		t = &Table{Header: header}
+		for _, f := range v.Fit.Fits {
+			exp := fmt.Sprintf("%.3f", f.Exponent)
+			if !math.IsNaN(f.ExponentCI[0]) {
+				exp += fmt.Sprintf(" [%.3f, %.3f]", f.ExponentCI[0], f.ExponentCI[1])
+			} else if f.Model == scaling.NLogN {
+				exp += " (n·log n)"
+			}
+			row := []string{f.Model, exp, fmt.Sprintf("%.1f", f.DeltaAICc), f.Pattern}
+			for _, e := range f.Extrapolations {
+				row = append(row, fmt.Sprintf("%s [%s, %s]", formatMetric(v.Metric, e.Value), formatMetric(v.Metric, e.PI95[0]), formatMetric(v.Metric, e.PI95[1])))
+			}
+			t.Add(row...)
+		}
+		if err := t.Render(w, markdown); err != nil {
+			return err
+		}
+		for _, e := range v.Fit.Across {
+			if len(v.Fit.Indistinct) > 1 {
+				fmt.Fprintf(w, "  at %g, across the models the data cannot choose between: %s to %s\n", e.At,
+					formatMetric(v.Metric, e.PI95[0]), formatMetric(v.Metric, e.PI95[1]))
+			}
+		}
+		for _, wn := range v.Fit.Warnings {
+			fmt.Fprintf(w, "  ! %s\n", wn)
+		}
+	}
+	if len(r.Scales) > 0 {
+		fmt.Fprintln(w, "\nscale fits: each model fitted to every run on the log scale; exponent = how the cost grows at the largest scale measured, its interval and the prediction intervals (where one run would land) from the bootstrap over rounds, which does not assume the model; ΔAICc under 2: the data cannot tell the model from the best; residuals: + or - where runs lie beyond twice their standard error above or below the curve")
+	}
+	return nil
+}
+
+// perItem formats the cost of one unit of scale.
+func perItem(metric string, v float64) string { return formatMetric(metric, v) }
