@@ -66,7 +66,7 @@ type FitView struct {
 func (r *Report) scaleFits(d *store.Data, perCell [][]store.Run, opts Options, loadAboveCores bool) {
 	type group struct {
 		variant, name, axis string
-		cells             []int
+		cells               []int
 	}
 	var groups []*group
 	byKey := map[string]*group{}
