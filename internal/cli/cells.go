@@ -19,6 +19,7 @@ import (
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/profiling"
+	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
 	"github.com/iolab/iolab/internal/workload"
@@ -489,6 +490,15 @@ func (c *cellBuilder) buildCmd(spec plan.Workload, setup bool) (workload.Workloa
 		if err != nil {
 			return nil, "", val.Pos.Errorf("cmd.%s %q: %v", key, text, err)
 		}
+	}
+	for _, m := range spec.Metrics {
+		if setup {
+			return nil, "", m.Pos.Errorf("workload %q: setup: metrics are read from the measured runs; give them to the workload itself", c.w.Name)
+		}
+		if _, builtin := stats.Describe(m.Name); builtin {
+			return nil, "", m.Pos.Errorf("metric %s: iolab measures a metric of that name itself; call yours something else", m.Name)
+		}
+		o.Metrics = append(o.Metrics, cmd.Metric{Name: m.Name, Regex: m.Regex, JSONKey: m.JSONKey, JSONValue: m.JSONValue, Field: m.Field, Scale: m.Scale})
 	}
 	wl, err := cmd.New(o)
 	if err != nil {

@@ -72,12 +72,15 @@ type storedPlan struct {
 	Sequential  *report.SequentialRounds `json:"sequential,omitempty"`
 	AutoWarmup  bool                     `json:"auto_warmup,omitempty"`
 	Extrapolate plan.Extrapolate         `json:"extrapolate,omitempty"`
+	// Custom are the metrics read from commands' output, lower is better
+	// or not.
+	Custom map[string]bool `json:"custom_metrics,omitempty"`
 }
 
 // reportOptions are how the experiment's report compares.
 func (sp storedPlan) reportOptions() report.Options {
 	return report.Options{Baseline: sp.Baseline, Threshold: sp.Threshold, Order: sp.Order,
-		Sequential: sp.Sequential, AutoWarmup: sp.AutoWarmup, Extrapolate: sp.Extrapolate}
+		Sequential: sp.Sequential, AutoWarmup: sp.AutoWarmup, Extrapolate: sp.Extrapolate, Custom: sp.Custom}
 }
 
 func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, command string, stdout, stderr io.Writer) error {
@@ -155,7 +158,12 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		}
 	}
 	sp := storedPlan{Path: path, Text: stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
-		Seed: seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: p.Extrapolate}
+		Seed: seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: p.Extrapolate, Custom: map[string]bool{}}
+	for _, w := range p.Workloads {
+		for _, m := range w.Metrics {
+			sp.Custom[m.Name] = m.LowerIsBetter
+		}
+	}
 	if p.MinRounds > 0 {
 		if len(variants) < 2 {
 			return usage("%s: stopping when decided (--until-decided, rounds: {min, max}) compares variants; the plan has %d", path, len(variants))

@@ -152,12 +152,33 @@ type Workload struct {
 	// (scale: {objects: [...]}): numeric, ordered, first in Matrix; its
 	// cost is fitted against it.
 	Scale string
+	// Metrics are figures a cmd workload's command prints, read from its
+	// output lines (metrics: [{name, regex | json + field, scale}]).
+	Metrics []MetricSpec
 	// Setup, if set, is a workload run untimed before the measured one —
 	// after every start of the variant's server — whose outputs (the ids
 	// an upload returned) the measured workload reads as {{ids}}.
 	Setup *Workload
 	Pos   Pos
 }
+
+// MetricSpec is one figure read from a command's output: the first group
+// of Regex (or its whole match), or Field of the JSON lines whose JSON key
+// has the given value (json: 'msg=ingest phase complete'), times Scale.
+type MetricSpec struct {
+	Name          string
+	Regex         *regexp.Regexp
+	JSONKey       string
+	JSONValue     string
+	Field         string
+	Scale         float64
+	LowerIsBetter bool
+	Pos           Pos
+}
+
+// metricName is what a metric's name may be: it becomes a JSON key and a
+// column.
+var metricName = regexp.MustCompile(`^[a-z][a-z0-9_.]*$`)
 
 // Axis is one matrix dimension.
 type Axis struct {
@@ -676,6 +697,12 @@ func (r reader) kind(w *Workload, what, kind string, v *yaml.Node) error {
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		key, x := v.Content[i].Value, v.Content[i+1]
+		if kind == "cmd" && key == "metrics" {
+			if err := r.metrics(x, w); err != nil {
+				return err
+			}
+			continue
+		}
 		var val Value
 		if x.Kind == yaml.SequenceNode {
 			val = Value{Pos: r.pos(x)}
@@ -700,6 +727,80 @@ func (r reader) kind(w *Workload, what, kind string, v *yaml.Node) error {
 			return val.KeyPos.Errorf("%s.%s given twice", kind, key)
 		}
 		w.Fields[key] = val
+	}
+	return nil
+}
+
+// metrics reads a cmd workload's metrics: a list of {name, regex | json
+// and field, scale, better}.
+func (r reader) metrics(n *yaml.Node, w *Workload) error {
+	items, err := r.list(n, "cmd.metrics")
+	if err != nil {
+		return err
+	}
+	const example = "such as {name: ingest_s, json: 'msg=ingest phase complete', field: duration_ms, scale: 0.001} or {name: objects_per_s, regex: 'rate=([0-9.]+)'}"
+	for _, item := range items {
+		m := MetricSpec{Scale: 1, LowerIsBetter: true, Pos: r.pos(item)}
+		var json *Value
+		err := r.fields(item, "a metric", []string{"name", "regex", "json", "field", "scale", "better"}, func(key string, v *yaml.Node) error {
+			val, err := r.scalar(v, "metrics."+key)
+			if err != nil {
+				return err
+			}
+			switch key {
+			case "name":
+				if !metricName.MatchString(val.Text) {
+					return val.Pos.Errorf("metrics.name %q: want lower-case letters, digits, _ and ., starting with a letter (ingest_s)", val.Text)
+				}
+				m.Name = val.Text
+			case "regex":
+				if m.Regex, err = regexp.Compile(val.Text); err != nil {
+					return val.Pos.Errorf("metrics.regex %q: %v", val.Text, err)
+				}
+				if m.Regex.NumSubexp() > 1 {
+					return val.Pos.Errorf("metrics.regex %q: %d groups; the value is the first group, so give one (use (?:...) for the others)", val.Text, m.Regex.NumSubexp())
+				}
+			case "json":
+				json = &val
+				if val.Text != "" {
+					k, v, ok := strings.Cut(val.Text, "=")
+					if !ok || strings.TrimSpace(k) == "" {
+						return val.Pos.Errorf("metrics.json %q: want key=value selecting the lines (msg=ingest phase complete), or \"\" for every JSON line", val.Text)
+					}
+					m.JSONKey, m.JSONValue = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"`)
+				}
+			case "field":
+				m.Field = val.Text
+			case "scale":
+				if m.Scale, err = units.ParseFloat(val.Text, -1e300, 1e300); err != nil || m.Scale == 0 {
+					return val.Pos.Errorf("metrics.scale %q: want a number other than 0 (0.001 turns ms into s)", val.Text)
+				}
+			case "better":
+				if val.Text != "lower" && val.Text != "higher" {
+					return val.Pos.Errorf("metrics.better %q: want lower (a cost: time, bytes) or higher (a rate)", val.Text)
+				}
+				m.LowerIsBetter = val.Text == "lower"
+			}
+			return nil
+		})
+		switch {
+		case err != nil:
+			return err
+		case m.Name == "":
+			return m.Pos.Errorf("a metric without a name; %s", example)
+		case (m.Regex == nil) == (json == nil):
+			return m.Pos.Errorf("metric %s: give one of regex or json; %s", m.Name, example)
+		case json != nil && m.Field == "":
+			return m.Pos.Errorf("metric %s: json needs field: the JSON field that holds the value", m.Name)
+		case m.Regex != nil && m.Field != "":
+			return m.Pos.Errorf("metric %s: field goes with json, not regex (the regex's first group is the value)", m.Name)
+		}
+		for _, o := range w.Metrics {
+			if o.Name == m.Name {
+				return m.Pos.Errorf("metric %s defined twice", m.Name)
+			}
+		}
+		w.Metrics = append(w.Metrics, m)
 	}
 	return nil
 }

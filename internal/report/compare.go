@@ -3,7 +3,9 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -105,8 +107,15 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			if opts.AutoWarmup {
 				from = r.skipWarmup(d.Cells[i], perCell[base], perCell[i], PrimaryMetric(wl))
 			}
-			for _, m := range comparedMetrics(wl) {
+			metrics := comparedMetrics(wl)
+			if wl == "cmd" {
+				metrics = append(metrics, slices.Sorted(maps.Keys(opts.Custom))...)
+			}
+			for _, m := range metrics {
 				desc, known := stats.Describe(m)
+				if lower, custom := opts.Custom[m]; custom {
+					desc, known = stats.Metric{LowerIsBetter: lower}, true
+				}
 				bo, vo := observations(perCell[base], m, from), observations(perCell[i], m, from)
 				if !known || len(bo) == 0 || len(vo) == 0 || (allZero(bo) && allZero(vo)) {
 					continue // not measured, or nothing on either side (a server that wrote no bytes)

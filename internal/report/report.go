@@ -316,10 +316,12 @@ type Options struct {
 	// up (warmup_per_variant: auto).
 	AutoWarmup bool
 	// Extrapolate is where scale fits predict, and the caps they are
-	// checked against; ScaleMetrics are costs to fit beyond the built-in
-	// ones (a cmd workload's extracted metrics).
-	Extrapolate  plan.Extrapolate
-	ScaleMetrics []string
+	// checked against.
+	Extrapolate plan.Extrapolate
+	// Custom are the metrics cmd workloads read from their commands'
+	// output, each with whether lower is better: compared (unadjusted)
+	// and fitted against scale like the built-in ones.
+	Custom map[string]bool
 }
 
 // SequentialRounds are the fewest and most rounds of an experiment that

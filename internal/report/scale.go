@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -46,19 +47,20 @@ type ScalePoint struct {
 
 // FitView is one model of one ScaleView, flat, as --json prints it.
 type FitView struct {
-	Variant        string                  `json:"variant"`
-	Cell           string                  `json:"cell"`
-	Metric         string                  `json:"metric"`
-	Model          string                  `json:"model"`
-	Exponent       float64                 `json:"exponent"`
-	ExponentCI     [2]any                  `json:"exponent_ci95"`
-	AIC            float64                 `json:"aic"`
-	DeltaAIC       float64                 `json:"delta_aic"`
-	Best           bool                    `json:"best"`
-	Indistinct     bool                    `json:"indistinct"` // within 2 AICc of the best
-	Pattern        string                  `json:"residual_pattern"`
-	Extrapolations []scaling.Extrapolation `json:"extrapolations"`
-	Warnings       []string                `json:"warnings"`
+	Variant    string `json:"variant"`
+	Cell       string `json:"cell"`
+	Metric     string `json:"metric"`
+	Model      string `json:"model"`
+	Exponent   any    `json:"exponent"`
+	ExponentCI [2]any `json:"exponent_ci95"`
+	AIC        any    `json:"aic"`
+	DeltaAIC   any    `json:"delta_aic"`
+	Best       bool   `json:"best"`
+	Indistinct bool   `json:"indistinct"` // within 2 AICc of the best
+	Pattern    string `json:"residual_pattern"`
+	// Extrapolations: {at, value, pi95}, null where not finite.
+	Extrapolations []map[string]any `json:"extrapolations"`
+	Warnings       []string         `json:"warnings"`
 }
 
 // scaleFits fits every cost of every scale workload; loadAboveCores says
@@ -86,7 +88,7 @@ func (r *Report) scaleFits(d *store.Data, perCell [][]store.Run, opts Options, l
 		g.cells = append(g.cells, i)
 	}
 	for _, g := range groups {
-		for _, m := range append(slices.Clone(scaleMetrics), opts.ScaleMetrics...) {
+		for _, m := range append(slices.Clone(scaleMetrics), slices.Sorted(maps.Keys(opts.Custom))...) {
 			v := ScaleView{Variant: g.variant, Cell: g.name, Axis: g.axis, Metric: m}
 			var pts []scaling.Point
 			for _, i := range g.cells {
@@ -157,13 +159,7 @@ func (r *Report) limitWarnings(v *ScaleView, d *store.Data, cells []int, opts Op
 	v.Caps = map[string]string{}
 	best := v.Fit.Fits[0]
 	top := v.Fit.Scales[len(v.Fit.Scales)-1]
-	for _, what := range slices.Sorted(func(yield func(string) bool) {
-		for k := range caps {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, what := range slices.Sorted(maps.Keys(caps)) {
 		limit := caps[what]
 		v.Caps[what] = formatMetric(v.Metric, limit)
 		crossing := crossAt(best, limit, top)
@@ -215,10 +211,14 @@ func (r *Report) flatten(v ScaleView) {
 		return
 	}
 	for i, f := range v.Fit.Fits {
-		r.Fits = append(r.Fits, FitView{Variant: v.Variant, Cell: v.Cell, Metric: v.Metric, Model: f.Model,
-			Exponent: f.Exponent, ExponentCI: [2]any{finite(f.ExponentCI[0]), finite(f.ExponentCI[1])},
-			AIC: f.AICc, DeltaAIC: f.DeltaAICc, Best: i == 0, Indistinct: slices.Contains(v.Fit.Indistinct, f.Model),
-			Pattern: f.Pattern, Extrapolations: f.Extrapolations, Warnings: v.Fit.Warnings})
+		fv := FitView{Variant: v.Variant, Cell: v.Cell, Metric: v.Metric, Model: f.Model,
+			Exponent: finite(f.Exponent), ExponentCI: [2]any{finite(f.ExponentCI[0]), finite(f.ExponentCI[1])},
+			AIC: finite(f.AICc), DeltaAIC: finite(f.DeltaAICc), Best: i == 0, Indistinct: slices.Contains(v.Fit.Indistinct, f.Model),
+			Pattern: f.Pattern, Extrapolations: []map[string]any{}, Warnings: v.Fit.Warnings}
+		for _, e := range f.Extrapolations {
+			fv.Extrapolations = append(fv.Extrapolations, map[string]any{"at": e.At, "value": finite(e.Value), "pi95": []any{finite(e.PI95[0]), finite(e.PI95[1])}})
+		}
+		r.Fits = append(r.Fits, fv)
 	}
 }
 
@@ -267,6 +267,9 @@ func writeScales(w io.Writer, r *Report, markdown bool) error {
 	}
 	for _, v := range r.Scales {
 		label, _ := metricFormat(v.Metric)
+		if v.Metric == "cpu_s" {
+			label = "CPU (user + sys)"
+		}
 		format := func(x float64) string { return formatMetric(v.Metric, x) }
 		fmt.Fprintf(w, heading, v.Cell, v.Variant, label, v.Axis)
 		t := &Table{Header: []string{v.Axis, "median [95% CI]", "per " + strings.TrimSuffix(v.Axis, "s")}}

@@ -77,7 +77,7 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 		for _, m := range metrics {
 			label, format := metricFormat(m)
 			better := "higher is better"
-			if stats.LowerIsBetter(m) {
+			if lowerIsBetter(byCell[cell], m) {
 				better = "lower is better"
 			}
 			family := "primary: its verdicts are Holm-adjusted across the report"
@@ -146,6 +146,15 @@ func roundsLine(v *RoundsView) string {
 		return fmt.Sprintf("stopped after %d rounds (of %d to %d) before every primary comparison was decided (interrupted, or runs failed)", v.Ran, v.Min, v.Max)
 	}
 	return fmt.Sprintf("ran all %d rounds (of %d to %d) and some primary comparisons are still undecided: the rounds they would need are beside them; raise rounds.max, or lower the noise", v.Ran, v.Min, v.Max)
+}
+
+func lowerIsBetter(cs []ComparisonView, metric string) bool {
+	for _, c := range cs {
+		if c.Metric == metric {
+			return c.LowerIsBetter
+		}
+	}
+	return false
 }
 
 func isPrimary(cs []ComparisonView, metric string) bool {

@@ -159,6 +159,9 @@ func FitAll(points []Point, opts Options) (*Result, error) {
 	}
 	for _, m := range Models {
 		f := fitModel(m, pts)
+		if f.params == nil {
+			continue // a cost that falls with scale: no growth model fits
+		}
 		for _, s := range samples {
 			if b := fitModel(m, s); b.params != nil {
 				f.boot = append(f.boot, b.params)
@@ -166,6 +169,9 @@ func FitAll(points []Point, opts Options) (*Result, error) {
 		}
 		f.describe(pts, r.Scales, opts.At, rng)
 		r.Fits = append(r.Fits, f)
+	}
+	if len(r.Fits) == 0 {
+		return nil, fmt.Errorf("the cost does not grow with scale; no model of growth fits")
 	}
 	sort.SliceStable(r.Fits, func(i, j int) bool { return r.Fits[i].AICc < r.Fits[j].AICc })
 	for i := range r.Fits {

@@ -46,6 +46,10 @@ type Options struct {
 	// KeepOutput keeps the lines the command prints on stdout as the
 	// run's Outputs (a plan's setup step).
 	KeepOutput bool
+	// Metrics are figures read from what the command prints (phases of
+	// its own, counts): stored with the run's, and a run that does not
+	// print one fails.
+	Metrics []Metric
 }
 
 // Cmd is the workload.
@@ -105,10 +109,19 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out := &outtail.Tail{Max: 2048}
 	cmd.Stdout, cmd.Stderr = out, out
+	var found *findings
+	var streams []*extractor
+	if len(c.opts.Metrics) > 0 {
+		// A stream each, so a line of one is never cut by a write of the
+		// other.
+		found = newFindings(c.opts.Metrics)
+		streams = []*extractor{{found: found}, {found: found}}
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(out, streams[0]), io.MultiWriter(out, streams[1])
+	}
 	var stdout *boundedBuffer
 	if c.opts.KeepOutput {
 		stdout = &boundedBuffer{max: maxOutput}
-		cmd.Stdout = io.MultiWriter(out, stdout)
+		cmd.Stdout = io.MultiWriter(cmd.Stdout, stdout)
 	}
 	var group *cgroup.Group
 	if !c.opts.Limits.IsZero() {
@@ -165,6 +178,13 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	if c.opts.ItemsPerRun > 0 {
 		res.Extra["items_per_s"] = float64(c.opts.ItemsPerRun) / wall.Seconds()
 	}
+	var extractErr error
+	if found != nil && err == nil && ctx.Err() == nil {
+		var values map[string]float64
+		if values, extractErr = found.finish(streams...); extractErr == nil {
+			maps.Copy(res.Extra, values)
+		}
+	}
 	switch {
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: killed after the %v timeout", c.opts.Run, c.opts.Timeout)
@@ -174,6 +194,8 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: %v; output ends: %s", c.opts.Run, oom, out)
 	case err != nil:
 		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: %v; output ends: %s", c.opts.Run, err, out)
+	case extractErr != nil:
+		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: %v", c.opts.Run, extractErr)
 	case stdout != nil && stdout.over:
 		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: printed more than %s on stdout; a setup step hands on at most that", c.opts.Run, units.FormatSize(maxOutput))
 	case stdout != nil:

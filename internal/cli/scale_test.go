@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type fitJSON struct {
+	Variant, Cell, Metric, Model string
+	Exponent                     float64
+	ExponentCI                   [2]*float64 `json:"exponent_ci95"`
+	Best, Indistinct             bool
+	Extrapolations               []struct {
+		At, Value float64
+		PI95      [2]float64 `json:"pi95"`
+	}
+	Warnings []string
+}
+
+func fitFor(fits []fitJSON, cell, metric, model string) fitJSON {
+	for _, f := range fits {
+		if strings.HasPrefix(f.Cell, cell) && f.Metric == metric && f.Model == model {
+			return f
+		}
+	}
+	return fitJSON{}
+}
+
+// A scale study of two programs whose cost is known — c·n work after a
+// fixed start-up, and c·n·log n — recovers each exponent within its
+// interval, reads the figures the program prints, and extrapolates.
+func TestScaleStudyRecoversKnownCosts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": `name: scale
+rounds: 4
+warmup: 0
+extrapolate: {at: [3e9], caps: {ingest_s: 100}}
+workloads:
+  - name: linear
+    cmd:
+      run: |
+        sleep 0.1
+        awk -v n={{n}} 'BEGIN { for (i = 0; i < n; i++) s += i }'
+        printf '{"level":"info","msg":"ingest phase complete","duration_ms":%d}\n' $(({{n}} / 1000))
+        echo "indexed items={{n}}" >&2
+      items: "{{n}}"
+      metrics:
+        - {name: ingest_s, json: 'msg=ingest phase complete', field: duration_ms, scale: 0.001}
+        - {name: indexed, regex: 'items=([0-9]+)', better: higher}
+    scale: {n: [1000000, 3000000, 10000000, 30000000]}
+  - name: nlogn
+    cmd:
+      run: awk -v n={{n}} 'BEGIN { for (i = 0; i < n; i++) for (j = 1; j < n; j *= 2) s++ }'
+    scale: {n: [100000, 300000, 1000000, 3000000]}
+`})
+	out, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Fits []fitJSON
+		Runs []struct {
+			Cell  string
+			Extra map[string]float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range r.Runs {
+		if strings.HasPrefix(run.Cell, "linear n=3000000 ") || run.Cell == "linear n=3000000" {
+			if run.Extra["ingest_s"] != 3 || run.Extra["indexed"] != 3e6 {
+				t.Fatalf("figures read from the output: %v", run.Extra)
+			}
+		}
+	}
+	// The CPU of c·n work: exponent 1 within the interval.
+	cpu := fitFor(r.Fits, "linear", "cpu_s", "a + c·n^b")
+	if cpu.ExponentCI[0] == nil || *cpu.ExponentCI[0] > 1 || *cpu.ExponentCI[1] < 1 {
+		t.Errorf("linear program's CPU: exponent %.3f %v", cpu.Exponent, ci(cpu))
+	}
+	// What the program printed is exactly n/1e6 seconds: its fit is exact,
+	// and 3e9 objects take 3000 s, which crosses the declared cap.
+	ingest := fitFor(r.Fits, "linear", "ingest_s", "a + c·n")
+	if len(ingest.Extrapolations) != 1 || math.Abs(ingest.Extrapolations[0].Value/3000-1) > 1e-3 {
+		t.Errorf("ingest_s at 3e9: %+v", ingest)
+	}
+	if !strings.Contains(strings.Join(ingest.Warnings, "\n"), "crosses the cap the plan declares") {
+		t.Errorf("ingest_s warnings: %q", ingest.Warnings)
+	}
+	// n·log n: the power law's exponent lies in the slope's range, 1 +
+	// 1/ln n from the smallest scale to the largest.
+	nl := fitFor(r.Fits, "nlogn", "cpu_s", "a + c·n^b")
+	if lo, hi := 1+1/math.Log(3e6), 1+1/math.Log(1e5); nl.ExponentCI[0] == nil || *nl.ExponentCI[0] > hi || *nl.ExponentCI[1] < lo {
+		t.Errorf("n·log n program's CPU: exponent %.3f %v, want an interval meeting [%.3f, %.3f]", nl.Exponent, ci(nl), lo, hi)
+	}
+	// The text report shows the table and the models.
+	text, _, err := iolab(t, context.Background(), "show", "--db", filepath.Join(dir, "x.db"))
+	for _, want := range []string{"linear — default, CPU (user + sys) by n", "a + c·n·log n", "at 3e+09 [95% PI]", "per n"} {
+		if err != nil || !strings.Contains(text, want) {
+			t.Errorf("%v: the report lacks %q:\n%s", err, want, text)
+		}
+	}
+}
+
+func ci(f fitJSON) [2]float64 {
+	if f.ExponentCI[0] == nil {
+		return [2]float64{math.NaN(), math.NaN()}
+	}
+	return [2]float64{*f.ExponentCI[0], *f.ExponentCI[1]}
+}
+
+// A command that does not print a metric it promises fails the run,
+// naming the metric and what it looked for; a line that matches but holds
+// no number names the line.
+func TestCmdMetricsMissingOrUnreadable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ plan, want string }{
+		"missing": {`workloads:
+  - name: w
+    cmd:
+      run: echo nothing
+      metrics: [{name: phase_s, json: 'msg=done', field: ms}]
+`, `metric phase_s: no output line matched json msg="done" (field ms)`},
+		"unreadable": {`workloads:
+  - name: w
+    cmd:
+      run: echo '{"msg":"done","ms":"soon"}'
+      metrics: [{name: phase_s, json: 'msg=done', field: ms}]
+`, `metric phase_s: the line "{\"msg\":\"done\",\"ms\":\"soon\"}" matched json msg="done" (field ms), but its ms is soon, not a number`},
+		"builtin": {`workloads:
+  - name: w
+    cmd:
+      run: echo 1
+      metrics: [{name: wall_s, regex: '([0-9]+)'}]
+`, `builtin.yaml:7:17: metric wall_s: iolab measures a metric of that name itself`},
+	} {
+		path := filepath.Join(dir, name+".yaml")
+		writeFiles(t, dir, map[string]string{name + ".yaml": "rounds: 1\nwarmup: 0\n" + c.plan})
+		_, stderr, err := iolab(t, context.Background(), "experiment", path, "--db", filepath.Join(dir, name+".db"))
+		if err == nil || !strings.Contains(err.Error()+stderr, c.want) {
+			t.Errorf("%s: %v\n%s\nwant %q", name, err, stderr, c.want)
+		}
+	}
+}
