@@ -91,6 +91,14 @@ func TestParseErrorsAreLocated(t *testing.T) {
 		{"extrapolate: [1e9, lots]\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:20: extrapolate \"lots\""},
 		{"extrapolate: {at: [1e9], caps: {max_rss_bytes: big}}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:48: extrapolate.caps.max_rss_bytes \"big\": want a positive size"},
 		{"extrapolate: {caps: {wall_s: 5}}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:14: extrapolate: give at:"},
+		{"workloads:\n  - cmd: {run: x, metrics: [{name: a_s, regex: '(+'}]}\n", "p.yaml:2:48: metrics.regex \"(+\": error parsing regexp"},
+		{"workloads:\n  - cmd: {run: x, metrics: [{name: a_s, regex: '(a)(b)'}]}\n", "p.yaml:2:48: metrics.regex \"(a)(b)\": 2 groups"},
+		{"workloads:\n  - cmd: {run: x, metrics: [{name: a_s, json: 'msg=x'}]}\n", "p.yaml:2:29: metric a_s: json needs field"},
+		{"workloads:\n  - cmd: {run: x, metrics: [{name: a_s}]}\n", "p.yaml:2:29: metric a_s: give one of regex or json"},
+		{"workloads:\n  - cmd: {run: x, metrics: [{name: A-s, regex: x}]}\n", "p.yaml:2:36: metrics.name \"A-s\": want lower-case"},
+		{"workloads:\n  - cmd: {run: x, metrics: [{regex: x}]}\n", "p.yaml:2:29: a metric without a name"},
+		{"workloads:\n  - cmd: {run: x, metrics: [{name: a, regex: x, better: up}]}\n", "p.yaml:2:57: metrics.better \"up\": want lower"},
+		{"workloads:\n  - cmd: {run: x, metrics: [{name: a, regex: x}, {name: a, regex: y}]}\n", "p.yaml:2:50: metric a defined twice"},
 	}
 	for _, tc := range tests {
 		_, err := Parse("p.yaml", []byte(tc.text))
