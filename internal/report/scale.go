@@ -316,7 +316,7 @@ func writeScales(w io.Writer, r *Report, markdown bool) error {
 		}
 	}
 	if len(r.Scales) > 0 {
-		fmt.Fprintln(w, "\nscale fits: each model fitted to every run on the log scale; exponent = how the cost grows at the largest scale measured, its interval and the prediction intervals (where one run would land) from the bootstrap over rounds, which does not assume the model; ΔAICc under 2: the data cannot tell the model from the best; residuals: + or - where runs lie beyond twice their standard error above or below the curve")
+		fmt.Fprintln(w, "\nscale fits: each model fitted to every run on the log scale; exponent = how the cost grows at the largest scale measured, its interval and the prediction intervals (where one run would land) from the bootstrap over rounds, which does not assume the model; ΔAICc under 2: the data cannot tell the model from the best; residuals: + or - where the runs at a scale lie above or below the curve beyond chance (a model that is right marks a scale in 1 experiment of 20)")
 	}
 	return nil
 }

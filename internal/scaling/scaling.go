@@ -31,6 +31,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Point is one run's value of a metric at a scale.
@@ -57,9 +59,10 @@ type Fit struct {
 	// A is the start-up cost (0 for the pure power law), C the cost per
 	// unit of the growth term, B the exponent of n.
 	A, C, B float64
-	// Exponent is how the cost grows at the largest scale measured (d log
-	// f / d log n there): b for the power laws, 1 for linear, 1 + 1/ln n
-	// for n log n — with its bootstrap 95% interval.
+	// Exponent is how the cost grows beyond the start-up: b for the power
+	// laws (what an extrapolation far out follows), 1 for linear, the
+	// slope 1 + 1/ln n at the largest scale measured for n log n — with
+	// its bootstrap 95% interval for the power laws.
 	Exponent   float64    `json:"exponent"`
 	ExponentCI [2]float64 `json:"exponent_ci95"`
 	// AICc ranks the models (lower fits better for its parameters);
@@ -71,7 +74,8 @@ type Fit struct {
 	RMS float64 `json:"rms_log"`
 	// Residuals is the mean residual at each scale, relative (+0.04: runs
 	// there took 4% more than the model says); Pattern marks the scales
-	// where that is beyond twice its standard error (+ or -), else 0.
+	// where that is beyond chance (+ or -; at most one scale in twenty
+	// experiments is marked when the model is right), else 0.
 	Residuals []float64 `json:"residuals"`
 	Pattern   string    `json:"residual_pattern"`
 	// StartupShare is the start-up cost's share of the cost at the
@@ -167,7 +171,7 @@ func FitAll(points []Point, opts Options) (*Result, error) {
 				f.boot = append(f.boot, b.params)
 			}
 		}
-		f.describe(pts, r.Scales, opts.At, rng)
+		f.describe(pts, r.Scales, opts.At, len(roundIDs))
 		r.Fits = append(r.Fits, f)
 	}
 	if len(r.Fits) == 0 {
@@ -288,7 +292,7 @@ func affine(pts []Point, g func(float64) float64) (a, c, sse float64) {
 
 // describe fills what a fit says: its figures, exponent, residuals and
 // extrapolations.
-func (f *Fit) describe(pts []Point, scales, at []float64, rng *rand.Rand) {
+func (f *Fit) describe(pts []Point, scales, at []float64, rounds int) {
 	if f.params == nil {
 		f.AICc = math.Inf(1)
 		return
@@ -317,15 +321,18 @@ func (f *Fit) describe(pts []Point, scales, at []float64, rng *rand.Rand) {
 		f.AICc += 2 * k * (k + 1) / (n - k - 1)
 	}
 	var marks []string
+	// A scale is marked when its mean residual is beyond what chance
+	// gives any of the scales 5% of the time (Bonferroni over them).
+	z := -math.Sqrt2 * math.Erfcinv(2*(1-0.05/(2*float64(len(scales)))))
 	for _, s := range scales {
 		ds := byScale[s]
 		m := mean(ds)
 		f.Residuals = append(f.Residuals, math.Expm1(m))
 		se := f.sigma / math.Sqrt(float64(len(ds)))
 		switch {
-		case m > 2*se:
+		case m > z*se:
 			marks = append(marks, "+")
-		case m < -2*se:
+		case m < -z*se:
 			marks = append(marks, "-")
 		default:
 			marks = append(marks, "0")
@@ -333,35 +340,35 @@ func (f *Fit) describe(pts []Point, scales, at []float64, rng *rand.Rand) {
 	}
 	f.Pattern = strings.Join(marks, " ")
 	top := scales[len(scales)-1]
-	f.Exponent = f.exponentAt(x, top)
-	exps := make([]float64, 0, len(f.boot))
-	for _, b := range f.boot {
-		exps = append(exps, f.exponentAt(b, top))
-	}
+	f.Exponent = f.B
 	f.ExponentCI = [2]float64{math.NaN(), math.NaN()}
-	if f.Model == PowerConst || f.Model == Power {
-		f.ExponentCI = percentiles(exps)
+	switch f.Model {
+	case NLogN:
+		f.Exponent = 1 + 1/math.Log(top)
+	case PowerConst, Power:
+		exps := make([]float64, 0, len(f.boot))
+		for _, b := range f.boot {
+			exps = append(exps, b[len(b)-1])
+		}
+		h := expansion(rounds) * sd(exps)
+		f.ExponentCI = [2]float64{f.B - h, f.B + h}
 	}
 	if f.A > 0 {
 		f.StartupShare = f.A / curve(f.Model, x, scales[0])
 	}
 	for _, a := range at {
 		e := Extrapolation{At: a, Value: curve(f.Model, x, a)}
-		// Where one run at a would land: a bootstrapped curve, times the
-		// noise of one run about it.
-		preds := make([]float64, 0, len(f.boot))
+		// Where one run at a would land: the curve's uncertainty there
+		// (the bootstrapped curves' spread) and one run's noise about
+		// it, on the log scale.
+		logs := make([]float64, 0, len(f.boot))
 		for _, b := range f.boot {
-			preds = append(preds, curve(f.Model, b, a)*math.Exp(f.sigma*rng.NormFloat64()))
+			logs = append(logs, math.Log(curve(f.Model, b, a)))
 		}
-		e.PI95 = percentiles(preds)
+		h := expansion(rounds) * math.Sqrt(sd(logs)*sd(logs)+f.sigma*f.sigma)
+		e.PI95 = [2]float64{e.Value * math.Exp(-h), e.Value * math.Exp(h)}
 		f.Extrapolations = append(f.Extrapolations, e)
 	}
-}
-
-// exponentAt is d log f / d log n at n: how the cost grows there.
-func (f *Fit) exponentAt(x []float64, n float64) float64 {
-	const h = 1e-4
-	return (math.Log(curve(f.Model, x, n*math.Exp(h))) - math.Log(curve(f.Model, x, n*math.Exp(-h)))) / (2 * h)
 }
 
 // warn says where the fit and its extrapolations are not to be trusted.
@@ -387,6 +394,11 @@ func (r *Result) warn(at []float64) {
 				100*f.StartupShare, lo))
 		}
 	}
+	if best := r.Fits[0]; strings.ContainsAny(best.Pattern, "+-") {
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"even the best model, %s, misses the runs at some scales (residuals by scale: %s): the cost changes shape within the measured range — a knee, where a cache or memory fills or an algorithm switches — and every extrapolation assumes it does not; measure around the change",
+			best.Model, best.Pattern))
+	}
 	if len(r.Indistinct) > 1 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"the data cannot choose between %s (within 2 AICc of each other): trust the extrapolations only as far as these agree",
@@ -394,14 +406,27 @@ func (r *Result) warn(at []float64) {
 	}
 }
 
-func percentiles(v []float64) [2]float64 {
-	if len(v) < 20 {
-		return [2]float64{math.NaN(), math.NaN()}
+// expansion is the multiple of a bootstrap standard deviation that
+// makes a 95% interval from few rounds: the bootstrap over R rounds
+// underestimates the spread by sqrt((R-1)/R), and R rounds know their
+// noise only as well as a t distribution with R-1 degrees of freedom
+// (Hesterberg's expanded bootstrap interval).
+func expansion(rounds int) float64 {
+	r := float64(max(rounds, 2))
+	return math.Sqrt(r/(r-1)) * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: r - 1}.Quantile(0.975)
+}
+
+// sd is the standard deviation; NaN for fewer than 2 values.
+func sd(v []float64) float64 {
+	if len(v) < 2 {
+		return math.NaN()
 	}
-	s := slices.Clone(v)
-	sort.Float64s(s)
-	at := func(q float64) float64 { return s[int(math.Round(q*float64(len(s)-1)))] }
-	return [2]float64{at(0.025), at(0.975)}
+	m := mean(v)
+	var ss float64
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(len(v)-1))
 }
 
 func mean(v []float64) float64 {
