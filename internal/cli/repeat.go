@@ -19,6 +19,7 @@ import (
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
+	"github.com/iolab/iolab/internal/units"
 )
 
 // RepeatOptions are the flags every measuring command shares: how often to
@@ -37,6 +38,10 @@ type RepeatOptions struct {
 	// ObservePID is a process to watch during every run (the server under
 	// test, when iolab did not start it).
 	ObservePID string
+	// At are scales a scale study's fits extrapolate to, instead of the
+	// plan's extrapolate: (--at 1e9,1.4e10).
+	At []float64
+	at string
 }
 
 // DefaultRounds is the fewest rounds that give a 95% confidence interval of
@@ -61,6 +66,7 @@ func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.StringVar(&o.Format, "format", "text", "text or md (Markdown)")
 	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
+	fs.StringVar(&o.at, "at", "", "scales a scale study's fits extrapolate to, comma-separated (1e9,1.4e10); instead of the plan's extrapolate: at")
 }
 
 func (o *RepeatOptions) validateOutput() error {
@@ -69,6 +75,17 @@ func (o *RepeatOptions) validateOutput() error {
 		return usage("--db: want a file path such as ./iolab.db")
 	case o.Format != "text" && o.Format != "md":
 		return usage("--format %q: want text or md", o.Format)
+	}
+	o.At = nil
+	for _, f := range strings.Split(o.at, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := units.ParseFloat(f, 1, 1e300)
+		if err != nil {
+			return usage("--at %q: %s: %v (scales such as 1e9,1.4e10)", o.at, f, err)
+		}
+		o.At = append(o.At, v)
 	}
 	return nil
 }
@@ -156,6 +173,9 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 		opts = sp.reportOptions()
 	}
 	opts.Series = o.Series
+	if len(o.At) > 0 {
+		opts.Extrapolate.At = o.At
+	}
 	rep := report.Build(data, opts)
 	switch {
 	case o.JSON:

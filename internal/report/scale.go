@@ -163,10 +163,14 @@ func (r *Report) limitWarnings(v *ScaleView, d *store.Data, cells []int, opts Op
 		limit := caps[what]
 		v.Caps[what] = formatMetric(v.Metric, limit)
 		crossing := crossAt(best, limit, top)
+		already := v.Points[len(v.Points)-1].Summary.Median >= limit
 		for _, e := range best.Extrapolations {
-			if e.Value >= limit || (math.IsNaN(crossing) && e.PI95[1] >= limit) {
+			if e.Value >= limit || already || (math.IsNaN(crossing) && e.PI95[1] >= limit) {
 				where := ""
-				if !math.IsNaN(crossing) {
+				switch {
+				case already:
+					where = " — the runs at the largest scale measured are already above it"
+				case !math.IsNaN(crossing):
 					where = fmt.Sprintf(" at about %s = %.3g", v.Axis, crossing)
 				}
 				v.Fit.Warnings = append(v.Fit.Warnings, fmt.Sprintf(
@@ -274,7 +278,7 @@ func writeScales(w io.Writer, r *Report, markdown bool) error {
 		fmt.Fprintf(w, heading, v.Cell, v.Variant, label, v.Axis)
 		t := &Table{Header: []string{v.Axis, "median [95% CI]", "per " + strings.TrimSuffix(v.Axis, "s")}}
 		for _, p := range v.Points {
-			t.Add(fmt.Sprintf("%g", p.N), medianCI(p.Summary, format), perItem(v.Metric, p.PerItem))
+			t.Add(scaling.Format(p.N), medianCI(p.Summary, format), perItem(v.Metric, p.PerItem))
 		}
 		if err := t.Render(w, markdown); err != nil {
 			return err
@@ -316,7 +320,7 @@ func writeScales(w io.Writer, r *Report, markdown bool) error {
 		}
 	}
 	if len(r.Scales) > 0 {
-		fmt.Fprintln(w, "\nscale fits: each model fitted to every run on the log scale; exponent = how the cost grows at the largest scale measured, its interval and the prediction intervals (where one run would land) from the bootstrap over rounds, which does not assume the model; ΔAICc under 2: the data cannot tell the model from the best; residuals: + or - where the runs at a scale lie above or below the curve beyond chance (a model that is right marks a scale in 1 experiment of 20)")
+		fmt.Fprintln(w, "\nscale fits: each model fitted to every run on the log scale; exponent = b of the power laws (how the cost grows past the start-up), 1 for linear, 1 + 1/ln n at the largest scale for n·log n; its interval and the prediction intervals (where one run would land) from the bootstrap over rounds, which does not assume the model; ΔAICc under 2: the data cannot tell the model from the best; residuals: + or - where the runs at a scale lie above or below the curve beyond chance (a model that is right marks a scale in 1 experiment of 20)")
 	}
 	return nil
 }

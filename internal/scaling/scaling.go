@@ -30,6 +30,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -376,22 +377,22 @@ func (r *Result) warn(at []float64) {
 	lo, hi := r.Scales[0], r.Scales[len(r.Scales)-1]
 	if decades := math.Log10(hi / lo); decades < 2 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"the scales span %.1f decades (%g to %g); models that differ by a logarithm (n vs n·log n) or a small exponent cannot be told apart over less than 2: add scales, spaced geometrically",
-			decades, lo, hi))
+			"the scales span %.1f decades (%s to %s); models that differ by a logarithm (n vs n·log n) or a small exponent cannot be told apart over less than 2: add scales, spaced geometrically",
+			decades, Format(lo), Format(hi)))
 	}
 	for _, a := range at {
 		if a > 100*hi {
 			r.Warnings = append(r.Warnings, fmt.Sprintf(
-				"%g is %.0fx the largest scale measured (%g): beyond 100x, any change of regime (a cache or memory running out, a data structure's next level) is invisible to the fit; measure closer to it",
-				a, a/hi, hi))
+				"%s is %.0fx the largest scale measured (%s): beyond 100x, any change of regime (a cache or memory running out, a data structure's next level) is invisible to the fit; measure closer to it",
+				Format(a), a/hi, Format(hi)))
 			break
 		}
 	}
 	for _, f := range r.Fits {
 		if f.Model == PowerConst && f.StartupShare > 0.5 {
 			r.Warnings = append(r.Warnings, fmt.Sprintf(
-				"a fixed start-up cost is %.0f%% of the cost at the smallest scale (%g): a pure power law fitted there would understate the exponent; the models with a start-up term account for it",
-				100*f.StartupShare, lo))
+				"a fixed start-up cost is %.0f%% of the cost at the smallest scale (%s): a pure power law fitted there would understate the exponent; the models with a start-up term account for it",
+				100*f.StartupShare, Format(lo)))
 		}
 	}
 	if best := r.Fits[0]; strings.ContainsAny(best.Pattern, "+-") {
@@ -435,4 +436,13 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
+}
+
+// Format writes a scale as it is given: whole counts in full (3162278),
+// others as %g (1e+12 and beyond stay short).
+func Format(n float64) string {
+	if n == math.Trunc(n) && math.Abs(n) < 1e12 {
+		return strconv.FormatFloat(n, 'f', -1, 64)
+	}
+	return fmt.Sprintf("%g", n)
 }
