@@ -250,16 +250,17 @@ func humanSeconds(v float64) string {
 	return seconds(v)
 }
 
+// humanBytes writes a size in the largest binary unit it is 1 or more of,
+// moving up a unit before three digits would round to four (1020 MiB is
+// 0.996 GiB).
 func humanBytes(v float64) string {
-	for _, u := range []struct {
-		size float64
-		name string
-	}{{1 << 50, "PiB"}, {1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if math.Abs(v) >= u.size {
-			return fmt.Sprintf("%.3g %s", v/u.size, u.name)
-		}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := 0
+	for i < len(units)-1 && math.Abs(v) >= 999.5 {
+		v /= 1024
+		i++
 	}
-	return fmt.Sprintf("%.3g B", v)
+	return fmt.Sprintf("%.3g %s", v, units[i])
 }
 
 // writeScales writes each scale fit: the costs by scale, the models with
