@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -231,5 +233,40 @@ func TestStallPerRunNamesStarvation(t *testing.T) {
 	}
 	if w := find(build(func(stall float64) float64 { return 1000 + 10*math.Sin(7*stall) })); w != "" {
 		t.Errorf("no pattern, yet: %q", w)
+	}
+}
+
+// A scale study's memory curve is checked against the variant's memory
+// limit: the report says at what scale the curve crosses it.
+func TestScaleFitsCheckLimits(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	d := &store.Data{Experiment: store.Experiment{ID: "x"}}
+	for i, n := range []float64{1e4, 1e5, 1e6} {
+		d.Cells = append(d.Cells, store.Cell{ID: int64(i + 1), Name: fmt.Sprintf("idx n=%g", n), Workload: "cmd",
+			Params: map[string]string{plan.ScaleParam: "n", "n": fmt.Sprint(n), "limit_memory": "64m"}})
+		for round := range 4 {
+			noise := 1 + 0.01*float64(round-2)
+			res := &metrics.Result{Start: t0, Duration: time.Second,
+				Extra: map[string]float64{"wall_s": (0.1 + 1e-5*n) * noise, "max_rss_bytes": (1e6 + 20*n) * noise}}
+			d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: int64(i + 1), Round: round, Status: store.StatusOK, Result: res})
+		}
+	}
+	r := Build(d, Options{Extrapolate: plan.Extrapolate{At: []float64{1e7}}})
+	var rss []FitView
+	for _, f := range r.Fits {
+		if f.Metric == "max_rss_bytes" && f.Cell == "idx" {
+			rss = append(rss, f)
+		}
+	}
+	if len(rss) < 3 || !rss[0].Best {
+		t.Fatalf("fits: %+v", r.Fits)
+	}
+	w := strings.Join(rss[0].Warnings, "\n")
+	if !strings.Contains(w, "crosses the variant's memory limit (64 MiB) at about n = 3.") {
+		t.Errorf("warnings: %s", w)
+	}
+	var text strings.Builder
+	if err := Terminal(&text, r); err != nil || !strings.Contains(text.String(), "idx — peak RSS MiB by n") {
+		t.Errorf("%v\n%s", err, text.String())
 	}
 }

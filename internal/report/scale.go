@@ -135,9 +135,10 @@ func allZeroPoints(pts []scaling.Point) bool {
 	return true
 }
 
-// limitWarnings checks a memory cost's curve against what caps it — the
-// machine's memory, the variant's memory limit, a cap the plan declares —
-// and says at what scale the best model crosses each.
+// limitWarnings checks a cost's curve against what caps it — for memory
+// the machine's and the variant's limit, for bytes written the target's
+// free space, for any a cap the plan declares — and says at what scale
+// the best model crosses each.
 func (r *Report) limitWarnings(v *ScaleView, d *store.Data, cells []int, opts Options) {
 	caps := map[string]float64{}
 	if c, ok := opts.Extrapolate.Caps[v.Metric]; ok {
@@ -152,6 +153,10 @@ func (r *Report) limitWarnings(v *ScaleView, d *store.Data, cells []int, opts Op
 				caps["the variant's memory limit"] = float64(b)
 			}
 		}
+	}
+	// What a run writes to storage, it needs room for.
+	if strings.HasSuffix(v.Metric, "write_bytes") && r.Env != nil && r.Env.Target != nil && r.Env.Target.FreeBytes > 0 {
+		caps["the free space of "+r.Env.Target.Path] = float64(r.Env.Target.FreeBytes)
 	}
 	if len(caps) == 0 || len(v.Fit.Fits) == 0 {
 		return
@@ -266,9 +271,9 @@ func humanBytes(v float64) string {
 // writeScales writes each scale fit: the costs by scale, the models with
 // their exponents, residuals and extrapolations, and what not to trust.
 func writeScales(w io.Writer, r *Report, markdown bool) error {
-	heading := "\n%s — %s, %s by %s\n"
+	heading := "\n%s %s by %s\n"
 	if markdown {
-		heading = "\n### %s — %s, %s by %s\n\n"
+		heading = "\n### %s %s by %s\n\n"
 	}
 	for _, v := range r.Scales {
 		label, _ := metricFormat(v.Metric)
@@ -276,7 +281,11 @@ func writeScales(w io.Writer, r *Report, markdown bool) error {
 			label = "CPU (user + sys)"
 		}
 		format := func(x float64) string { return formatMetric(v.Metric, x) }
-		fmt.Fprintf(w, heading, v.Cell, v.Variant, label, v.Axis)
+		what := v.Cell + " —" // and the variant, when there are some
+		if v.Variant != "" {
+			what = v.Cell + " — " + v.Variant + ","
+		}
+		fmt.Fprintf(w, heading, what, label, v.Axis)
 		t := &Table{Header: []string{v.Axis, "median [95% CI]", "per " + strings.TrimSuffix(v.Axis, "s")}}
 		for _, p := range v.Points {
 			t.Add(scaling.Format(p.N), medianCI(p.Summary, format), perItem(v.Metric, p.PerItem))
