@@ -63,11 +63,11 @@ func flat(float64) float64 { return 1 }
 // lastVariant holds the variant's values of the last trial, in run order.
 var lastVariant []float64
 
-// trial simulates one experiment and returns the comparison of b with a.
-func trial(s scenario, order string, seed uint64) stats.Comparison {
+// run simulates an experiment's runs in schedule order, handing each
+// measured one to each with the cell it belongs to; each returns false to
+// stop.
+func run(s scenario, entries []lab.Entry, seed uint64, each func(cell int, o stats.Obs) bool) {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	entries := lab.Schedule(order, 2, s.warmup, s.rounds, seed)
-	var a, b []stats.Obs
 	variantRuns := 0
 	for i, e := range entries {
 		v := 100 * s.level(float64(i)/float64(len(entries)-1)) * (1 + s.cv*rng.NormFloat64())
@@ -84,16 +84,23 @@ func trial(s scenario, order string, seed uint64) stats.Comparison {
 		if s.outliers > 0 && rng.Float64() < s.outliers {
 			v *= 3
 		}
-		if e.Warmup {
-			continue
+		if !e.Warmup && !each(e.Cell, stats.Obs{Round: e.Round, Slot: e.Slot, Value: v}) {
+			return
 		}
-		o := stats.Obs{Round: e.Round, Slot: e.Slot, Value: v}
-		if e.Cell == 0 {
+	}
+}
+
+// trial simulates one experiment and returns the comparison of b with a.
+func trial(s scenario, order string, seed uint64) stats.Comparison {
+	var a, b []stats.Obs
+	run(s, lab.Schedule(order, 2, s.warmup, s.rounds, seed), seed, func(cell int, o stats.Obs) bool {
+		if cell == 0 {
 			a = append(a, o)
 		} else {
 			b = append(b, o)
 		}
-	}
+		return true
+	})
 	lastVariant = lastVariant[:0]
 	for _, o := range b {
 		lastVariant = append(lastVariant, o.Value)
@@ -284,31 +291,24 @@ func rate(k, n int) string {
 // round from min on, at most max rounds. It returns the verdict and the
 // rounds it used.
 func seqTrial(s scenario, min, max int, seed uint64) (string, int) {
-	rng := rand.New(rand.NewPCG(seed, 99))
-	entries := lab.Schedule(lab.OrderRandom, 2, s.warmup, max, seed)
 	seq := stats.NewSequential(0.02, min, max, 1)
 	var a, b []stats.Obs
-	for i, e := range entries {
-		v := 100 * s.level(float64(i)/float64(len(entries)-1)) * (1 + s.cv*rng.NormFloat64())
-		if e.Cell == 1 {
-			v *= s.effect
-		}
-		if e.Warmup {
-			continue
-		}
-		o := stats.Obs{Round: e.Round, Slot: e.Slot, Value: v}
-		if e.Cell == 0 {
+	verdict, used := stats.Inconclusive, max
+	run(s, lab.Schedule(lab.OrderRandom, 2, s.warmup, max, seed), seed, func(cell int, o stats.Obs) bool {
+		if cell == 0 {
 			a = append(a, o)
 		} else {
 			b = append(b, o)
 		}
 		if len(a) == len(b) && len(a) >= min {
 			if c := seq.Compare(a, b, stats.Metric{LowerIsBetter: true}); c.Verdict != stats.Inconclusive || len(a) == max {
-				return c.Verdict, len(a)
+				verdict, used = c.Verdict, len(a)
+				return false
 			}
 		}
-	}
-	return stats.Inconclusive, max
+		return true
+	})
+	return verdict, used
 }
 
 // sequential checks stopping when decided: false verdicts in A/A under

@@ -37,13 +37,19 @@ func (s *Store) BeginRun(ctx context.Context, experimentID string, r *Run) error
 
 // AppendSeries stores seconds of a running run's series.
 func (s *Store) AppendSeries(ctx context.Context, runID int64, secs []metrics.Second) error {
+	return s.appendRows(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertSeries(ctx, tx, runID, secs) })
+}
+
+// appendRows runs insert in a transaction of its own, whatever becomes
+// of ctx: rows of a run that is being cancelled are still its record.
+func (s *Store) appendRows(ctx context.Context, insert func(context.Context, *sql.Tx) error) error {
 	ctx = context.WithoutCancel(ctx)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
 	}
 	defer tx.Rollback()
-	if err := insertSeries(ctx, tx, runID, secs); err != nil {
+	if err := insert(ctx, tx); err != nil {
 		return s.wrap(err)
 	}
 	return s.wrap(tx.Commit())
@@ -51,36 +57,28 @@ func (s *Store) AppendSeries(ctx context.Context, runID int64, secs []metrics.Se
 
 // AppendServerSeries stores seconds of a running run's server series.
 func (s *Store) AppendServerSeries(ctx context.Context, runID int64, secs []metrics.ServerSecond) error {
-	ctx = context.WithoutCancel(ctx)
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap(err)
-	}
-	defer tx.Rollback()
-	for _, sec := range secs {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO server_series (run_id, second, rss_bytes, cpu_s, read_bytes, write_bytes, threads, fds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			runID, sec.T, sec.RSSBytes, sec.CPUS, sec.ReadBytes, sec.WriteBytes, sec.Threads, sec.FDs); err != nil {
-			return s.wrap(err)
+	return s.appendRows(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for _, sec := range secs {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO server_series (run_id, second, rss_bytes, cpu_s, read_bytes, write_bytes, threads, fds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+				runID, sec.T, sec.RSSBytes, sec.CPUS, sec.ReadBytes, sec.WriteBytes, sec.Threads, sec.FDs); err != nil {
+				return err
+			}
 		}
-	}
-	return s.wrap(tx.Commit())
+		return nil
+	})
 }
 
 // AppendEnvSeries stores seconds of the machine during a running run.
 func (s *Store) AppendEnvSeries(ctx context.Context, runID int64, secs []metrics.EnvSecond) error {
-	ctx = context.WithoutCancel(ctx)
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap(err)
-	}
-	defer tx.Rollback()
-	for _, sec := range secs {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO env_series (run_id, second, cpu_stall, memory_stall, io_stall, load1) VALUES (?, ?, ?, ?, ?, ?)`,
-			runID, sec.T, sec.CPUStall, sec.MemoryStall, sec.IOStall, sec.Load1); err != nil {
-			return s.wrap(err)
+	return s.appendRows(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for _, sec := range secs {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO env_series (run_id, second, cpu_stall, memory_stall, io_stall, load1) VALUES (?, ?, ?, ?, ?, ?)`,
+				runID, sec.T, sec.CPUStall, sec.MemoryStall, sec.IOStall, sec.Load1); err != nil {
+				return err
+			}
 		}
-	}
-	return s.wrap(tx.Commit())
+		return nil
+	})
 }
 
 func insertSeries(ctx context.Context, tx *sql.Tx, runID int64, secs []metrics.Second) error {
