@@ -826,8 +826,8 @@ func (r reader) scale(n *yaml.Node, w *Workload) error {
 	}
 	num := make([]float64, len(ax.Values))
 	for i, v := range ax.Values {
-		if num[i], err = units.ParseFloat(v.Text, 0, 1e300); err != nil || num[i] <= 0 {
-			return v.Pos.Errorf("scale.%s %q: want a number above 0 (a count such as 100000 or 1e6)", ax.Field, v.Text)
+		if num[i], err = ScaleValue(v.Text); err != nil {
+			return v.Pos.Errorf("scale.%s %q: want a number above 0 (a count such as 100000 or 1e6, or a size such as 64m)", ax.Field, v.Text)
 		}
 		if i > 0 && num[i] <= num[i-1] {
 			return v.Pos.Errorf("scale.%s: %s after %s; list the scales in ascending order, each once", ax.Field, v.Text, ax.Values[i-1].Text)
@@ -841,6 +841,23 @@ func (r reader) scale(n *yaml.Node, w *Workload) error {
 	return nil
 }
 
+// ScaleValue is a scale as a number: a count (100000, 1e6) or a size in
+// bytes (64m, as fs --size takes it).
+func ScaleValue(text string) (float64, error) {
+	f, err := units.ParseFloat(text, 0, 1e300)
+	if err != nil {
+		var b int64
+		if b, err = units.ParseSize(text); err != nil {
+			return 0, err
+		}
+		f = float64(b)
+	}
+	if f <= 0 {
+		return 0, errors.New("not above 0")
+	}
+	return f, nil
+}
+
 // ScaleAdvice says what is wrong with a workload's scales for a fit: too
 // few decades, or values spaced evenly rather than geometrically; "" when
 // nothing is.
@@ -850,7 +867,7 @@ func (w Workload) ScaleAdvice() string {
 	}
 	var v []float64
 	for _, x := range w.Matrix[0].Values {
-		f, _ := units.ParseFloat(x.Text, 0, 1e300)
+		f, _ := ScaleValue(x.Text)
 		v = append(v, f)
 	}
 	lo, hi := v[0], v[len(v)-1]

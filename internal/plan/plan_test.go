@@ -57,6 +57,10 @@ workloads:
 	if a := p.Workloads[0].ScaleAdvice(); err != nil || !strings.Contains(a, "spaced evenly") {
 		t.Errorf("%v: advice %q", err, a)
 	}
+	p, err = Parse("x.yaml", []byte("workloads:\n  - fs: {bs: 4k}\n    scale: {size: [1m, 10m, 50m]}\n"))
+	if err != nil || p.Workloads[0].Scale != "size" || p.Workloads[0].ScaleAdvice() == "" {
+		t.Fatalf("sizes as scales: %v %+v", err, p)
+	}
 	p, err = Parse("x.yaml", []byte("workloads:\n  - cmd: {run: x}\n    scale: {n: [1000, 10000, 100000]}\n"))
 	if a := p.Workloads[0].ScaleAdvice(); err != nil || a != "" {
 		t.Errorf("%v: advice %q", err, a)

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/iolab/iolab/internal/plan"
@@ -92,7 +91,7 @@ func (r *Report) scaleFits(d *store.Data, perCell [][]store.Run, opts Options, l
 			v := ScaleView{Variant: g.variant, Cell: g.name, Axis: g.axis, Metric: m}
 			var pts []scaling.Point
 			for _, i := range g.cells {
-				n, err := strconv.ParseFloat(d.Cells[i].Params[g.axis], 64)
+				n, err := plan.ScaleValue(d.Cells[i].Params[g.axis])
 				if err != nil {
 					continue
 				}
