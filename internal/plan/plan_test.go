@@ -237,3 +237,16 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// The scale example parses as the README describes it.
+func TestScaleExampleParses(t *testing.T) {
+	t.Parallel()
+	p, err := Load("../../examples/scale.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.Workloads[0]
+	if w.Scale != "lines" || len(w.Matrix[0].Values) != 6 || len(w.Metrics) != 1 || w.Metrics[0].Name != "sort_s" || len(p.Extrapolate.At) != 2 || w.ScaleAdvice() != "" {
+		t.Fatalf("%+v", p)
+	}
+}
