@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,7 +65,7 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	dbFlag(fs, &o.DB)
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
-	fs.StringVar(&o.Format, "format", "text", "text or md (Markdown)")
+	fs.StringVar(&o.Format, "format", "text", "text, md (Markdown), csv (a row per run and metric; with --series, per run and second), ndjson (a line per run) or bench (Go benchmark format, for benchstat)")
 	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
 	fs.StringVar(&o.at, "at", "", "scales a scale study's fits extrapolate to, comma-separated (1e9,1.4e10); instead of the plan's extrapolate: at")
 }
@@ -73,8 +74,10 @@ func (o *RepeatOptions) validateOutput() error {
 	switch {
 	case o.DB == "":
 		return usage("--db: want a file path such as ./iolab.db")
-	case o.Format != "text" && o.Format != "md":
-		return usage("--format %q: want text or md", o.Format)
+	case !slices.Contains([]string{"text", "md", report.FormatCSV, report.FormatNDJSON, report.FormatBench}, o.Format):
+		return usage("--format %q: want text, md, csv, ndjson or bench", o.Format)
+	case o.JSON && o.Format != "text":
+		return usage("--json and --format %s: give one", o.Format)
 	}
 	o.At = nil
 	for _, f := range strings.Split(o.at, ",") {
@@ -175,6 +178,14 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	opts.Series = o.Series
 	if len(o.At) > 0 {
 		opts.Extrapolate.At = o.At
+	}
+	switch o.Format { // the exports are the runs as stored, not a report
+	case report.FormatCSV:
+		return report.CSV(stdout, data, o.Series)
+	case report.FormatNDJSON:
+		return report.NDJSON(stdout, data, o.Series)
+	case report.FormatBench:
+		return report.Bench(stdout, data)
 	}
 	rep := report.Build(data, opts)
 	switch {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -54,19 +55,21 @@ func runShow(ctx context.Context, o RepeatOptions, id string, profileTop int, st
 
 func newLsCommand(stdout io.Writer) *cobra.Command {
 	var db string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List stored experiments, newest first",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runLs(cmd.Context(), db, stdout)
+			return runLs(cmd.Context(), db, asJSON, stdout)
 		},
 	}
 	dbFlag(cmd.Flags(), &db)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON: [{id, name, status, created_at, finished_at, command}]")
 	return cmd
 }
 
-func runLs(ctx context.Context, db string, stdout io.Writer) error {
+func runLs(ctx context.Context, db string, asJSON bool, stdout io.Writer) error {
 	st, err := openExisting(ctx, db)
 	if err != nil {
 		return err
@@ -75,6 +78,19 @@ func runLs(ctx context.Context, db string, stdout io.Writer) error {
 	exps, err := st.ListExperiments(ctx)
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		list := []map[string]any{}
+		for _, e := range exps {
+			item := map[string]any{"id": e.ID, "name": e.Name, "status": e.Status, "created_at": e.CreatedAt, "command": e.Command}
+			if !e.FinishedAt.IsZero() {
+				item["finished_at"] = e.FinishedAt
+			}
+			list = append(list, item)
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "EXPERIMENT\tCREATED\tSTATUS\tNAME\tCOMMAND")

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A stored experiment exports as CSV (a row per run and metric, or per
+// run and second), NDJSON (a line per run) and the Go benchmark format,
+// which benchstat compares — two experiments' exports, or one's variants.
+func TestExports(t *testing.T) {
+	t.Parallel()
+	need(t, "benchstat")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": `name: exports
+rounds: 6
+warmup: 0
+variants:
+  - {name: short, env: {NAP: "0.01"}}
+  - {name: long, env: {NAP: "0.05"}}
+workloads:
+  - name: nap
+    cmd: {run: sleep $NAP}
+`})
+	db := filepath.Join(dir, "x.db")
+	var ids []string
+	for range 2 {
+		if _, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db); err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+	}
+	out, _, err := iolab(t, context.Background(), "ls", "--db", db, "--json")
+	var list []struct{ ID, Name, Status string }
+	if err != nil || json.Unmarshal([]byte(out), &list) != nil || len(list) != 2 || list[0].Name != "exports" || list[0].Status != "done" {
+		t.Fatalf("ls --json: %v\n%s", err, out)
+	}
+	for _, e := range list {
+		ids = append(ids, e.ID)
+	}
+
+	out, _, err = iolab(t, context.Background(), "show", ids[0], "--db", db, "--format", "csv")
+	rows, cerr := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || cerr != nil || strings.Join(rows[0], ",") != "experiment,cell,variant,round,slot,warmup,status,metric,value" {
+		t.Fatalf("%v %v\n%s", err, cerr, out)
+	}
+	walls := 0
+	for _, r := range rows[1:] {
+		if r[7] == "wall_s" {
+			walls++
+		}
+	}
+	if walls != 12 {
+		t.Errorf("%d wall_s rows for 12 runs", walls)
+	}
+
+	out, _, err = iolab(t, context.Background(), "show", ids[0], "--db", db, "--format", "ndjson")
+	lines := 0
+	for sc := bufio.NewScanner(strings.NewReader(out)); sc.Scan(); lines++ {
+		var run struct {
+			Variant string
+			Metrics map[string]float64
+		}
+		if json.Unmarshal(sc.Bytes(), &run) != nil || run.Variant == "" || run.Metrics["wall_s"] <= 0 {
+			t.Fatalf("line %d: %s", lines, sc.Text())
+		}
+	}
+	if err != nil || lines != 12 {
+		t.Fatalf("%v: %d lines", err, lines)
+	}
+
+	var files []string
+	for i, id := range ids {
+		out, _, err := iolab(t, context.Background(), "show", id, "--db", db, "--format", "bench")
+		if err != nil || !strings.Contains(out, "Unit sec/op Better=lower") || !strings.Contains(out, "BenchmarkNap 1 ") {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		files = append(files, filepath.Join(dir, []string{"old.txt", "new.txt"}[i]))
+		if err := os.WriteFile(files[i], []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The variants of one experiment: long sleeps 5x as long.
+	got, err := exec.Command("benchstat", "-col", "variant", files[0]).CombinedOutput()
+	if err != nil || !strings.Contains(string(got), "sec/op") || !strings.Contains(string(got), "vs base") || !strings.Contains(string(got), "n=6") {
+		t.Fatalf("benchstat -col variant: %v\n%s", err, got)
+	}
+	// Two experiments of the same plan.
+	got, err = exec.Command("benchstat", files[0], files[1]).CombinedOutput()
+	if err != nil || !strings.Contains(string(got), "old.txt") || !strings.Contains(string(got), "new.txt") || !strings.Contains(string(got), "sec/op") {
+		t.Fatalf("benchstat old new: %v\n%s", err, got)
+	}
+	if _, _, err := iolab(t, context.Background(), "show", ids[0], "--db", db, "--format", "xml"); err == nil || !strings.Contains(err.Error(), "want text, md, csv, ndjson or bench") {
+		t.Errorf("--format xml: %v", err)
+	}
+}

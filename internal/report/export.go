@@ -1,0 +1,191 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/iolab/iolab/internal/envinfo"
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// Export formats, beside the text, Markdown and JSON reports.
+const (
+	FormatCSV    = "csv"
+	FormatNDJSON = "ndjson"
+	FormatBench  = "bench"
+)
+
+// exportRun is one run as the exports see it.
+type exportRun struct {
+	cell store.Cell
+	run  store.Run
+}
+
+func exportRuns(d *store.Data) []exportRun {
+	cells := map[int64]store.Cell{}
+	for _, c := range d.Cells {
+		cells[c.ID] = c
+	}
+	out := make([]exportRun, 0, len(d.Runs))
+	for _, run := range d.Runs {
+		if run.Result != nil {
+			out = append(out, exportRun{cells[run.CellID], run})
+		}
+	}
+	return out
+}
+
+// CSV writes one row per run and metric — or, with series, one row per
+// run and second of its per-second series — for a spreadsheet or pandas.
+func CSV(w io.Writer, d *store.Data, series bool) error {
+	cw := csv.NewWriter(w)
+	head := []string{"experiment", "cell", "variant", "round", "slot", "warmup", "status"}
+	if series {
+		_ = cw.Write(append(head, "second", "ops", "bytes", "p50_ns", "p99_ns", "max_ns"))
+	} else {
+		_ = cw.Write(append(head, "metric", "value"))
+	}
+	for _, r := range exportRuns(d) {
+		row := []string{d.Experiment.ID, r.cell.Name, r.cell.Variant, strconv.Itoa(r.run.Round), strconv.Itoa(r.run.Slot),
+			strconv.FormatBool(r.run.Warmup), r.run.Status}
+		if series {
+			for _, s := range r.run.Result.Series {
+				_ = cw.Write(append(slices.Clone(row), strconv.FormatInt(s.T, 10), strconv.FormatInt(s.Ops, 10), strconv.FormatInt(s.Bytes, 10),
+					strconv.FormatInt(s.P50Ns, 10), strconv.FormatInt(s.P99Ns, 10), strconv.FormatInt(s.MaxNs, 10)))
+			}
+			continue
+		}
+		m := RunMetrics(r.run.Result)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if v := m[k]; !math.IsNaN(v) && !math.IsInf(v, 0) {
+				_ = cw.Write(append(slices.Clone(row), k, strconv.FormatFloat(v, 'g', -1, 64)))
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// NDJSON writes one JSON object per run (its metrics; with series, its
+// per-second series too), a line each, for jq and log pipelines.
+func NDJSON(w io.Writer, d *store.Data, series bool) error {
+	enc := json.NewEncoder(w)
+	for _, r := range exportRuns(d) {
+		m := map[string]any{}
+		for k, v := range RunMetrics(r.run.Result) {
+			m[k] = finite(v)
+		}
+		line := map[string]any{"experiment": d.Experiment.ID, "cell": r.cell.Name, "variant": r.cell.Variant, "params": r.cell.Params,
+			"round": r.run.Round, "slot": r.run.Slot, "warmup": r.run.Warmup, "status": r.run.Status, "error": r.run.Error,
+			"start": r.run.Result.Start, "metrics": m}
+		if series {
+			line["series"] = r.run.Result.Series
+		}
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Bench writes the measured, successful runs in the Go benchmark format
+// (golang.org/x/perf's benchfmt), so benchstat compares two exports —
+// `benchstat old.txt new.txt` — or an experiment's variants —
+// `benchstat -col variant exp.txt`. Configuration lines carry the
+// environment and the variant; Unit lines say which way is better; each
+// run is one line of its metrics with units.
+func Bench(w io.Writer, d *store.Data) error {
+	var env envinfo.Snapshot
+	if snaps := decodeEnv(d.Env); len(snaps) > 0 {
+		env = snaps[0]
+	}
+	for _, kv := range [][2]string{{"experiment", d.Experiment.ID}, {"plan", d.Experiment.Name}, {"kernel", env.Kernel},
+		{"cpu", env.CPUModel}, {"cpus", strconv.Itoa(env.CPUs)}, {"iolab", env.IolabVersion}} {
+		if kv[1] != "" && kv[1] != "0" {
+			fmt.Fprintf(w, "%s: %s\n", kv[0], oneLine(kv[1]))
+		}
+	}
+	units := map[string]bool{}
+	variant := "\x00"
+	for _, r := range exportRuns(d) {
+		if r.run.Warmup || r.run.Status != store.StatusOK {
+			continue
+		}
+		if r.cell.Variant != variant {
+			variant = r.cell.Variant
+			if variant != "" {
+				fmt.Fprintf(w, "variant: %s\n", oneLine(variant))
+			}
+		}
+		m := RunMetrics(r.run.Result)
+		var fields []string
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			desc, known := stats.Describe(k)
+			v := m[k]
+			if !known || math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			unit := benchUnit(k)
+			if !units[unit] {
+				units[unit] = true
+				better := "higher"
+				if desc.LowerIsBetter {
+					better = "lower"
+				}
+				fmt.Fprintf(w, "Unit %s Better=%s\n", unit, better)
+			}
+			fields = append(fields, strconv.FormatFloat(v, 'g', -1, 64), unit)
+		}
+		if len(fields) > 0 {
+			fmt.Fprintf(w, "%s 1 %s\n", benchName(r.cell.Name), strings.Join(fields, " "))
+		}
+	}
+	return nil
+}
+
+// benchUnit is a metric's unit in the benchmark format: the conventional
+// ones where benchstat knows them (sec/op for a command's time, B/s),
+// else the metric's own name, which is unique and has no spaces.
+func benchUnit(metric string) string {
+	switch metric {
+	case "wall_s":
+		return "sec/op"
+	case "bytes_per_s":
+		return "B/s"
+	case "ops_per_s":
+		return "ops/s"
+	}
+	return metric
+}
+
+var notName = regexp.MustCompile(`[^A-Za-z0-9_=./+-]+`)
+
+// benchName is a cell's name as a benchmark's: Benchmark, the workload,
+// then each parameter as a key=value part (benchstat's sub-benchmark
+// keys), with no spaces.
+func benchName(cell string) string {
+	parts := strings.Fields(cell)
+	for i, p := range parts {
+		parts[i] = notName.ReplaceAllString(p, "_")
+	}
+	if len(parts) == 0 {
+		parts = []string{"run"}
+	}
+	name := parts[0]
+	if name != "" {
+		name = strings.ToUpper(name[:1]) + name[1:]
+	}
+	return "Benchmark" + strings.Join(append([]string{name}, parts[1:]...), "/")
+}
+
+// oneLine keeps a configuration value on its line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
