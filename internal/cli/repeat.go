@@ -43,6 +43,8 @@ type RepeatOptions struct {
 	// plan's extrapolate: (--at 1e9,1.4e10).
 	At []float64
 	at string
+	// Gates make the command exit 1 for a CI pipeline.
+	Gates Gates
 }
 
 // DefaultRounds is the fewest rounds that give a 95% confidence interval of
@@ -67,6 +69,7 @@ func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.StringVar(&o.Format, "format", "text", "text, md (Markdown), csv (a row per run and metric; with --series, per run and second), ndjson (a line per run) or bench (Go benchmark format, for benchstat)")
 	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
+	o.Gates.addFlags(fs)
 	fs.StringVar(&o.at, "at", "", "scales a scale study's fits extrapolate to, comma-separated (1e9,1.4e10); instead of the plan's extrapolate: at")
 }
 
@@ -78,6 +81,9 @@ func (o *RepeatOptions) validateOutput() error {
 		return usage("--format %q: want text, md, csv, ndjson or bench", o.Format)
 	case o.JSON && o.Format != "text":
 		return usage("--json and --format %s: give one", o.Format)
+	}
+	if err := o.Gates.parse(); err != nil {
+		return err
 	}
 	o.At = nil
 	for _, f := range strings.Split(o.at, ",") {
@@ -179,26 +185,45 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	if len(o.At) > 0 {
 		opts.Extrapolate.At = o.At
 	}
+	rep, err := writeExperiment(data, opts, o, st, stdout)
+	if err != nil {
+		return err
+	}
+	if len(o.Gates.FailOn) == 0 && len(o.Gates.Limits) == 0 {
+		return nil
+	}
+	if rep == nil { // an export: the runs, not a report
+		rep = report.Build(data, opts)
+	}
+	if failed := o.Gates.Check(rep); len(failed) > 0 {
+		return fmt.Errorf("%w: %s", ErrGate, strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// writeExperiment prints a stored experiment's report, and returns it,
+// or exports its runs (and returns no report).
+func writeExperiment(data *store.Data, opts report.Options, o RepeatOptions, st *store.Store, stdout io.Writer) (*report.Report, error) {
 	switch o.Format { // the exports are the runs as stored, not a report
 	case report.FormatCSV:
-		return report.CSV(stdout, data, o.Series)
+		return nil, report.CSV(stdout, data, o.Series)
 	case report.FormatNDJSON:
-		return report.NDJSON(stdout, data, o.Series)
+		return nil, report.NDJSON(stdout, data, o.Series)
 	case report.FormatBench:
-		return report.Bench(stdout, data)
+		return nil, report.Bench(stdout, data)
 	}
 	rep := report.Build(data, opts)
 	switch {
 	case o.JSON:
-		return report.JSON(stdout, rep)
+		return rep, report.JSON(stdout, rep)
 	case o.Format == "md":
-		return report.Markdown(stdout, rep)
+		return rep, report.Markdown(stdout, rep)
 	}
 	if err := report.Terminal(stdout, rep); err != nil {
-		return err
+		return rep, err
 	}
 	fmt.Fprintf(stdout, "\nstored in %s as experiment %s; `%s` prints this again\n", st.Path(), rep.Experiment, showCommand(rep.Experiment, o.DB))
-	return nil
+	return rep, nil
 }
 
 // DefaultDB is the database of every command when neither --db nor

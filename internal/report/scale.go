@@ -165,7 +165,7 @@ func (r *Report) limitWarnings(v *ScaleView, d *store.Data, cells []int, opts Op
 	top := v.Fit.Scales[len(v.Fit.Scales)-1]
 	for _, what := range slices.Sorted(maps.Keys(caps)) {
 		limit := caps[what]
-		v.Caps[what] = formatMetric(v.Metric, limit)
+		v.Caps[what] = FormatMetric(v.Metric, limit)
 		crossing := crossAt(best, limit, top)
 		already := v.Points[len(v.Points)-1].Summary.Median >= limit
 		for _, e := range best.Extrapolations {
@@ -179,7 +179,7 @@ func (r *Report) limitWarnings(v *ScaleView, d *store.Data, cells []int, opts Op
 				}
 				v.Fit.Warnings = append(v.Fit.Warnings, fmt.Sprintf(
 					"%s's curve (%s) crosses %s (%s)%s: past it the program is killed, swaps or changes how it works, and the extrapolation to %g means nothing",
-					v.Metric, best.Model, what, formatMetric(v.Metric, limit), where, e.At))
+					v.Metric, best.Model, what, FormatMetric(v.Metric, limit), where, e.At))
 				break
 			}
 		}
@@ -230,14 +230,18 @@ func (r *Report) flatten(v ScaleView) {
 	}
 }
 
-// formatMetric formats a value in a metric's unit, in the unit that
+// FormatMetric formats a value in a metric's unit, in the unit that
 // reads best at its size (extrapolations reach hours and terabytes).
-func formatMetric(metric string, v float64) string {
+func FormatMetric(metric string, v float64) string {
 	switch {
+	case strings.HasSuffix(metric, "_per_s"): // a rate, not a time
+		return count(v)
 	case strings.HasSuffix(metric, "_bytes"):
 		return humanBytes(v)
 	case strings.HasSuffix(metric, "_s"):
 		return humanSeconds(v)
+	case strings.HasSuffix(metric, "_ns"):
+		return latency(v)
 	}
 	return fmt.Sprintf("%.3g", v)
 }
@@ -279,7 +283,7 @@ func writeScales(w io.Writer, r *Report, markdown bool) error {
 		if v.Metric == "cpu_s" {
 			label = "CPU (user + sys)"
 		}
-		format := func(x float64) string { return formatMetric(v.Metric, x) }
+		format := func(x float64) string { return FormatMetric(v.Metric, x) }
 		what := v.Cell + " —" // and the variant, when there are some
 		if v.Variant != "" {
 			what = v.Cell + " — " + v.Variant + ","
@@ -311,7 +315,7 @@ func writeScales(w io.Writer, r *Report, markdown bool) error {
 			}
 			row := []string{f.Model, exp, fmt.Sprintf("%.1f", f.DeltaAICc), f.Pattern}
 			for _, e := range f.Extrapolations {
-				row = append(row, fmt.Sprintf("%s [%s, %s]", formatMetric(v.Metric, e.Value), formatMetric(v.Metric, e.PI95[0]), formatMetric(v.Metric, e.PI95[1])))
+				row = append(row, fmt.Sprintf("%s [%s, %s]", FormatMetric(v.Metric, e.Value), FormatMetric(v.Metric, e.PI95[0]), FormatMetric(v.Metric, e.PI95[1])))
 			}
 			t.Add(row...)
 		}
@@ -321,7 +325,7 @@ func writeScales(w io.Writer, r *Report, markdown bool) error {
 		for _, e := range v.Fit.Across {
 			if len(v.Fit.Indistinct) > 1 {
 				fmt.Fprintf(w, "  at %g, across the models the data cannot choose between: %s to %s\n", e.At,
-					formatMetric(v.Metric, e.PI95[0]), formatMetric(v.Metric, e.PI95[1]))
+					FormatMetric(v.Metric, e.PI95[0]), FormatMetric(v.Metric, e.PI95[1]))
 			}
 		}
 		for _, wn := range v.Fit.Warnings {
@@ -335,4 +339,4 @@ func writeScales(w io.Writer, r *Report, markdown bool) error {
 }
 
 // perItem formats the cost of one unit of scale.
-func perItem(metric string, v float64) string { return formatMetric(metric, v) }
+func perItem(metric string, v float64) string { return FormatMetric(metric, v) }
