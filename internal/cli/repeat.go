@@ -45,6 +45,8 @@ type RepeatOptions struct {
 	at string
 	// Gates make the command exit 1 for a CI pipeline.
 	Gates Gates
+	// Quiet draws no progress line.
+	Quiet bool
 }
 
 // DefaultRounds is the fewest rounds that give a 95% confidence interval of
@@ -70,6 +72,7 @@ func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Format, "format", "text", "text, md (Markdown), csv (a row per run and metric; with --series, per run and second), ndjson (a line per run) or bench (Go benchmark format, for benchstat)")
 	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
 	o.Gates.addFlags(fs)
+	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "no live progress line on the terminal")
 	fs.StringVar(&o.at, "at", "", "scales a scale study's fits extrapolate to, comma-separated (1e9,1.4e10); instead of the plan's extrapolate: at")
 }
 
@@ -147,7 +150,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 			cells[i].Around = pidObserver{pid}
 		}
 	}
-	id, runErr := newRunner(st, stderr, runTime).Run(ctx, plan, cells)
+	id, runErr := newRunner(st, stderr, runTime, o.Quiet).Run(ctx, plan, cells)
 	if id == "" {
 		return runErr
 	}
@@ -157,16 +160,32 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 	return runErr
 }
 
+// colourful says whether w is a terminal that takes colour: not when
+// NO_COLOR is set (no-color.org), nor TERM=dumb.
+func colourful(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap()
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
 // newRunner makes a runner with a live progress line when stderr is a
-// terminal.
-func newRunner(st *store.Store, stderr io.Writer, runTime time.Duration) *lab.Runner {
+// terminal (and not --quiet).
+func newRunner(st *store.Store, stderr io.Writer, runTime time.Duration, quiet bool) *lab.Runner {
 	runner := &lab.Runner{Store: st}
+	if quiet {
+		return runner
+	}
 	terminal := stderr
 	if u, ok := stderr.(interface{ Unwrap() io.Writer }); ok {
 		terminal = u.Unwrap()
 	}
 	if f, ok := terminal.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		runner.Progress = &lab.Progress{W: stderr, ShowAfter: 2 * time.Second, RunTime: runTime}
+		runner.Progress = &lab.Progress{W: stderr, ShowAfter: time.Second, RunTime: runTime}
 	}
 	return runner
 }
@@ -219,6 +238,7 @@ func writeExperiment(data *store.Data, opts report.Options, o RepeatOptions, st 
 	case o.Format == "md":
 		return rep, report.Markdown(stdout, rep)
 	}
+	rep.Colour = colourful(stdout)
 	if err := report.Terminal(stdout, rep); err != nil {
 		return rep, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,9 +120,28 @@ func TestFailedRunIsStoredAndStopsTheExperiment(t *testing.T) {
 	}
 }
 
+// lockedBuffer is a bytes.Buffer the progress line's own goroutine may
+// write while the test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func TestProgressLine(t *testing.T) {
 	t.Parallel()
-	var buf bytes.Buffer
+	var buf lockedBuffer
 	p := &Progress{W: &buf, RunTime: 10 * time.Second}
 	update := p.Start("randread-4k", RunPosition{Round: 1, Rounds: 6, Done: 3, Total: 14})
 	update(50000, 50000*4096)
@@ -136,10 +156,25 @@ func TestProgressLine(t *testing.T) {
 		t.Error("End did not clear the line")
 	}
 
-	quiet := &Progress{W: &bytes.Buffer{}, ShowAfter: time.Hour}
+	quiet := &Progress{W: &lockedBuffer{}, ShowAfter: time.Hour}
 	quiet.Start("x", RunPosition{Rounds: 1, Total: 1})(1, 1)
-	if quiet.W.(*bytes.Buffer).Len() != 0 {
+	quiet.End()
+	if quiet.W.(*lockedBuffer).String() != "" {
 		t.Error("progress shown before ShowAfter")
+	}
+
+	// A run whose workload reports nothing (a command) still shows that
+	// it runs, and where the experiment is, once it lasts ShowAfter.
+	var silent lockedBuffer
+	p = &Progress{W: &silent, ShowAfter: 100 * time.Millisecond}
+	p.Start("index n=1000000", RunPosition{Round: 0, Rounds: 3, Done: 0, Total: 6})
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(silent.String(), "running") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.End()
+	if line := silent.String(); !strings.Contains(line, "round 1/3  run 1/6  index n=1000000  running ") {
+		t.Errorf("a silent run's line: %q", line)
 	}
 }
 

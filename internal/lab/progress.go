@@ -15,7 +15,10 @@ type RunPosition struct {
 }
 
 // Progress draws one live line on a terminal for runs longer than
-// ShowAfter: throughput so far, round k/N and the time left.
+// ShowAfter: round k/N, the cell, throughput so far (what the workload
+// reported; a command's run reports none, and shows its time instead)
+// and the time the experiment has left. It redraws on its own while a
+// run lasts, whether or not the workload reports.
 type Progress struct {
 	W         io.Writer
 	ShowAfter time.Duration
@@ -23,28 +26,61 @@ type Progress struct {
 	// is then estimated from the runs so far).
 	RunTime time.Duration
 
-	mu    sync.Mutex
-	start time.Time
-	began time.Time // of the experiment
-	shown bool
-	cell  string
-	pos   RunPosition
+	mu         sync.Mutex
+	start      time.Time
+	began      time.Time // of the experiment
+	shown      bool
+	cell       string
+	pos        RunPosition
+	ops, bytes int64
+	reported   bool
+	stop       chan struct{}
+	stopped    chan struct{}
 }
+
+// redraw is how often the line is drawn again while a run lasts.
+const redraw = 250 * time.Millisecond
 
 // Start begins a run and returns the callback its workload reports to.
 func (p *Progress) Start(cell string, pos RunPosition) func(ops, bytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.start, p.cell, p.pos, p.shown = time.Now(), cell, pos, false
+	p.ops, p.bytes, p.reported = 0, 0, false
 	if p.began.IsZero() {
 		p.began = p.start
 	}
+	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+	go p.tick(p.stop, p.stopped)
 	return p.update
+}
+
+// tick redraws the line until stop closes.
+func (p *Progress) tick(stop, stopped chan struct{}) {
+	defer close(stopped)
+	t := time.NewTicker(redraw)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			p.draw()
+			p.mu.Unlock()
+		}
+	}
 }
 
 func (p *Progress) update(ops, bytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.ops, p.bytes, p.reported = ops, bytes, true
+	p.draw()
+}
+
+// draw writes the line, once the run has lasted ShowAfter; p.mu held.
+func (p *Progress) draw() {
 	elapsed := time.Since(p.start)
 	if elapsed < p.ShowAfter {
 		return
@@ -55,8 +91,11 @@ func (p *Progress) update(ops, bytes int64) {
 	if p.pos.Warmup {
 		round = "warm-up"
 	}
-	fmt.Fprintf(p.W, "\r\033[K%s  %s  %s ops/s  %s/s  ETA %s",
-		round, p.cell, si(float64(ops)/secs), bytesHuman(float64(bytes)/secs), p.eta(elapsed))
+	rate := fmt.Sprintf("%s ops/s  %s/s", si(float64(p.ops)/secs), bytesHuman(float64(p.bytes)/secs))
+	if !p.reported {
+		rate = fmt.Sprintf("running %s", elapsed.Round(100*time.Millisecond))
+	}
+	fmt.Fprintf(p.W, "\r\033[K%s  run %d/%d  %s  %s  ETA %s", round, p.pos.Done+1, p.pos.Total, p.cell, rate, p.eta(elapsed))
 }
 
 func (p *Progress) eta(elapsed time.Duration) string {
@@ -76,6 +115,11 @@ func (p *Progress) eta(elapsed time.Duration) string {
 
 // End clears the line of a finished run.
 func (p *Progress) End() {
+	if p.stop != nil {
+		close(p.stop)
+		<-p.stopped
+		p.stop = nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.shown {

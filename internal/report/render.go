@@ -256,7 +256,13 @@ func count(v float64) string { return stats.FormatValue(v) }
 
 func seconds(v float64) string { return latency(v * 1e9) }
 
-func plain(v float64) string { return fmt.Sprintf("%.3g", v) }
+// plain writes a figure in plain digits: 4520, not 4.52e+03.
+func plain(v float64) string {
+	if a := math.Abs(v); a >= 1000 && a < 1e15 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
 
 func mib(v float64) string { return fmt.Sprintf("%.4g", v/(1<<20)) }
 

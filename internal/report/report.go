@@ -42,9 +42,12 @@ type Report struct {
 	Scales []ScaleView `json:"-"`
 	Fits   []FitView   `json:"fits,omitempty"`
 	// Rounds, for an experiment that stops when decided, says when it did.
-	Rounds   *RoundsView       `json:"rounds,omitempty"`
-	Warnings []stats.Warning   `json:"warnings"`
-	Env      *envinfo.Snapshot `json:"env,omitempty"`
+	Rounds   *RoundsView     `json:"rounds,omitempty"`
+	Warnings []stats.Warning `json:"warnings"`
+	// Colour marks verdicts with colour in the text report (a terminal
+	// that did not ask for NO_COLOR).
+	Colour bool              `json:"-"`
+	Env    *envinfo.Snapshot `json:"env,omitempty"`
 }
 
 // RunView is one run.

@@ -270,3 +270,22 @@ func TestScaleFitsCheckLimits(t *testing.T) {
 		t.Errorf("%v\n%s", err, text.String())
 	}
 }
+
+// Figures read as plain digits: CPU per operation of 4520 µs is not
+// 4.52e+03.
+func TestPlainDigits(t *testing.T) {
+	for v, want := range map[float64]string{4520: "4520", 4520.6: "4521", 12.345: "12.3", 0.5: "0.5", 2e15: "2e+15"} {
+		if got := plain(v); got != want {
+			t.Errorf("plain(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestVerdictColour(t *testing.T) {
+	if got := colour("slower", "slower"); got != "\033[31mslower\033[0m" {
+		t.Errorf("%q", got)
+	}
+	if got := colour("same", "same"); got != "same" {
+		t.Errorf("%q", got)
+	}
+}

@@ -97,7 +97,11 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 					continue
 				}
 				own := summaries[c.Variant+"\x00"+cell].Summary[m]
-				t.Add(c.Variant, medianCI(own, format), estimate(c.Comparison, format), mde(c.Comparison), verdictText(c.Comparison))
+				verdict := verdictText(c.Comparison)
+				if r.Colour && !markdown { // the last column: its escapes cannot misalign the others
+					verdict = colour(c.Verdict, verdict)
+				}
+				t.Add(c.Variant, medianCI(own, format), estimate(c.Comparison, format), mde(c.Comparison), verdict)
 				if why := disagreement(c, base, own); why != "" {
 					notes = append(notes, why)
 				}
@@ -146,6 +150,16 @@ func roundsLine(v *RoundsView) string {
 		return fmt.Sprintf("stopped after %d rounds (of %d to %d) before every primary comparison was decided (interrupted, or runs failed)", v.Ran, v.Min, v.Max)
 	}
 	return fmt.Sprintf("ran all %d rounds (of %d to %d) and some primary comparisons are still undecided: the rounds they would need are beside them; raise rounds.max, or lower the noise", v.Ran, v.Min, v.Max)
+}
+
+// colour wraps a verdict's text in its terminal colour: green faster, red
+// slower, yellow inconclusive.
+func colour(verdict, text string) string {
+	code := map[string]string{stats.Faster: "32", stats.Slower: "31", stats.Inconclusive: "33"}[verdict]
+	if code == "" {
+		return text
+	}
+	return "\033[" + code + "m" + text + "\033[0m"
 }
 
 func lowerIsBetter(cs []ComparisonView, metric string) bool {
