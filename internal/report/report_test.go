@@ -289,3 +289,31 @@ func TestVerdictColour(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// A study of several cells and variants opens with one table of its
+// primary metric: a row per cell, a column per variant.
+func TestPivotTable(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	d := &store.Data{Experiment: store.Experiment{ID: "x"}}
+	for i, cell := range []struct{ name, variant string }{{"nap n=1", "a"}, {"nap n=1", "b"}, {"nap n=2", "a"}, {"nap n=2", "b"}} {
+		d.Cells = append(d.Cells, store.Cell{ID: int64(i + 1), Name: cell.name, Variant: cell.variant, Workload: "cmd", Params: map[string]string{}})
+		for round := range 6 {
+			wall := 1.0 + 0.01*float64(round%3)
+			if cell.variant == "b" && cell.name == "nap n=2" {
+				wall *= 2
+			}
+			res := &metrics.Result{Start: t0, Duration: time.Second, Extra: map[string]float64{"wall_s": wall}}
+			d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: int64(i + 1), Round: round, Status: store.StatusOK, Result: res})
+		}
+	}
+	var out strings.Builder
+	if err := Terminal(&out, Build(d, Options{Baseline: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"primary metric by cell and variant (ratio to a, verdict)", "cell     a           b", "nap n=2  1.01s wall  2.000 slower"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lacks %q:\n%s", want, text)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -60,6 +61,9 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 	summaries := map[string]CellView{}
 	for _, c := range r.Cells {
 		summaries[c.Variant+"\x00"+c.Name] = c
+	}
+	if err := writePivot(w, r, cells, byCell, summaries, markdown); err != nil {
+		return err
 	}
 	heading := "\n%s — %s, %s\n"
 	if markdown {
@@ -169,6 +173,56 @@ func lowerIsBetter(cs []ComparisonView, metric string) bool {
 		}
 	}
 	return false
+}
+
+// writePivot writes, for a study of several cells (a branch x size
+// study), one table of its primary metric: a row per cell, a column per
+// variant — the baseline's median, the others' ratio to it and verdict.
+func writePivot(w io.Writer, r *Report, cells []string, byCell map[string][]ComparisonView, summaries map[string]CellView, markdown bool) error {
+	if len(cells) < 2 {
+		return nil
+	}
+	var variants []string
+	seen := map[string]bool{}
+	for _, c := range r.Comparisons {
+		if c.Primary && !seen[c.Variant] {
+			seen[c.Variant] = true
+			variants = append(variants, c.Variant)
+		}
+	}
+	if len(variants) == 0 {
+		return nil
+	}
+	if markdown {
+		fmt.Fprintf(w, "\n### Primary metric by cell and variant\n\n")
+	} else {
+		fmt.Fprintf(w, "\nprimary metric by cell and variant (ratio to %s, verdict)\n", r.Baseline)
+	}
+	t := &Table{Header: append([]string{"cell", r.Baseline}, variants...)}
+	for _, cell := range cells {
+		var primary *ComparisonView
+		row := make([]string, len(variants))
+		for i := range byCell[cell] {
+			c := byCell[cell][i]
+			if !c.Primary {
+				continue
+			}
+			primary = &byCell[cell][i]
+			if k := slices.Index(variants, c.Variant); k >= 0 {
+				row[k] = fmt.Sprintf("%.3f %s", c.Ratio, c.Verdict)
+				if math.IsNaN(c.Ratio) {
+					row[k] = c.Verdict
+				}
+			}
+		}
+		if primary == nil {
+			continue
+		}
+		label, format := metricFormat(primary.Metric)
+		base := summaries[r.Baseline+"\x00"+cell].Summary[primary.Metric]
+		t.Add(append([]string{cell, format(base.Median) + " " + label}, row...)...)
+	}
+	return t.Render(w, markdown)
 }
 
 func isPrimary(cs []ComparisonView, metric string) bool {
