@@ -126,6 +126,9 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 			return err
 		}
 		seed = sp.Seed // the schedule continues exactly
+		if sp.Sequential != nil { // and stops when decided, as it began
+			p.MinRounds, p.Rounds = sp.Sequential.Min, sp.Sequential.Max
+		}
 	} else if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}

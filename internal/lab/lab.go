@@ -301,8 +301,12 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 			if err := r.endBlock(ctx, plan, expID, e, cells); err != nil {
 				return err
 			}
-			if stop, err := r.decided(ctx, plan, expID, e); err != nil || stop {
+			stop, err := r.decided(ctx, plan, expID, e)
+			if err != nil {
 				return err
+			}
+			if stop {
+				break
 			}
 		}
 	}
