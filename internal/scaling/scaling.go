@@ -34,6 +34,8 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/iolab/iolab/internal/stats"
 )
 
 // Point is one run's value of a metric at a scale.
@@ -250,17 +252,7 @@ func fitModel(model string, pts []Point) Fit {
 			_, _, sse := affine(pts, func(n float64) float64 { return math.Pow(n, b) })
 			return sse
 		}
-		lo, hi := 0.05, 4.0
-		g := (math.Sqrt(5) - 1) / 2
-		for range 40 {
-			x1, x2 := hi-g*(hi-lo), lo+g*(hi-lo)
-			if cost(x1) < cost(x2) {
-				hi = x2
-			} else {
-				lo = x1
-			}
-		}
-		b := (lo + hi) / 2
+		b := stats.GoldenMin(cost, 0.05, 4, 40)
 		a, c, _ := affine(pts, func(n float64) float64 { return math.Pow(n, b) })
 		f.params = []float64{a, c, b}
 	}

@@ -41,18 +41,23 @@ func NewSequential(threshold float64, fewest, most, family int) Sequential {
 	// The r that makes the boundary narrowest at nOpt, by golden-section
 	// search over log r.
 	width := func(logR float64) float64 { return s.halfWidth(nOpt, 1, math.Exp(logR)) }
-	lo, hi := math.Log(1e-3), math.Log(1e4)
+	s.r = math.Exp(GoldenMin(width, math.Log(1e-3), math.Log(1e4), 100))
+	return s
+}
+
+// GoldenMin is where f, unimodal on [lo, hi], is least: golden-section
+// search, iters steps (each narrows the bracket to 0.618 of itself).
+func GoldenMin(f func(float64) float64, lo, hi float64, iters int) float64 {
 	g := (math.Sqrt(5) - 1) / 2
-	for range 100 {
+	for range iters {
 		a, b := hi-g*(hi-lo), lo+g*(hi-lo)
-		if width(a) < width(b) {
+		if f(a) < f(b) {
 			hi = b
 		} else {
 			lo = a
 		}
 	}
-	s.r = math.Exp((lo + hi) / 2)
-	return s
+	return (lo + hi) / 2
 }
 
 // halfWidth is the sequence's half width at n rounds of standard
