@@ -125,7 +125,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		if resume, sp, err = findResumable(ctx, st, p, stored); err != nil {
 			return err
 		}
-		seed = sp.Seed // the schedule continues exactly
+		seed = sp.Seed            // the schedule continues exactly
 		if sp.Sequential != nil { // and stops when decided, as it began
 			p.MinRounds, p.Rounds = sp.Sequential.Min, sp.Sequential.Max
 		}
