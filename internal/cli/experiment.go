@@ -125,8 +125,10 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		if resume, sp, err = findResumable(ctx, st, p, stored); err != nil {
 			return err
 		}
-		seed = sp.Seed            // the schedule continues exactly
-		if sp.Sequential != nil { // and stops when decided, as it began
+		// The schedule continues exactly, and stops when decided as it
+		// began.
+		seed = sp.Seed
+		if sp.Sequential != nil {
 			p.MinRounds, p.Rounds = sp.Sequential.Min, sp.Sequential.Max
 		}
 	} else if seed == 0 {
