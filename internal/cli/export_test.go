@@ -96,6 +96,31 @@ workloads:
 	if err != nil || !strings.Contains(string(got), "old.txt") || !strings.Contains(string(got), "new.txt") || !strings.Contains(string(got), "sec/op") {
 		t.Fatalf("benchstat old new: %v\n%s", err, got)
 	}
+	// The two experiments, cell by cell, unpaired.
+	out, _, err = iolab(t, context.Background(), "compare", ids[1], ids[0], "--db", db)
+	for _, want := range []string{ids[0] + " (B) against " + ids[1] + " (A)", "short/nap", "long/nap", "unpaired: runs of two experiments share no rounds"} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("compare lacks %q: %v\n%s", want, err, out)
+		}
+	}
+	out, _, err = iolab(t, context.Background(), "compare", ids[1], ids[0], "--db", db, "--json")
+	var between struct {
+		Method      string
+		Comparisons []struct {
+			Variant, Metric string
+			Unpaired        bool
+			Primary         bool
+			Family          int
+		}
+	}
+	if err != nil || json.Unmarshal([]byte(out), &between) != nil || between.Method != "unpaired" || len(between.Comparisons) < 2 {
+		t.Fatalf("compare --json: %v\n%s", err, out)
+	}
+	for _, c := range between.Comparisons {
+		if !c.Unpaired || (c.Metric == "wall_s") != c.Primary || (c.Primary && c.Family != 2) {
+			t.Errorf("%+v", c)
+		}
+	}
 	if _, _, err := iolab(t, context.Background(), "show", ids[0], "--db", db, "--format", "xml"); err == nil || !strings.Contains(err.Error(), "want text, md, csv, ndjson or bench") {
 		t.Errorf("--format xml: %v", err)
 	}

@@ -16,7 +16,6 @@ func newShowCommand(stdout io.Writer) *cobra.Command {
 	var top int
 	cmd := &cobra.Command{
 		Use:     "show [EXPERIMENT]",
-		Aliases: []string{"compare"},
 		Short:   "Print a stored experiment's summary, and its variants' comparisons, again (default: the newest)",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -394,7 +394,7 @@ func (c ComparisonView) MarshalJSON() ([]byte, error) {
 		"rounds_needed": c.RoundsNeeded, "n": c.N, "method": c.Method, "slot_effect": finite(c.SlotEffect),
 		"verdict": c.Verdict, "lower_is_better": c.LowerIsBetter, "primary": c.Primary, "family": c.Family,
 		"diff": finite(c.Diff), "diff_ci95": []any{finite(c.DiffCI[0]), finite(c.DiffCI[1])},
-		"robust": c.Robust, "outlier_rounds": c.Outliers,
+		"robust": c.Robust, "outlier_rounds": c.Outliers, "unpaired": c.Unpaired,
 	})
 }
 

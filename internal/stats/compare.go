@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -96,6 +97,10 @@ type Comparison struct {
 	// the slot regression is not fitted).
 	Robust   bool `json:"robust"`
 	Outliers int  `json:"outliers"`
+	// Unpaired says the runs shared no rounds (two experiments): Welch's
+	// t-interval of the log values (or of the values), which nothing
+	// protects from what changed between the runs (CompareUnpaired).
+	Unpaired bool `json:"unpaired"`
 
 	// The estimate on its own scale (log ratio or difference): est ± q·se
 	// with df degrees of freedom; band is the threshold on that scale.
@@ -535,4 +540,87 @@ func (c Comparison) relative(scale float64) float64 {
 		return scale / c.base
 	}
 	return math.NaN()
+}
+
+// CompareUnpaired estimates variant against base from runs that cannot be
+// paired — two experiments run at different times — by Welch's
+// t-interval on the log values. Nothing cancels what changed between the
+// two (the machine, the target's state): the interval covers only the
+// runs' own noise. The verdict is provisional until Finish.
+func CompareUnpaired(base, variant []float64, m Metric, threshold float64) Comparison {
+	c := Comparison{LowerIsBetter: m.LowerIsBetter, Family: 1, Unpaired: true, SlotEffect: math.NaN()}
+	b, v := finiteOnly(base), finiteOnly(variant)
+	c.N = min(len(b), len(v))
+	if len(b) < 2 || len(v) < 2 {
+		c.tooFew(obsOf(b), obsOf(v))
+		return c
+	}
+	useDiff := m.Zeroable
+	for _, x := range append(slices.Clone(b), v...) {
+		useDiff = useDiff || x <= 0
+	}
+	tb, tv := b, v
+	if !useDiff {
+		tb, tv = logs(b), logs(v)
+	}
+	mb, mv := mean(tb), mean(tv)
+	vb, vv := variance(tb)/float64(len(tb)), variance(tv)/float64(len(tv))
+	c.est, c.se = mv-mb, math.Sqrt(vb+vv)
+	// Welch–Satterthwaite degrees of freedom.
+	c.df = (vb + vv) * (vb + vv) / (vb*vb/float64(len(tb)-1) + vv*vv/float64(len(tv)-1))
+	if !finite(c.df) || c.df < 1 {
+		c.df = float64(min(len(tb), len(tv)) - 1)
+	}
+	c.base = mean(b)
+	switch {
+	case c.se > 0:
+		c.P = 2 * tDist(c.df).CDF(-math.Abs(c.est)/c.se)
+	case c.est == 0:
+		c.P = 1
+	default:
+		c.P = 0
+	}
+	c.PAdjusted = c.P
+	c.Method, c.band = MethodDifference, threshold*math.Max(math.Abs(c.base), math.Abs(c.base+c.est))
+	if !useDiff {
+		c.Method, c.band = MethodRatio, math.Log1p(threshold)
+	}
+	c.settle(1, threshold)
+	c.PairMedian = math.NaN()
+	return c
+}
+
+func finiteOnly(v []float64) []float64 {
+	var out []float64
+	for _, x := range v {
+		if finite(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func obsOf(v []float64) []Obs {
+	out := make([]Obs, len(v))
+	for i, x := range v {
+		out[i] = Obs{Round: i, Value: x}
+	}
+	return out
+}
+
+func logs(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = math.Log(x)
+	}
+	return out
+}
+
+func variance(v []float64) float64 {
+	m := mean(v)
+	var ss float64
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return ss / float64(len(v)-1)
 }

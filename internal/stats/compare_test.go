@@ -292,3 +292,25 @@ func TestCompareOutlierRoundIsRobust(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 }
+
+// Runs of two experiments, which share no rounds, are compared by
+// Welch's interval: it finds a 10% difference and covers the truth.
+func TestCompareUnpaired(t *testing.T) {
+	t.Parallel()
+	a, b := rounds(12, 1.10, 0.03, 1, 0, 9)
+	va, vb := make([]float64, len(a)), make([]float64, len(b))
+	for i := range a {
+		va[i], vb[i] = a[i].Value, b[i].Value
+	}
+	c := CompareUnpaired(va, vb, timeMetric, 0.02)
+	if !c.Unpaired || c.Method != MethodRatio || c.CI95[0] > 1.10 || c.CI95[1] < 1.10 || c.Verdict != Slower || c.df < 10 || c.df > 22 {
+		t.Fatalf("%+v", c)
+	}
+	if c := CompareUnpaired(va[:1], vb, timeMetric, 0.02); c.Method != MethodTooFew {
+		t.Fatalf("one run: %+v", c)
+	}
+	// Counts compare by the difference of their means.
+	if c := CompareUnpaired([]float64{0, 1, 0, 2}, []float64{5, 6, 4, 5}, Metric{LowerIsBetter: true, Zeroable: true}, 0.02); c.Method != MethodDifference || c.Diff < 4 || c.Verdict != Slower {
+		t.Fatalf("counts: %+v", c)
+	}
+}

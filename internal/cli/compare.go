@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/units"
+)
+
+func newCompareCommand(stdout io.Writer) *cobra.Command {
+	var db, format, threshold string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "compare EXPERIMENT-A EXPERIMENT-B",
+		Short: "Compare two stored experiments cell by cell (unpaired: B against A), as warp cmp and benchstat do",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompare(cmd.Context(), db, args[0], args[1], threshold, format, asJSON, stdout)
+		},
+	}
+	dbFlag(cmd.Flags(), &db)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparisons as JSON")
+	cmd.Flags().StringVar(&format, "format", "text", "text or md (Markdown)")
+	cmd.Flags().StringVar(&threshold, "threshold", "2%", "the practical difference verdicts use")
+	return cmd
+}
+
+func runCompare(ctx context.Context, db, a, b, threshold, format string, asJSON bool, stdout io.Writer) error {
+	if format != "text" && format != "md" {
+		return usage("--format %q: want text or md", format)
+	}
+	th, err := units.ParseFloat(strings.TrimSuffix(threshold, "%"), 0, 100)
+	if err == nil && strings.HasSuffix(threshold, "%") {
+		th /= 100
+	}
+	if err != nil || th <= 0 || th >= 1 {
+		return usage("--threshold %q: want a percentage above 0 and below 100 such as 2%%", threshold)
+	}
+	st, err := openExisting(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	da, err := st.Load(ctx, a)
+	if err != nil {
+		return err
+	}
+	dbb, err := st.Load(ctx, b)
+	if err != nil {
+		return err
+	}
+	bt := report.CompareExperiments(da, dbb, th)
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"a": bt.A, "b": bt.B, "threshold": bt.Threshold, "method": "unpaired",
+			"comparisons": bt.Comparisons, "only_a": bt.OnlyA, "only_b": bt.OnlyB})
+	}
+	return report.WriteBetween(stdout, bt, da, dbb, format == "md")
+}

@@ -1,0 +1,142 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// Between is two stored experiments compared cell by cell: the same cell
+// (workload and parameters) of the same variant in each, B against A.
+type Between struct {
+	A, B        string           `json:"-"`
+	Threshold   float64          `json:"threshold"`
+	Comparisons []ComparisonView `json:"comparisons"`
+	// OnlyA and OnlyB are the cells one experiment has and the other
+	// not.
+	OnlyA []string `json:"only_a,omitempty"`
+	OnlyB []string `json:"only_b,omitempty"`
+}
+
+// CompareExperiments compares b's runs with a's, cell by cell and metric
+// by metric, unpaired (stats.CompareUnpaired): the two ran at different
+// times, so no round pairs them and nothing cancels what changed between
+// them. Holm's correction runs over the primary metrics.
+func CompareExperiments(a, b *store.Data, threshold float64) *Between {
+	if threshold <= 0 {
+		threshold = DefaultThreshold
+	}
+	out := &Between{A: a.Experiment.ID, B: b.Experiment.ID, Threshold: threshold, Comparisons: []ComparisonView{}}
+	runsOf := func(d *store.Data) map[string][]store.Run {
+		byID := map[int64]string{}
+		for _, c := range d.Cells {
+			byID[c.ID] = c.Variant + "\x00" + c.Name
+		}
+		m := map[string][]store.Run{}
+		for _, r := range d.Runs {
+			m[byID[r.CellID]] = append(m[byID[r.CellID]], r)
+		}
+		return m
+	}
+	ra, rb := runsOf(a), runsOf(b)
+	inB := map[string]bool{}
+	for _, c := range b.Cells {
+		inB[c.Variant+"\x00"+c.Name] = true
+	}
+	inA := map[string]bool{}
+	var family []int
+	for _, c := range a.Cells {
+		key := c.Variant + "\x00" + c.Name
+		inA[key] = true
+		if !inB[key] {
+			out.OnlyA = append(out.OnlyA, label(c))
+			continue
+		}
+		for _, m := range comparedMetrics(c.Workload) {
+			desc, known := stats.Describe(m)
+			va, vb := values(ra[key], m), values(rb[key], m)
+			if !known || len(va) == 0 || len(vb) == 0 {
+				continue
+			}
+			if m == PrimaryMetric(c.Workload) {
+				family = append(family, len(out.Comparisons))
+			}
+			out.Comparisons = append(out.Comparisons, ComparisonView{Cell: c.Name, Variant: c.Variant, Baseline: a.Experiment.ID,
+				Metric: m, Primary: m == PrimaryMetric(c.Workload), Comparison: stats.CompareUnpaired(va, vb, desc, threshold)})
+		}
+	}
+	for _, c := range b.Cells {
+		if !inA[c.Variant+"\x00"+c.Name] {
+			out.OnlyB = append(out.OnlyB, label(c))
+		}
+	}
+	ptrs := make([]*stats.Comparison, len(family))
+	for i, k := range family {
+		ptrs[i] = &out.Comparisons[k].Comparison
+	}
+	stats.Finish(ptrs, threshold)
+	return out
+}
+
+func label(c store.Cell) string {
+	if c.Variant == "" {
+		return c.Name
+	}
+	return c.Variant + "/" + c.Name
+}
+
+// values are a metric's values over the measured, successful runs.
+func values(runs []store.Run, metric string) []float64 {
+	var out []float64
+	for _, o := range observations(runs, metric, 0) {
+		out = append(out, o.Value)
+	}
+	return out
+}
+
+// WriteBetween prints a Between as a table per cell: metric, A's and B's
+// medians, B/A with its interval, the verdict.
+func WriteBetween(w io.Writer, bt *Between, a, b *store.Data, markdown bool) error {
+	med := func(d *store.Data, cell, variant, metric string) string {
+		for _, c := range d.Cells {
+			if c.Name == cell && c.Variant == variant {
+				var runs []store.Run
+				for _, r := range d.Runs {
+					if r.CellID == c.ID {
+						runs = append(runs, r)
+					}
+				}
+				v := values(runs, metric)
+				if len(v) == 0 {
+					return "—"
+				}
+				return FormatMetric(metric, stats.Summarize(v).Median)
+			}
+		}
+		return "—"
+	}
+	fmt.Fprintf(w, "%s (B) against %s (A), cell by cell; threshold ±%.0f%%\n", bt.B, bt.A, 100*bt.Threshold)
+	t := &Table{Header: []string{"cell", "metric", "A median", "B median", "B/A [95% CI]", "verdict"}}
+	for _, c := range bt.Comparisons {
+		name := c.Cell
+		if c.Variant != "" {
+			name = c.Variant + "/" + c.Cell
+		}
+		label, _ := metricFormat(c.Metric)
+		t.Add(name, label, med(a, c.Cell, c.Variant, c.Metric), med(b, c.Cell, c.Variant, c.Metric),
+			estimate(c.Comparison, func(v float64) string { return FormatMetric(c.Metric, v) }), verdictText(c.Comparison))
+	}
+	if err := t.Render(w, markdown); err != nil {
+		return err
+	}
+	for _, c := range bt.OnlyA {
+		fmt.Fprintf(w, "  only in A: %s\n", c)
+	}
+	for _, c := range bt.OnlyB {
+		fmt.Fprintf(w, "  only in B: %s\n", c)
+	}
+	fmt.Fprintln(w, "\nunpaired: runs of two experiments share no rounds, so each metric is compared by Welch's t-interval of the log values (counts: of the values) — what changed between the two experiments (the machine, the target's state, the time of day) is in the ratio, and only the runs' own noise in the interval; to tell variants apart, run them as variants of one experiment. Primary metrics: Holm-adjusted across the cells")
+	return nil
+}
