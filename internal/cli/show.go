@@ -15,9 +15,9 @@ func newShowCommand(stdout io.Writer) *cobra.Command {
 	var profile bool
 	var top int
 	cmd := &cobra.Command{
-		Use:     "show [EXPERIMENT]",
-		Short:   "Print a stored experiment's summary, and its variants' comparisons, again (default: the newest)",
-		Args:    cobra.MaximumNArgs(1),
+		Use:   "show [EXPERIMENT]",
+		Short: "Print a stored experiment's summary, and its variants' comparisons, again (default: the newest)",
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := ""
 			if len(args) == 1 {
