@@ -20,7 +20,8 @@ func TestUnknownCommandsAndArguments(t *testing.T) {
 		{[]string{"foo"}, `unknown command "foo" for "iolab"; commands: `},
 		{[]string{"http", "sideways"}, `unknown command "sideways" for "iolab http"; commands: download, upload`},
 		{[]string{"experiment"}, "iolab experiment: accepts 1 arg(s), received 0; usage: iolab experiment PLAN.yaml"},
-		{[]string{"compare", "a", "b"}, "accepts at most 1 arg(s), received 2"},
+		{[]string{"show", "a", "b"}, "accepts at most 1 arg(s), received 2"},
+		{[]string{"compare", "a"}, "iolab compare: accepts 2 arg(s), received 1"},
 		{[]string{"s3", "verify", "a", "b"}, "accepts at most 1 arg(s), received 2"},
 		{[]string{"version", "x"}, `unexpected argument "x"`},
 	} {

@@ -423,7 +423,7 @@ workloads:
 	if !cells["w n=1"] || !cells["w n=2"] || !cells["disk"] || !cells["video"] {
 		t.Fatalf("compared cells %v", cells)
 	}
-	md, _, err := iolab(t, context.Background(), "compare", "--db", db, "--format", "md")
+	md, _, err := iolab(t, context.Background(), "show", "--db", db, "--format", "md")
 	if err != nil || !strings.Contains(md, "| variant | median [95% CI] | ratio vs on [95% CI] | MDE | verdict |") || !strings.Contains(md, "### disk") {
 		t.Fatalf("markdown report (%v):\n%s", err, md)
 	}
