@@ -196,6 +196,9 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if id == "" {
 		return runErr
 	}
+	if err := noteOn(ctx, st, id, o.Output.Note); err != nil {
+		return errors.Join(runErr, err)
+	}
 	if err := printExperiment(context.WithoutCancel(ctx), st, id, o.Output, stdout); err != nil {
 		return errors.Join(runErr, err)
 	}

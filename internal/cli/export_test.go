@@ -31,8 +31,8 @@ workloads:
 `})
 	db := filepath.Join(dir, "x.db")
 	var ids []string
-	for range 2 {
-		if _, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db); err != nil {
+	for i := range 2 {
+		if _, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--note", []string{"before", "after the change"}[i]); err != nil {
 			t.Fatalf("%v\n%s", err, stderr)
 		}
 	}
@@ -43,6 +43,17 @@ workloads:
 	}
 	for _, e := range list {
 		ids = append(ids, e.ID)
+	}
+	// Notes: given with the run, and added after it.
+	if out, _, err := iolab(t, context.Background(), "note", ids[0][len(ids[0])-4:], "VM-7: virtio queue depth 256", "--db", db); err != nil || !strings.Contains(out, "noted on "+ids[0]) {
+		t.Fatalf("note: %v %s", err, out)
+	}
+	out, _, err = iolab(t, context.Background(), "show", ids[0], "--db", db)
+	if err != nil || !strings.Contains(out, "): after the change\n") || !strings.Contains(out, "): VM-7: virtio queue depth 256\n") {
+		t.Fatalf("show lacks the notes: %v\n%s", err, out)
+	}
+	if _, _, err := iolab(t, context.Background(), "note", ids[0], " ", "--db", db); err == nil || ExitCode(err) != 2 {
+		t.Errorf("an empty note: %v", err)
 	}
 
 	out, _, err = iolab(t, context.Background(), "show", ids[0], "--db", db, "--format", "csv")

@@ -47,6 +47,8 @@ type RepeatOptions struct {
 	Gates Gates
 	// Quiet draws no progress line.
 	Quiet bool
+	// Note is stored with the experiment ("VM-7: virtio queue depth 256").
+	Note string
 }
 
 // DefaultRounds is the fewest rounds that give a 95% confidence interval of
@@ -73,6 +75,7 @@ func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
 	o.Gates.addFlags(fs)
 	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "no live progress line on the terminal")
+	fs.StringVar(&o.Note, "note", "", "a note stored with the experiment, shown by show, ls and history (\"VM-7: virtio queue depth 256\"); `iolab note EXP TEXT` adds more")
 	fs.StringVar(&o.at, "at", "", "scales a scale study's fits extrapolate to, comma-separated (1e9,1.4e10); instead of the plan's extrapolate: at")
 }
 
@@ -151,6 +154,9 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 		}
 	}
 	id, runErr := newRunner(st, stderr, runTime, o.Quiet).Run(ctx, plan, cells)
+	if err := noteOn(ctx, st, id, o.Note); err != nil {
+		return errors.Join(runErr, err)
+	}
 	if id == "" {
 		return runErr
 	}
@@ -158,6 +164,14 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 		return errors.Join(runErr, err)
 	}
 	return runErr
+}
+
+// noteOn stores --note with a new experiment.
+func noteOn(ctx context.Context, st *store.Store, id, note string) error {
+	if id == "" || strings.TrimSpace(note) == "" {
+		return nil
+	}
+	return st.AddNote(context.WithoutCancel(ctx), id, note)
 }
 
 // colourful says whether w is a terminal that takes colour: not when

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -81,7 +82,7 @@ func runLs(ctx context.Context, db string, asJSON bool, stdout io.Writer) error 
 	if asJSON {
 		list := []map[string]any{}
 		for _, e := range exps {
-			item := map[string]any{"id": e.ID, "name": e.Name, "status": e.Status, "created_at": e.CreatedAt, "command": e.Command}
+			item := map[string]any{"id": e.ID, "name": e.Name, "status": e.Status, "created_at": e.CreatedAt, "command": e.Command, "notes": e.Notes}
 			if !e.FinishedAt.IsZero() {
 				item["finished_at"] = e.FinishedAt
 			}
@@ -97,4 +98,34 @@ func runLs(ctx context.Context, db string, asJSON bool, stdout io.Writer) error 
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.CreatedAt.Local().Format("2006-01-02 15:04:05"), e.Status, e.Name, e.Command)
 	}
 	return tw.Flush()
+}
+
+func newNoteCommand(stdout io.Writer) *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "note EXPERIMENT TEXT",
+		Short: "Add a note to a stored experiment (what changed: \"VM-7: virtio queue depth 256\"); show, ls and history print it",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(args[1]) == "" {
+				return usage("iolab note: an empty note; give the text to add")
+			}
+			st, err := openExisting(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			d, err := st.Load(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if err := st.AddNote(cmd.Context(), d.Experiment.ID, args[1]); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "noted on %s\n", d.Experiment.ID)
+			return nil
+		},
+	}
+	dbFlag(cmd.Flags(), &db)
+	return cmd
 }

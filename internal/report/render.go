@@ -97,6 +97,9 @@ func Terminal(w io.Writer, r *Report) error {
 		fmt.Fprintf(w, ", %d failed or interrupted", other)
 	}
 	fmt.Fprintln(w)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note (%s): %s\n", n.At.Local().Format("2006-01-02 15:04"), n.Text)
+	}
 	if len(r.Comparisons) > 0 {
 		if err := writeVariants(w, r, false); err != nil {
 			return err
@@ -170,6 +173,9 @@ func writeWarnings(w io.Writer, ws []stats.Warning, markdown bool) {
 // table, then the diagnosis.
 func Markdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(w, "## Experiment %s: %s (%s)\n\n`%s`\n", r.Experiment, r.Name, r.Status, r.Command)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "\n> %s — %s\n", n.Text, n.At.Local().Format("2006-01-02 15:04"))
+	}
 	if len(r.Comparisons) > 0 {
 		if err := writeVariants(w, r, true); err != nil {
 			return err

@@ -23,11 +23,13 @@ import (
 
 // Report is one experiment as shown and as printed by --json.
 type Report struct {
-	Experiment string    `json:"experiment"`
-	Name       string    `json:"name"`
-	Command    string    `json:"command"`
-	Status     string    `json:"status"`
-	Runs       []RunView `json:"runs"`
+	Experiment string `json:"experiment"`
+	Name       string `json:"name"`
+	Command    string `json:"command"`
+	Status     string `json:"status"`
+	// Notes are what the user said about the experiment.
+	Notes []store.Note `json:"notes,omitempty"`
+	Runs  []RunView    `json:"runs"`
 	// Summary is the summary of the only cell, for single-cell experiments
 	// (iolab fs); Cells always has every cell's.
 	Summary map[string]stats.Summary `json:"summary,omitempty"`
@@ -349,7 +351,7 @@ const DefaultThreshold = 0.02
 // Build assembles the report of a stored experiment.
 func Build(d *store.Data, opts Options) *Report {
 	r := &Report{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Command: d.Experiment.Command,
-		Status: d.Experiment.Status, Runs: []RunView{}, Warnings: []stats.Warning{}}
+		Status: d.Experiment.Status, Notes: d.Experiment.Notes, Runs: []RunView{}, Warnings: []stats.Warning{}}
 	cellByID := map[int64]int{}
 	for i, c := range d.Cells {
 		cellByID[c.ID] = i

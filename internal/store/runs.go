@@ -236,7 +236,7 @@ func firstNonEmpty(a, b string) string {
 
 // ListExperiments returns all experiments, newest first.
 func (s *Store) ListExperiments(ctx context.Context) ([]Experiment, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, command, plan, created_at, COALESCE(finished_at, ''), status FROM experiments ORDER BY created_at DESC, id DESC`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name, command, plan, created_at, COALESCE(finished_at, ''), status, notes FROM experiments ORDER BY created_at DESC, id DESC`)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -244,10 +244,11 @@ func (s *Store) ListExperiments(ctx context.Context) ([]Experiment, error) {
 	var out []Experiment
 	for rows.Next() {
 		var e Experiment
-		var plan, created, finished string
-		if err := rows.Scan(&e.ID, &e.Name, &e.Command, &plan, &created, &finished, &e.Status); err != nil {
+		var plan, created, finished, notes string
+		if err := rows.Scan(&e.ID, &e.Name, &e.Command, &plan, &created, &finished, &e.Status, &notes); err != nil {
 			return nil, s.wrap(err)
 		}
+		_ = json.Unmarshal([]byte(notes), &e.Notes)
 		e.Plan, e.CreatedAt, e.FinishedAt = json.RawMessage(plan), parseTS(created), parseTS(finished)
 		out = append(out, e)
 	}

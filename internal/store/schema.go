@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -11,13 +11,14 @@ ALTER TABLE runs ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';`,
 	2: `ALTER TABLE runs ADD COLUMN error_codes TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE run_directions ADD COLUMN errors BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
-	3: objectsTable,
-	4: framesTable,
-	5: leasesTable,
-	6: `ALTER TABLE run_directions ADD COLUMN active_s DOUBLE PRECISION NOT NULL DEFAULT 0;`,
-	7: serverSeriesTable,
-	8: profilesTable,
-	9: envSeriesTable,
+	3:  objectsTable,
+	4:  framesTable,
+	5:  leasesTable,
+	6:  `ALTER TABLE run_directions ADD COLUMN active_s DOUBLE PRECISION NOT NULL DEFAULT 0;`,
+	7:  serverSeriesTable,
+	8:  profilesTable,
+	9:  envSeriesTable,
+	10: `ALTER TABLE experiments ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';`,
 }
 
 // envSeriesTable is the machine's seconds during each run.
@@ -110,7 +111,8 @@ CREATE TABLE experiments (
 	plan        TEXT NOT NULL,          -- JSON: what was asked, to show and resume
 	created_at  TEXT NOT NULL,
 	finished_at TEXT,
-	status      TEXT NOT NULL           -- running, done, interrupted, failed
+	status      TEXT NOT NULL,          -- running, done, interrupted, failed
+	notes       TEXT NOT NULL DEFAULT '[]' -- JSON [{at, text}]: what the user said about it
 );
 CREATE TABLE cells (
 	id            INTEGER PRIMARY KEY,

@@ -142,6 +142,15 @@ type Experiment struct {
 	CreatedAt  time.Time       `json:"created_at"`
 	FinishedAt time.Time       `json:"finished_at"`
 	Status     string          `json:"status"`
+	// Notes are what the user said about it (--note, iolab note), oldest
+	// first.
+	Notes []Note `json:"notes,omitempty"`
+}
+
+// Note is a remark on an experiment: "VM-7: virtio queue depth 256".
+type Note struct {
+	At   time.Time `json:"at"`
+	Text string    `json:"text"`
 }
 
 // Cell is one workload with its parameters within an experiment.
@@ -205,6 +214,30 @@ func (s *Store) CreateExperiment(ctx context.Context, e *Experiment, cells []Cel
 		if cells[i].ID, err = res.LastInsertId(); err != nil {
 			return s.wrap(err)
 		}
+	}
+	return s.wrap(tx.Commit())
+}
+
+// AddNote appends a note to an experiment (by its full ID).
+func (s *Store) AddNote(ctx context.Context, id, text string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	var raw string
+	if err := tx.QueryRowContext(ctx, `SELECT notes FROM experiments WHERE id = ?`, id).Scan(&raw); err != nil {
+		return s.wrap(err)
+	}
+	var notes []Note
+	_ = json.Unmarshal([]byte(raw), &notes)
+	notes = append(notes, Note{At: time.Now().UTC(), Text: redact.String(text)})
+	b, err := json.Marshal(notes)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE experiments SET notes = ? WHERE id = ?`, string(b), id); err != nil {
+		return s.wrap(err)
 	}
 	return s.wrap(tx.Commit())
 }
