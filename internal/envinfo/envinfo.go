@@ -240,7 +240,8 @@ func (s Stall) Since(prev Stall) (cpu, memory, io float64, ok bool) {
 }
 
 // WatchStall samples the machine every interval until stop is called,
-// handing each interval to each as it ends (the share of it in which some
+// handing each interval to each as it ends — at most one per second of
+// the clock, which names it (the share of it in which some
 // task waited for a CPU, memory, I/O; the load average at its end): what
 // the run lived through second by second, where snapshots between rounds
 // see only their moment. Nothing is sampled where the kernel has no PSI.
@@ -255,6 +256,7 @@ func WatchStall(every time.Duration, each func(metrics.EnvSecond)) (stop func())
 		}
 		tick := time.NewTicker(every)
 		defer tick.Stop()
+		last := prev.At.Unix() - 1 // the second of the last sample handed over
 		for {
 			select {
 			case <-done:
@@ -262,11 +264,17 @@ func WatchStall(every time.Duration, each func(metrics.EnvSecond)) (stop func())
 			case <-tick.C:
 			}
 			now := ReadStall()
+			if now.At.Unix() <= last {
+				// A late tick put two samples in one second: this one
+				// waits, and the next covers both intervals.
+				continue
+			}
 			cpu, mem, io, ok := now.Since(prev)
 			if !ok {
 				continue
 			}
-			sec := metrics.EnvSecond{T: now.At.Unix(), CPUStall: cpu, MemoryStall: mem, IOStall: io}
+			last = now.At.Unix()
+			sec := metrics.EnvSecond{T: last, CPUStall: cpu, MemoryStall: mem, IOStall: io}
 			if f := strings.Fields(readFile("/proc/loadavg")); len(f) >= 1 {
 				sec.Load1, _ = strconv.ParseFloat(f[0], 64)
 			}

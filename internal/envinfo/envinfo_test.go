@@ -118,7 +118,7 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
-// WatchStall hands over a second (here a tenth) at a time what waited for
+// WatchStall hands over, a second of the clock at a time, what waited for
 // a CPU: with four busy processes on fewer CPUs, some task waits most of
 // the time. Where the kernel has no PSI, it hands over nothing.
 func TestWatchStall(t *testing.T) {
@@ -151,17 +151,19 @@ func TestWatchStall(t *testing.T) {
 		}
 		return
 	}
-	if len(secs) < 10 {
-		t.Fatalf("%d samples in 2 s at 10 a second", len(secs))
+	// Asked for ten a second, it hands over one per second of the clock,
+	// which names it: the store keys a run's seconds by it.
+	if len(secs) < 1 || len(secs) > 3 {
+		t.Fatalf("%d samples in 2 s", len(secs))
 	}
 	worst := 0.0
 	for i, s := range secs {
-		if s.CPUStall < 0 || s.CPUStall > 1 || s.IOStall < 0 || s.IOStall > 1 || (i > 0 && s.T < secs[i-1].T) {
+		if s.CPUStall < 0 || s.CPUStall > 1 || s.IOStall < 0 || s.IOStall > 1 || (i > 0 && s.T <= secs[i-1].T) {
 			t.Fatalf("sample %d: %+v", i, s)
 		}
 		worst = max(worst, s.CPUStall)
 	}
 	if worst < 0.3 {
-		t.Fatalf("%d busy processes on %d CPUs, yet at worst some task waited for a CPU %.0f%% of a tenth", hogs, runtime.NumCPU(), 100*worst)
+		t.Fatalf("%d busy processes on %d CPUs, yet at worst some task waited for a CPU %.0f%% of a second", hogs, runtime.NumCPU(), 100*worst)
 	}
 }

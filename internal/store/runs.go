@@ -72,7 +72,7 @@ func (s *Store) AppendServerSeries(ctx context.Context, runID int64, secs []metr
 func (s *Store) AppendEnvSeries(ctx context.Context, runID int64, secs []metrics.EnvSecond) error {
 	return s.appendRows(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, sec := range secs {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO env_series (run_id, second, cpu_stall, memory_stall, io_stall, load1) VALUES (?, ?, ?, ?, ?, ?)`,
+			if _, err := tx.ExecContext(ctx, `INSERT INTO env_series (run_id, second, cpu_stall, memory_stall, io_stall, load1) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 				runID, sec.T, sec.CPUStall, sec.MemoryStall, sec.IOStall, sec.Load1); err != nil {
 				return err
 			}

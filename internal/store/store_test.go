@@ -163,3 +163,33 @@ func TestMigratesVersion1(t *testing.T) {
 		t.Fatalf("migrated database lost variant or extra: %+v %+v", d.Cells[0], d.Runs[0].Result)
 	}
 }
+
+// A second of the machine given twice for a run (a watcher's late tick)
+// is kept once, without failing the run.
+func TestEnvSeriesSecondOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	e := &Experiment{ID: "x", Name: "x", Command: "x", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(), Status: "running"}
+	cells := []Cell{{Name: "c", Workload: "cmd", Params: map[string]string{}}}
+	if err := s.CreateExperiment(ctx, e, cells); err != nil {
+		t.Fatal(err)
+	}
+	run := &Run{CellID: cells[0].ID, Status: StatusOK, EndedAt: time.Now(), Result: &metrics.Result{}}
+	if err := s.SaveRun(ctx, e.ID, run, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.AppendEnvSeries(ctx, run.ID, []metrics.EnvSecond{{T: 100, CPUStall: 0.5}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := s.Load(ctx, "x")
+	if err != nil || len(d.Runs[0].Result.EnvSeries) != 1 {
+		t.Fatalf("%v: %+v", err, d.Runs[0].Result.EnvSeries)
+	}
+}
