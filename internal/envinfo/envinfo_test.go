@@ -48,13 +48,14 @@ func TestWarnings(t *testing.T) {
 	tmpfs.Target = &Target{Path: "/dev/shm/x", FSType: "tmpfs"}
 	tmpfs.MemAvailableBytes = 5 << 30
 
-	tests := []struct {
+	type warningCase struct {
 		name  string
 		snaps []Snapshot
 		ev    Evidence
 		want  string
 		text  string
-	}{
+	}
+	tests := []warningCase{
 		{name: "flag contradicted", snaps: []Snapshot{base}, ev: Evidence{TouchesDisk: true, UncachedRandomReadP50Ns: 200e3},
 			want: "rotational-disk", text: "probably wrong"},
 		{name: "flag agreed", snaps: []Snapshot{base}, ev: Evidence{TouchesDisk: true, UncachedRandomReadP50Ns: 8e6},
@@ -71,13 +72,7 @@ func TestWarnings(t *testing.T) {
 	starved1, starved2 := base, base
 	starved1.PressureCPU, starved1.Load1 = 68, 3
 	starved2.PressureCPU, starved2.Load1 = 83, 5.2
-	tests = append(tests, struct {
-		name  string
-		snaps []Snapshot
-		ev    Evidence
-		want  string
-		text  string
-	}{name: "starved", snaps: []Snapshot{base, starved1, starved2, base}, ev: Evidence{Starved: []Starved{{Cell: "frames", RateCV: 0.27, CPUPerOpCV: 0.06}}},
+	tests = append(tests, warningCase{name: "starved", snaps: []Snapshot{base, starved1, starved2, base}, ev: Evidence{Starved: []Starved{{Cell: "frames", RateCV: 0.27, CPUPerOpCV: 0.06}}},
 		want: "load-above-cores,cpu-pressure", text: "load average exceeded the CPUs in 2 of 4 snapshots, at worst 5.2 on 2 CPUs"})
 	// Between rounds all was quiet; during the runs, a neighbour's I/O
 	// made tasks wait in 3 of 20 seconds, worst at the 12th: the seconds
@@ -91,13 +86,7 @@ func TestWarnings(t *testing.T) {
 		}
 		secs = append(secs, s)
 	}
-	tests = append(tests, struct {
-		name  string
-		snaps []Snapshot
-		ev    Evidence
-		want  string
-		text  string
-	}{name: "io during runs", snaps: []Snapshot{base, base}, ev: Evidence{Seconds: secs}, want: "io-pressure",
+	tests = append(tests, warningCase{name: "io during runs", snaps: []Snapshot{base, base}, ev: Evidence{Seconds: secs}, want: "io-pressure",
 		text: "I/O pressure: some task waited for I/O over 25% of the time in 3 of the runs' 20 seconds, at worst 90% in the second at 09:00:12; tasks waited"})
 	for _, tc := range tests {
 		ws := Warnings(tc.snaps, tc.ev)

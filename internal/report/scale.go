@@ -189,22 +189,13 @@ func (r *Report) limitWarnings(v *ScaleView, d *store.Data, cells []int, opts Op
 // crossAt is the scale above top at which a fit's curve reaches limit
 // (bisection on log n), NaN when it does not by 1e30.
 func crossAt(f scaling.Fit, limit, top float64) float64 {
-	value := func(n float64) float64 {
-		switch f.Model {
-		case scaling.Power:
-			return f.C * math.Pow(n, f.B)
-		case scaling.NLogN:
-			return f.A + f.C*n*math.Log(n)
-		}
-		return f.A + f.C*math.Pow(n, f.B)
-	}
 	lo, hi := math.Log(top), math.Log(1e30)
-	if value(top) >= limit || value(1e30) < limit {
+	if f.At(top) >= limit || f.At(1e30) < limit {
 		return math.NaN()
 	}
 	for range 100 {
 		mid := (lo + hi) / 2
-		if value(math.Exp(mid)) >= limit {
+		if f.At(math.Exp(mid)) >= limit {
 			hi = mid
 		} else {
 			lo = mid

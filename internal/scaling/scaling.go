@@ -213,6 +213,9 @@ func curve(model string, x []float64, n float64) float64 {
 	return x[0] * math.Pow(n, x[1])
 }
 
+// At is the fitted curve's cost at n.
+func (f Fit) At(n float64) float64 { return curve(f.Model, f.params, n) }
+
 // parameters counts a model's parameters, the noise's included.
 func parameters(model string) int {
 	if model == PowerConst {

@@ -82,17 +82,9 @@ func (s Sequential) Compare(base, variant []Obs, m Metric) Comparison {
 	c := Comparison{LowerIsBetter: m.LowerIsBetter, Family: s.family, Method: MethodSequential,
 		P: math.NaN(), PAdjusted: math.NaN(), Diff: math.NaN(), DiffCI: [2]float64{math.NaN(), math.NaN()},
 		SlotEffect: math.NaN(), Verdict: Inconclusive}
-	byRound := map[int]float64{}
-	for _, o := range base {
-		if finite(o.Value) && o.Value > 0 {
-			byRound[o.Round] = o.Value
-		}
-	}
 	var d []float64
-	for _, o := range variant {
-		if b, ok := byRound[o.Round]; ok && finite(o.Value) && o.Value > 0 {
-			d = append(d, math.Log(o.Value/b))
-		}
+	for _, p := range logRatios(base, variant) {
+		d = append(d, p.d)
 	}
 	c.N = len(d)
 	if c.N < max(MinPairs, s.Min) {

@@ -19,22 +19,7 @@ import (
 // errors from the rest's — so a stationary series, whose start only
 // happens to be on one side, is left whole.
 func SkipWarmup(base, variant []Obs) (b, v []Obs, k int) {
-	byRound := map[int]float64{}
-	for _, o := range base {
-		if finite(o.Value) && o.Value > 0 {
-			byRound[o.Round] = o.Value
-		}
-	}
-	type pair struct {
-		round int
-		d     float64
-	}
-	var ps []pair
-	for _, o := range variant {
-		if bv, ok := byRound[o.Round]; ok && finite(o.Value) && o.Value > 0 {
-			ps = append(ps, pair{o.Round, math.Log(o.Value / bv)})
-		}
-	}
+	ps := logRatios(base, variant)
 	if len(ps) < 2*MinPairs {
 		return base, variant, 0
 	}
@@ -62,6 +47,31 @@ func SkipWarmup(base, variant []Obs) (b, v []Obs, k int) {
 		return out
 	}
 	return keep(base), keep(variant), k
+}
+
+// roundRatio is one round's log ratio of the variant's run to the
+// baseline's.
+type roundRatio struct {
+	round int
+	d     float64
+}
+
+// logRatios pairs the runs of each round (values not finite or not
+// positive left out: a zero cannot be a ratio), in the variant's order.
+func logRatios(base, variant []Obs) []roundRatio {
+	byRound := map[int]float64{}
+	for _, o := range base {
+		if finite(o.Value) && o.Value > 0 {
+			byRound[o.Round] = o.Value
+		}
+	}
+	var out []roundRatio
+	for _, o := range variant {
+		if b, ok := byRound[o.Round]; ok && finite(o.Value) && o.Value > 0 {
+			out = append(out, roundRatio{o.Round, math.Log(o.Value / b)})
+		}
+	}
+	return out
 }
 
 // mser is the truncation, at most most, that minimises

@@ -3,24 +3,14 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestLease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "x.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	e := &Experiment{ID: "e1", Name: "x", Command: "c", Plan: []byte("{}"), CreatedAt: time.Now(), Status: "running"}
-	if err := s.CreateExperiment(ctx, e, nil); err != nil {
-		t.Fatal(err)
-	}
+	s, _, _ := withExperiment(t, "e1", nil)
 	first := Owner{Host: "h", PID: 10, Start: 1}
 	second := Owner{Host: "h", PID: 20, Start: 2}
 	alive := map[int]bool{10: true, 20: true}
@@ -33,7 +23,7 @@ func TestLease(t *testing.T) {
 	if err := s.Heartbeat(ctx, "e1", first, procs); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.AcquireLease(ctx, "e1", second, isAlive)
+	_, err := s.AcquireLease(ctx, "e1", second, isAlive)
 	if !errors.Is(err, ErrLeased) || !strings.Contains(err.Error(), "pid 10 on h") {
 		t.Fatalf("a second runner while the first lives: %v", err)
 	}

@@ -169,16 +169,7 @@ func TestMigratesVersion1(t *testing.T) {
 func TestEnvSeriesSecondOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "x.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	e := &Experiment{ID: "x", Name: "x", Command: "x", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(), Status: "running"}
-	cells := []Cell{{Name: "c", Workload: "cmd", Params: map[string]string{}}}
-	if err := s.CreateExperiment(ctx, e, cells); err != nil {
-		t.Fatal(err)
-	}
+	s, e, cells := withExperiment(t, "x", []Cell{{Name: "c", Workload: "cmd", Params: map[string]string{}}})
 	run := &Run{CellID: cells[0].ID, Status: StatusOK, EndedAt: time.Now(), Result: &metrics.Result{}}
 	if err := s.SaveRun(ctx, e.ID, run, nil); err != nil {
 		t.Fatal(err)
@@ -192,4 +183,20 @@ func TestEnvSeriesSecondOnce(t *testing.T) {
 	if err != nil || len(d.Runs[0].Result.EnvSeries) != 1 {
 		t.Fatalf("%v: %+v", err, d.Runs[0].Result.EnvSeries)
 	}
+}
+
+// withExperiment opens a store in a temporary directory, closed when the
+// test ends, holding one running experiment of the cells.
+func withExperiment(t *testing.T, id string, cells []Cell) (*Store, *Experiment, []Cell) {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	e := &Experiment{ID: id, Name: "x", Command: "c", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(), Status: "running"}
+	if err := s.CreateExperiment(context.Background(), e, cells); err != nil {
+		t.Fatal(err)
+	}
+	return s, e, cells
 }
