@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -104,7 +105,18 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	if ri, ok := workload.RunInfoFrom(ctx); ok {
 		script = strings.NewReplacer("{{run}}", strconv.Itoa(ri.Run), "{{round}}", strconv.Itoa(ri.Round)).Replace(script)
 	}
-	cmd := exec.Command("sh", "-c", script)
+	// The command waits, before anything of its own, until iolab has
+	// recorded its process group (procgroup.Track): a runner killed at
+	// any moment after leaves nothing a resume cannot find. The gate is
+	// fd 3, closed by iolab once recorded, and by the shell after.
+	gate, release, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
+	}
+	defer gate.Close()
+	defer release.Close()
+	cmd := exec.Command("sh", "-c", "read -r _ <&3; exec 3<&-\n"+script)
+	cmd.ExtraFiles = []*os.File{gate}
 	cmd.Dir, cmd.Env = c.opts.Dir, c.opts.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	out := &outtail.Tail{Max: 2048}
@@ -134,19 +146,23 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 			return nil, err
 		}
 	}
-	start := time.Now()
-	if err := procgroup.Start(cmd); err != nil {
+	err = procgroup.Start(cmd)
+	gate.Close()
+	if err != nil {
 		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
 	}
 	// What the command left in its process group when it ended (a
 	// background child) goes with it; if iolab dies first, the next runner
 	// kills the group (procgroup).
 	untrack := procgroup.Track(ctx, cmd.Process.Pid)
+	// Timed from its release: recording the group (a write to the store)
+	// is iolab's time, not the command's.
+	start := time.Now()
+	release.Close()
 	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); untrack() }()
 	watch := observe.WatchTree(cmd.Process.Pid, 10*time.Millisecond, nil)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	var err error
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
