@@ -1,0 +1,352 @@
+// Package history lines up one metric of one cell across experiments in
+// time order, says what changed between neighbours, and finds where the
+// series changed level.
+//
+// Change points are found by e-divisive means (Matteson and James, "A
+// Nonparametric Approach for Multiple Change Point Analysis of
+// Multivariate Data", JASA 109(505), 2014): the split that maximizes the
+// energy distance between the points before and after it, found again
+// inside each segment, each kept only while a permutation test says it is
+// beyond chance. It is the method MongoDB runs over its CI performance
+// history (Daly et al., "The Use of Change Point Detection to Identify
+// Software Performance Regressions in a Continuous Integration System",
+// ICPE 2020) and the one Apache Otava (formerly Hunter; Fleming et al.,
+// ICPE 2023) starts from. Otava replaced the permutation test by a
+// Student's t-test between neighbouring segments for speed; histories of
+// experiments are short, so the permutation test, which assumes nothing
+// about the noise's shape, stays.
+//
+// The unit is the experiment: each point is the median of one
+// experiment's runs, so the test weighs the differences between days
+// (the machine, the target's state) that runs of one experiment share
+// and no number of runs within it can average away. A history needs
+// MinPoints experiments before any change can be significant.
+//
+// This package imports nothing above stats.
+package history
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/iolab/iolab/internal/stats"
+)
+
+// Point is one experiment's measurements of the series.
+type Point struct {
+	Experiment string
+	At         time.Time
+	// Values are the metric over the experiment's measured runs.
+	Values []float64
+	Notes  []string
+	// Facts are what may explain a change (kernel, cpu, disk, iolab
+	// version, the variant's commit), compared between neighbours.
+	Facts map[string]string
+}
+
+// Change is a fact that differs from the previous experiment.
+type Change struct {
+	Fact string `json:"fact"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Step is one experiment of a history.
+type Step struct {
+	Experiment string        `json:"experiment"`
+	At         time.Time     `json:"at"`
+	Summary    stats.Summary `json:"summary"`
+	Notes      []string      `json:"notes,omitempty"`
+	Changes    []Change      `json:"changes,omitempty"`
+	// Previous is this experiment against the one before, unpaired over
+	// their runs (nil for the first, or when either has fewer than 2
+	// runs): it covers the runs' noise only, not what differs between
+	// days, which the change points weigh.
+	Previous *stats.Comparison `json:"vs_previous,omitempty"`
+}
+
+// ChangePoint is where the series changed level: from the experiment at
+// Index on, the points sit elsewhere than before.
+type ChangePoint struct {
+	Index      int    `json:"index"`
+	Experiment string `json:"experiment"`
+	// Before and After are the medians of the experiments' medians in
+	// the segments either side; Ratio is After/Before (a difference,
+	// After-Before, when the metric can be zero).
+	Before float64 `json:"before"`
+	After  float64 `json:"after"`
+	Ratio  float64 `json:"ratio"`
+	// Direction is "regression", "improvement", or "none" when the
+	// change is within the threshold.
+	Direction string `json:"direction"`
+	// P is the permutation test's p-value for this split, given the
+	// change points found before it.
+	P float64 `json:"p"`
+}
+
+// Analysis is one series' history.
+type Analysis struct {
+	Steps        []Step        `json:"steps"`
+	ChangePoints []ChangePoint `json:"change_points"`
+	Method       string        `json:"method"`
+	// Reason says why no change point could be found, when none could.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Method names the change point method in reports.
+const Method = "e-divisive means (Matteson & James 2014), permutation test, p < 0.05"
+
+// MinPoints is the fewest experiments in which a change point can be
+// significant: with 4, the permutation test's smallest p-value is 2/4! =
+// 1/12, above Alpha.
+const MinPoints = 5
+
+// Alpha is the significance level of each change point.
+const Alpha = 0.05
+
+// permutations is the number of random permutations per test: p is
+// known to about ±0.007 at 0.05.
+const permutations = 999
+
+// Analyze builds the history of points (oldest first) of metric m;
+// threshold is the practical difference, as in comparisons.
+func Analyze(points []Point, m stats.Metric, threshold float64) Analysis {
+	a := Analysis{Method: Method, Steps: []Step{}, ChangePoints: []ChangePoint{}}
+	var cs []*stats.Comparison
+	for i, p := range points {
+		s := Step{Experiment: p.Experiment, At: p.At, Summary: stats.Summarize(p.Values), Notes: p.Notes}
+		if i > 0 {
+			s.Changes = changes(points[i-1].Facts, p.Facts)
+			if len(points[i-1].Values) >= 2 && len(p.Values) >= 2 {
+				c := stats.CompareUnpaired(points[i-1].Values, p.Values, m, threshold)
+				s.Previous = &c
+				cs = append(cs, s.Previous)
+			}
+		}
+		a.Steps = append(a.Steps, s)
+	}
+	stats.Finish(cs, threshold)
+	useLog := !m.Zeroable
+	x := make([]float64, len(points))
+	for i, s := range a.Steps {
+		x[i] = s.Summary.Median
+		useLog = useLog && x[i] > 0
+	}
+	if len(points) < MinPoints {
+		a.Reason = "too few experiments for a change point: it takes 5 before one can be significant"
+		return a
+	}
+	if useLog {
+		for i := range x {
+			x[i] = math.Log(x[i])
+		}
+	}
+	for _, cp := range EDivisive(x, Alpha, seedOf(x)) {
+		a.ChangePoints = append(a.ChangePoints, ChangePoint{Index: cp.Index, Experiment: a.Steps[cp.Index].Experiment, P: cp.P})
+	}
+	slices.SortFunc(a.ChangePoints, func(p, q ChangePoint) int { return cmp.Compare(p.Index, q.Index) })
+	// Before and After are the neighbouring segments', now that all
+	// change points are known.
+	for i := range a.ChangePoints {
+		lo, hi := 0, len(x)
+		if i > 0 {
+			lo = a.ChangePoints[i-1].Index
+		}
+		if i+1 < len(a.ChangePoints) {
+			hi = a.ChangePoints[i+1].Index
+		}
+		cp := &a.ChangePoints[i]
+		cp.Before, cp.After = medianOf(a.Steps[lo:cp.Index]), medianOf(a.Steps[cp.Index:hi])
+		cp.Ratio, cp.Direction = direction(cp.Before, cp.After, useLog, m, threshold)
+	}
+	return a
+}
+
+// direction says which way a change from before to after went.
+func direction(before, after float64, useLog bool, m stats.Metric, threshold float64) (float64, string) {
+	var ratio, rel float64
+	if useLog {
+		ratio = after / before
+		rel = math.Abs(math.Log(ratio))
+		if rel <= math.Log1p(threshold) {
+			return ratio, "none"
+		}
+	} else {
+		ratio = after - before
+		if math.Abs(ratio) <= threshold*math.Max(math.Abs(before), math.Abs(after)) {
+			return ratio, "none"
+		}
+	}
+	up := after > before
+	if up == m.LowerIsBetter {
+		return ratio, "regression"
+	}
+	return ratio, "improvement"
+}
+
+func medianOf(steps []Step) float64 {
+	v := make([]float64, len(steps))
+	for i, s := range steps {
+		v[i] = s.Summary.Median
+	}
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// changes are the facts of cur that differ from prev's.
+func changes(prev, cur map[string]string) []Change {
+	var out []Change
+	for k, v := range cur {
+		if w, ok := prev[k]; (ok || v != "") && w != v {
+			out = append(out, Change{Fact: k, From: w, To: v})
+		}
+	}
+	for k, w := range prev {
+		if _, ok := cur[k]; !ok && w != "" {
+			out = append(out, Change{Fact: k, From: w})
+		}
+	}
+	slices.SortFunc(out, func(a, b Change) int { return cmp.Compare(a.Fact, b.Fact) })
+	return out
+}
+
+// seedOf makes the permutations depend on the data only: the same
+// history gives the same answer every time it is asked.
+func seedOf(x []float64) uint64 {
+	h := uint64(14695981039346656037)
+	for _, v := range x {
+		h ^= math.Float64bits(v)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// Split is a change point of a series: the points from Index on differ
+// from those before, with permutation p-value P.
+type Split struct {
+	Index int
+	P     float64
+}
+
+// EDivisive finds the change points of x by e-divisive means, each kept
+// while its permutation p-value is at most alpha, in the order found.
+// Segments may be as short as one point, but a permutation test cannot
+// tell a change in the last k of n points from an outlier group until
+// 2/C(n, k) is below alpha: a clear change is found once two experiments
+// after it agree in a history of 12, three in a history of 8. Until then
+// the step against the previous experiment (Step.Previous) is the signal.
+func EDivisive(x []float64, alpha float64, seed uint64) []Split {
+	n := len(x)
+	rng := rand.New(rand.NewPCG(seed, 0x1ab))
+	bounds := []int{0, n} // segment edges, ascending
+	var found []Split
+	perm := make([]float64, n)
+	var w pairSums
+	for len(found) < n/2 {
+		tau, q := bestSplit(x, bounds, &w)
+		if tau < 0 {
+			break
+		}
+		// Under no further change, the points within each segment are
+		// exchangeable: permute within segments, and count how often
+		// the best split of the shuffled series is as strong.
+		var ge int
+		for r := 0; r < permutations; r++ {
+			copy(perm, x)
+			for s := 0; s+1 < len(bounds); s++ {
+				seg := perm[bounds[s]:bounds[s+1]]
+				rng.Shuffle(len(seg), func(i, j int) { seg[i], seg[j] = seg[j], seg[i] })
+			}
+			if _, qr := bestSplit(perm, bounds, &w); qr >= q*(1-1e-9) {
+				ge++
+			}
+		}
+		p := float64(1+ge) / float64(1+permutations)
+		if p > alpha {
+			break
+		}
+		found = append(found, Split{Index: tau, P: p})
+		bounds = append(bounds, tau)
+		slices.Sort(bounds)
+	}
+	return found
+}
+
+// bestSplit is the strongest split over all segments, by the scaled
+// energy statistic; tau is -1 when no segment can be split. w is scratch
+// space for the pair sums.
+func bestSplit(x []float64, bounds []int, w *pairSums) (tau int, q float64) {
+	w.fill(x)
+	tau, q = -1, math.Inf(-1)
+	for s := 0; s+1 < len(bounds); s++ {
+		if t, qs := w.split(bounds[s], bounds[s+1]); t > 0 && qs > q {
+			tau, q = t, qs
+		}
+	}
+	return tau, q
+}
+
+// pairSums holds W(i, j), the sum of |x_p - x_q| over i <= p < q < j.
+type pairSums struct {
+	n int
+	w []float64
+}
+
+func (ps *pairSums) at(i, j int) float64 { return ps.w[i*(ps.n+1)+j] }
+
+// fill computes W for x in O(n²): W(i, j) = W(i+1, j) + the sum of
+// |x_i - x_q| over i < q < j.
+func (ps *pairSums) fill(x []float64) {
+	n := len(x)
+	if ps.n != n {
+		ps.n, ps.w = n, make([]float64, (n+1)*(n+1))
+	}
+	for i := n - 1; i >= 0; i-- {
+		row := 0.0
+		for j := i + 1; j <= n; j++ {
+			if j-1 > i {
+				row += math.Abs(x[i] - x[j-1])
+			}
+			ps.w[i*(n+1)+j] = ps.at(i+1, j) + row
+		}
+	}
+}
+
+// split is the best split of segment [a, b): the τ maximizing, over the
+// right edge κ in (τ, b],
+//
+//	Q(τ, κ) = m·k/(m+k) · (2/(m·k)·Σ|L−R| − Σ|L−L|/C(m,2) − Σ|R−R|/C(k,2))
+//
+// with L = [a, τ), R = [τ, κ), m and k their sizes: Matteson and James'
+// statistic with α = 1. Searching κ finds a segment that differs from
+// both neighbours, such as a level that came and went.
+func (ps *pairSums) split(a, b int) (int, float64) {
+	best, bq := 0, math.Inf(-1)
+	for t := a + 1; t < b; t++ {
+		m := float64(t - a)
+		wl := ps.at(a, t)
+		within := 0.0
+		if t-a > 1 {
+			within = wl / (m * (m - 1) / 2)
+		}
+		for k := t + 1; k <= b; k++ {
+			kk := float64(k - t)
+			wr := ps.at(t, k)
+			e := 2*(ps.at(a, k)-wl-wr)/(m*kk) - within
+			if k-t > 1 {
+				e -= wr / (kk * (kk - 1) / 2)
+			}
+			if q := m * kk / (m + kk) * e; q > bq {
+				best, bq = t, q
+			}
+		}
+	}
+	return best, bq
+}
