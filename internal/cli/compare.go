@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iolab/iolab/internal/report"
-	"github.com/iolab/iolab/internal/units"
 )
 
 func newCompareCommand(stdout io.Writer) *cobra.Command {
@@ -34,12 +32,9 @@ func runCompare(ctx context.Context, db, a, b, threshold, format string, asJSON 
 	if format != "text" && format != "md" {
 		return usage("--format %q: want text or md", format)
 	}
-	th, err := units.ParseFloat(strings.TrimSuffix(threshold, "%"), 0, 100)
-	if err == nil && strings.HasSuffix(threshold, "%") {
-		th /= 100
-	}
-	if err != nil || th <= 0 || th >= 1 {
-		return usage("--threshold %q: want a percentage above 0 and below 100 such as 2%%", threshold)
+	th, err := parseThreshold(threshold)
+	if err != nil {
+		return err
 	}
 	st, err := openExisting(ctx, db)
 	if err != nil {

@@ -27,7 +27,8 @@ type comparisonJSON struct {
 }
 
 type experimentJSON struct {
-	Runs []struct {
+	Experiment string `json:"experiment"`
+	Runs       []struct {
 		Cell, Variant, Status string
 		Round, Slot           int
 		Warmup                bool

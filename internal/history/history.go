@@ -19,14 +19,16 @@
 // The unit is the experiment: each point is the median of one
 // experiment's runs, so the test weighs the differences between days
 // (the machine, the target's state) that runs of one experiment share
-// and no number of runs within it can average away. A history needs
-// MinPoints experiments before any change can be significant.
+// and no number of runs within it can average away. The price: a history
+// needs MinPoints experiments before any change can be significant, and
+// a change shows once enough experiments after it agree.
 //
 // This package imports nothing above stats.
 package history
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -100,16 +102,22 @@ type Analysis struct {
 const Method = "e-divisive means (Matteson & James 2014), permutation test, p < 0.05"
 
 // MinPoints is the fewest experiments in which a change point can be
-// significant: with 4, the permutation test's smallest p-value is 2/4! =
-// 1/12, above Alpha.
-const MinPoints = 5
+// significant: a permutation test cannot tell the k points after a clean
+// change from any k of n points that happen to be the highest until
+// 2/C(n, k) is below Alpha — for n = 7 it is at best 2/35 = 0.057.
+const MinPoints = 8
 
 // Alpha is the significance level of each change point.
 const Alpha = 0.05
 
-// permutations is the number of random permutations per test: p is
-// known to about ±0.007 at 0.05.
-const permutations = 999
+// permutations is the number of random permutations per test when there
+// are more than exactPermutations in all: p is then known to about ±0.007
+// at 0.05; with fewer, every one is tried and p is exact, so a history
+// of up to 8 experiments gets the same answer whatever the seed.
+const (
+	permutations      = 999
+	exactPermutations = 40320
+)
 
 // Analyze builds the history of points (oldest first) of metric m;
 // threshold is the practical difference, as in comparisons.
@@ -136,7 +144,7 @@ func Analyze(points []Point, m stats.Metric, threshold float64) Analysis {
 		useLog = useLog && x[i] > 0
 	}
 	if len(points) < MinPoints {
-		a.Reason = "too few experiments for a change point: it takes 5 before one can be significant"
+		a.Reason = fmt.Sprintf("%d experiments: a change point needs %d before one can be significant; until then the step against the previous experiment is the signal", len(points), MinPoints)
 		return a
 	}
 	if useLog {
@@ -256,19 +264,35 @@ func EDivisive(x []float64, alpha float64, seed uint64) []Split {
 		}
 		// Under no further change, the points within each segment are
 		// exchangeable: permute within segments, and count how often
-		// the best split of the shuffled series is as strong.
-		var ge int
-		for r := 0; r < permutations; r++ {
-			copy(perm, x)
-			for s := 0; s+1 < len(bounds); s++ {
-				seg := perm[bounds[s]:bounds[s+1]]
-				rng.Shuffle(len(seg), func(i, j int) { seg[i], seg[j] = seg[j], seg[i] })
-			}
-			if _, qr := bestSplit(perm, bounds, &w); qr >= q*(1-1e-9) {
-				ge++
-			}
+		// the best split of the permuted series is as strong — every
+		// permutation when they are few (an exact p), else a sample.
+		strong := func(perm []float64) bool {
+			_, qr := bestSplit(perm, bounds, &w)
+			return qr >= q*(1-1e-9)
 		}
-		p := float64(1+ge) / float64(1+permutations)
+		var p float64
+		if all, ok := allPermutations(x, bounds, exactPermutations); ok {
+			ge := 0
+			for _, perm := range all {
+				if strong(perm) {
+					ge++
+				}
+			}
+			p = float64(ge) / float64(len(all))
+		} else {
+			ge := 0
+			for r := 0; r < permutations; r++ {
+				copy(perm, x)
+				for s := 0; s+1 < len(bounds); s++ {
+					seg := perm[bounds[s]:bounds[s+1]]
+					rng.Shuffle(len(seg), func(i, j int) { seg[i], seg[j] = seg[j], seg[i] })
+				}
+				if strong(perm) {
+					ge++
+				}
+			}
+			p = float64(1+ge) / float64(1+permutations)
+		}
 		if p > alpha {
 			break
 		}
@@ -349,4 +373,47 @@ func (ps *pairSums) split(a, b int) (int, float64) {
 		}
 	}
 	return best, bq
+}
+
+// allPermutations lists every series made by permuting x within the
+// segments between bounds, when there are at most limit of them.
+func allPermutations(x []float64, bounds []int, limit int) ([][]float64, bool) {
+	total := 1
+	for s := 0; s+1 < len(bounds); s++ {
+		for k := 2; k <= bounds[s+1]-bounds[s]; k++ {
+			if total *= k; total > limit {
+				return nil, false
+			}
+		}
+	}
+	out := [][]float64{slices.Clone(x)}
+	for s := 0; s+1 < len(bounds); s++ {
+		lo, hi := bounds[s], bounds[s+1]
+		var next [][]float64
+		for _, base := range out {
+			for _, order := range orders(hi - lo) {
+				perm := slices.Clone(base)
+				for i, j := range order {
+					perm[lo+i] = base[lo+j]
+				}
+				next = append(next, perm)
+			}
+		}
+		out = next
+	}
+	return out, true
+}
+
+// orders are all the orderings of 0..n-1.
+func orders(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var out [][]int
+	for _, o := range orders(n - 1) {
+		for at := 0; at <= len(o); at++ {
+			out = append(out, slices.Insert(slices.Clone(o), at, n-1))
+		}
+	}
+	return out
 }

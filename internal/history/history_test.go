@@ -130,6 +130,23 @@ func TestChanges(t *testing.T) {
 	}
 }
 
+// TestExactP: with few experiments every permutation is tried, so a clean
+// change of 3 experiments after 5 has p = 2/C(8,3) exactly, whatever the
+// seed: only it and its mirror image split the values as well.
+func TestExactP(t *testing.T) {
+	x := []float64{1, 1.1, 0.9, 1.05, 0.95, 3, 3.1, 2.9}
+	for _, seed := range []uint64{1, 2, 3} {
+		cps := EDivisive(x, Alpha, seed)
+		if len(cps) != 1 || cps[0].Index != 5 || math.Abs(cps[0].P-2.0/56) > 1e-12 {
+			t.Errorf("seed %d: %+v, want one change at 5 with p = 2/56", seed, cps)
+		}
+	}
+	// Seven experiments cannot reach 0.05.
+	if cps := EDivisive(x[1:], Alpha, 1); len(cps) != 0 {
+		t.Errorf("7 experiments: %+v, want none (2/35 > 0.05)", cps)
+	}
+}
+
 func TestSameAnswerEveryTime(t *testing.T) {
 	levels := append(repeat(100, 5), repeat(130, 4)...)
 	a, b := Analyze(series(levels, 0.08, 6), higher, 0.02), Analyze(series(levels, 0.08, 6), higher, 0.02)

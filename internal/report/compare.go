@@ -383,19 +383,11 @@ func mean(v []float64) float64 {
 	return s / float64(len(v))
 }
 
-// MarshalJSON writes the comparison flat, with null where a number is not
-// finite (an interval that cannot be bounded, an MDE without data): JSON has
-// no infinity.
+// MarshalJSON writes the comparison flat, its cell beside its figures.
 func (c ComparisonView) MarshalJSON() ([]byte, error) {
-	return json.Marshal(map[string]any{
-		"cell": c.Cell, "variant": c.Variant, "baseline": c.Baseline, "metric": c.Metric,
-		"ratio": finite(c.Ratio), "ci95": []any{finite(c.CI95[0]), finite(c.CI95[1])},
-		"p": finite(c.P), "p_adjusted": finite(c.PAdjusted), "mde": finite(c.MDE),
-		"rounds_needed": c.RoundsNeeded, "n": c.N, "method": c.Method, "slot_effect": finite(c.SlotEffect),
-		"verdict": c.Verdict, "lower_is_better": c.LowerIsBetter, "primary": c.Primary, "family": c.Family,
-		"diff": finite(c.Diff), "diff_ci95": []any{finite(c.DiffCI[0]), finite(c.DiffCI[1])},
-		"robust": c.Robust, "outlier_rounds": c.Outliers, "unpaired": c.Unpaired,
-	})
+	m := c.Comparison.Fields()
+	m["cell"], m["variant"], m["baseline"], m["metric"], m["primary"] = c.Cell, c.Variant, c.Baseline, c.Metric, c.Primary
+	return json.Marshal(m)
 }
 
 func finite(v float64) any {

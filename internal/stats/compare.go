@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
 	"sort"
@@ -176,6 +177,30 @@ func Compare(base, variant []Obs, m Metric, threshold float64) Comparison {
 	}
 	c.settle(1, threshold)
 	return c
+}
+
+// Fields are the comparison's figures by their JSON names, with nil
+// where a number is not finite (an interval that cannot be bounded, an
+// MDE without data): JSON has no infinity.
+func (c Comparison) Fields() map[string]any {
+	return map[string]any{
+		"ratio": orNil(c.Ratio), "ci95": []any{orNil(c.CI95[0]), orNil(c.CI95[1])},
+		"p": orNil(c.P), "p_adjusted": orNil(c.PAdjusted), "mde": orNil(c.MDE),
+		"rounds_needed": c.RoundsNeeded, "n": c.N, "method": c.Method, "slot_effect": orNil(c.SlotEffect),
+		"verdict": c.Verdict, "lower_is_better": c.LowerIsBetter, "family": c.Family,
+		"diff": orNil(c.Diff), "diff_ci95": []any{orNil(c.DiffCI[0]), orNil(c.DiffCI[1])},
+		"robust": c.Robust, "outlier_rounds": c.Outliers, "unpaired": c.Unpaired,
+	}
+}
+
+// MarshalJSON writes Fields.
+func (c Comparison) MarshalJSON() ([]byte, error) { return json.Marshal(c.Fields()) }
+
+func orNil(v float64) any {
+	if finite(v) {
+		return v
+	}
+	return nil
 }
 
 func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
