@@ -55,22 +55,28 @@ func printProfiles(ctx context.Context, st *store.Store, id string, o RepeatOpti
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"experiment": data.Experiment.ID, "profiles": views})
 	}
+	writeProfiles(stdout, views, sp.Baseline)
+	return nil
+}
+
+// writeProfiles prints profile views as text: per cell and variant the
+// top functions, and the changes against the baseline.
+func writeProfiles(w io.Writer, views []profileView, baseline string) {
 	for _, v := range views {
-		fmt.Fprintf(stdout, "\n%s — %s: %s profile of %d measured runs (%d samples), top functions by own CPU\n", v.Cell, v.Variant, v.Kind, v.Runs, v.Samples)
-		fmt.Fprintf(stdout, "  %6s  %6s  %s\n", "flat", "cum", "function")
+		fmt.Fprintf(w, "\n%s — %s: %s profile of %d measured runs (%d samples), top functions by own CPU\n", v.Cell, v.Variant, v.Kind, v.Runs, v.Samples)
+		fmt.Fprintf(w, "  %6s  %6s  %s\n", "flat", "cum", "function")
 		for _, f := range v.Top {
-			fmt.Fprintf(stdout, "  %5.1f%%  %5.1f%%  %s\n", 100*f.Flat, 100*f.Cum, f.Name)
+			fmt.Fprintf(w, "  %5.1f%%  %5.1f%%  %s\n", 100*f.Flat, 100*f.Cum, f.Name)
 		}
 		if len(v.Changes) == 0 {
 			continue
 		}
-		fmt.Fprintf(stdout, "  against %s, the largest changes of own CPU share:\n", sp.Baseline)
-		fmt.Fprintf(stdout, "  %8s  %8s  %9s  %s\n", "baseline", "this", "change", "function")
+		fmt.Fprintf(w, "  against %s, the largest changes of own CPU share:\n", baseline)
+		fmt.Fprintf(w, "  %8s  %8s  %9s  %s\n", "baseline", "this", "change", "function")
 		for _, c := range v.Changes {
-			fmt.Fprintf(stdout, "  %7.1f%%  %7.1f%%  %+6.1f pp  %s\n", 100*c.BaseFlat, 100*c.Flat, 100*(c.Flat-c.BaseFlat), c.Name)
+			fmt.Fprintf(w, "  %7.1f%%  %7.1f%%  %+6.1f pp  %s\n", 100*c.BaseFlat, 100*c.Flat, 100*(c.Flat-c.BaseFlat), c.Name)
 		}
 	}
-	return nil
 }
 
 // profileViews merges the measured runs' profiles per cell, variant and

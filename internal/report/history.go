@@ -27,6 +27,7 @@ type HistoryView struct {
 	Metric        string            `json:"metric"`
 	LowerIsBetter bool              `json:"lower_is_better"`
 	history.Analysis
+	identity string // cellIdentity's key
 }
 
 // placeParams say where a cell ran, not what it ran: the same study on
@@ -114,7 +115,8 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 			key += "\x00" + m
 			s := byKey[key]
 			if s == nil {
-				s = &series{view: HistoryView{Workload: c.Workload, Params: params, Variant: c.Variant, Metric: m, LowerIsBetter: stats.LowerIsBetter(m)}}
+				s = &series{view: HistoryView{Workload: c.Workload, Params: params, Variant: c.Variant, Metric: m, LowerIsBetter: stats.LowerIsBetter(m),
+					identity: strings.TrimSuffix(key, "\x00"+m)}}
 				byKey[key] = s
 				order = append(order, key)
 			}
@@ -136,6 +138,25 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 		desc, _ := stats.Describe(s.view.Metric)
 		s.view.Analysis = history.Analyze(s.points, desc, threshold)
 		out = append(out, s.view)
+	}
+	return out
+}
+
+// HistoriesFor are the histories across all of the cells of the
+// experiments in of, where a cell ran in more than one experiment.
+func HistoriesFor(all, of []*store.Data, threshold float64) []HistoryView {
+	want := map[string]bool{}
+	for _, d := range of {
+		for _, c := range d.Cells {
+			key, _ := cellIdentity(c)
+			want[key] = true
+		}
+	}
+	var out []HistoryView
+	for _, h := range BuildHistory(all, nil, "", threshold) {
+		if want[h.identity] && len(h.Steps) > 1 {
+			out = append(out, h)
+		}
 	}
 	return out
 }

@@ -16,7 +16,7 @@ import (
 func TestHistoryLinesUpCellsAndSaysWhatChanged(t *testing.T) {
 	a, b, c := experiment(), experiment(), experiment()
 	for i, d := range []struct {
-		data                *store.Data
+		data                 *store.Data
 		id, dir, kernel, sha string
 	}{
 		{a, "20261120-080000-0001", "/data/a", "6.1.0", "1111111"},

@@ -54,6 +54,8 @@ type Report struct {
 
 // RunView is one run.
 type RunView struct {
+	// ID is the run's number in the store (iolab report --run ID).
+	ID      int64  `json:"id"`
 	Cell    string `json:"cell"`
 	Variant string `json:"variant,omitempty"`
 	Round   int    `json:"round"`
@@ -92,6 +94,8 @@ type RunView struct {
 	EnvSeries []metrics.EnvSecond `json:"env_series,omitempty"`
 	// FrameSeries is a frame test's per-frame timings (with --series).
 	FrameSeries []metrics.FrameTiming `json:"frame_series,omitempty"`
+	// metrics are the run's metrics by name, for plots (RunMetrics).
+	metrics map[string]float64
 }
 
 // DirView is one kind of operation of a run.
@@ -160,6 +164,9 @@ type CellView struct {
 	TimingOverheadNs float64 `json:"timing_overhead_ns"`
 	// Deadline is a frame test's verdict on its target frame rate.
 	Deadline *DeadlineView `json:"deadline,omitempty"`
+	// hist merges the measured runs' latency histograms per direction,
+	// for plots.
+	hist map[string]*hdrhistogram.Histogram
 }
 
 // DeadlineView says whether a frame test kept its target frame rate in
@@ -360,12 +367,13 @@ func Build(d *store.Data, opts Options) *Report {
 	for _, run := range d.Runs {
 		ci := cellByID[run.CellID]
 		res := run.Result
-		v := RunView{Cell: d.Cells[ci].Name, Variant: d.Cells[ci].Variant, Round: run.Round, Slot: run.Slot, Warmup: run.Warmup, Status: run.Status,
+		v := RunView{ID: run.ID, Cell: d.Cells[ci].Name, Variant: d.Cells[ci].Variant, Round: run.Round, Slot: run.Slot, Warmup: run.Warmup, Status: run.Status,
 			Error: run.Error, Errors: res.Errors, Start: res.Start, DurationS: res.Duration.Seconds(), CPUS: res.CPUUserS + res.CPUSysS,
 			OpsPerS: res.PerSecond(res.Ops()), BytesPerS: res.PerSecond(res.Bytes()), TimingOverheadNs: res.TimingOverheadNs,
 			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes,
 			Ops: objectOps(res), Verify: verifyView(res), Frames: framesView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
 		v.Lat, v.TTFB = mergedLatency(res)
+		v.metrics = RunMetrics(res)
 		if opts.Series {
 			v.Series, v.FrameSeries, v.ServerSeries, v.EnvSeries = res.Series, res.Frames, res.ServerSeries, res.EnvSeries
 		}
@@ -468,8 +476,10 @@ func buildCell(c store.Cell, runs []store.Run) CellView {
 	if len(overhead) > 0 {
 		cv.TimingOverheadNs = stats.Summarize(overhead).Median
 	}
+	cv.hist = map[string]*hdrhistogram.Histogram{}
 	for d, h := range merged {
 		cv.Latency[d.String()] = metrics.PercentilesOf(h)
+		cv.hist[d.String()] = h
 	}
 	label := c.Name + " " + PrimaryMetric(c.Workload)
 	if c.Variant != "" {

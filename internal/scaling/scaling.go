@@ -88,6 +88,7 @@ type Fit struct {
 	params         []float64
 	boot           [][]float64 // bootstrapped parameters
 	sigma          float64     // residual standard deviation, log scale
+	rounds         int         // the rounds resampled
 }
 
 // Extrapolation is a model's prediction at a scale, with its 95%
@@ -352,19 +353,25 @@ func (f *Fit) describe(pts []Point, scales, at []float64, rounds int) {
 	if f.A > 0 {
 		f.StartupShare = f.A / curve(f.Model, x, scales[0])
 	}
+	f.rounds = rounds
 	for _, a := range at {
-		e := Extrapolation{At: a, Value: curve(f.Model, x, a)}
-		// Where one run at a would land: the curve's uncertainty there
-		// (the bootstrapped curves' spread) and one run's noise about
-		// it, on the log scale.
-		logs := make([]float64, 0, len(f.boot))
-		for _, b := range f.boot {
-			logs = append(logs, math.Log(curve(f.Model, b, a)))
-		}
-		h := expansion(rounds) * math.Sqrt(sd(logs)*sd(logs)+f.sigma*f.sigma)
-		e.PI95 = [2]float64{e.Value * math.Exp(-h), e.Value * math.Exp(h)}
-		f.Extrapolations = append(f.Extrapolations, e)
+		f.Extrapolations = append(f.Extrapolations, f.Predict(a))
 	}
+}
+
+// Predict is the model's value at scale n with its 95% prediction
+// interval: where one run at n would land, from the curve's uncertainty
+// there (the bootstrapped curves' spread) and one run's noise about it,
+// on the log scale.
+func (f Fit) Predict(n float64) Extrapolation {
+	e := Extrapolation{At: n, Value: curve(f.Model, f.params, n)}
+	logs := make([]float64, 0, len(f.boot))
+	for _, b := range f.boot {
+		logs = append(logs, math.Log(curve(f.Model, b, n)))
+	}
+	h := expansion(f.rounds) * math.Sqrt(sd(logs)*sd(logs)+f.sigma*f.sigma)
+	e.PI95 = [2]float64{e.Value * math.Exp(-h), e.Value * math.Exp(h)}
+	return e
 }
 
 // warn says where the fit and its extrapolations are not to be trusted.

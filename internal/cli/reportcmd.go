@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/store"
+)
+
+func newReportCommand(stdout io.Writer) *cobra.Command {
+	var db, out string
+	var run int64
+	cmd := &cobra.Command{
+		Use:   "report [EXPERIMENT...]",
+		Short: "Write stored experiments as one self-contained HTML page with plots (default: the newest)",
+		Long: `Write stored experiments as one HTML file that opens from disk with nothing fetched: per
+experiment the verdict table, and per cell every run per variant with the median's interval,
+the latency distribution, every run at the time it ran and every second of the runs (drift
+shows at a glance), one run second by second (with the server's memory and CPU when watched),
+scale curves with their fits and prediction band, server profiles, the environment and the
+warnings; then the history of the same cells across the store, with change points.`,
+		Example: `  iolab report -o report.html
+  iolab report 20261120-080000-0001 20261121-080000-0002 -o week.html
+  iolab report --run 42 -o run42.html`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReport(cmd.Context(), db, args, out, run, stdout)
+		},
+	}
+	dbFlag(cmd.Flags(), &db)
+	cmd.Flags().StringVarP(&out, "output", "o", "report.html", "the HTML file to write (- for standard output)")
+	intVar(cmd.Flags(), &run, "run", 0, 0, 1<<62, "the run drawn second by second (its id, from show --json); default: the measured run furthest from its variant's median")
+	return cmd
+}
+
+func runReport(ctx context.Context, db string, ids []string, out string, run int64, stdout io.Writer) error {
+	st, err := openExisting(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if len(ids) == 0 {
+		ids = []string{""} // the newest
+	}
+	pg := report.Page{Profiles: map[string]string{}, Run: run, Generated: time.Now()}
+	var shown []*store.Data
+	for _, id := range ids {
+		d, err := st.Load(ctx, id)
+		if err != nil {
+			return err
+		}
+		var opts report.Options
+		var sp storedPlan
+		if json.Unmarshal(d.Experiment.Plan, &sp) == nil {
+			opts = sp.reportOptions()
+		}
+		opts.Series = true
+		pg.Reports = append(pg.Reports, report.Build(d, opts))
+		shown = append(shown, d)
+		stored, err := st.Profiles(ctx, d.Experiment.ID)
+		if err != nil {
+			return err
+		}
+		if len(stored) > 0 {
+			views, err := profileViews(d, stored, sp.Baseline, 15)
+			if err != nil {
+				return err
+			}
+			var b bytes.Buffer
+			writeProfiles(&b, views, sp.Baseline)
+			pg.Profiles[d.Experiment.ID] = b.String()
+		}
+	}
+	all, err := loadAll(ctx, st)
+	if err != nil {
+		return err
+	}
+	pg.Histories = report.HistoriesFor(all, shown, 0)
+	var page bytes.Buffer
+	if err := report.HTML(&page, pg); err != nil {
+		return err
+	}
+	if out == "-" {
+		_, err := stdout.Write(page.Bytes())
+		return err
+	}
+	if err := writeFileAtomic(out, page.Bytes()); err != nil {
+		return fmt.Errorf("-o %s: %w", out, err)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s): open it in a browser\n", out, humanSize(page.Len()))
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temp file in its
+// directory, so a failure never leaves half a file where a good one was.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".iolab-report-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func humanSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

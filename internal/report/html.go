@@ -1,0 +1,484 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// Page is what the HTML report shows: experiments, and the histories of
+// their cells across the store.
+type Page struct {
+	Reports   []*Report
+	Histories []HistoryView
+	// Profiles are the servers' profiles as `iolab show --profile`
+	// prints them, by experiment.
+	Profiles map[string]string
+	// Run is the run whose seconds are drawn; 0 chooses, per
+	// experiment, the measured run furthest from its variant's median.
+	Run       int64
+	Generated time.Time
+}
+
+//go:embed report.html.tmpl
+var htmlTemplate string
+
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"verdictClass": func(v string) string { return "verdict-" + strings.ReplaceAll(v, " ", "-") },
+	"mul100":       func(v float64) float64 { return 100 * v },
+}).Parse(htmlTemplate))
+
+// HTML writes the report as one self-contained page: inline SVG plots
+// (gonum/plot) and CSS, no script, nothing fetched when it is opened.
+// Every string from the user (names, notes, commands) is escaped by
+// html/template, and by the SVG writer inside plots.
+func HTML(w io.Writer, pg Page) error {
+	view := htmlPage{Generated: pg.Generated.Local().Format("2006-01-02 15:04:05")}
+	for _, r := range pg.Reports {
+		e, err := htmlExperimentOf(r, pg)
+		if err != nil {
+			return fmt.Errorf("report of %s: %w", r.Experiment, err)
+		}
+		view.Experiments = append(view.Experiments, e)
+		view.Title = append(view.Title, r.Experiment)
+	}
+	hs, err := htmlHistories(pg.Histories)
+	if err != nil {
+		return fmt.Errorf("history plots: %w", err)
+	}
+	view.Histories = hs
+	return pageTemplate.Execute(w, view)
+}
+
+type htmlPage struct {
+	Title       []string
+	Generated   string
+	Experiments []htmlExperiment
+	Histories   []htmlHistory
+}
+
+type htmlExperiment struct {
+	*Report
+	Started, Ended string
+	Verdicts       []htmlVerdict
+	Cells          []htmlCell
+	Chosen         *htmlRun
+	Scales         []figure
+	Profiles       string
+	Env            [][2]string
+	Text           string // the text report, as iolab show prints it
+	Failed         int
+}
+
+type htmlVerdict struct {
+	Cell, Variant, Metric, Estimate, MDE, Verdict string
+	Primary                                       bool
+}
+
+type htmlCell struct {
+	Name, Workload, Params, Metric string
+	Summary                        []htmlSummary
+	Plots                          []figure
+}
+
+type htmlSummary struct {
+	Variant, Median, CV, P50, P99, P999 string
+	Runs                                int
+}
+
+type htmlRun struct {
+	ID                        int64
+	Cell, Variant, Why, Value string
+	Round                     int
+	Start                     string
+	Plots                     []figure
+}
+
+type htmlHistory struct {
+	Title string
+	Plot  figure
+	Rows  []htmlHistoryRow
+	Foot  string
+}
+
+type htmlHistoryRow struct {
+	Variant, Experiment, Date, Median, Previous, Verdict, Change, Changes string
+	Runs                                                                  int
+	Notes                                                                 []string
+}
+
+// variantOrder is the report's variants, the baseline first: the order
+// of colours in every plot.
+func variantOrder(r *Report) []string {
+	var out []string
+	if r.Baseline != "" {
+		out = append(out, r.Baseline)
+	}
+	for _, c := range r.Cells {
+		if !slices.Contains(out, c.Variant) {
+			out = append(out, c.Variant)
+		}
+	}
+	return out
+}
+
+func variantLabel(v string) string {
+	if v == "" {
+		return "runs"
+	}
+	return v
+}
+
+func htmlExperimentOf(r *Report, pg Page) (htmlExperiment, error) {
+	e := htmlExperiment{Report: r, Profiles: pg.Profiles[r.Experiment]}
+	var text bytes.Buffer
+	plain := *r
+	plain.Colour = false
+	if err := Terminal(&text, &plain); err != nil {
+		return e, err
+	}
+	e.Text = text.String()
+	var first, last time.Time
+	for _, run := range r.Runs {
+		if run.Status == store.StatusFailed {
+			e.Failed++
+		}
+		if first.IsZero() || (!run.Start.IsZero() && run.Start.Before(first)) {
+			first = run.Start
+		}
+		if end := run.Start.Add(time.Duration(run.DurationS * float64(time.Second))); end.After(last) {
+			last = end
+		}
+	}
+	if !first.IsZero() {
+		e.Started, e.Ended = first.Local().Format("2006-01-02 15:04:05"), last.Local().Format("2006-01-02 15:04:05")
+	}
+	for _, c := range r.Comparisons {
+		_, format := metricFormat(c.Metric)
+		label, _ := metricFormat(c.Metric)
+		e.Verdicts = append(e.Verdicts, htmlVerdict{Cell: c.Cell, Variant: c.Variant, Metric: label, Primary: c.Primary,
+			Estimate: estimate(c.Comparison, format), MDE: mde(c.Comparison), Verdict: c.Verdict})
+	}
+	slices.SortStableFunc(e.Verdicts, func(a, b htmlVerdict) int {
+		if a.Primary != b.Primary {
+			if a.Primary {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	variants := variantOrder(r)
+	var names []string
+	for _, c := range r.Cells {
+		if !slices.Contains(names, c.Name) {
+			names = append(names, c.Name)
+		}
+	}
+	for _, name := range names {
+		hc, err := htmlCellOf(r, name, variants)
+		if err != nil {
+			return e, fmt.Errorf("cell %s: %w", name, err)
+		}
+		e.Cells = append(e.Cells, hc)
+	}
+	chosen, err := chosenRun(r, pg.Run, variants)
+	if err != nil {
+		return e, err
+	}
+	e.Chosen = chosen
+	for _, s := range r.Scales {
+		f, err := scalePlot(s)
+		if err != nil {
+			return e, fmt.Errorf("scale plot of %s: %w", s.Metric, err)
+		}
+		title := s.Cell + ": " + s.Metric
+		if s.Variant != "" {
+			title = s.Variant + "/" + title
+		}
+		f.Kind, f.Caption = "scale", title+": each scale's median with its interval, the best model, those the data cannot tell from it, and the band where one run would land out to the extrapolations"
+		e.Scales = appendFigure(e.Scales, f)
+	}
+	if env := r.Env; env != nil {
+		e.Env = [][2]string{{"host", env.Hostname}, {"kernel", env.Kernel}, {"CPU", fmt.Sprintf("%s x%d", env.CPUModel, env.CPUs)},
+			{"memory", humanBytes(float64(env.MemTotalBytes))}, {"iolab", strings.TrimSpace(env.IolabVersion + " " + env.IolabCommit)}, {"Go", env.GoVersion}}
+		if env.Governor != "" {
+			e.Env = append(e.Env, [2]string{"CPU governor", env.Governor})
+		}
+		if t := env.Target; t != nil {
+			e.Env = append(e.Env, [2]string{"target", strings.TrimSpace(fmt.Sprintf("%s on %s (%s %s %s)", t.Path, t.MountPoint, t.FSType, t.Device, t.Model))})
+		}
+	}
+	return e, nil
+}
+
+func measured(run RunView) bool { return !run.Warmup && run.Status == store.StatusOK }
+
+func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
+	hc := htmlCell{Name: name}
+	var cdfs []cdfGroup
+	var strips []stripGroup
+	var order []timePoint
+	var ops, p99 []secondsLine
+	secondsMetric := ""
+	for _, cv := range r.Cells {
+		if cv.Name != name {
+			continue
+		}
+		vi := slices.Index(variants, cv.Variant)
+		hc.Workload, hc.Params, hc.Metric = cv.Workload, formatParams(cv.Params), PrimaryMetric(cv.Workload)
+		switch hc.Metric {
+		case "ops_per_s", "bytes_per_s":
+			secondsMetric = hc.Metric
+		}
+		g := stripGroup{Name: variantLabel(cv.Variant), Summary: cv.Summary[hc.Metric]}
+		for _, run := range r.Runs {
+			if run.Cell != name || run.Variant != cv.Variant || run.Status != store.StatusOK {
+				continue
+			}
+			v, ok := run.metrics[hc.Metric]
+			if !ok {
+				continue
+			}
+			if !run.Warmup {
+				g.Values = append(g.Values, v)
+			}
+			order = append(order, timePoint{At: run.Start, Value: v, Variant: vi, Warmup: run.Warmup})
+			if len(run.Series) > 0 && !run.Warmup {
+				o, q := secondsLine{Variant: vi}, secondsLine{Variant: vi}
+				for _, s := range fullSeconds(run) {
+					at := run.Start.Add(time.Duration(s.T) * time.Second)
+					v := float64(s.Ops)
+					if secondsMetric == "bytes_per_s" {
+						v = float64(s.Bytes)
+					}
+					o.Points = append(o.Points, timePoint{At: at, Value: v, Variant: vi})
+					if s.Ops > 0 {
+						q.Points = append(q.Points, timePoint{At: at, Value: float64(s.P99Ns), Variant: vi})
+					}
+				}
+				ops, p99 = append(ops, o), append(p99, q)
+			}
+		}
+		strips = append(strips, g)
+		dirs := sortedKeys(cv.hist)
+		for _, d := range dirs {
+			label := variantLabel(cv.Variant)
+			if len(dirs) > 1 {
+				label += " " + d
+			}
+			cdfs = append(cdfs, cdfGroup{Name: label, H: cv.hist[d]})
+			lat := cv.Latency[d]
+			hc.Summary = append(hc.Summary, htmlSummary{Variant: label, Runs: cv.Measured, Median: medianCI(cv.Summary[hc.Metric], metricFormatter(hc.Metric)),
+				CV: fmt.Sprintf("%.1f%%", 100*cv.Summary[hc.Metric].CV), P50: latency(float64(lat.P50)), P99: latency(float64(lat.P99)), P999: latency(float64(lat.P999))})
+		}
+		if len(dirs) == 0 {
+			hc.Summary = append(hc.Summary, htmlSummary{Variant: variantLabel(cv.Variant), Runs: cv.Measured,
+				Median: medianCI(cv.Summary[hc.Metric], metricFormatter(hc.Metric)), CV: fmt.Sprintf("%.1f%%", 100*cv.Summary[hc.Metric].CV)})
+		}
+	}
+	names := make([]string, len(variants))
+	for i, v := range variants {
+		names[i] = variantLabel(v)
+	}
+	plots := []plotSpec{
+		{"strip", "Each measured run of each variant; the square and bar are the median and its 95% interval.",
+			func() (figure, error) { return stripPlot(hc.Metric, strips) }},
+		{"cdf", "Latency of every operation of the measured runs, merged from their histograms; the dots mark p50, p99 and p99.9.",
+			func() (figure, error) { return cdfPlot(cdfs) }},
+		{"run-order", "Every run where it fell in the experiment: a trend all variants share is drift of the machine or the target, which interleaved rounds cancel.",
+			func() (figure, error) {
+				return runOrderPlot(hc.Metric, order, names, "every run at the time it ran")
+			}},
+	}
+	if secondsMetric != "" {
+		plots = append(plots,
+			plotSpec{"timeline", "Every full second of every measured run at its time in the experiment.",
+				func() (figure, error) {
+					return secondsPlot(secondsMetric, "", "every second of every measured run", ops, names)
+				}},
+			plotSpec{"timeline-p99", "The p99 latency of each of those seconds.",
+				func() (figure, error) {
+					return secondsPlot("lat_p99_ns", "p99 latency", "p99 latency of each second", p99, names)
+				}})
+	}
+	for _, pl := range plots {
+		f, err := pl.draw()
+		if err != nil {
+			return hc, fmt.Errorf("%s plot: %w", pl.kind, err)
+		}
+		f.Kind, f.Caption = pl.kind, pl.caption
+		hc.Plots = appendFigure(hc.Plots, f)
+	}
+	return hc, nil
+}
+
+// plotSpec is a plot of a cell to draw: its kind, caption and drawing.
+type plotSpec struct {
+	kind, caption string
+	draw          func() (figure, error)
+}
+
+// appendFigure appends f when it drew something.
+func appendFigure(fs []figure, f figure) []figure {
+	if f.SVG == "" {
+		return fs
+	}
+	return append(fs, f)
+}
+
+// fullSeconds are the seconds a run lasted the whole of: the last,
+// partial second's count is not a rate.
+func fullSeconds(run RunView) []metrics.Second {
+	var out []metrics.Second
+	for _, s := range run.Series {
+		if float64(s.T+1) <= run.DurationS+0.01 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func metricFormatter(metric string) func(float64) string {
+	_, f := metricFormat(metric)
+	return f
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// chosenRun is the run whose seconds the report draws: id when it is one
+// of r's, else of the measured runs that lasted two seconds or more the
+// one furthest from its variant's median; nil when there is none.
+func chosenRun(r *Report, id int64, variants []string) (*htmlRun, error) {
+	var pick *RunView
+	why := ""
+	for i := range r.Runs {
+		if id != 0 && r.Runs[i].ID == id {
+			pick, why = &r.Runs[i], "chosen with --run"
+		}
+	}
+	if pick == nil {
+		worst := -1.0
+		for i := range r.Runs {
+			run := &r.Runs[i]
+			if !measured(*run) || len(fullSeconds(*run)) < 2 {
+				continue // nothing to draw second by second
+			}
+			metric := ""
+			var med float64
+			for _, c := range r.Cells {
+				if c.Name == run.Cell && c.Variant == run.Variant {
+					metric = PrimaryMetric(c.Workload)
+					med = c.Summary[metric].Median
+				}
+			}
+			v := run.metrics[metric]
+			if v <= 0 || med <= 0 {
+				continue
+			}
+			if d := math.Abs(math.Log(v / med)); d > worst {
+				worst, pick = d, run
+				why = fmt.Sprintf("of the runs with seconds to draw, the one furthest from its variant's median (%+.1f%%); --run ID draws another", 100*(v/med-1))
+			}
+		}
+	}
+	if pick == nil {
+		return nil, nil
+	}
+	vi := slices.Index(variants, pick.Variant)
+	out := &htmlRun{ID: pick.ID, Cell: pick.Cell, Variant: variantLabel(pick.Variant), Why: why, Round: pick.Round,
+		Start: pick.Start.Local().Format("2006-01-02 15:04:05")}
+	var ops, p99, rss, cpu []float64
+	for _, s := range fullSeconds(*pick) {
+		ops = append(ops, float64(s.Ops))
+		p99 = append(p99, float64(s.P99Ns))
+	}
+	prevCPU := 0.0
+	for _, s := range pick.ServerSeries {
+		rss = append(rss, float64(s.RSSBytes))
+		cpu = append(cpu, s.CPUS-prevCPU)
+		prevCPU = s.CPUS
+	}
+	for _, pl := range []struct {
+		kind, metric, label, title string
+		values                     []float64
+	}{
+		{"run-ops", "ops_per_s", "", "operations per second", ops},
+		{"run-p99", "lat_p99_ns", "p99 latency", "p99 latency per second", p99},
+		{"server-rss", "server_rss_bytes", "RSS", "the server's memory (RSS) per second", rss},
+		{"server-cpu", "server_cpu_s", "CPU s/s", "the server's CPU seconds per second", cpu},
+	} {
+		f, err := runSecondsPlot(pl.metric, pl.label, pl.title, pl.values, vi)
+		if err != nil {
+			return nil, fmt.Errorf("%s plot: %w", pl.kind, err)
+		}
+		f.Kind = pl.kind
+		out.Plots = appendFigure(out.Plots, f)
+	}
+	return out, nil
+}
+
+// htmlHistories groups the histories of one cell and metric (one per
+// variant) into one plot and table.
+func htmlHistories(hs []HistoryView) ([]htmlHistory, error) {
+	var keys []string
+	groups := map[string][]HistoryView{}
+	for _, h := range hs {
+		k := h.Workload + "\x00" + formatParams(h.Params) + "\x00" + h.Metric
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], h)
+	}
+	var out []htmlHistory
+	for _, k := range keys {
+		g := groups[k]
+		plot, err := historyPlot(g[0].Metric, g)
+		if err != nil {
+			return nil, err
+		}
+		plot.Kind = "history"
+		label, format := metricFormat(g[0].Metric)
+		hh := htmlHistory{Title: fmt.Sprintf("%s (%s %s): %s", g[0].Cell, g[0].Workload, formatParams(g[0].Params), label), Plot: plot}
+		for _, h := range g {
+			cps := map[int]string{}
+			for _, cp := range h.ChangePoints {
+				cps[cp.Index] = "change point: " + changePointText(h, cp)
+			}
+			for i, s := range h.Steps {
+				row := htmlHistoryRow{Variant: variantLabel(h.Variant), Experiment: s.Experiment, Date: s.At.Local().Format("2006-01-02 15:04"),
+					Runs: s.Summary.N, Median: medianCI(s.Summary, format), Notes: s.Notes, Change: cps[i]}
+				if p := s.Previous; p != nil {
+					row.Previous, row.Verdict = estimate(*p, format), p.Verdict
+				}
+				if len(s.Changes) > 0 {
+					row.Changes = changesText(s.Changes)
+				}
+				hh.Rows = append(hh.Rows, row)
+			}
+			if h.Reason != "" {
+				hh.Foot = h.Reason
+			} else if hh.Foot == "" {
+				hh.Foot = "change points by " + h.Method
+			}
+		}
+		out = append(out, hh)
+	}
+	return out, nil
+}
