@@ -83,14 +83,19 @@ func runHistory(ctx context.Context, db string, filter report.CellFilter, metric
 	return report.WriteHistory(stdout, hs, format == "md")
 }
 
-// loadAll loads every stored experiment, oldest first.
-func loadAll(ctx context.Context, st *store.Store) ([]*store.Data, error) {
+// loadAll loads every stored experiment, oldest first; those in loaded
+// are not loaded again.
+func loadAll(ctx context.Context, st *store.Store, loaded ...*store.Data) ([]*store.Data, error) {
 	list, err := st.ListExperiments(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []*store.Data
 	for _, e := range slices.Backward(list) {
+		if i := slices.IndexFunc(loaded, func(d *store.Data) bool { return d.Experiment.ID == e.ID }); i >= 0 {
+			out = append(out, loaded[i])
+			continue
+		}
 		d, err := st.Load(ctx, e.ID)
 		if err != nil {
 			return nil, err

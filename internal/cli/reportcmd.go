@@ -79,7 +79,7 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 			pg.Profiles[d.Experiment.ID] = b.String()
 		}
 	}
-	all, err := loadAll(ctx, st)
+	all, err := loadAll(ctx, st, shown...)
 	if err != nil {
 		return err
 	}

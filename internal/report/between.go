@@ -41,6 +41,7 @@ func CompareExperiments(a, b *store.Data, threshold float64) *Between {
 		return m
 	}
 	ra, rb := runsOf(a), runsOf(b)
+	dm := derivedMetrics{}
 	inB := map[string]bool{}
 	for _, c := range b.Cells {
 		inB[c.Variant+"\x00"+c.Name] = true
@@ -56,7 +57,7 @@ func CompareExperiments(a, b *store.Data, threshold float64) *Between {
 		}
 		for _, m := range comparedMetrics(c.Workload) {
 			desc, known := stats.Describe(m)
-			va, vb := values(ra[key], m), values(rb[key], m)
+			va, vb := values(dm, ra[key], m), values(dm, rb[key], m)
 			if !known || len(va) == 0 || len(vb) == 0 {
 				continue
 			}
@@ -88,9 +89,9 @@ func label(c store.Cell) string {
 }
 
 // values are a metric's values over the measured, successful runs.
-func values(runs []store.Run, metric string) []float64 {
+func values(dm derivedMetrics, runs []store.Run, metric string) []float64 {
 	var out []float64
-	for _, o := range observations(runs, metric, 0) {
+	for _, o := range observations(dm, runs, metric, 0) {
 		out = append(out, o.Value)
 	}
 	return out
@@ -108,7 +109,7 @@ func WriteBetween(w io.Writer, bt *Between, a, b *store.Data, markdown bool) err
 						runs = append(runs, r)
 					}
 				}
-				v := values(runs, metric)
+				v := values(nil, runs, metric)
 				if len(v) == 0 {
 					return "—"
 				}

@@ -91,10 +91,10 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			continue
 		}
 		wl := d.Cells[base].Workload
-		r.Warnings = append(r.Warnings, driftWarnings(d.Cells[base], perCell[base], opts.Order)...)
+		r.Warnings = append(r.Warnings, driftWarnings(r.derived, d.Cells[base], perCell[base], opts.Order)...)
 		if !opts.AutoWarmup {
 			for _, i := range group {
-				r.Warnings = append(r.Warnings, warmupWarnings(d.Cells[i], perCell[i], PrimaryMetric(wl))...)
+				r.Warnings = append(r.Warnings, warmupWarnings(r.derived, d.Cells[i], perCell[i], PrimaryMetric(wl))...)
 			}
 		}
 		for _, i := range group {
@@ -116,7 +116,7 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 				if lower, custom := opts.Custom[m]; custom {
 					desc, known = stats.Metric{LowerIsBetter: lower}, true
 				}
-				bo, vo := observations(perCell[base], m, from), observations(perCell[i], m, from)
+				bo, vo := observations(r.derived, perCell[base], m, from), observations(r.derived, perCell[i], m, from)
 				if !known || len(bo) == 0 || len(vo) == 0 || (allZero(bo) && allZero(vo)) {
 					continue // not measured, or nothing on either side (a server that wrote no bytes)
 				}
@@ -185,13 +185,13 @@ func groups(cells []store.Cell) [][]int {
 
 // observations are a metric's values over the measured, successful runs
 // of rounds from on.
-func observations(runs []store.Run, metric string, from int) []stats.Obs {
+func observations(dm derivedMetrics, runs []store.Run, metric string, from int) []stats.Obs {
 	var out []stats.Obs
 	for _, run := range runs {
 		if run.Warmup || run.Status != store.StatusOK || run.Round < from {
 			continue
 		}
-		if v, ok := RunMetrics(run.Result)[metric]; ok {
+		if v, ok := dm.of(run.Result)[metric]; ok {
 			out = append(out, stats.Obs{Round: run.Round, Slot: run.Slot, Value: v})
 		}
 	}
@@ -200,7 +200,7 @@ func observations(runs []store.Run, metric string, from int) []stats.Obs {
 
 // driftWarnings says how much the baseline drifted over the experiment, and
 // whether the comparisons survive it.
-func driftWarnings(c store.Cell, runs []store.Run, order string) []stats.Warning {
+func driftWarnings(dm derivedMetrics, c store.Cell, runs []store.Run, order string) []stats.Warning {
 	metric := PrimaryMetric(c.Workload)
 	type point struct {
 		at    int64
@@ -211,7 +211,7 @@ func driftWarnings(c store.Cell, runs []store.Run, order string) []stats.Warning
 		if run.Warmup || run.Status != store.StatusOK {
 			continue
 		}
-		pts = append(pts, point{run.Result.Start.UnixNano(), RunMetrics(run.Result)[metric]})
+		pts = append(pts, point{run.Result.Start.UnixNano(), dm.of(run.Result)[metric]})
 	}
 	sort.Slice(pts, func(i, j int) bool { return pts[i].at < pts[j].at })
 	values := make([]float64, len(pts))
@@ -242,7 +242,7 @@ func driftWarnings(c store.Cell, runs []store.Run, order string) []stats.Warning
 // waited for a CPU (or memory, or — for a workload that does not use the
 // disk under test — I/O) rises, the benchmark was starved by other work,
 // whatever else the numbers suggest.
-func stallWarnings(c store.Cell, runs []store.Run) []stats.Warning {
+func stallWarnings(dm derivedMetrics, c store.Cell, runs []store.Run) []stats.Warning {
 	metric := PrimaryMetric(c.Workload)
 	lower := stats.LowerIsBetter(metric)
 	var ws []stats.Warning
@@ -259,7 +259,7 @@ func stallWarnings(c store.Cell, runs []store.Run) []stats.Warning {
 			if run.Warmup || run.Status != store.StatusOK || run.Result == nil {
 				continue
 			}
-			m := RunMetrics(run.Result)
+			m := dm.of(run.Result)
 			st, ok1 := m[res.key]
 			v, ok2 := m[metric]
 			if ok1 && ok2 {
@@ -320,8 +320,8 @@ func worstSecond(runs []store.Run, key string) (time.Time, float64) {
 // unlike its later ones (stats.EarlyRuns): a warm-up of that variant alone
 // (a fresh build's cold caches) biases its comparison, which the shared
 // warm-up rounds did not prevent.
-func warmupWarnings(c store.Cell, runs []store.Run, metric string) []stats.Warning {
-	obs := observations(runs, metric, 0)
+func warmupWarnings(dm derivedMetrics, c store.Cell, runs []store.Run, metric string) []stats.Warning {
+	obs := observations(dm, runs, metric, 0)
 	values := make([]float64, len(obs))
 	for i, o := range obs {
 		values[i] = o.Value
@@ -339,7 +339,7 @@ func warmupWarnings(c store.Cell, runs []store.Run, metric string) []stats.Warni
 // still warming up (stats.SkipWarmup on the primary metric), with a
 // warning naming what was left out.
 func (r *Report) skipWarmup(c store.Cell, base, runs []store.Run, metric string) int {
-	b, _, k := stats.SkipWarmup(observations(base, metric, 0), observations(runs, metric, 0))
+	b, _, k := stats.SkipWarmup(observations(r.derived, base, metric, 0), observations(r.derived, runs, metric, 0))
 	if k == 0 || len(b) == 0 {
 		return 0
 	}

@@ -93,6 +93,7 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 	}
 	var order []string
 	byKey := map[string]*series{}
+	dm := derivedMetrics{}
 	for _, d := range exps {
 		facts := experimentFacts(d)
 		perCell := map[int64][]store.Run{}
@@ -107,7 +108,7 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 			if m == "" {
 				m = PrimaryMetric(c.Workload)
 			}
-			v := values(perCell[c.ID], m)
+			v := values(dm, perCell[c.ID], m)
 			if len(v) == 0 {
 				continue
 			}

@@ -413,15 +413,19 @@ func secondsPlot(metric, label, title string, lines []secondsLine, names []strin
 		if len(xys) == 0 {
 			continue
 		}
-		ln, pts, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return figure{}, err
+		if len(xys) == 1 { // a run of one full second: a dot
+			if err := scatter(p, xys, l.Variant, false); err != nil {
+				return figure{}, err
+			}
+		} else {
+			ln, err := plotter.NewLine(xys)
+			if err != nil {
+				return figure{}, err
+			}
+			ln.LineStyle.Color = variantColour(l.Variant)
+			ln.LineStyle.Width = vg.Points(1)
+			p.Add(ln)
 		}
-		ln.LineStyle.Color = variantColour(l.Variant)
-		ln.LineStyle.Width = vg.Points(1)
-		pts.GlyphStyle.Color = variantColour(l.Variant)
-		pts.GlyphStyle.Radius = vg.Points(1)
-		p.Add(ln, pts)
 		if !seen[l.Variant] && l.Variant < len(names) {
 			legend = append(legend, entry(names[l.Variant], variantColour(l.Variant), "line"))
 			seen[l.Variant] = true

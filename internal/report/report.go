@@ -50,6 +50,24 @@ type Report struct {
 	// that did not ask for NO_COLOR).
 	Colour bool              `json:"-"`
 	Env    *envinfo.Snapshot `json:"env,omitempty"`
+	// derived caches each run's metrics while the report is built.
+	derived derivedMetrics
+}
+
+// derivedMetrics caches RunMetrics by run: computing them walks every
+// histogram of the run, and a report asks for each metric of each run.
+type derivedMetrics map[*metrics.Result]map[string]float64
+
+// of is res's metrics; a nil cache computes them every time.
+func (dm derivedMetrics) of(res *metrics.Result) map[string]float64 {
+	if m, ok := dm[res]; ok {
+		return m
+	}
+	m := RunMetrics(res)
+	if dm != nil {
+		dm[res] = m
+	}
+	return m
 }
 
 // RunView is one run.
@@ -358,7 +376,7 @@ const DefaultThreshold = 0.02
 // Build assembles the report of a stored experiment.
 func Build(d *store.Data, opts Options) *Report {
 	r := &Report{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Command: d.Experiment.Command,
-		Status: d.Experiment.Status, Notes: d.Experiment.Notes, Runs: []RunView{}, Warnings: []stats.Warning{}}
+		Status: d.Experiment.Status, Notes: d.Experiment.Notes, Runs: []RunView{}, Warnings: []stats.Warning{}, derived: derivedMetrics{}}
 	cellByID := map[int64]int{}
 	for i, c := range d.Cells {
 		cellByID[c.ID] = i
@@ -373,7 +391,7 @@ func Build(d *store.Data, opts Options) *Report {
 			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes,
 			Ops: objectOps(res), Verify: verifyView(res), Frames: framesView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
 		v.Lat, v.TTFB = mergedLatency(res)
-		v.metrics = RunMetrics(res)
+		v.metrics = r.derived.of(res)
 		if opts.Series {
 			v.Series, v.FrameSeries, v.ServerSeries, v.EnvSeries = res.Series, res.Frames, res.ServerSeries, res.EnvSeries
 		}
@@ -382,11 +400,11 @@ func Build(d *store.Data, opts Options) *Report {
 	}
 	var evidence envinfo.Evidence
 	for i, c := range d.Cells {
-		cv := buildCell(c, perCell[i])
+		cv := buildCell(r.derived, c, perCell[i])
 		cv.Variant = c.Variant
 		r.Cells = append(r.Cells, cv)
 		r.Warnings = append(r.Warnings, cv.Warnings...)
-		r.Warnings = append(r.Warnings, stallWarnings(c, perCell[i])...)
+		r.Warnings = append(r.Warnings, stallWarnings(r.derived, c, perCell[i])...)
 		evidence.TouchesDisk = evidence.TouchesDisk || c.Workload == "fs" || c.Workload == "frames"
 		for _, run := range perCell[i] {
 			if !run.Warmup && run.Result != nil {
@@ -438,7 +456,7 @@ func Build(d *store.Data, opts Options) *Report {
 	return r
 }
 
-func buildCell(c store.Cell, runs []store.Run) CellView {
+func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 	cv := CellView{Name: c.Name, Workload: c.Workload, Params: c.Params, Summary: map[string]stats.Summary{},
 		Latency: map[string]metrics.Percentiles{}, Warnings: []stats.Warning{}, Deadline: deadlineOf(runs)}
 	values := map[string][]float64{}
@@ -458,7 +476,7 @@ func buildCell(c store.Cell, runs []store.Run) CellView {
 		if run.Result.TimingOverheadNs > 0 {
 			overhead = append(overhead, run.Result.TimingOverheadNs)
 		}
-		for k, v := range RunMetrics(run.Result) {
+		for k, v := range dm.of(run.Result) {
 			values[k] = append(values[k], v)
 		}
 		for d := metrics.Op(0); d < metrics.NumOps; d++ {

@@ -96,7 +96,7 @@ func (r *Report) scaleFits(d *store.Data, perCell [][]store.Run, opts Options, l
 					continue
 				}
 				var values []float64
-				for _, o := range observations(perCell[i], m, 0) {
+				for _, o := range observations(r.derived, perCell[i], m, 0) {
 					pts = append(pts, scaling.Point{N: n, Round: o.Round, Value: o.Value})
 					values = append(values, o.Value)
 				}
