@@ -4,7 +4,7 @@
 // false faster/slower verdicts and the power, with Monte-Carlo errors, for
 // the randomized schedule and for the sequential one legacy benchmarks use.
 //
-//	go run ./bench/stats_calibration [-trials 2000] [-only drift,mde,rounds,warmup,sequential]
+//	go run ./bench/stats_calibration [-trials 2000] [-only drift,mde,rounds,warmup,sequential,history]
 package main
 
 import (
@@ -117,11 +117,11 @@ func trial(s scenario, order string, seed uint64) stats.Comparison {
 var sections = []struct {
 	name  string
 	table func(trials int)
-}{{"drift", drift}, {"mde", mdePromise}, {"rounds", roundsPromise}, {"warmup", warmup}, {"sequential", sequential}}
+}{{"drift", drift}, {"mde", mdePromise}, {"rounds", roundsPromise}, {"warmup", warmup}, {"sequential", sequential}, {"history", historyTable}}
 
 func main() {
 	trials := flag.Int("trials", 2000, "simulated experiments per scenario and order")
-	only := flag.String("only", "", "print only these tables, comma-separated: drift, mde, rounds, warmup, sequential")
+	only := flag.String("only", "", "print only these tables, comma-separated: drift, mde, rounds, warmup, sequential, history")
 	flag.Parse()
 	fmt.Printf("%d trials each; threshold 2%%; a time metric (b slower = ratio > 1)\n", *trials)
 	for _, sec := range sections {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/iolab/iolab/internal/history"
+)
+
+// historyScenario is a history of n experiments' medians (log scale) with
+// noise sd between experiments, and a change: the levels after index at
+// are shifted by step (a ratio), or a drift over the whole history.
+type historyScenario struct {
+	name  string
+	n, at int
+	step  float64
+	sd    float64
+	drift float64 // the ratio of the last level to the first, spread evenly
+}
+
+var historyScenarios = []historyScenario{
+	{"no change, 5% noise", 8, 0, 1, 0.05, 1},
+	{"no change, 5% noise", 12, 0, 1, 0.05, 1},
+	{"no change, 5% noise", 30, 0, 1, 0.05, 1},
+	{"no change, 20% noise", 12, 0, 1, 0.20, 1},
+	{"slow drift to 1.3x, 5% noise", 30, 0, 1, 0.05, 1.3},
+	{"+25% after 4 of 8, 5% noise", 8, 4, 1.25, 0.05, 1},
+	{"+25% after 9 of 12 (3 after), 5% noise", 12, 9, 1.25, 0.05, 1},
+	{"+25% after 10 of 12 (2 after), 5% noise", 12, 10, 1.25, 0.05, 1},
+	{"+10% after 15 of 30, 5% noise", 30, 15, 1.10, 0.05, 1},
+	{"6x after 6 of 12 (the block-layer history), 20% noise", 12, 6, 6, 0.20, 1},
+}
+
+// historyTable is how often e-divisive means finds a change point where
+// there is none, and finds the one there is.
+func historyTable(trials int) {
+	trials = max(trials/4, 100) // each trial is hundreds of permutation tests
+	fmt.Printf("history change points, %d histories per row (one value per experiment: its median)\n\n", trials)
+	fmt.Println("| history | experiments | any change point found | the change found within ±1 experiment |")
+	fmt.Println("|---|---|---|---|")
+	for _, s := range historyScenarios {
+		anyCP, found := 0, 0
+		for i := range trials {
+			rng := rand.New(rand.NewPCG(uint64(i)+1, 77))
+			x := make([]float64, s.n)
+			for k := range x {
+				x[k] = s.sd*rng.NormFloat64() + math.Log(s.drift)*float64(k)/float64(s.n-1)
+				if s.at > 0 && k >= s.at {
+					x[k] += math.Log(s.step)
+				}
+			}
+			cps := history.EDivisive(x, history.Alpha, uint64(i))
+			if len(cps) > 0 {
+				anyCP++
+			}
+			for _, cp := range cps {
+				if s.at > 0 && cp.Index >= s.at-1 && cp.Index <= s.at+1 {
+					found++
+					break
+				}
+			}
+		}
+		col := "—"
+		if s.at > 0 {
+			col = pct(found, trials)
+		}
+		fmt.Printf("| %s | %d | %s | %s |\n", s.name, s.n, pct(anyCP, trials), col)
+	}
+}
+
+func pct(k, n int) string {
+	p := float64(k) / float64(n)
+	return fmt.Sprintf("%.1f%% ± %.1f%%", 100*p, 100*math.Sqrt(p*(1-p)/float64(n)))
+}
