@@ -29,14 +29,7 @@ func newCompareCommand(stdout io.Writer) *cobra.Command {
 }
 
 func runCompare(ctx context.Context, db, a, b, threshold, format string, asJSON bool, stdout io.Writer) error {
-	if format != "text" && format != "md" {
-		return usage("--format %q: want text or md", format)
-	}
-	th, err := parseThreshold(threshold)
-	if err != nil {
-		return err
-	}
-	st, err := openExisting(ctx, db)
+	st, th, err := openToCompare(ctx, db, format, threshold)
 	if err != nil {
 		return err
 	}

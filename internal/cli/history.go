@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/units"
 )
@@ -42,6 +43,20 @@ word in the cell's name or workload; every term must hold.`,
 	return cmd
 }
 
+// openToCompare checks --format and --threshold of a command that
+// compares stored runs, then opens --db.
+func openToCompare(ctx context.Context, db, format, threshold string) (*store.Store, float64, error) {
+	if format != "text" && format != "md" {
+		return nil, 0, usage("--format %q: want text or md", format)
+	}
+	th, err := parseThreshold(threshold)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := openExisting(ctx, db)
+	return st, th, err
+}
+
 // parseThreshold reads a --threshold percentage.
 func parseThreshold(text string) (float64, error) {
 	th, err := units.ParseFloat(strings.TrimSuffix(text, "%"), 0, 100)
@@ -55,14 +70,7 @@ func parseThreshold(text string) (float64, error) {
 }
 
 func runHistory(ctx context.Context, db string, filter report.CellFilter, metric, threshold, format string, asJSON bool, stdout io.Writer) error {
-	if format != "text" && format != "md" {
-		return usage("--format %q: want text or md", format)
-	}
-	th, err := parseThreshold(threshold)
-	if err != nil {
-		return err
-	}
-	st, err := openExisting(ctx, db)
+	st, th, err := openToCompare(ctx, db, format, threshold)
 	if err != nil {
 		return err
 	}
@@ -131,6 +139,9 @@ func noHistory(exps []*store.Data, filter report.CellFilter, metric string) erro
 	slices.Sort(metrics)
 	if metric != "" && !slices.Contains(metrics, metric) {
 		return usage("--metric %q: no stored run has it; stored metrics: %s", metric, strings.Join(slices.Compact(metrics), ", "))
+	}
+	if _, known := stats.Describe(metric); metric != "" && !known {
+		return usage("--metric %q: iolab does not know which way is better for it: it is neither a metric iolab judges nor one a plan's metrics: declare", metric)
 	}
 	return usage("iolab history %s: no cell with measured runs matches; stored cells: %s", strings.Join(filter, " "), strings.Join(slices.Compact(cells), ", "))
 }

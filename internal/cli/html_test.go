@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +28,7 @@ type browserPage struct {
 	Text        string         `json:"text"`
 	HeadingBold int            `json:"headingBold"`
 	HistoryRows int            `json:"historyRows"`
+	MatrixCells int            `json:"matrixCells"`
 	// Problems are console errors, exceptions, failed loads and requests
 	// for anything but the file itself.
 	Problems []string `json:"-"`
@@ -87,7 +89,8 @@ func loadInChromium(t *testing.T, path string) browserPage {
 			}
 			return {plots, scripts: document.scripts.length, pwned: typeof window.pwned !== 'undefined',
 				text: document.body.innerText, headingBold: document.querySelectorAll('h2 b').length,
-				historyRows: document.querySelectorAll('#history tr').length};
+				historyRows: document.querySelectorAll('#history tr').length,
+				matrixCells: document.querySelectorAll('table.matrix td').length};
 		})()`))
 	}
 	if err != nil {
@@ -103,8 +106,10 @@ func loadInChromium(t *testing.T, path string) browserPage {
 // script), a per-second fs workload and a scale sweep, after two earlier
 // experiments of the sweep: Chromium draws every kind of plot, runs no
 // script, fetches nothing and logs no error; user text shows as text.
+//
+// Not parallel: Chromium takes every CPU for seconds, which would skew
+// the timings of the tests that measure.
 func TestHTMLReportInChromium(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "r.db")
 	const hostile = "<script>window.pwned=1</script>"
@@ -169,6 +174,16 @@ func TestHTMLReportInChromium(t *testing.T) {
 		if page.Plots[kind] < n {
 			t.Errorf("%d %s plots drawn, want %d or more (all: %v)", page.Plots[kind], kind, n, page.Plots)
 		}
+	}
+	_, _, err = iolab(t, context.Background(), "report", "--db", db, "-o", filepath.Join(dir, "x.html"), "--run", "999999")
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--run 999999") || fileExists(filepath.Join(dir, "x.html")) {
+		t.Errorf("--run of no run: %v, want a usage error naming the flag, and no file", err)
+	}
+	// The verdict matrix: the one variant against the baseline, in each
+	// of the 4 cells.
+	if page.MatrixCells != 4 {
+		t.Errorf("verdict matrix of %d cells, want 4", page.MatrixCells)
 	}
 	// The history of each grow cell of each variant: 3 experiments.
 	if page.HistoryRows < 3*3*2 {

@@ -79,6 +79,9 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 			pg.Profiles[d.Experiment.ID] = b.String()
 		}
 	}
+	if run != 0 && !hasRun(pg.Reports, run) {
+		return usage("--run %d: no run of the experiments reported has that id; `iolab show EXP --json` lists runs with their ids", run)
+	}
 	all, err := loadAll(ctx, st, shown...)
 	if err != nil {
 		return err
@@ -97,6 +100,17 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s): open it in a browser\n", out, humanSize(page.Len()))
 	return nil
+}
+
+func hasRun(reports []*report.Report, id int64) bool {
+	for _, r := range reports {
+		for _, run := range r.Runs {
+			if run.ID == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writeFileAtomic writes data to path through a temp file in its

@@ -76,11 +76,12 @@ type ChangePoint struct {
 	Index      int    `json:"index"`
 	Experiment string `json:"experiment"`
 	// Before and After are the medians of the experiments' medians in
-	// the segments either side; Ratio is After/Before (a difference,
-	// After-Before, when the metric can be zero).
-	Before float64 `json:"before"`
-	After  float64 `json:"after"`
-	Ratio  float64 `json:"ratio"`
+	// the segments either side; Ratio is After/Before, or with
+	// Difference set After-Before (a metric that can be zero).
+	Before     float64 `json:"before"`
+	After      float64 `json:"after"`
+	Ratio      float64 `json:"ratio"`
+	Difference bool    `json:"difference,omitempty"`
 	// Direction is "regression", "improvement", or "none" when the
 	// change is within the threshold.
 	Direction string `json:"direction"`
@@ -169,6 +170,7 @@ func Analyze(points []Point, m stats.Metric, threshold float64) Analysis {
 		cp := &a.ChangePoints[i]
 		cp.Before, cp.After = medianOf(a.Steps[lo:cp.Index]), medianOf(a.Steps[cp.Index:hi])
 		cp.Ratio, cp.Direction = direction(cp.Before, cp.After, useLog, m, threshold)
+		cp.Difference = !useLog
 	}
 	return a
 }

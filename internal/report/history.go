@@ -89,6 +89,7 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 	}
 	type series struct {
 		view   HistoryView
+		desc   stats.Metric
 		points []history.Point
 	}
 	var order []string
@@ -108,16 +109,20 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 			if m == "" {
 				m = PrimaryMetric(c.Workload)
 			}
+			desc, known := stats.Describe(m)
+			if lower, custom := facts.custom[m]; custom && !known {
+				desc, known = stats.Metric{LowerIsBetter: lower}, true
+			}
 			v := values(dm, perCell[c.ID], m)
-			if len(v) == 0 {
-				continue
+			if len(v) == 0 || !known {
+				continue // no runs, or no way to tell better from worse
 			}
 			key, params := cellIdentity(c)
 			key += "\x00" + m
 			s := byKey[key]
 			if s == nil {
-				s = &series{view: HistoryView{Workload: c.Workload, Params: params, Variant: c.Variant, Metric: m, LowerIsBetter: stats.LowerIsBetter(m),
-					identity: strings.TrimSuffix(key, "\x00"+m)}}
+				s = &series{view: HistoryView{Workload: c.Workload, Params: params, Variant: c.Variant, Metric: m, LowerIsBetter: desc.LowerIsBetter,
+					identity: strings.TrimSuffix(key, "\x00"+m)}, desc: desc}
 				byKey[key] = s
 				order = append(order, key)
 			}
@@ -136,8 +141,7 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 	out := []HistoryView{}
 	for _, k := range order {
 		s := byKey[k]
-		desc, _ := stats.Describe(s.view.Metric)
-		s.view.Analysis = history.Analyze(s.points, desc, threshold)
+		s.view.Analysis = history.Analyze(s.points, s.desc, threshold)
 		out = append(out, s.view)
 	}
 	return out
@@ -186,15 +190,19 @@ func placeOf(c store.Cell) string {
 type expFacts struct {
 	common  map[string]string
 	commits map[string]string
+	// custom are the metrics the plan's commands print, lower is better
+	// or not.
+	custom map[string]bool
 }
 
 func experimentFacts(d *store.Data) expFacts {
 	f := expFacts{common: map[string]string{}}
 	var plan struct {
 		Commits map[string]string `json:"commits"`
+		Custom  map[string]bool   `json:"custom_metrics"`
 	}
 	if json.Unmarshal(d.Experiment.Plan, &plan) == nil {
-		f.commits = plan.Commits
+		f.commits, f.custom = plan.Commits, plan.Custom
 	}
 	snaps := decodeEnv(d.Env)
 	if len(snaps) == 0 {
@@ -290,7 +298,7 @@ func WriteHistory(w io.Writer, hs []HistoryView, markdown bool) error {
 func changePointText(h HistoryView, cp history.ChangePoint) string {
 	_, format := metricFormat(h.Metric)
 	size := fmt.Sprintf("%.3gx", cp.Ratio)
-	if desc, _ := stats.Describe(h.Metric); desc.Zeroable || cp.Before <= 0 {
+	if cp.Difference {
 		size = signed(cp.Ratio, format)
 	}
 	return fmt.Sprintf("%s → %s (%s, %s), p = %s", format(cp.Before), format(cp.After), size, cp.Direction, pText(cp.P))

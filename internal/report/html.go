@@ -70,6 +70,7 @@ type htmlExperiment struct {
 	*Report
 	Started, Ended string
 	Verdicts       []htmlVerdict
+	Matrix         *verdictMatrix
 	Cells          []htmlCell
 	Chosen         *htmlRun
 	Scales         []figure
@@ -84,6 +85,47 @@ type htmlVerdict struct {
 	Primary                                       bool
 }
 
+// verdictMatrix is the primary comparisons as a table: a row per
+// variant, a column per cell.
+type verdictMatrix struct {
+	Cells []string
+	Rows  []verdictRow
+}
+
+type verdictRow struct {
+	Variant string
+	Marks   []htmlVerdict // per cell; Verdict "" where there is none
+}
+
+func matrixOf(r *Report, variants []string) *verdictMatrix {
+	m := &verdictMatrix{}
+	at := map[[2]string]htmlVerdict{}
+	for _, c := range r.Comparisons {
+		if !c.Primary {
+			continue
+		}
+		if !slices.Contains(m.Cells, c.Cell) {
+			m.Cells = append(m.Cells, c.Cell)
+		}
+		_, format := metricFormat(c.Metric)
+		at[[2]string{c.Variant, c.Cell}] = htmlVerdict{Estimate: estimate(c.Comparison, format), Verdict: c.Verdict}
+	}
+	if len(m.Cells) == 0 {
+		return nil
+	}
+	for _, v := range variants {
+		if v == r.Baseline {
+			continue
+		}
+		row := verdictRow{Variant: v}
+		for _, c := range m.Cells {
+			row.Marks = append(row.Marks, at[[2]string{v, c}])
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	return m
+}
+
 type htmlCell struct {
 	Name, Workload, Params, Metric string
 	Summary                        []htmlSummary
@@ -96,11 +138,11 @@ type htmlSummary struct {
 }
 
 type htmlRun struct {
-	ID                        int64
-	Cell, Variant, Why, Value string
-	Round                     int
-	Start                     string
-	Plots                     []figure
+	ID                 int64
+	Cell, Variant, Why string
+	Round              int
+	Start              string
+	Plots              []figure
 }
 
 type htmlHistory struct {
@@ -178,6 +220,7 @@ func htmlExperimentOf(r *Report, pg Page) (htmlExperiment, error) {
 		return 0
 	})
 	variants := variantOrder(r)
+	e.Matrix = matrixOf(r, variants)
 	var names []string
 	for _, c := range r.Cells {
 		if !slices.Contains(names, c.Name) {
@@ -269,6 +312,7 @@ func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
 				ops, p99 = append(ops, o), append(p99, q)
 			}
 		}
+		g.colour = vi
 		strips = append(strips, g)
 		dirs := sortedKeys(cv.hist)
 		for _, d := range dirs {
@@ -286,6 +330,7 @@ func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
 				Median: medianCI(cv.Summary[hc.Metric], metricFormatter(hc.Metric)), CV: fmt.Sprintf("%.1f%%", 100*cv.Summary[hc.Metric].CV)})
 		}
 	}
+	slices.SortStableFunc(strips, func(a, b stripGroup) int { return a.colour - b.colour })
 	names := make([]string, len(variants))
 	for i, v := range variants {
 		names[i] = variantLabel(v)

@@ -171,6 +171,7 @@ type stripGroup struct {
 	Name    string
 	Values  []float64
 	Summary stats.Summary
+	colour  int // the variant's colour in every plot
 }
 
 // stripPlot draws every measured run of each variant as a point, and
@@ -191,7 +192,7 @@ func stripPlot(metric string, groups []stripGroup) (figure, error) {
 				xys = append(xys, plotter.XY{X: x, Y: v})
 			}
 		}
-		if err := scatter(p, xys, i, false); err != nil {
+		if err := scatter(p, xys, g.colour, false); err != nil {
 			return figure{}, err
 		}
 		drawn = drawn || len(xys) > 0
@@ -200,7 +201,7 @@ func stripPlot(metric string, groups []stripGroup) (figure, error) {
 			if ci := g.Summary.CI95; ci != nil {
 				bars.YErrors[0].Low, bars.YErrors[0].High = g.Summary.Median-ci[0], ci[1]-g.Summary.Median
 			}
-			if err := addCIBars(p, bars, i); err != nil {
+			if err := addCIBars(p, bars, g.colour); err != nil {
 				return figure{}, err
 			}
 		}
