@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/iolab/iolab/internal/workload/fs"
 )
 
 // A fio job file's options as `iolab fs` flags. Options with the same name
@@ -28,9 +30,6 @@ var (
 	// a file one after another (readFioJobs requires them to be so).
 	fioIgnored = map[string]bool{"description": true, "group_reporting": true, "thread": true, "time_based": true,
 		"stonewall": true, "wait_for_previous": true}
-	// fio's engines by the engine iolab runs in their place.
-	fioEngines = map[string]string{"io_uring": "io_uring", "libaio": "io_uring", "psync": "psync", "sync": "psync",
-		"pvsync": "psync", "pvsync2": "psync"}
 )
 
 // fioJob is one job section of a job file: the options of the [global]
@@ -171,9 +170,9 @@ func fioFlag(key string, value *string, note *string) (string, error) {
 		*value = strconv.Itoa(100 - w)
 		return "rwmixread", nil
 	case key == "ioengine":
-		engine, ok := fioEngines[*value]
+		engine, ok := fs.FioEngines[*value]
 		if !ok {
-			return "", fmt.Errorf("ioengine=%s: iolab runs %s", *value, strings.Join(slices.Sorted(maps.Keys(fioEngines)), ", "))
+			return "", fmt.Errorf("ioengine=%s: iolab runs %s", *value, strings.Join(slices.Sorted(maps.Keys(fs.FioEngines)), ", "))
 		}
 		if engine != *value {
 			*note = fmt.Sprintf("ioengine=%s runs as iolab's %s", *value, engine)

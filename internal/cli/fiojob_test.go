@@ -176,3 +176,43 @@ func TestFioJobFileErrors(t *testing.T) {
 		t.Errorf("missing job file: %v", err)
 	}
 }
+
+// A fio command line means what it means in fio: psync with iodepth 8 has
+// one operation in flight, said in a warning and in the cell's name;
+// fio's libaio runs as io_uring.
+func TestFioEnginesOnTheCommandLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		engine, name, iodepth, ran, code string
+	}{
+		{"psync", "randread-4k", "1", "psync", "iodepth-capped"},
+		{"psync-pool", "randread-4k-qd8x1", "8", "psync-pool", ""},
+		{"libaio", "randread-4k-qd8x1", "8", "io_uring", "fio-engine"},
+	} {
+		out, stderr, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randread", "--size=1m", "--runtime=200ms",
+			"--ioengine="+tc.engine, "--iodepth=8", "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(dir, "x.db"))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tc.engine, err, stderr)
+		}
+		var r struct {
+			Cells []struct {
+				Name     string
+				Params   map[string]string
+				Warnings []struct{ Code string }
+			}
+		}
+		decodeInto(t, out, &r)
+		c := r.Cells[0]
+		if c.Name != tc.name || c.Params["iodepth"] != tc.iodepth || c.Params["ioengine"] != tc.ran {
+			t.Errorf("--ioengine %s --iodepth 8: cell %s %v, want %s with iodepth %s on %s", tc.engine, c.Name, c.Params, tc.name, tc.iodepth, tc.ran)
+		}
+		found := false
+		for _, w := range c.Warnings {
+			found = found || w.Code == tc.code
+		}
+		if tc.code != "" && !found {
+			t.Errorf("--ioengine %s: warnings %+v, want %s", tc.engine, c.Warnings, tc.code)
+		}
+	}
+}

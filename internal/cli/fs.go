@@ -57,7 +57,7 @@ func (o *FSOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.Var(boolIntValue{&j.Invalidate}, "invalidate", "drop the files' page cache before each run, as fio does (1 or 0)")
 	intVar(f, &j.Fsync, "fsync", 0, 0, maxCount, "fsync after every N writes")
 	intVar(f, &j.Fdatasync, "fdatasync", 0, 0, maxCount, "fdatasync after every N writes")
-	f.StringVar(&j.Engine, "ioengine", fs.DefaultEngine, "auto|psync|io_uring|fio (auto: io_uring when iodepth > 1, else psync; fio runs fio itself on the same job)")
+	f.StringVar(&j.Engine, "ioengine", fs.DefaultEngine, "auto|psync|psync-pool|io_uring|fio, or fio's libaio, sync, pvsync (auto: io_uring when iodepth > 1, else psync; psync has one operation in flight per job as fio's does, psync-pool iodepth; fio runs fio itself on the same job)")
 	percentVar(f, &j.Data.CompressPct, "buffer_compress_percentage", 0, "percentage of each written block that compresses (zeros)")
 	percentVar(f, &j.Data.DedupPct, "dedupe_percentage", 0, "percentage of written blocks that repeat earlier ones")
 	f.BoolVar(&o.zeros, "zero_buffers", false, "write zeros instead of random data")
@@ -164,7 +164,7 @@ func runFS(ctx context.Context, repeat RepeatOptions, jobs []FSOptions, command 
 		}
 		name := o.name
 		if name == "" {
-			name = fsCellName(job)
+			name = fsCellName(w.Options()) // what runs: psync caps iodepth
 		}
 		cells = append(cells, lab.Cell{Name: name, Workload: w, Target: target})
 		settings = append(settings, w.Params())

@@ -42,7 +42,7 @@ that is removed afterwards: sequential write and read of 1 MiB blocks (QD8),
 	f.Var(durationValue{&o.Runtime}, "runtime", "duration of each run")
 	o.Size = 256 << 20
 	f.Var(sizeValue{p: &o.Size, min: 1 << 20}, "size", "file size per job")
-	f.StringVar(&o.Engine, "ioengine", fs.DefaultEngine, "auto|psync|io_uring|fio")
+	f.StringVar(&o.Engine, "ioengine", fs.DefaultEngine, "auto|psync|psync-pool|io_uring|fio")
 	o.Repeat.AddFlags(f)
 	return cmd
 }
@@ -81,7 +81,7 @@ func runSuite(ctx context.Context, o RunOptions, command string, stdout, stderr 
 		if err != nil {
 			return &UsageError{Err: err}
 		}
-		cells = append(cells, lab.Cell{Name: fsCellName(job), Workload: w, Target: dir})
+		cells = append(cells, lab.Cell{Name: fsCellName(w.Options()), Workload: w, Target: dir})
 		settings = append(settings, w.Params())
 	}
 	fmt.Fprintf(stderr, "iolab: default suite in %s: %d cells x (%d warm-up + %d rounds) x %v\n",

@@ -47,8 +47,22 @@ func New(opts Options) (*FS, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	f := &FS{}
+	if e := FioEngines[opts.Engine]; e != "" && e != opts.Engine {
+		f.notes = append(f.notes, metrics.Note{Code: "fio-engine", Message: fmt.Sprintf(
+			"ioengine=%s runs as iolab's %s", opts.Engine, e)})
+		opts.Engine = e
+	}
 	opts.resolveEngine()
-	return &FS{opts: opts}, nil
+	if opts.Engine == EnginePsync && opts.IODepth > 1 {
+		// What fio does: a synchronous engine has one operation in
+		// flight, whatever iodepth says.
+		f.notes = append(f.notes, metrics.Note{Code: "iodepth-capped", Message: fmt.Sprintf(
+			"--ioengine psync is synchronous, so --iodepth %d is capped at 1, as fio does; --ioengine psync-pool runs %d synchronous issuers per job", opts.IODepth, opts.IODepth)})
+		opts.IODepth, opts.IODepthBatch = 1, 1
+	}
+	f.opts = opts
+	return f, nil
 }
 
 // Kind implements workload.Workload.
@@ -158,7 +172,7 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	}
 	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime, ProcPerWorker: true}
 	worker := f.uringWorker
-	if o.Engine == EnginePsync {
+	if synchronous(o.Engine) {
 		dopts.Workers = len(f.jobs) * o.IODepth
 		worker = f.psyncWorker
 	}

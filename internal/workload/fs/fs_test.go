@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,7 +36,8 @@ func TestValidate(t *testing.T) {
 		{"iodepth", func(o *Options) { o.IODepth = 0 }, "--iodepth"},
 		{"numjobs", func(o *Options) { o.NumJobs = 0 }, "--numjobs"},
 		{"rwmixread", func(o *Options) { o.RWMixRead = 101 }, "--rwmixread"},
-		{"engine", func(o *Options) { o.Engine = "libaio" }, "--ioengine"},
+		{"engine", func(o *Options) { o.Engine = "windowsaio" }, "--ioengine"},
+		{"fio's engine", func(o *Options) { o.Engine = "libaio" }, ""},
 		{"rw", func(o *Options) { o.RW = "up" }, "--rw"},
 		{"compress", func(o *Options) { o.Data.CompressPct = 120 }, "buffer_compress_percentage"},
 		{"fsync", func(o *Options) { o.Fsync = -1 }, "--fsync"},
@@ -64,6 +66,42 @@ func TestAutoEngine(t *testing.T) {
 		}
 		if got := w.Params()["ioengine"]; got != want {
 			t.Errorf("iodepth %d: engine %s, want %s", depth, got, want)
+		}
+	}
+}
+
+// fio's engine names run as iolab's engines, and psync means what it
+// means in fio: one operation in flight per job, whatever iodepth says,
+// where psync-pool runs iodepth issuers.
+func TestEnginesMeanWhatFioMeans(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		engine        string
+		depth         int
+		engine2, note string
+		depth2        int
+	}{
+		{"psync", 8, EnginePsync, "iodepth-capped", 1},
+		{"psync", 1, EnginePsync, "", 1},
+		{"psync-pool", 8, EnginePsyncPool, "", 8},
+		{"libaio", 8, EngineIOUring, "fio-engine", 8},
+		{"sync", 4, EnginePsync, "iodepth-capped", 1},
+	} {
+		o := valid()
+		o.Engine, o.IODepth = tc.engine, tc.depth
+		w, err := New(o)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.engine, err)
+		}
+		if got := w.Options(); got.Engine != tc.engine2 || got.IODepth != tc.depth2 || w.Params()["iodepth"] != fmt.Sprint(tc.depth2) {
+			t.Errorf("%s --iodepth %d: runs %s at depth %d, want %s at %d", tc.engine, tc.depth, got.Engine, got.IODepth, tc.engine2, tc.depth2)
+		}
+		var codes []string
+		for _, n := range w.notes {
+			codes = append(codes, n.Code)
+		}
+		if tc.note != "" && !slices.Contains(codes, tc.note) || tc.note == "" && len(codes) > 0 {
+			t.Errorf("%s --iodepth %d: notes %v, want %q", tc.engine, tc.depth, codes, tc.note)
 		}
 	}
 }

@@ -2,6 +2,9 @@ package fs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/iolab/iolab/internal/datagen"
@@ -51,14 +54,26 @@ func (o *Options) readShare() int {
 
 // Engines: how a job issues its I/O.
 const (
-	EngineAuto    = "auto"     // io_uring when iodepth > 1, else psync
-	EnginePsync   = "psync"    // pread/pwrite; iodepth goroutines per job
-	EngineIOUring = "io_uring" // one ring per job with iodepth entries in flight
-	EngineFio     = "fio"      // run fio itself on the same job
+	EngineAuto  = "auto"  // io_uring when iodepth > 1, else psync
+	EnginePsync = "psync" // pread/pwrite, one at a time per job, as fio's psync: iodepth is capped at 1
+	// EnginePsyncPool is iolab's own: iodepth threads per job, each
+	// issuing pread/pwrite, so iodepth operations are in flight without
+	// io_uring.
+	EnginePsyncPool = "psync-pool"
+	EngineIOUring   = "io_uring" // one ring per job with iodepth entries in flight
+	EngineFio       = "fio"      // run fio itself on the same job
 )
 
 // Engines lists the accepted --ioengine values.
-var Engines = []string{EngineAuto, EnginePsync, EngineIOUring, EngineFio}
+var Engines = []string{EngineAuto, EnginePsync, EnginePsyncPool, EngineIOUring, EngineFio}
+
+// FioEngines are fio's engine names that iolab runs, by the engine that
+// runs in their place: a fio command line or job file runs unchanged.
+var FioEngines = map[string]string{"io_uring": EngineIOUring, "libaio": EngineIOUring, "psync": EnginePsync, "sync": EnginePsync,
+	"pvsync": EnginePsync, "pvsync2": EnginePsync}
+
+// synchronous says the engine issues one operation at a time per thread.
+func synchronous(engine string) bool { return engine == EnginePsync || engine == EnginePsyncPool }
 
 // Options is one fs job in fio's vocabulary. Sizes are bytes.
 type Options struct {
@@ -142,8 +157,9 @@ func (o *Options) Validate() error {
 	if _, err := ParsePattern(string(o.RW)); err != nil {
 		return fmt.Errorf("--rw %w", err)
 	}
-	if !validEngine(o.Engine) {
-		return fmt.Errorf("--ioengine %q: want one of auto, psync, io_uring, fio", o.Engine)
+	if _, fio := FioEngines[o.Engine]; !validEngine(o.Engine) && !fio {
+		return fmt.Errorf("--ioengine %q: want one of %s, or fio's %s", o.Engine, strings.Join(Engines, ", "),
+			strings.Join(slices.Sorted(maps.Keys(FioEngines)), ", "))
 	}
 	if err := o.Data.Validate(); err != nil {
 		return fmt.Errorf("--buffer_compress_percentage/--dedupe_percentage: %w", err)
