@@ -4,10 +4,13 @@
 //
 //	go run ./bench/fs_vs_fio [-pairs 3] [-runtime 10s] [-dir /var/tmp]
 //
-// Jobs (issue 2):
+// Jobs (issue 2, then issue 14's untuned ones; see jobs):
 //
 //	a  4K randread, psync, numjobs 4, 256 MiB file in the page cache
 //	b  4K randrw 70/30, iodepth 32, numjobs 4, 256 MiB file, direct I/O (io_uring on both sides)
+//	c  16K randwrite, iodepth 8, numjobs 2, direct    d  1M sequential read, iodepth 4, direct
+//	e  4K sequential write, fsync after every write   f  4K randread QD1 in the page cache
+//	n  fio's null engine: no I/O, the harness's ceiling
 package main
 
 import (
@@ -41,6 +44,18 @@ var jobs = []job{
 		common: []string{"--rw=randread", "--bs=4k", "--numjobs=4", "--iodepth=1", "--invalidate=0"}},
 	{name: "b: 4k randrw 70/30 QD32 x4, direct", engine: "io_uring",
 		common: []string{"--rw=randrw", "--rwmixread=70", "--bs=4k", "--numjobs=4", "--iodepth=32", "--direct=1"}},
+	// Jobs iolab was never tuned for (issue 14).
+	{name: "c: 16k randwrite QD8 x2, direct", engine: "io_uring",
+		common: []string{"--rw=randwrite", "--bs=16k", "--numjobs=2", "--iodepth=8", "--direct=1"}},
+	{name: "d: 1M sequential read QD4, direct", engine: "io_uring",
+		common: []string{"--rw=read", "--bs=1m", "--numjobs=1", "--iodepth=4", "--direct=1"}},
+	{name: "e: 4k sequential write, fsync=1", engine: "psync",
+		common: []string{"--rw=write", "--bs=4k", "--numjobs=1", "--iodepth=1", "--fsync=1"}},
+	{name: "f: 4k randread QD1, cached", engine: "psync", warmCache: true,
+		common: []string{"--rw=randread", "--bs=4k", "--numjobs=1", "--iodepth=1", "--invalidate=0"}},
+	// fio's null engine: no I/O at all, the harness's own ceiling.
+	{name: "n: null engine, 4k randread QD1", engine: "null",
+		common: []string{"--rw=randread", "--bs=4k", "--numjobs=1", "--iodepth=1"}},
 }
 
 type sample struct {
@@ -54,7 +69,7 @@ func main() {
 	runtime := flag.Duration("runtime", 5*time.Second, "duration of each run")
 	dir := flag.String("dir", "/var/tmp", "directory on the disk under test")
 	iolabBin := flag.String("iolab", "", "iolab binary (default: build ./cmd/iolab)")
-	only := flag.String("job", "", "run only the job whose name starts with this (a or b)")
+	only := flag.String("job", "", "run only the jobs whose names start with one of these letters (e.g. cdef)")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -73,7 +88,7 @@ func main() {
 	fmt.Printf("iolab vs %s, %d pairs x %v per job, file %s (256 MiB)\n\n", fioVersion, *pairs, *runtime, file)
 
 	for _, j := range jobs {
-		if !strings.HasPrefix(j.name, *only) {
+		if *only != "" && !strings.ContainsAny(j.name[:1], *only) {
 			continue
 		}
 		var ratios []float64

@@ -106,6 +106,28 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 	return nil
 }
 
+// nullWorker is a job of fio's null engine: it picks each operation's
+// direction and offset as the others do and times an operation that does
+// nothing, so what it measures is iolab's own cost per operation.
+func (f *FS) nullWorker(_ context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+	j := f.jobs[worker]
+	bs := f.opts.BlockSize
+	pick := f.newPicker(worker)
+	var yield driver.Yielder
+	for !stop.Stopped() && j.take() {
+		write, _ := pick.next(j)
+		start := clock.Now()
+		end := clock.Now()
+		yield.Tick(end)
+		dir := metrics.Read
+		if write {
+			dir = metrics.Write
+		}
+		rec.Record(dir, bs, end, end-start)
+	}
+	return nil
+}
+
 func (f *FS) syncFile(j *job, clock metrics.Clock, rec *metrics.Recorder) error {
 	start := clock.Now()
 	var err error

@@ -79,7 +79,7 @@ func (f *FS) Options() Options { return f.opts }
 // small and opens them.
 func (f *FS) Prepare(ctx context.Context) error {
 	o := &f.opts
-	if o.Directory != "" {
+	if o.Directory != "" && o.Engine != EngineNull {
 		if err := CheckDirectory(o.Directory); err != nil {
 			return &workload.InputError{Err: err}
 		}
@@ -87,8 +87,14 @@ func (f *FS) Prepare(ctx context.Context) error {
 	if err := f.resolveSize(); err != nil {
 		return &workload.InputError{Err: err}
 	}
-	if o.Engine == EngineFio {
+	switch o.Engine {
+	case EngineFio:
 		return f.prepareFio(ctx)
+	case EngineNull:
+		for range o.NumJobs {
+			f.jobs = append(f.jobs, &job{fd: -1, regionBlk: o.Size / o.BlockSize})
+		}
+		return nil
 	}
 	write := o.readShare() < 100
 	for j := 0; j < o.NumJobs; j++ {
@@ -166,15 +172,18 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 		j.remaining.Store(budget / o.BlockSize)
 		j.cursor.Store(0)
 		j.writes.Store(0)
-		if o.Invalidate && !o.Direct {
+		if o.Invalidate && !o.Direct && j.fd >= 0 {
 			_ = unix.Fadvise(j.fd, 0, 0, unix.FADV_DONTNEED)
 		}
 	}
 	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime, ProcPerWorker: true}
 	worker := f.uringWorker
-	if synchronous(o.Engine) {
+	switch {
+	case synchronous(o.Engine):
 		dopts.Workers = len(f.jobs) * o.IODepth
 		worker = f.psyncWorker
+	case o.Engine == EngineNull:
+		worker = f.nullWorker
 	}
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
@@ -189,7 +198,9 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 // Close implements workload.Workload.
 func (f *FS) Close() error {
 	for _, j := range f.jobs {
-		_ = unix.Close(j.fd)
+		if j.fd >= 0 {
+			_ = unix.Close(j.fd)
+		}
 	}
 	f.jobs = nil
 	return nil

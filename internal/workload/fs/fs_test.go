@@ -241,3 +241,35 @@ func TestWritesReachTheFile(t *testing.T) {
 		}
 	}
 }
+
+// fio's null engine needs no file: it does what the job says, in counts,
+// with nothing moved.
+func TestNullEngine(t *testing.T) {
+	t.Parallel()
+	o := DefaultOptions()
+	o.Engine, o.Size, o.RW, o.RWMixRead, o.NumJobs = EngineNull, 1<<20, RandRW, 70, 2
+	w, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.Params()["directory"]; ok {
+		t.Errorf("params %v name a directory", w.Params())
+	}
+	if err := w.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	res, err := w.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 MiB of 4k operations per job, 2 jobs, about 70% reads.
+	r, wr := res.ByOp[metrics.Read].Ops, res.ByOp[metrics.Write].Ops
+	if r+wr != 512 || r < 300 || r > 420 || res.ByOp[metrics.Read].Bytes != r*4096 {
+		t.Errorf("%d reads and %d writes (%d read bytes), want 512 operations, about 70%% reads", r, wr, res.ByOp[metrics.Read].Bytes)
+	}
+	o.Size = 0
+	if _, err := New(o); err == nil || !strings.Contains(err.Error(), "--size is required") {
+		t.Errorf("null without --size: %v", err)
+	}
+}

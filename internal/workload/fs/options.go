@@ -62,15 +62,18 @@ const (
 	EnginePsyncPool = "psync-pool"
 	EngineIOUring   = "io_uring" // one ring per job with iodepth entries in flight
 	EngineFio       = "fio"      // run fio itself on the same job
+	// EngineNull is fio's null: every operation completes at once with no
+	// data moved and no file, so it measures the harness's own ceiling.
+	EngineNull = "null"
 )
 
 // Engines lists the accepted --ioengine values.
-var Engines = []string{EngineAuto, EnginePsync, EnginePsyncPool, EngineIOUring, EngineFio}
+var Engines = []string{EngineAuto, EnginePsync, EnginePsyncPool, EngineIOUring, EngineFio, EngineNull}
 
 // FioEngines are fio's engine names that iolab runs, by the engine that
 // runs in their place: a fio command line or job file runs unchanged.
 var FioEngines = map[string]string{"io_uring": EngineIOUring, "libaio": EngineIOUring, "psync": EnginePsync, "sync": EnginePsync,
-	"pvsync": EnginePsync, "pvsync2": EnginePsync}
+	"pvsync": EnginePsync, "pvsync2": EnginePsync, "null": EngineNull}
 
 // synchronous says the engine issues one operation at a time per thread.
 func synchronous(engine string) bool { return engine == EnginePsync || engine == EnginePsyncPool }
@@ -131,7 +134,9 @@ func (o *Options) resolveEngine() {
 // Errors name the fio option and what is accepted.
 func (o *Options) Validate() error {
 	switch {
-	case o.Filename == "" && o.Directory == "":
+	case o.Engine == EngineNull && o.Size <= 0:
+		return fmt.Errorf("--ioengine null: --size is required (the region the null operations pretend to cover)")
+	case o.Filename == "" && o.Directory == "" && o.Engine != EngineNull:
 		return fmt.Errorf("--filename or --directory is required")
 	case o.Filename != "" && o.Directory != "":
 		return fmt.Errorf("--filename and --directory: give one, not both")
@@ -207,9 +212,10 @@ func (o *Options) Params() map[string]string {
 	if o.Data.DedupPct > 0 {
 		p["dedupe_percentage"] = fmt.Sprint(o.Data.DedupPct)
 	}
-	if o.Filename != "" {
+	switch {
+	case o.Filename != "":
 		p["filename"] = o.Filename
-	} else {
+	case o.Directory != "":
 		p["directory"] = o.Directory
 	}
 	return p
