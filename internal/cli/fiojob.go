@@ -21,7 +21,7 @@ import (
 // behaves that way. Anything else is an error naming the file and line, so
 // a job never runs with an option silently dropped.
 var (
-	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "runtime", "iodepth",
+	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "runtime", "ramp_time", "iodepth",
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
 		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers"}
 	fioAliases = map[string]string{"readwrite": "rw", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit"}

@@ -216,3 +216,26 @@ func TestFioEnginesOnTheCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// --ramp_time runs the job before measuring it, as fio does: the run's
+// measured window is the runtime after the ramp.
+func TestRampTime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, stderr, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randread", "--size=1m", "--ramp_time=400ms",
+		"--runtime=300ms", "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(dir, "x.db"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Cells []struct{ Params map[string]string }
+		Runs  []struct {
+			DurationS float64 `json:"duration_s"`
+			OpsPerS   float64 `json:"ops_per_s"`
+		}
+	}
+	decodeInto(t, out, &r)
+	if r.Cells[0].Params["ramp_time"] != "400ms" || len(r.Runs) != 1 || r.Runs[0].DurationS < 0.3 || r.Runs[0].DurationS > 0.65 || r.Runs[0].OpsPerS <= 0 {
+		t.Errorf("params %v, runs %+v: want ramp_time 400ms and a measured window of about 300ms", r.Cells[0].Params, r.Runs)
+	}
+}

@@ -49,6 +49,7 @@ func (o *FSOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.Var(sizeValue{p: &j.Size}, "size", "file region per job (256m, 1g); default: the existing file's size")
 	f.Var(sizeValue{p: &j.IOSize}, "io_size", "bytes of I/O per job when not time-based (default --size)")
 	f.Var(durationValue{&j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
+	f.Var(durationValue{&j.RampTime}, "ramp_time", "run each job this long before measuring, as fio does (runtime counts after it)")
 	intVar(f, &j.IODepth, "iodepth", 1, 1, 16384, "operations in flight per job")
 	intVar(f, &j.IODepthBatch, "iodepth_batch_submit", 1, 1, 16384, "io_uring: submit when this many operations are queued")
 	intVar(f, &j.NumJobs, "numjobs", 1, 1, 4096, "parallel jobs")

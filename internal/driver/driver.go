@@ -54,6 +54,11 @@ type Options struct {
 	// Progress, if set, is called about twice a second with the operations
 	// and bytes recorded so far.
 	Progress func(elapsed time.Duration, ops, bytes int64)
+	// Ramp is how long workers run before anything is measured (fio's
+	// ramp_time): the clock's zero is Ramp after they start, operations
+	// that end before it are not recorded, and Runtime, the duration and
+	// the CPU count from it.
+	Ramp time.Duration
 	// Setup, if set, runs in each worker's goroutine before the run's clock
 	// starts (buffers mapped and filled, files opened): the clock starts
 	// when every worker is set up, so no setup is timed and the first
@@ -123,8 +128,8 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 		wg.Wait()
 		return nil, fmt.Errorf("setting up workers: %w", err)
 	}
-	cpu0 := rusage()
-	clock = metrics.NewClock()
+	clock = metrics.NewClockAt(time.Now().Add(opts.Ramp))
+	cpu0 := rusageAt(opts.Ramp)
 	close(start)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -140,6 +145,10 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	}
 	duration := time.Duration(clock.Now())
 	cpu1 := rusage()
+	if duration <= 0 {
+		return nil, fmt.Errorf("the run ended %v into the %v ramp, before anything was measured; give the job more work than the ramp",
+			(opts.Ramp + duration).Round(time.Millisecond), opts.Ramp)
+	}
 	if graceExceeded {
 		// Workers still blocked in a system call own their recorders;
 		// nothing of theirs can be merged safely.
@@ -149,13 +158,32 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 		rec.Close()
 	}
 	res := metrics.Merge(recs, series, clock.Start(), duration)
-	res.CPUUserS = cpu1.user - cpu0.user
-	res.CPUSysS = cpu1.sys - cpu0.sys
+	c0 := cpu0()
+	res.CPUUserS = cpu1.user - c0.user
+	res.CPUSysS = cpu1.sys - c0.sys
 	res.TimingOverheadNs = overhead
 	if interrupted {
 		return res, ctx.Err()
 	}
 	return res, errors.Join(errs...)
+}
+
+// rusageAt returns the process's CPU use at d from now, once that has
+// come (at once when d is 0): the CPU a run is charged starts with its
+// measured window.
+func rusageAt(d time.Duration) func() cpuTimes {
+	if d <= 0 {
+		c := rusage()
+		return func() cpuTimes { return c }
+	}
+	var once sync.Once
+	var c cpuTimes
+	t := time.AfterFunc(d, func() { once.Do(func() { c = rusage() }) })
+	return func() cpuTimes {
+		t.Stop()
+		once.Do(func() { c = rusage() }) // the run ended before the ramp did
+		return c
+	}
 }
 
 // drainEvery is how often finished seconds go to a second sink.
@@ -168,7 +196,7 @@ func waitSoftStop(ctx context.Context, opts Options, clock metrics.Clock, series
 	sink func([]metrics.Second)) (interrupted, graceExceeded bool) {
 	var deadline <-chan time.Time
 	if opts.Runtime > 0 {
-		t := time.NewTimer(opts.Runtime)
+		t := time.NewTimer(opts.Ramp + opts.Runtime)
 		defer t.Stop()
 		deadline = t.C
 	}
@@ -192,7 +220,7 @@ func waitSoftStop(ctx context.Context, opts Options, clock metrics.Clock, series
 			stop.stop()
 			return true, false
 		case <-tick.C:
-			if opts.Progress != nil {
+			if opts.Progress != nil && clock.Now() >= 0 {
 				ops, bytes := series.Totals()
 				opts.Progress(time.Duration(clock.Now()), ops, bytes)
 			}

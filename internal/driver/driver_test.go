@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"errors"
+	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,5 +153,52 @@ func TestSetupIsOutsideTheClock(t *testing.T) {
 	})
 	if err == nil || res != nil || ran.Load() != 0 {
 		t.Fatalf("failed setup: %v, %v, %d workers ran", res, err, ran.Load())
+	}
+}
+
+// With a ramp, workers run before the clock's zero and nothing that
+// ended then is measured: the result covers the runtime after it, its
+// series starting at second 0.
+func TestRampIsRunNotMeasured(t *testing.T) {
+	t.Parallel()
+	var first atomic.Int64
+	first.Store(math.MaxInt64)
+	opts := Options{Workers: 1, Runtime: 400 * time.Millisecond, Ramp: 600 * time.Millisecond}
+	res, err := Run(context.Background(), opts, func(_ context.Context, _ int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error {
+		first.CompareAndSwap(math.MaxInt64, clock.Now())
+		for !stop.Stopped() {
+			start := clock.Now()
+			time.Sleep(10 * time.Millisecond)
+			end := clock.Now()
+			rec.Record(metrics.Read, 1, end, end-start)
+			rec.RecordTTFB(metrics.Read, end-start)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := first.Load(); f > -500*int64(time.Millisecond) {
+		t.Fatalf("the worker began at %v on the run's clock, want about -600ms", time.Duration(f))
+	}
+	// A sleep of 10 ms takes at least 10 ms: at most 40 in 400 ms, and the
+	// 60 of the ramp are not among them.
+	ops := res.ByOp[metrics.Read].Ops
+	if ops == 0 || ops > 41 || res.ByOp[metrics.Read].TTFB.TotalCount() != ops {
+		t.Fatalf("%d operations measured (%d TTFBs), want at most 41, each with its TTFB", ops, res.ByOp[metrics.Read].TTFB.TotalCount())
+	}
+	if res.Duration < 400*time.Millisecond || res.Duration > 5*time.Second {
+		t.Fatalf("duration %v, want the 400ms after the ramp", res.Duration)
+	}
+	if len(res.Series) == 0 || res.Series[0].T != 0 {
+		t.Fatalf("series %+v, want it to begin at second 0", res.Series)
+	}
+	// A job that ends during the ramp measured nothing, and says so.
+	_, err = Run(context.Background(), Options{Workers: 1, Ramp: time.Second}, func(_ context.Context, _ int, clock metrics.Clock, _ *Stop, rec *metrics.Recorder) error {
+		rec.Record(metrics.Read, 1, clock.Now(), 1)
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "ramp") {
+		t.Fatalf("a run that ended in its ramp: %v", err)
 	}
 }

@@ -56,6 +56,9 @@ type Clock struct{ base time.Time }
 // NewClock starts a clock at the current instant.
 func NewClock() Clock { return Clock{base: time.Now()} }
 
+// NewClockAt is a clock whose zero is t: before t, Now is negative.
+func NewClockAt(t time.Time) Clock { return Clock{base: t} }
+
 // Now returns nanoseconds since the clock started.
 func (c Clock) Now() int64 { return int64(time.Since(c.base)) }
 
@@ -95,6 +98,9 @@ type Recorder struct {
 	secVals [secValues]opLatency
 	secN    int // values kept; secValues+1 once spilled
 	_       [64]byte
+	// ramping says the operation recorded last ended before the clock's
+	// zero, so its TTFB is not measured either.
+	ramping bool
 }
 
 // secValues is how many latencies a second keeps as values before spilling.
@@ -108,6 +114,11 @@ type opLatency struct {
 // Record adds one completed operation: its direction, bytes moved, the
 // completion time (Clock.Now) and its latency, both in nanoseconds.
 func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
+	// An operation that ended before the clock's zero ended during the
+	// ramp (fio's ramp_time): it ran, and is not measured.
+	if r.ramping = endNs < 0; r.ramping {
+		return
+	}
 	if endNs >= r.secEndNs || endNs < r.secEndNs-int64(time.Second) {
 		r.flush(endNs / int64(time.Second))
 	}
@@ -165,6 +176,9 @@ func (r *Recorder) OpError(op Op, code string, err error) {
 
 // RecordTTFB adds the time to the first byte of a response of kind op.
 func (r *Recorder) RecordTTFB(op Op, ttfbNs int64) {
+	if r.ramping { // the operation recorded last ended during the ramp
+		return
+	}
 	h := r.ttfb[op]
 	if h == nil {
 		h = NewHistogram()

@@ -43,6 +43,9 @@ func (o *Options) fioArgs() []string {
 	if o.Runtime > 0 {
 		args = append(args, "--time_based", fmt.Sprintf("--runtime=%dms", o.Runtime.Milliseconds()))
 	}
+	if o.RampTime > 0 {
+		args = append(args, fmt.Sprintf("--ramp_time=%dms", o.RampTime.Milliseconds()))
+	}
 	if o.IOSize > 0 {
 		args = append(args, "--io_size="+strconv.FormatInt(o.IOSize, 10))
 	}

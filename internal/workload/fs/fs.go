@@ -176,7 +176,7 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 			_ = unix.Fadvise(j.fd, 0, 0, unix.FADV_DONTNEED)
 		}
 	}
-	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime, ProcPerWorker: true}
+	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime, Ramp: o.RampTime, ProcPerWorker: true}
 	worker := f.uringWorker
 	switch {
 	case synchronous(o.Engine):

@@ -88,7 +88,10 @@ type Options struct {
 	Size      int64 // file size (region) per job
 	IOSize    int64 // bytes per job when not time-based; 0 = Size
 	Runtime   time.Duration
-	IODepth   int
+	// RampTime is how long each run goes before it is measured (fio's
+	// ramp_time).
+	RampTime time.Duration
+	IODepth  int
 	// IODepthBatch is how many queued operations io_uring submits at once
 	// (fio's iodepth_batch_submit).
 	IODepthBatch int
@@ -146,6 +149,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--bs %s with --direct: want a multiple of 512", units.FormatSize(o.BlockSize))
 	case o.Size < 0 || (o.Size > 0 && o.Size < o.BlockSize):
 		return fmt.Errorf("--size %s: want at least one block (--bs %s)", units.FormatSize(o.Size), units.FormatSize(o.BlockSize))
+	case o.RampTime < 0:
+		return fmt.Errorf("--ramp_time: want a duration >= 0")
 	case o.IOSize < 0:
 		return fmt.Errorf("--io_size: want a positive size")
 	case o.IODepth < 1 || o.IODepth > 4096:
@@ -193,6 +198,9 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.Runtime > 0 {
 		p["runtime"] = o.Runtime.String()
+	}
+	if o.RampTime > 0 {
+		p["ramp_time"] = o.RampTime.String()
 	}
 	if o.IODepthBatch > 1 {
 		p["iodepth_batch_submit"] = fmt.Sprint(o.IODepthBatch)
