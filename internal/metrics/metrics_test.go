@@ -177,3 +177,13 @@ func TestDrain(t *testing.T) {
 		t.Fatalf("rest %+v", rest)
 	}
 }
+// IOPS are fio's: data operations, not the fsyncs between them.
+func TestOpsLeaveSyncsOut(t *testing.T) {
+	var r Result
+	r.ByOp[Write] = OpStats{Ops: 10, Bytes: 40960}
+	r.ByOp[Sync] = OpStats{Ops: 10}
+	r.ByOp[Read] = OpStats{Ops: 5, Bytes: 20480}
+	if r.Ops() != 15 || r.Bytes() != 61440 {
+		t.Fatalf("ops %d bytes %d, want 15 and 61440", r.Ops(), r.Bytes())
+	}
+}

@@ -86,11 +86,15 @@ type Note struct {
 	Message string `json:"message"`
 }
 
-// Ops is the number of operations of all directions.
+// Ops is the number of operations that move data, of every kind but
+// Sync: fio's IOPS do not count its fsyncs either (they have a line of
+// their own, as iolab's sync.* metrics).
 func (r *Result) Ops() int64 {
 	var n int64
-	for _, d := range r.ByOp {
-		n += d.Ops
+	for op, d := range r.ByOp {
+		if Op(op) != Sync {
+			n += d.Ops
+		}
 	}
 	return n
 }

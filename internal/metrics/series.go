@@ -95,9 +95,11 @@ func (s *Series) add(sec int64, lat *[NumOps]*hdrhistogram.Histogram, vals []opL
 				s.open[sec] = o
 			}
 		}
-		o.ops += ops[d]
+		if Op(d) != Sync { // as Result.Ops
+			o.ops += ops[d]
+			s.ops += ops[d]
+		}
 		o.bytes += bytes[d]
-		s.ops += ops[d]
 		s.bytes += bytes[d]
 		run := &s.dirs[d]
 		if run.Lat == nil {
