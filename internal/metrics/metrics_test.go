@@ -177,6 +177,7 @@ func TestDrain(t *testing.T) {
 		t.Fatalf("rest %+v", rest)
 	}
 }
+
 // IOPS are fio's: data operations, not the fsyncs between them.
 func TestOpsLeaveSyncsOut(t *testing.T) {
 	var r Result
