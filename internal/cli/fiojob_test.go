@@ -158,7 +158,7 @@ func TestFioJobFileErrors(t *testing.T) {
 		{"no job", "[global]\nrw=read\n", "bad.fio: no job section"},
 		{"before a section", "rw=read\n[j]\n", "bad.fio:1: \"rw=read\" comes before any [section]"},
 		{"bad size", "[j]\nbs=4kk\n", "bad.fio:2: bs=4kk:"},
-		{"bad engine", "[j]\nioengine=mmap\n", "bad.fio:2: ioengine=mmap: iolab runs io_uring, libaio, psync"},
+		{"bad engine", "[j]\nioengine=mmap\n", "bad.fio:2: ioengine=mmap: iolab runs io_uring, libaio, null, psync"},
 		{"unset variable", "[j]\ndirectory=${IOLAB_NO_SUCH_VARIABLE}\n", "bad.fio:2: directory: environment variable IOLAB_NO_SUCH_VARIABLE is not set"},
 	}
 	for _, tc := range tests {
