@@ -98,7 +98,7 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 	if err := writeFileAtomic(out, page.Bytes()); err != nil {
 		return fmt.Errorf("-o %s: %w", out, err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s): open it in a browser\n", out, humanSize(page.Len()))
+	fmt.Fprintf(stdout, "wrote %s (%s): open it in a browser\n", out, report.FormatMetric("page_bytes", float64(page.Len())))
 	return nil
 }
 
@@ -133,14 +133,4 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
-}
-
-func humanSize(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

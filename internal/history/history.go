@@ -28,7 +28,9 @@ package history
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -202,12 +204,7 @@ func medianOf(steps []Step) float64 {
 	for i, s := range steps {
 		v[i] = s.Summary.Median
 	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return stats.Summarize(v).Median
 }
 
 // changes are the facts of cur that differ from prev's.
@@ -230,12 +227,11 @@ func changes(prev, cur map[string]string) []Change {
 // seedOf makes the permutations depend on the data only: the same
 // history gives the same answer every time it is asked.
 func seedOf(x []float64) uint64 {
-	h := uint64(14695981039346656037)
+	h := fnv.New64a()
 	for _, v := range x {
-		h ^= math.Float64bits(v)
-		h *= 1099511628211
+		_ = binary.Write(h, binary.LittleEndian, v)
 	}
-	return h
+	return h.Sum64()
 }
 
 // Split is a change point of a series: the points from Index on differ
@@ -273,16 +269,14 @@ func EDivisive(x []float64, alpha float64, seed uint64) []Split {
 			return qr >= q*(1-1e-9)
 		}
 		var p float64
-		if all, ok := allPermutations(x, bounds, exactPermutations); ok {
-			ge := 0
-			for _, perm := range all {
-				if strong(perm) {
-					ge++
-				}
+		ge := 0
+		if n := eachPermutation(x, bounds, exactPermutations, func(perm []float64) {
+			if strong(perm) {
+				ge++
 			}
-			p = float64(ge) / float64(len(all))
+		}); n > 0 {
+			p = float64(ge) / float64(n)
 		} else {
-			ge := 0
 			for r := 0; r < permutations; r++ {
 				copy(perm, x)
 				for s := 0; s+1 < len(bounds); s++ {
@@ -377,33 +371,46 @@ func (ps *pairSums) split(a, b int) (int, float64) {
 	return best, bq
 }
 
-// allPermutations lists every series made by permuting x within the
-// segments between bounds, when there are at most limit of them.
-func allPermutations(x []float64, bounds []int, limit int) ([][]float64, bool) {
+// eachPermutation calls fn with every series made by permuting x within
+// the segments between bounds, one at a time in one buffer, and returns
+// how many there were — or 0, calling nothing, when there are more than
+// limit.
+func eachPermutation(x []float64, bounds []int, limit int, fn func([]float64)) int {
 	total := 1
+	var segs [][][]int // per segment of two or more points, its orderings
+	var starts []int
 	for s := 0; s+1 < len(bounds); s++ {
-		for k := 2; k <= bounds[s+1]-bounds[s]; k++ {
-			if total *= k; total > limit {
-				return nil, false
+		k := bounds[s+1] - bounds[s]
+		if k < 2 {
+			continue
+		}
+		for f := 2; f <= k; f++ {
+			if total *= f; total > limit {
+				return 0
 			}
 		}
+		segs, starts = append(segs, orders(k)), append(starts, bounds[s])
 	}
-	out := [][]float64{slices.Clone(x)}
-	for s := 0; s+1 < len(bounds); s++ {
-		lo, hi := bounds[s], bounds[s+1]
-		var next [][]float64
-		for _, base := range out {
-			for _, order := range orders(hi - lo) {
-				perm := slices.Clone(base)
-				for i, j := range order {
-					perm[lo+i] = base[lo+j]
-				}
-				next = append(next, perm)
+	perm := slices.Clone(x)
+	digit := make([]int, len(segs)) // the ordering each segment is at
+	for {
+		for i, seg := range segs {
+			for k, j := range seg[digit[i]] {
+				perm[starts[i]+k] = x[starts[i]+j]
 			}
 		}
-		out = next
+		fn(perm)
+		i := 0
+		for ; i < len(segs); i++ {
+			if digit[i]++; digit[i] < len(segs[i]) {
+				break
+			}
+			digit[i] = 0
+		}
+		if i == len(segs) {
+			return total
+		}
 	}
-	return out, true
 }
 
 // orders are all the orderings of 0..n-1.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -314,7 +315,7 @@ func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
 		}
 		g.colour = vi
 		strips = append(strips, g)
-		dirs := sortedKeys(cv.hist)
+		dirs := slices.Sorted(maps.Keys(cv.hist))
 		for _, d := range dirs {
 			label := variantLabel(cv.Variant)
 			if len(dirs) > 1 {
@@ -396,15 +397,6 @@ func fullSeconds(run RunView) []metrics.Second {
 func metricFormatter(metric string) func(float64) string {
 	_, f := metricFormat(metric)
 	return f
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // chosenRun is the run whose seconds the report draws: id when it is one

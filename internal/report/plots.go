@@ -52,7 +52,7 @@ func entry(label string, c color.Color, mark string) legendEntry {
 	return legendEntry{Label: label, Colour: fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8), Mark: mark}
 }
 
-// draw renders p with its legend as a figure.
+// drawFigure renders p with its legend as a figure.
 func drawFigure(p *plot.Plot, legend []legendEntry, h vg.Length) (figure, error) {
 	svg, err := svgOf(p, plotWidth, h)
 	return figure{SVG: svg, Legend: legend}, err
@@ -145,6 +145,14 @@ type ciBars struct {
 }
 
 func addCIBars(p *plot.Plot, bars ciBars, i int) error {
+	// A metric a command printed as NaN has no median to draw.
+	var ok ciBars
+	for k, xy := range bars.XYs {
+		if e := bars.YErrors[k]; finiteXY(xy.X, xy.Y) && finiteXY(e.Low, e.High) {
+			ok.XYs, ok.YErrors = append(ok.XYs, xy), append(ok.YErrors, e)
+		}
+	}
+	bars = ok
 	if len(bars.XYs) == 0 {
 		return nil
 	}
