@@ -63,6 +63,88 @@ func (o *FSOptions) AddJobFlags(f *pflag.FlagSet) {
 	percentVar(f, &j.Data.DedupPct, "dedupe_percentage", 0, "percentage of written blocks that repeat earlier ones")
 	f.BoolVar(&o.zeros, "zero_buffers", false, "write zeros instead of random data")
 	f.StringVar(&j.FioPath, "fio", "fio", "fio binary for --ioengine fio")
+	intVar(f, &j.NrFiles, "nrfiles", 1, 1, 1<<20, "files per job, served round robin (iolab.<job>.<file> in --directory)")
+	f.Var(sizeValue{p: &j.FileSize}, "filesize", "size of each file (default --size / --nrfiles)")
+	intVar(f, &j.OpenFiles, "openfiles", 0, 0, 1<<20, "files a job keeps open at a time (default all): each closes when its pass is done and the next opens")
+	f.Var(pairValue{p: &j.Rate, parse: units.ParseSize, format: units.FormatSize}, "rate", "cap each job's bandwidth, bytes/s: 10m, or READ,WRITE (500k,1m; ,1m caps writes only)")
+	f.Var(pairValue{p: &j.RateIOPS, parse: func(s string) (int64, error) { return units.ParseInt(s, 1, maxRate) },
+		format: func(n int64) string { return fmt.Sprint(n) }}, "rate_iops", "cap each job's operations/s: 1000, or READ,WRITE")
+	f.Var(durationInValue{p: &j.ThinkTime, unit: time.Microsecond}, "thinktime", "pause this long after every --thinktime_blocks operations complete (microseconds, or 10ms)")
+	intVar(f, &j.ThinkTimeBlocks, "thinktime_blocks", 1, 1, maxCount, "operations between two thinktime pauses")
+	f.Var(syncRangeValue{&j.SyncFileRange}, "sync_file_range", "sync_file_range(2) after every N writes: FLAGS:N, flags wait_before,write,wait_after (write:8)")
+	f.StringVar(&j.Verify.Kind, "verify", "", "write checked blocks and read them back: md5, crc32c, crc32, crc64, xxhash, sha1, sha256, sha512; a read job checks what it reads")
+	intVar(f, &j.Verify.Backlog, "verify_backlog", 0, 0, maxCount, "read back and check every N written blocks as the job goes (counted as its reads)")
+	f.Var(boolIntValue{&j.Verify.Only}, "verify_only", "check the blocks the write job would write, writing nothing (1 or 0)")
+	f.Lookup("verify_only").NoOptDefVal = "1"
+	f.Var(boolIntValue{&j.Verify.Do}, "do_verify", "read back everything written once the run ends (1, the default, or 0)")
+}
+
+// pairValue is fio's READ,WRITE form of rate and rate_iops.
+type pairValue struct {
+	p      *[2]int64
+	parse  func(string) (int64, error)
+	format func(int64) string
+}
+
+func (v pairValue) String() string {
+	if v.p == nil || *v.p == [2]int64{} {
+		return "0"
+	}
+	if v.p[0] == v.p[1] {
+		return v.format(v.p[0])
+	}
+	return v.format(v.p[0]) + "," + v.format(v.p[1])
+}
+func (v pairValue) Type() string { return "value[,write]" }
+func (v pairValue) Set(s string) error {
+	p, err := fs.ParsePair(s, v.parse)
+	if err != nil {
+		return err
+	}
+	*v.p = p
+	return nil
+}
+
+// durationInValue is a duration whose bare numbers count unit, as fio's
+// thinktime counts microseconds.
+type durationInValue struct {
+	p    *time.Duration
+	unit time.Duration
+}
+
+func (v durationInValue) String() string {
+	if v.p == nil || *v.p == 0 {
+		return "0"
+	}
+	return v.p.String()
+}
+func (v durationInValue) Type() string { return "duration" }
+func (v durationInValue) Set(s string) error {
+	d, err := units.ParseDurationIn(s, v.unit)
+	if err != nil {
+		return err
+	}
+	*v.p = d
+	return nil
+}
+
+// syncRangeValue is fio's sync_file_range=FLAGS:N.
+type syncRangeValue struct{ p *fs.SyncRange }
+
+func (v syncRangeValue) String() string {
+	if v.p == nil || v.p.Every == 0 {
+		return ""
+	}
+	return v.p.String()
+}
+func (v syncRangeValue) Type() string { return "flags:N" }
+func (v syncRangeValue) Set(s string) error {
+	r, err := fs.ParseSyncRange(s)
+	if err != nil {
+		return err
+	}
+	*v.p = r
+	return nil
 }
 
 func (o *FSOptions) addNameFlag(f *pflag.FlagSet) {

@@ -76,46 +76,54 @@ const durationForms = "want seconds (60) or a value with a unit such as 60s, 1m,
 // infinities, negative values, values above MaxDuration and positive values
 // that round to nothing (1e-30) are refused. The error says why and what
 // would be accepted; the caller names the flag or file position.
-func ParseDuration(s string) (time.Duration, error) {
+func ParseDuration(s string) (time.Duration, error) { return ParseDurationIn(s, time.Second) }
+
+// ParseDurationIn is ParseDuration with a bare number counted in unit
+// instead of seconds, as fio's thinktime counts microseconds.
+func ParseDurationIn(s string, unit time.Duration) (time.Duration, error) {
+	forms := durationForms
+	if unit != time.Second {
+		forms = fmt.Sprintf("want a number of %v units (100) or a value with a unit such as 100us, 10ms, 1s", unit)
+	}
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return 0, fmt.Errorf("empty; %s", durationForms)
+		return 0, fmt.Errorf("empty; %s", forms)
 	}
 	if n, err := strconv.ParseFloat(t, 64); err == nil || isRangeErr(err) {
-		return secondsDuration(n, float64(time.Second))
+		return secondsDuration(n, float64(unit), forms)
 	}
 	if days, ok := strings.CutSuffix(t, "d"); ok {
 		if n, err := strconv.ParseFloat(days, 64); err == nil || isRangeErr(err) {
-			return secondsDuration(n, float64(24*time.Hour))
+			return secondsDuration(n, float64(24*time.Hour), forms)
 		}
 	}
 	d, err := time.ParseDuration(t)
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("not a duration; %s", durationForms)
+		return 0, fmt.Errorf("not a duration; %s", forms)
 	case d < 0:
-		return 0, fmt.Errorf("negative; %s", durationForms)
+		return 0, fmt.Errorf("negative; %s", forms)
 	case d > MaxDuration:
-		return 0, fmt.Errorf("too long; %s", durationForms)
+		return 0, fmt.Errorf("too long; %s", forms)
 	case d == 0 && strings.ContainsAny(t, "123456789"):
-		return 0, fmt.Errorf("rounds to 0; %s", durationForms)
+		return 0, fmt.Errorf("rounds to 0; %s", forms)
 	}
 	return d, nil
 }
 
 // secondsDuration turns n units of unitNs nanoseconds into a duration,
 // refusing what is not finite, negative, too long or rounds to 0.
-func secondsDuration(n, unitNs float64) (time.Duration, error) {
+func secondsDuration(n, unitNs float64, forms string) (time.Duration, error) {
 	ns := n * unitNs
 	switch {
 	case math.IsNaN(n) || math.IsInf(n, 0):
-		return 0, fmt.Errorf("not a finite number; %s", durationForms)
+		return 0, fmt.Errorf("not a finite number; %s", forms)
 	case n < 0:
-		return 0, fmt.Errorf("negative; %s", durationForms)
+		return 0, fmt.Errorf("negative; %s", forms)
 	case ns > float64(MaxDuration):
-		return 0, fmt.Errorf("too long; %s", durationForms)
+		return 0, fmt.Errorf("too long; %s", forms)
 	case n > 0 && ns < 1:
-		return 0, fmt.Errorf("rounds to 0 (less than 1ns); %s", durationForms)
+		return 0, fmt.Errorf("rounds to 0 (less than 1ns); %s", forms)
 	}
 	return time.Duration(ns), nil
 }

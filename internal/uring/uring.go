@@ -1,5 +1,5 @@
-// Package uring is a minimal io_uring ring for the fs workload: read, write
-// and fsync on a file descriptor, submitted in batches and reaped without a
+// Package uring is a minimal io_uring ring for the fs workload: read, write,
+// fsync, sync_file_range and timeouts, submitted in batches and reaped without a
 // system call when completions are already posted.
 //
 // It exists because no io_uring module is reachable through the Go module
@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -21,11 +22,13 @@ import (
 
 // Opcodes of the operations iolab issues.
 const (
-	OpFsync      uint8 = 3
-	OpReadFixed  uint8 = 4 // into the registered buffer
-	OpWriteFixed uint8 = 5 // from the registered buffer
-	OpRead       uint8 = 22
-	OpWrite      uint8 = 23
+	OpFsync         uint8 = 3
+	OpReadFixed     uint8 = 4 // into the registered buffer
+	OpWriteFixed    uint8 = 5 // from the registered buffer
+	OpSyncFileRange uint8 = 8
+	OpTimeout       uint8 = 11
+	OpRead          uint8 = 22
+	OpWrite         uint8 = 23
 )
 
 const (
@@ -108,7 +111,8 @@ type Ring struct {
 	cqMask  uint32
 	cqes    []CQE
 
-	pending uint32 // SQEs queued since the last Submit
+	pending uint32        // SQEs queued since the last Submit
+	timeout unix.Timespec // of the queued timeout request
 }
 
 // New sets up a ring with room for entries submissions.
@@ -198,14 +202,40 @@ func (r *Ring) Queue(op uint8, fd int, buf []byte, offset int64, userData uint64
 // after every request queued before it has completed (IOSQE_IO_DRAIN), as
 // fio's fsync=N does on asynchronous engines.
 func (r *Ring) QueueFsync(fd int, datasync bool, userData uint64) bool {
-	if !r.Queue(OpFsync, fd, nil, 0, userData) {
+	flags := uint32(0)
+	if datasync {
+		flags = fsyncDatasync
+	}
+	return r.queueDrained(OpFsync, fd, flags, userData)
+}
+
+// QueueSyncFileRange adds a sync_file_range(2) of all of fd with flags,
+// drained as QueueFsync.
+func (r *Ring) QueueSyncFileRange(fd int, flags uint32, userData uint64) bool {
+	return r.queueDrained(OpSyncFileRange, fd, flags, userData)
+}
+
+func (r *Ring) queueDrained(op uint8, fd int, opFlags uint32, userData uint64) bool {
+	if !r.Queue(op, fd, nil, 0, userData) {
 		return false
 	}
 	sqe := &r.sqes[(*r.sqTail+r.pending-1)&r.sqMask]
 	sqe.Flags = sqeIODrain
-	if datasync {
-		sqe.OpFlags = fsyncDatasync
+	sqe.OpFlags = opFlags
+	return true
+}
+
+// QueueTimeout adds a request that completes (with -ETIME) after d, so a
+// wait for completions also ends then. One may be queued at a time: its
+// time is held by the ring until the next submission.
+func (r *Ring) QueueTimeout(d time.Duration, userData uint64) bool {
+	r.timeout = unix.NsecToTimespec(int64(d))
+	if !r.Queue(OpTimeout, -1, nil, 0, userData) {
+		return false
 	}
+	sqe := &r.sqes[(*r.sqTail+r.pending-1)&r.sqMask]
+	sqe.Addr = uint64(uintptr(unsafe.Pointer(&r.timeout)))
+	sqe.Len = 1
 	return true
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -32,7 +33,7 @@ func (f *FS) newPicker(worker int) picker {
 	}
 }
 
-func (p *picker) next(j *job) (write bool, offset int64) {
+func (p *picker) next(file *jobFile) (write bool, offset int64) {
 	switch p.readPct {
 	case 100:
 	case 0:
@@ -41,21 +42,169 @@ func (p *picker) next(j *job) (write bool, offset int64) {
 		write = p.rng.IntN(100) >= p.readPct
 	}
 	if p.random {
-		return write, p.rng.Int64N(j.regionBlk) * p.blockSize
+		return write, p.rng.Int64N(file.regionBlk) * p.blockSize
 	}
-	return write, j.nextSeq() * p.blockSize
+	return write, file.nextSeq() * p.blockSize
 }
 
-// ioError describes a failed or short operation on the job's file.
-func (j *job) ioError(op string, n int, err error, want int) error {
+// op is an operation a worker has picked and not yet finished.
+type op struct {
+	file  *jobFile
+	write bool
+	off   int64
+	due   int64 // the clock reading it may start at (rate caps); 0: at once
+	check bool  // a read whose block is verified
+}
+
+func (p *op) dir() metrics.Op {
+	if p.write {
+		return metrics.Write
+	}
+	return metrics.Read
+}
+
+// issuer is what one worker of any engine does around its operations:
+// picking them, pacing them, filling and checking verify blocks, reading
+// back the verify backlog and thinking.
+type issuer struct {
+	o       *Options
+	j       *job
+	clock   metrics.Clock
+	stop    *driver.Stop
+	rec     *metrics.Recorder
+	pick    picker
+	gen     *datagen.Generator
+	v       *verifier // nil without --verify
+	checks  bool      // reads are verified (a read job, or verify_only)
+	tracks  bool      // writes are recorded for the verify pass
+	backlog []op      // written blocks not yet read back (verify_backlog)
+	vbuf    []byte    // for reading the backlog back
+	free    func()
+	thought int // operations since the last think
+}
+
+func (f *FS) newIssuer(worker int, j *job, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) (*issuer, error) {
+	o := &f.opts
+	is := &issuer{o: o, j: j, clock: clock, stop: stop, rec: rec, pick: f.newPicker(worker),
+		gen: datagen.New(o.Data, uint64(worker)+1), free: func() {}}
+	if o.Verify.on() {
+		is.v = newVerifier(o.Verify.Kind)
+		is.checks = o.readShare() == 100 || o.Verify.Only
+		is.tracks = !is.checks
+		if o.Verify.Backlog > 0 && is.tracks {
+			var err error
+			if is.vbuf, is.free, err = AlignedBuffer(int(o.BlockSize)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return is, nil
+}
+
+// next picks the next operation, which the caller has taken from the
+// job's budget.
+func (is *issuer) next() (op, error) {
+	file, err := is.j.nextFile()
+	if err != nil {
+		return op{}, err
+	}
+	write, off := is.pick.next(file)
+	p := op{file: file, write: write, off: off}
+	if write && is.o.Verify.Only {
+		p.write = false // verify_only: read back what the write would have written
+	}
+	p.check = is.checks && !p.write
+	if pc := is.j.pace[p.dir()]; pc != nil {
+		p.due = pc.due(is.clock.Now())
+	}
+	return p, nil
+}
+
+// fill makes buf the data p writes.
+func (is *issuer) fill(buf []byte, p *op) {
+	if is.v != nil {
+		is.v.fill(buf, p.file.seed, p.off)
+		return
+	}
+	is.gen.Refill(buf)
+}
+
+// completed is called with the data of a finished operation: it checks a
+// verified read and records a verified write for reading back.
+func (is *issuer) completed(p *op, buf []byte) error {
+	switch {
+	case p.check:
+		if err := is.v.check(buf, p.file.path, p.file.seed, p.off); err != nil {
+			is.rec.Error(err)
+			return err
+		}
+	case p.write && is.tracks:
+		p.file.markWritten(p.off, is.o.BlockSize)
+		if is.vbuf != nil {
+			is.backlog = append(is.backlog, *p)
+		}
+	}
+	return nil
+}
+
+// backlogDue says verify_backlog blocks await reading back.
+func (is *issuer) backlogDue() bool { return is.vbuf != nil && len(is.backlog) >= is.o.Verify.Backlog }
+
+// readBacklog reads back and checks the backlog's blocks, recorded as the
+// job's reads (as fio counts them).
+func (is *issuer) readBacklog() error {
+	for _, p := range is.backlog {
+		fd, opened := p.file.fd, false
+		if fd < 0 { // closed by an openfiles window since it was written
+			var err error
+			if fd, _, err = OpenFile(p.file.path, unix.O_RDONLY, is.o.Direct); err != nil {
+				is.rec.Error(err)
+				return err
+			}
+			opened = true
+		}
+		start := is.clock.Now()
+		n, err := unix.Pread(fd, is.vbuf, p.off)
+		end := is.clock.Now()
+		if opened {
+			_ = unix.Close(fd)
+		}
+		if err != nil || n != len(is.vbuf) {
+			err = p.file.ioError("read", n, err, len(is.vbuf))
+			is.rec.Error(err)
+			return err
+		}
+		is.rec.Record(metrics.Read, int64(n), end, end-start)
+		if err := is.v.check(is.vbuf, p.file.path, p.file.seed, p.off); err != nil {
+			is.rec.Error(err)
+			return err
+		}
+	}
+	is.backlog = is.backlog[:0]
+	return nil
+}
+
+// think pauses for thinktime after every thinktime_blocks operations.
+func (is *issuer) think() {
+	if is.o.ThinkTime <= 0 {
+		return
+	}
+	if is.thought++; is.thought >= is.o.ThinkTimeBlocks {
+		is.thought = 0
+		sleepUntil(is.clock, is.clock.Now()+int64(is.o.ThinkTime), is.stop)
+	}
+}
+
+// ioError describes a failed or short operation on the file.
+func (file *jobFile) ioError(op string, n int, err error, want int) error {
 	if err == nil {
 		err = io.ErrShortWrite
 		if op == "read" {
 			err = io.ErrUnexpectedEOF
 		}
-		return fmt.Errorf("%s %s: %d of %d bytes: %w", op, j.path, n, want, err)
+		return fmt.Errorf("%s %s: %d of %d bytes: %w", op, file.path, n, want, err)
 	}
-	return fmt.Errorf("%s %s: %w", op, j.path, err)
+	return fmt.Errorf("%s %s: %w", op, file.path, err)
 }
 
 // psyncWorker is one of iodepth synchronous issuers of a job: pread/pwrite
@@ -69,39 +218,56 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 		return err
 	}
 	defer free()
-	gen := datagen.New(o.Data, uint64(worker)+1)
-	gen.Fill(buf)
-	pick := f.newPicker(worker)
+	is, err := f.newIssuer(worker, j, clock, stop, rec)
+	if err != nil {
+		return err
+	}
+	defer is.free()
+	defer j.closeWindow()
+	is.gen.Fill(buf)
 	var yield driver.Yielder
 	for !stop.Stopped() && j.take() {
-		write, off := pick.next(j)
-		var n int
-		var start int64
-		if write {
-			gen.Refill(buf)
-			start = clock.Now()
-			n, err = unix.Pwrite(j.fd, buf, off)
-		} else {
-			start = clock.Now()
-			n, err = unix.Pread(j.fd, buf, off)
-		}
-		end := clock.Now()
-		yield.Tick(end)
-		dir := metrics.Read
-		if write {
-			dir = metrics.Write
-		}
-		if err != nil || n != len(buf) {
-			err = j.ioError(dir.String(), n, err, len(buf))
+		p, err := is.next()
+		if err != nil {
 			rec.Error(err)
 			return err
 		}
-		rec.Record(dir, int64(n), end, end-start)
-		if write && j.syncDue(o.syncEvery()) {
-			if err := f.syncFile(j, clock, rec); err != nil {
+		if p.due > 0 {
+			sleepUntil(clock, p.due, stop)
+		}
+		var n int
+		var start int64
+		if p.write {
+			is.fill(buf, &p)
+			start = clock.Now()
+			n, err = unix.Pwrite(p.file.fd, buf, p.off)
+		} else {
+			start = clock.Now()
+			n, err = unix.Pread(p.file.fd, buf, p.off)
+		}
+		end := clock.Now()
+		yield.Tick(end)
+		if err != nil || n != len(buf) {
+			err = p.file.ioError(p.dir().String(), n, err, len(buf))
+			rec.Error(err)
+			return err
+		}
+		rec.Record(p.dir(), int64(n), end, end-start)
+		if err := is.completed(&p, buf); err != nil {
+			return err
+		}
+		if p.write && j.syncDue(o.syncEvery()) {
+			if err := f.syncFile(p.file, clock, rec); err != nil {
 				return err
 			}
 		}
+		j.done(p.file)
+		if is.backlogDue() {
+			if err := is.readBacklog(); err != nil {
+				return err
+			}
+		}
+		is.think()
 	}
 	return nil
 }
@@ -112,38 +278,56 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 func (f *FS) nullWorker(_ context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 	j := f.jobs[worker]
 	bs := f.opts.BlockSize
-	pick := f.newPicker(worker)
+	is, err := f.newIssuer(worker, j, clock, stop, rec)
+	if err != nil {
+		return err
+	}
 	var yield driver.Yielder
 	for !stop.Stopped() && j.take() {
-		write, _ := pick.next(j)
+		p, _ := is.next() // one file, always open
+		if p.due > 0 {
+			sleepUntil(clock, p.due, stop)
+		}
 		start := clock.Now()
 		end := clock.Now()
 		yield.Tick(end)
-		dir := metrics.Read
-		if write {
-			dir = metrics.Write
-		}
-		rec.Record(dir, bs, end, end-start)
+		rec.Record(p.dir(), bs, end, end-start)
+		is.think()
 	}
 	return nil
 }
 
-func (f *FS) syncFile(j *job, clock metrics.Clock, rec *metrics.Recorder) error {
+func (f *FS) syncFile(file *jobFile, clock metrics.Clock, rec *metrics.Recorder) error {
+	o := &f.opts
 	start := clock.Now()
 	var err error
-	if f.opts.Fsync > 0 {
-		err = unix.Fsync(j.fd)
-	} else {
-		err = unix.Fdatasync(j.fd)
+	switch {
+	case o.Fsync > 0:
+		err = unix.Fsync(file.fd)
+	case o.Fdatasync > 0:
+		err = unix.Fdatasync(file.fd)
+	default:
+		err = unix.SyncFileRange(file.fd, 0, 0, o.SyncFileRange.Flags)
 	}
 	end := clock.Now()
 	if err != nil {
-		err = fmt.Errorf("fsync %s: %w", j.path, err)
+		err = fmt.Errorf("%s %s: %w", o.syncName(), file.path, err)
 		rec.Error(err)
 		return err
 	}
 	rec.Record(metrics.Sync, 0, end, end-start)
 	return nil
+}
+
+// syncName is the system call the job's syncs make.
+func (o *Options) syncName() string {
+	switch {
+	case o.Fsync > 0:
+		return "fsync"
+	case o.Fdatasync > 0:
+		return "fdatasync"
+	}
+	return "sync_file_range"
 }
 
 // privateFDTable locks the calling goroutine to its thread and gives the
@@ -161,21 +345,30 @@ func privateFDTable() {
 type slot struct {
 	buf     []byte
 	startNs int64
-	dir     metrics.Op
+	op      op
 }
 
-const syncTag = ^uint64(0)
+// User data of the requests that are not a slot's.
+const (
+	syncTag  = ^uint64(0)
+	timerTag = ^uint64(1)
+)
 
 // uringWorker runs one job on its own ring, keeping up to iodepth
 // operations in flight: it refills free slots, submitting every
 // iodepth_batch_submit of them, submits the last with the wait for the
 // first completion, then reaps every posted completion with a single clock
 // read. In steady state that is one system call per operation.
+//
+// An operation a rate cap holds back waits as the next one, with a timeout
+// request queued for its time, so completions are still reaped as they come;
+// a thinktime pause, a sync and a verify backlog each wait for the
+// operations in flight first.
 func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 	privateFDTable() // also locks the thread, as the single-issuer ring needs
 	o := &f.opts
 	j := f.jobs[worker]
-	ring, err := uring.New(uint32(o.IODepth + 1))
+	ring, err := uring.New(uint32(o.IODepth + 2))
 	if err != nil {
 		return fmt.Errorf("--ioengine io_uring: %w; use --ioengine psync", err)
 	}
@@ -192,22 +385,50 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 	if ring.RegisterBuffer(mem) == nil {
 		readOp, writeOp = uring.OpReadFixed, uring.OpWriteFixed
 	}
+	is, err := f.newIssuer(worker, j, clock, stop, rec)
+	if err != nil {
+		return err
+	}
+	defer is.free()
+	defer j.closeWindow()
 	slots := make([]slot, o.IODepth)
 	idle := make([]int, 0, o.IODepth)
 	for i := range slots {
 		slots[i].buf = mem[i*bs : (i+1)*bs : (i+1)*bs]
+		is.gen.Fill(slots[i].buf)
 		idle = append(idle, i)
 	}
-	gen := datagen.New(o.Data, uint64(worker)+1)
-	for i := range slots {
-		gen.Fill(slots[i].buf)
-	}
-	pick := f.newPicker(worker)
-	inflight, syncing, syncStart := 0, false, int64(0)
-	var firstErr error
-	var yield driver.Yielder
+	var (
+		next       op   // picked, waiting for its time
+		waiting    bool // next holds an operation
+		timerSet   bool
+		inflight   int
+		syncing    bool
+		syncStart  int64
+		syncPath   string
+		thinking   bool // a thinktime_blocks batch is issued: pause once it completes
+		firstErr   error
+		yield      driver.Yielder
+		every      = o.syncEvery()
+		thinkAfter = o.ThinkTimeBlocks
+	)
 	for {
-		for len(idle) > 0 && !syncing && firstErr == nil && !stop.Stopped() && j.take() {
+		for len(idle) > 0 && !syncing && !thinking && !is.backlogDue() && firstErr == nil && !stop.Stopped() {
+			if !waiting {
+				if !j.take() {
+					break
+				}
+				if next, err = is.next(); err != nil {
+					rec.Error(err)
+					firstErr = err
+					break
+				}
+				waiting = true
+			}
+			if next.due > clock.Now() {
+				break
+			}
+			waiting = false
 			if ring.Queued() >= uint32(o.IODepthBatch) {
 				// A batch is ready and another request follows: submit it
 				// now (fio's iodepth_batch_submit, default 1), which keeps
@@ -222,26 +443,56 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			i := idle[len(idle)-1]
 			idle = idle[:len(idle)-1]
 			s := &slots[i]
-			write, off := pick.next(j)
-			op := readOp
-			s.dir = metrics.Read
-			if write {
-				op, s.dir = writeOp, metrics.Write
-				gen.Refill(s.buf)
+			s.op = next
+			code := readOp
+			if next.write {
+				code = writeOp
+				is.fill(s.buf, &next)
 			}
 			s.startNs = clock.Now()
-			ring.Queue(op, j.fd, s.buf, off, uint64(i))
+			ring.Queue(code, next.file.fd, s.buf, next.off, uint64(i))
 			inflight++
-			if write && j.syncDue(o.syncEvery()) {
+			if next.write && j.syncDue(every) {
 				// Drained: runs after every write queued before it.
-				syncStart = clock.Now()
-				ring.QueueFsync(j.fd, o.Fsync == 0, syncTag)
+				syncStart, syncPath = clock.Now(), next.file.path
+				if o.SyncFileRange.Every > 0 {
+					ring.QueueSyncFileRange(next.file.fd, uint32(o.SyncFileRange.Flags), syncTag)
+				} else {
+					ring.QueueFsync(next.file.fd, o.Fsync == 0, syncTag)
+				}
 				inflight++
 				syncing = true
 			}
+			if o.ThinkTime > 0 {
+				if is.thought++; is.thought >= thinkAfter {
+					is.thought, thinking = 0, true
+				}
+			}
 		}
 		if inflight == 0 {
-			return firstErr
+			switch {
+			case firstErr != nil:
+				return firstErr
+			case thinking:
+				sleepUntil(clock, clock.Now()+int64(o.ThinkTime), stop)
+				thinking = false
+				continue
+			case is.backlogDue():
+				if err := is.readBacklog(); err != nil {
+					return err
+				}
+				continue
+			case waiting && !stop.Stopped():
+				sleepUntil(clock, next.due, stop)
+				continue
+			}
+			return nil
+		}
+		if waiting && !timerSet && !syncing && !thinking {
+			if d := next.due - clock.Now(); d > 0 {
+				ring.QueueTimeout(time.Duration(d), timerTag)
+				timerSet = true
+			}
 		}
 		if err := ring.SubmitAndWait(1); err != nil {
 			rec.Error(err)
@@ -250,11 +501,15 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 		end := clock.Now()
 		yield.Tick(end)
 		ring.Reap(func(c uring.CQE) {
-			inflight--
-			if c.UserData == syncTag {
+			switch c.UserData {
+			case timerTag:
+				timerSet = false
+				return
+			case syncTag:
+				inflight--
 				syncing = false
 				if c.Res < 0 {
-					err := fmt.Errorf("fsync %s: %w", j.path, unix.Errno(-c.Res))
+					err := fmt.Errorf("%s %s: %w", o.syncName(), syncPath, unix.Errno(-c.Res))
 					rec.Error(err)
 					firstErr = err
 					return
@@ -262,21 +517,26 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 				rec.Record(metrics.Sync, 0, end, end-syncStart)
 				return
 			}
+			inflight--
 			s := &slots[c.UserData]
 			idle = append(idle, int(c.UserData))
+			defer j.done(s.op.file)
 			if c.Res != int32(bs) {
 				var e error
 				if c.Res < 0 {
 					e = unix.Errno(-c.Res)
 				}
-				err := j.ioError(s.dir.String(), max(int(c.Res), 0), e, bs)
+				err := s.op.file.ioError(s.op.dir().String(), max(int(c.Res), 0), e, bs)
 				rec.Error(err)
 				if firstErr == nil {
 					firstErr = err
 				}
 				return
 			}
-			rec.Record(s.dir, int64(bs), end, end-s.startNs)
+			rec.Record(s.op.dir(), int64(bs), end, end-s.startNs)
+			if err := is.completed(&s.op, s.buf); err != nil && firstErr == nil {
+				firstErr = err
+			}
 		})
 	}
 }

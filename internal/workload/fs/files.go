@@ -14,13 +14,13 @@ import (
 	"github.com/iolab/iolab/internal/workload"
 )
 
-// filePath is job j's file: the shared --filename, or fio's naming
-// "<name>.<job>.0" inside --directory.
-func (o *Options) filePath(j int) string {
+// filePath is file k of job j: the shared --filename, or fio's naming
+// "<name>.<job>.<file>" inside --directory.
+func (o *Options) filePath(j, k int) string {
 	if o.Filename != "" {
 		return o.Filename
 	}
-	return filepath.Join(o.Directory, fmt.Sprintf("iolab.%d.0", j))
+	return filepath.Join(o.Directory, fmt.Sprintf("iolab.%d.%d", j, k))
 }
 
 // CheckDirectory gives the clear errors of a missing, non-directory or

@@ -49,10 +49,38 @@ func (o *Options) fioArgs() []string {
 	if o.IOSize > 0 {
 		args = append(args, "--io_size="+strconv.FormatInt(o.IOSize, 10))
 	}
-	if o.Fsync > 0 {
+	switch {
+	case o.Fsync > 0:
 		args = append(args, "--fsync="+strconv.Itoa(o.Fsync))
-	} else if o.Fdatasync > 0 {
+	case o.Fdatasync > 0:
 		args = append(args, "--fdatasync="+strconv.Itoa(o.Fdatasync))
+	case o.SyncFileRange.Every > 0:
+		args = append(args, "--sync_file_range="+o.SyncFileRange.String())
+	}
+	if o.NrFiles > 1 {
+		args = append(args, "--nrfiles="+strconv.Itoa(o.NrFiles), "--filesize="+strconv.FormatInt(o.fileSize(), 10))
+		if o.window() {
+			args = append(args, "--openfiles="+strconv.Itoa(o.OpenFiles))
+		}
+	}
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	if o.Rate != [2]int64{} {
+		args = append(args, "--rate="+itoa(o.Rate[0])+","+itoa(o.Rate[1]))
+	}
+	if o.RateIOPS != [2]int64{} {
+		args = append(args, "--rate_iops="+itoa(o.RateIOPS[0])+","+itoa(o.RateIOPS[1]))
+	}
+	if o.ThinkTime > 0 {
+		args = append(args, "--thinktime="+itoa(o.ThinkTime.Microseconds()), "--thinktime_blocks="+strconv.Itoa(o.ThinkTimeBlocks))
+	}
+	if v := o.Verify; v.on() {
+		args = append(args, "--verify="+v.Kind, "--do_verify="+strconv.Itoa(boolInt(v.Do)))
+		if v.Backlog > 0 {
+			args = append(args, "--verify_backlog="+strconv.Itoa(v.Backlog))
+		}
+		if v.Only {
+			args = append(args, "--verify_only")
+		}
 	}
 	return args
 }

@@ -10,6 +10,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -32,14 +34,29 @@ type FS struct {
 // counters of neighbouring jobs would bounce a shared line on every op.
 type job struct {
 	_         [64]byte
-	fd        int
-	path      string
-	regionBlk int64 // blocks in the file region
-	limited   bool  // false when time-based: no budget to count
+	index     int
+	files     []*jobFile
+	window    *window // files open and close as the job goes; nil: all stay open
+	rr        atomic.Uint64
+	limited   bool // false when time-based: no budget to count
 	remaining atomic.Int64
-	cursor    atomic.Int64 // next sequential block
 	writes    atomic.Int64 // for fsync every N writes
+	pace      [2]*pacer    // rate caps of reads and writes; nil: none
 	_         [64]byte
+}
+
+// jobFile is one of a job's files (fio's nrfiles; one by default).
+type jobFile struct {
+	path      string
+	fd        int // -1 while closed
+	regionBlk int64
+	cursor    atomic.Int64 // next sequential block
+	seed      uint64       // of its verify blocks
+	written   []uint64     // a bit per block written in this run, when verifying
+	// An openfiles window's bookkeeping (one worker per job).
+	left     int64 // blocks of the pass not yet issued
+	inflight int
+	serving  bool
 }
 
 // New validates opts and returns the workload.
@@ -91,35 +108,64 @@ func (f *FS) Prepare(ctx context.Context) error {
 	case EngineFio:
 		return f.prepareFio(ctx)
 	case EngineNull:
-		for range o.NumJobs {
-			f.jobs = append(f.jobs, &job{fd: -1, regionBlk: o.Size / o.BlockSize})
+		for j := range o.NumJobs {
+			f.jobs = append(f.jobs, &job{index: j, files: []*jobFile{{fd: -1, regionBlk: o.Size / o.BlockSize}}})
 		}
 		return nil
 	}
-	write := o.readShare() < 100
-	for j := 0; j < o.NumJobs; j++ {
-		path := o.filePath(j)
-		if j == 0 || o.Directory != "" {
-			if err := f.ensureLaidOut(ctx, path); err != nil {
+	for j := range o.NumJobs {
+		jb := &job{index: j}
+		f.jobs = append(f.jobs, jb)
+		for k := range o.NrFiles {
+			path := o.filePath(j, k)
+			if (j == 0 && k == 0) || o.Directory != "" {
+				if err := f.ensureLaidOut(ctx, path); err != nil {
+					f.Close()
+					return err
+				}
+			}
+			jb.files = append(jb.files, &jobFile{path: path, fd: -1, regionBlk: o.fileSize() / o.BlockSize, seed: fileSeed(j, k)})
+		}
+		if o.window() {
+			jb.window = &window{size: o.OpenFiles, flags: o.openFlags(), direct: o.Direct}
+			continue // its files open as it goes
+		}
+		for _, file := range jb.files {
+			fellBack, err := file.open(o.openFlags(), o.Direct)
+			if err != nil {
+				f.Close()
 				return err
 			}
+			if fellBack && len(f.notes) == 0 {
+				f.notes = append(f.notes, metrics.Note{Code: "o-direct-fallback",
+					Message: fmt.Sprintf("%s refuses O_DIRECT (tmpfs does); --direct ran as buffered I/O, so the page cache is in every number", file.path)})
+			}
 		}
-		flags := unix.O_RDONLY
-		if write {
-			flags = unix.O_RDWR
-		}
-		fd, fellBack, err := OpenFile(path, flags, o.Direct)
-		if err != nil {
-			f.Close()
-			return err
-		}
-		if fellBack && len(f.notes) == 0 {
-			f.notes = append(f.notes, metrics.Note{Code: "o-direct-fallback",
-				Message: fmt.Sprintf("%s refuses O_DIRECT (tmpfs does); --direct ran as buffered I/O, so the page cache is in every number", path)})
-		}
-		f.jobs = append(f.jobs, &job{fd: fd, path: path, regionBlk: o.Size / o.BlockSize})
 	}
 	return nil
+}
+
+// openFlags opens files read-only for a job that only reads.
+func (o *Options) openFlags() int {
+	if o.readShare() == 100 || o.Verify.Only {
+		return unix.O_RDONLY
+	}
+	return unix.O_RDWR
+}
+
+func (file *jobFile) open(flags int, direct bool) (fellBack bool, err error) {
+	if file.fd >= 0 {
+		return false, nil
+	}
+	file.fd, fellBack, err = OpenFile(file.path, flags, direct)
+	return fellBack, err
+}
+
+func (file *jobFile) close() {
+	if file.fd >= 0 {
+		_ = unix.Close(file.fd)
+		file.fd = -1
+	}
 }
 
 func (f *FS) resolveSize() error {
@@ -127,16 +173,21 @@ func (f *FS) resolveSize() error {
 	if o.Size > 0 {
 		return nil
 	}
-	n, _, err := existingSize(o.filePath(0))
+	if o.FileSize > 0 {
+		o.Size = o.FileSize * int64(o.NrFiles)
+		return nil
+	}
+	first := o.filePath(0, 0)
+	n, _, err := existingSize(first)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%s: %w", o.filePath(0), err)
+		return fmt.Errorf("%s: %w", first, err)
 	case n <= 0:
-		return fmt.Errorf("--size is required: %s does not exist yet (or is empty)", o.filePath(0))
+		return fmt.Errorf("--size is required: %s does not exist yet (or is empty)", first)
 	case n < o.BlockSize:
-		return fmt.Errorf("--size: %s holds %d bytes, less than one block (--bs %d)", o.filePath(0), n, o.BlockSize)
+		return fmt.Errorf("--size: %s holds %d bytes, less than one block (--bs %d)", first, n, o.BlockSize)
 	}
-	o.Size = n
+	o.Size = n * int64(o.NrFiles)
 	return nil
 }
 
@@ -146,15 +197,15 @@ func (f *FS) ensureLaidOut(ctx context.Context, path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if device {
-		if n < f.opts.Size {
-			return fmt.Errorf("--size %d: larger than the device %s (%d bytes)", f.opts.Size, path, n)
+		if n < f.opts.fileSize() {
+			return fmt.Errorf("--size %d: larger than the device %s (%d bytes)", f.opts.fileSize(), path, n)
 		}
 		return nil
 	}
-	if n >= f.opts.Size {
+	if n >= f.opts.fileSize() {
 		return nil
 	}
-	return layOut(ctx, path, f.opts.Size, f.opts.Data)
+	return layOut(ctx, path, f.opts.fileSize(), f.opts.Data)
 }
 
 // Run implements workload.Workload.
@@ -167,13 +218,27 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	if budget == 0 && o.Runtime == 0 {
 		budget = o.Size
 	}
+	tracking := o.Verify.on() && !o.Verify.Only && o.readShare() < 100
 	for _, j := range f.jobs {
 		j.limited = budget > 0
 		j.remaining.Store(budget / o.BlockSize)
-		j.cursor.Store(0)
+		j.rr.Store(0)
 		j.writes.Store(0)
-		if o.Invalidate && !o.Direct && j.fd >= 0 {
-			_ = unix.Fadvise(j.fd, 0, 0, unix.FADV_DONTNEED)
+		for d := range j.pace {
+			j.pace[d] = newPacer(o.opsPerSecond(metrics.Op(d)))
+		}
+		if j.window != nil {
+			j.window.reset(j.files)
+		}
+		for _, file := range j.files {
+			file.cursor.Store(0)
+			file.written = nil
+			if tracking {
+				file.written = make([]uint64, (file.regionBlk+63)/64)
+			}
+			if o.Invalidate && !o.Direct && file.path != "" {
+				dropCache(file)
+			}
 		}
 	}
 	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime, Ramp: o.RampTime, ProcPerWorker: true}
@@ -189,17 +254,69 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
 	}
 	res, err := driver.Run(ctx, dopts, worker)
-	if res != nil {
-		res.Notes = append(res.Notes, f.notes...)
+	if res == nil {
+		return nil, err
+	}
+	res.Notes = append(res.Notes, f.notes...)
+	res.Notes = append(res.Notes, f.paceNotes(res)...)
+	if err == nil && tracking && o.Verify.Do {
+		err = f.verifyPass(ctx, res)
 	}
 	return res, err
+}
+
+// verifyPass reads back what the run wrote and says so in a note.
+func (f *FS) verifyPass(ctx context.Context, res *metrics.Result) error {
+	start := time.Now()
+	v, err := f.verifyWritten(ctx)
+	if err != nil {
+		return err
+	}
+	res.Notes = append(res.Notes, metrics.Note{Code: "verified", Message: fmt.Sprintf(
+		"verify %s: read back all %d blocks written (%s) from storage after the run, in %v; every one as written",
+		f.opts.Verify.Kind, v.blocks.Load(), units.FormatSize(v.bytes.Load()), time.Since(start).Round(time.Millisecond))})
+	return nil
+}
+
+// paceNotes say when a rate cap was not met: the job's operations of a
+// direction fell more than 5% short of it over the run.
+func (f *FS) paceNotes(res *metrics.Result) []metrics.Note {
+	var notes []metrics.Note
+	for d := range 2 {
+		perSecond := f.opts.opsPerSecond(metrics.Op(d)) * float64(len(f.jobs))
+		got := float64(res.ByOp[d].Ops) / res.Duration.Seconds()
+		if perSecond > 0 && got < 0.95*perSecond {
+			var late, n int64
+			for _, j := range f.jobs {
+				late += j.pace[d].late.Load()
+				n += j.pace[d].n.Load()
+			}
+			notes = append(notes, metrics.Note{Code: "rate-not-met", Message: fmt.Sprintf(
+				"%ss ran at %.4g/s, below the %.4g/s that --rate/--rate_iops asked of %d jobs; %d of %d started over 1ms late: the target did not keep up",
+				metrics.Op(d), got, perSecond, len(f.jobs), late, n)})
+		}
+	}
+	return notes
+}
+
+// dropCache drops a file's page cache, as fio's invalidate=1.
+func dropCache(file *jobFile) {
+	fd := file.fd
+	if fd < 0 {
+		var err error
+		if fd, err = unix.Open(file.path, unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			return
+		}
+		defer unix.Close(fd)
+	}
+	_ = unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
 }
 
 // Close implements workload.Workload.
 func (f *FS) Close() error {
 	for _, j := range f.jobs {
-		if j.fd >= 0 {
-			_ = unix.Close(j.fd)
+		for _, file := range j.files {
+			file.close()
 		}
 	}
 	f.jobs = nil
@@ -209,18 +326,107 @@ func (f *FS) Close() error {
 // take reserves one block of the job's budget.
 func (j *job) take() bool { return !j.limited || j.remaining.Add(-1) >= 0 }
 
-// nextSeq returns the next sequential block, wrapping at the region's end.
-func (j *job) nextSeq() int64 { return (j.cursor.Add(1) - 1) % j.regionBlk }
+// nextSeq returns the file's next sequential block, wrapping at the
+// region's end.
+func (file *jobFile) nextSeq() int64 { return (file.cursor.Add(1) - 1) % file.regionBlk }
 
 // syncEvery is the number of writes between two syncs (0: never).
 func (o *Options) syncEvery() int {
-	if o.Fsync > 0 {
+	switch {
+	case o.Fsync > 0:
 		return o.Fsync
+	case o.Fdatasync > 0:
+		return o.Fdatasync
 	}
-	return o.Fdatasync
+	return o.SyncFileRange.Every
 }
 
-// syncDue counts a write and reports whether an fsync is due after it.
+// syncDue counts a write and reports whether a sync is due after it.
 func (j *job) syncDue(every int) bool {
 	return every > 0 && j.writes.Add(1)%int64(every) == 0
+}
+
+// nextFile is the file of the job's next operation: round robin over its
+// files, or over those open in its window.
+func (j *job) nextFile() (*jobFile, error) {
+	if j.window != nil {
+		return j.window.next(j.files)
+	}
+	if len(j.files) == 1 {
+		return j.files[0], nil
+	}
+	return j.files[(j.rr.Add(1)-1)%uint64(len(j.files))], nil
+}
+
+// closeWindow closes the files a window left open. The worker that opened
+// them calls it before it ends: they are in its thread's own descriptor
+// table (privateFDTable), which no other thread can close them in.
+func (j *job) closeWindow() {
+	if j.window != nil {
+		j.window.reset(j.files)
+	}
+}
+
+// done is called when an operation on file has completed.
+func (j *job) done(file *jobFile) {
+	if j.window != nil {
+		j.window.done(file)
+	}
+}
+
+// window is fio's openfiles below nrfiles: the job serves size files at a
+// time round robin; a file leaves when its pass is issued and closes once
+// its operations complete, and the next file opens. When every file has had
+// its pass, another begins. One worker runs such a job, so no locks.
+type window struct {
+	size     int
+	flags    int
+	direct   bool
+	open     []*jobFile
+	nextOpen int // the next file to open in this pass
+	turn     int
+}
+
+func (w *window) reset(files []*jobFile) {
+	for _, file := range files {
+		file.close()
+		file.serving, file.inflight = false, 0
+	}
+	w.open, w.nextOpen, w.turn = w.open[:0], 0, 0
+}
+
+func (w *window) next(files []*jobFile) (*jobFile, error) {
+	for len(w.open) < w.size {
+		if w.nextOpen == len(files) {
+			if len(w.open) > 0 {
+				break
+			}
+			w.nextOpen = 0 // every file had its pass: another begins
+		}
+		file := files[w.nextOpen]
+		w.nextOpen++
+		if _, err := file.open(w.flags, w.direct); err != nil {
+			return nil, err
+		}
+		file.left, file.serving = file.regionBlk, true
+		w.open = append(w.open, file)
+	}
+	w.turn %= len(w.open)
+	file := w.open[w.turn]
+	file.left--
+	file.inflight++
+	if file.left > 0 {
+		w.turn++
+	} else {
+		file.serving = false
+		w.open = slices.Delete(w.open, w.turn, w.turn+1)
+	}
+	return file, nil
+}
+
+func (w *window) done(file *jobFile) {
+	file.inflight--
+	if !file.serving && file.inflight == 0 {
+		file.close()
+	}
 }

@@ -100,10 +100,32 @@ type Options struct {
 	// Fsync issues an fsync after every Fsync writes (0: never).
 	Fsync int
 	// Fdatasync, like Fsync, with fdatasync.
-	Fdatasync  int
-	Invalidate bool // drop the files' page cache before each run, as fio does by default
-	Engine     string
-	Data       datagen.Pattern
+	Fdatasync int
+	// SyncFileRange calls sync_file_range(2) after every N writes with
+	// the given flags (fio's sync_file_range=flags:N).
+	SyncFileRange SyncRange
+	Invalidate    bool // drop the files' page cache before each run, as fio does by default
+	// NrFiles is how many files each job spreads its I/O over, round robin
+	// (fio's nrfiles); FileSize is each one's size (default Size/NrFiles;
+	// Size then defaults to NrFiles x FileSize), OpenFiles how many are
+	// open at a time (default all): a file is closed when its share of a
+	// pass is done and the next one opened.
+	NrFiles   int
+	FileSize  int64
+	OpenFiles int
+	// Rate caps each job's bandwidth in bytes/s and RateIOPS its
+	// operations/s, reads and writes apart (index metrics.Read, Write; 0:
+	// no cap), as fio's rate and rate_iops.
+	Rate     [2]int64
+	RateIOPS [2]int64
+	// ThinkTime is a pause after every ThinkTimeBlocks operations, once
+	// those have completed (fio's thinktime, thinktime_blocks).
+	ThinkTime       time.Duration
+	ThinkTimeBlocks int
+	// Verify writes checked blocks and reads them back (fio's verify).
+	Verify Verify
+	Engine string
+	Data   datagen.Pattern
 	// FioPath is the fio binary for the fio engine (default "fio").
 	FioPath string
 }
@@ -112,7 +134,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		RW: Read, RWMixRead: 50, BlockSize: 4096, IODepth: 1, IODepthBatch: 1, NumJobs: 1,
-		Invalidate: true, Engine: DefaultEngine,
+		Invalidate: true, Engine: DefaultEngine, NrFiles: 1, ThinkTimeBlocks: 1, Verify: Verify{Do: true},
 	}
 }
 
@@ -163,6 +185,15 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--rwmixread %d: want 0..100", o.RWMixRead)
 	case o.Fsync < 0 || o.Fdatasync < 0:
 		return fmt.Errorf("--fsync/--fdatasync: want a count of writes >= 0")
+	}
+	if err := o.validateFiles(); err != nil {
+		return err
+	}
+	if err := o.validatePace(); err != nil {
+		return err
+	}
+	if err := o.validateVerify(); err != nil {
+		return err
 	}
 	if _, err := ParsePattern(string(o.RW)); err != nil {
 		return fmt.Errorf("--rw %w", err)
@@ -220,6 +251,29 @@ func (o *Options) Params() map[string]string {
 	if o.Data.DedupPct > 0 {
 		p["dedupe_percentage"] = fmt.Sprint(o.Data.DedupPct)
 	}
+	if o.NrFiles > 1 {
+		p["nrfiles"] = fmt.Sprint(o.NrFiles)
+		p["filesize"] = units.FormatSize(o.fileSize())
+		if o.OpenFiles > 0 && o.OpenFiles < o.NrFiles {
+			p["openfiles"] = fmt.Sprint(o.OpenFiles)
+		}
+	}
+	if o.SyncFileRange.Every > 0 {
+		p["sync_file_range"] = o.SyncFileRange.String()
+	}
+	if o.Rate != [2]int64{} {
+		p["rate"] = formatPair(o.Rate, units.FormatSize)
+	}
+	if o.RateIOPS != [2]int64{} {
+		p["rate_iops"] = formatPair(o.RateIOPS, func(n int64) string { return fmt.Sprint(n) })
+	}
+	if o.ThinkTime > 0 {
+		p["thinktime"] = o.ThinkTime.String()
+		if o.ThinkTimeBlocks > 1 {
+			p["thinktime_blocks"] = fmt.Sprint(o.ThinkTimeBlocks)
+		}
+	}
+	o.Verify.params(p)
 	switch {
 	case o.Filename != "":
 		p["filename"] = o.Filename
