@@ -279,6 +279,10 @@ func TestBadInput(t *testing.T) {
 		{"foreign db", []string{"fs", "--directory", dir, "--size=1m", "--db", notDB}, "not an iolab database", 2},
 		{"show without db", []string{"show", "--db", filepath.Join(dir, "none.db")}, "no such database", 2},
 		{"zero rounds", []string{"fs", "--directory", dir, "--size=1m", "--rounds=0"}, `--rounds "0": out of range; want a whole number from 1 to`, 2},
+		{"three rates", []string{"fs", "--directory", dir, "--size=1m", "--rate=1m,2m,3m"}, `--rate "1m,2m,3m": "1m,2m,3m": want VALUE, or READ,WRITE`, 2},
+		{"bad sync_file_range", []string{"fs", "--directory", dir, "--size=1m", "--sync_file_range=flush:4"}, `flag "flush": want wait_before, write and/or wait_after`, 2},
+		{"bad verify", []string{"fs", "--directory", dir, "--size=1m", "--verify=meta"}, `--verify "meta": want one of crc32, crc32c, crc64, md5`, 2},
+		{"bad thinktime", []string{"fs", "--directory", dir, "--size=1m", "--thinktime=1x"}, `--thinktime "1x": not a duration; want microseconds (100)`, 2},
 	}
 	for _, tc := range tests {
 		_, _, err := iolab(t, context.Background(), tc.args...)

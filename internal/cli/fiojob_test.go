@@ -239,3 +239,66 @@ func TestRampTime(t *testing.T) {
 		t.Errorf("params %v, runs %+v: want ramp_time 400ms and a measured window of about 300ms", r.Cells[0].Params, r.Runs)
 	}
 }
+
+// fio's verify, file, pacing and sync options run from a job file as from
+// the command line; a byte damaged on disk fails the run that reads it,
+// naming its offset, and the failed run is stored as failed.
+func TestFioVerifyFilesAndPacing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"v.fio": `[global]
+directory=` + data + `
+bs=4k
+[writer]
+rw=write
+nrfiles=3
+filesize=128k
+openfiles=2
+rate_iops=,20000
+thinktime=50
+thinktime_blocks=16
+sync_file_range=write:8
+verify=crc32c-intel
+verify_backlog=8
+`})
+	r, stderr := runFioJob(t, dir, filepath.Join(dir, "v.fio"))
+	if len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
+		t.Fatalf("runs %+v\n%s", r.Runs, stderr)
+	}
+	want := map[string]string{"nrfiles": "3", "filesize": "128k", "openfiles": "2", "rate_iops": ",20000", "thinktime": "50µs",
+		"sync_file_range": "write:8", "verify": "crc32c", "verify_backlog": "8"}
+	for k, v := range want {
+		if got := r.Cells[0].Params[k]; got != v {
+			t.Errorf("param %s = %q, want %q (all: %v)", k, got, v, r.Cells[0].Params)
+		}
+	}
+	// Damage the middle file; a read job with --verify finds it.
+	bad := int64(70_001)
+	f, err := os.OpenFile(filepath.Join(data, "iolab.0.1"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0}, bad); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	db := filepath.Join(dir, "x.db")
+	_, stderr, err = iolab(t, context.Background(), "fs", "--directory", data, "--rw=read", "--nrfiles=3", "--filesize=128k",
+		"--verify=crc32c", "--rounds=1", "--warmup=0", "--json", "--db", db)
+	if err == nil || !strings.Contains(err.Error(), "iolab.0.1: block at offset 69632 (4k): checksum mismatch; byte 70001 (block +369)") {
+		t.Fatalf("read of a damaged file: %v\n%s", err, stderr)
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown fsJobReport
+	decodeInto(t, out, &shown)
+	if len(shown.Runs) != 1 || shown.Runs[0].Status == "ok" {
+		t.Errorf("the failed verify run was stored as %+v", shown.Runs)
+	}
+}

@@ -79,11 +79,12 @@ const durationForms = "want seconds (60) or a value with a unit such as 60s, 1m,
 func ParseDuration(s string) (time.Duration, error) { return ParseDurationIn(s, time.Second) }
 
 // ParseDurationIn is ParseDuration with a bare number counted in unit
-// instead of seconds, as fio's thinktime counts microseconds.
+// (time.Second or time.Microsecond) instead of seconds, as fio's thinktime
+// counts microseconds.
 func ParseDurationIn(s string, unit time.Duration) (time.Duration, error) {
 	forms := durationForms
-	if unit != time.Second {
-		forms = fmt.Sprintf("want a number of %v units (100) or a value with a unit such as 100us, 10ms, 1s", unit)
+	if unit == time.Microsecond {
+		forms = "want microseconds (100) or a value with a unit such as 100us, 10ms, 1s"
 	}
 	t := strings.TrimSpace(s)
 	if t == "" {

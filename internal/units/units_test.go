@@ -160,3 +160,14 @@ func FuzzParsers(f *testing.F) {
 		}
 	})
 }
+
+func TestParseDurationIn(t *testing.T) {
+	for in, want := range map[string]time.Duration{"100": 100 * time.Microsecond, "1.5": 1500 * time.Nanosecond, "10ms": 10 * time.Millisecond} {
+		if got, err := ParseDurationIn(in, time.Microsecond); err != nil || got != want {
+			t.Errorf("ParseDurationIn(%q, µs) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseDurationIn("-1", time.Microsecond); err == nil || !strings.Contains(err.Error(), "want microseconds") {
+		t.Errorf("negative: %v", err)
+	}
+}

@@ -113,9 +113,15 @@ func (is *issuer) next() (op, error) {
 	if write && is.o.Verify.Only {
 		p.write = false // verify_only: read back what the write would have written
 	}
+	now := is.clock.Now()
+	if is.pick.readPct > 0 && is.pick.readPct < 100 && is.j.pace[p.dir()].ahead(now) && !is.j.pace[1-p.dir()].ahead(now) {
+		// As fio: a mixed job whose direction is ahead of its cap issues
+		// the other one rather than wait.
+		p.write = !p.write
+	}
 	p.check = is.checks && !p.write
 	if pc := is.j.pace[p.dir()]; pc != nil {
-		p.due = pc.due(is.clock.Now())
+		p.due = pc.due(now)
 	}
 	return p, nil
 }

@@ -41,6 +41,24 @@ func TestValidate(t *testing.T) {
 		{"rw", func(o *Options) { o.RW = "up" }, "--rw"},
 		{"compress", func(o *Options) { o.Data.CompressPct = 120 }, "buffer_compress_percentage"},
 		{"fsync", func(o *Options) { o.Fsync = -1 }, "--fsync"},
+		{"nrfiles with filename", func(o *Options) { o.Directory, o.Filename, o.NrFiles = "", "/x", 2 }, "--nrfiles 2 with --filename"},
+		{"openfiles above nrfiles", func(o *Options) { o.NrFiles, o.OpenFiles = 2, 3 }, "--openfiles 3"},
+		{"openfiles with psync-pool", func(o *Options) { o.NrFiles, o.OpenFiles, o.Engine, o.IODepth = 4, 2, EnginePsyncPool, 4 }, "one issuer per job"},
+		{"filesize below a block", func(o *Options) { o.FileSize = 100 }, "--filesize"},
+		{"rate and rate_iops", func(o *Options) { o.Rate, o.RateIOPS = [2]int64{1 << 20, 0}, [2]int64{100, 0} }, "give one"},
+		{"thinktime_blocks", func(o *Options) { o.ThinkTimeBlocks = 0 }, "--thinktime_blocks"},
+		{"fsync and sync_file_range", func(o *Options) { o.Fsync, o.SyncFileRange.Every = 1, 4 }, "give one"},
+		{"fsync and fdatasync", func(o *Options) { o.Fsync, o.Fdatasync = 1, 4 }, "give one"},
+		{"verify kind", func(o *Options) { o.Verify.Kind = "meta" }, "--verify \"meta\": want one of crc32, crc32c"},
+		{"verify alias", func(o *Options) { o.Verify.Kind = "crc32c-intel" }, ""},
+		{"verify small block", func(o *Options) { o.Verify.Kind, o.BlockSize = "sha512", 64 }, "--bs 64"},
+		{"verify with compression", func(o *Options) { o.Verify.Kind, o.Data.CompressPct = "md5", 50 }, "own checked blocks"},
+		{"verify null", func(o *Options) { o.Verify.Kind, o.Engine = "md5", EngineNull }, "null engine"},
+		{"verify_only of a read job", func(o *Options) { o.Verify.Kind, o.Verify.Only = "md5", true }, "--verify_only with --rw read"},
+		{"verify_only unreplayable", func(o *Options) {
+			o.Verify.Kind, o.Verify.Only, o.RW, o.Engine, o.IODepth = "md5", true, RandWrite, EnginePsyncPool, 4
+		}, "cannot be replayed"},
+		{"verify_backlog without verify", func(o *Options) { o.Verify.Backlog = 8 }, "need --verify"},
 	}
 	for _, tc := range tests {
 		o := valid()
@@ -126,8 +144,11 @@ func TestFioArgsCarryTheJob(t *testing.T) {
 	o := valid()
 	o.RW, o.RWMixRead, o.BlockSize, o.IODepth, o.NumJobs, o.Direct = RandRW, 70, 4096, 32, 4, true
 	o.Runtime, o.Fsync, o.Data.DedupPct = 10*time.Second, 8, 30
+	o.NrFiles, o.OpenFiles, o.RateIOPS, o.ThinkTime, o.ThinkTimeBlocks = 4, 2, [2]int64{0, 500}, 150*time.Microsecond, 8
+	o.Verify = Verify{Kind: "md5", Backlog: 32, Do: true}
 	args := o.fioArgs()
-	for _, want := range []string{"--rw=randrw", "--rwmixread=70", "--bs=4096", "--iodepth=32", "--numjobs=4",
+	for _, want := range []string{"--nrfiles=4", "--filesize=262144", "--openfiles=2", "--rate_iops=0,500", "--thinktime=150",
+		"--thinktime_blocks=8", "--verify=md5", "--verify_backlog=32", "--do_verify=1","--rw=randrw", "--rwmixread=70", "--bs=4096", "--iodepth=32", "--numjobs=4",
 		"--direct=1", "--time_based", "--runtime=10000ms", "--fsync=8", "--dedupe_percentage=30", "--directory=/tmp",
 		"--ioengine=io_uring", "--output-format=json+", "--group_reporting", "--size=1048576"} {
 		if !slices.Contains(args, want) {

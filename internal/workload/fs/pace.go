@@ -152,6 +152,11 @@ func (p *pacer) due(now int64) int64 {
 	return due
 }
 
+// ahead says the next operation is not due yet (false for no pacer).
+func (p *pacer) ahead(now int64) bool {
+	return p != nil && p.started.Load() && p.origin.Load()+int64(float64(p.n.Load())*p.interval) > now
+}
+
 // sleepUntil waits until the clock reads due, or stop.
 func sleepUntil(clock metrics.Clock, due int64, stop *driver.Stop) {
 	for !stop.Stopped() {
