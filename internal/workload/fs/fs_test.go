@@ -148,7 +148,7 @@ func TestFioArgsCarryTheJob(t *testing.T) {
 	o.Verify = Verify{Kind: "md5", Backlog: 32, Do: true}
 	args := o.fioArgs()
 	for _, want := range []string{"--nrfiles=4", "--filesize=262144", "--openfiles=2", "--rate_iops=0,500", "--thinktime=150",
-		"--thinktime_blocks=8", "--verify=md5", "--verify_backlog=32", "--do_verify=1","--rw=randrw", "--rwmixread=70", "--bs=4096", "--iodepth=32", "--numjobs=4",
+		"--thinktime_blocks=8", "--verify=md5", "--verify_backlog=32", "--do_verify=1", "--rw=randrw", "--rwmixread=70", "--bs=4096", "--iodepth=32", "--numjobs=4",
 		"--direct=1", "--time_based", "--runtime=10000ms", "--fsync=8", "--dedupe_percentage=30", "--directory=/tmp",
 		"--ioengine=io_uring", "--output-format=json+", "--group_reporting", "--size=1048576"} {
 		if !slices.Contains(args, want) {
