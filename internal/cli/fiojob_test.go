@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -300,5 +302,88 @@ verify_backlog=8
 	decodeInto(t, out, &shown)
 	if len(shown.Runs) != 1 || shown.Runs[0].Status == "ok" {
 		t.Errorf("the failed verify run was stored as %+v", shown.Runs)
+	}
+}
+
+// --output-format=json+ writes fio's own JSON shape: a tool that reads fio
+// (fio's fio_jsonplus_clat2csv, from Debian's fio package) reads it, and
+// its counts are the stored runs' sums; json is the same without bins.
+func TestFioShapedJSONOutput(t *testing.T) {
+	t.Parallel()
+	need(t, "fio_jsonplus_clat2csv")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	out, stderr, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=write", "--bs=4k", "--size=1m", "--fsync=16",
+		"--rounds=2", "--warmup=1", "--output-format=json+", "--db", db)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var doc struct {
+		Version string `json:"fio version"`
+		Jobs    []struct {
+			Jobname    string
+			Error      int
+			JobOptions map[string]string `json:"job options"`
+			Read       struct {
+				TotalIOs int64 `json:"total_ios"`
+			}
+			Write struct {
+				IOBytes  int64   `json:"io_bytes"`
+				TotalIOs int64   `json:"total_ios"`
+				IOPS     float64 `json:"iops"`
+				Runtime  int64
+				Clat     struct {
+					N          int64
+					Percentile map[string]int64
+					Bins       map[string]int64
+				} `json:"clat_ns"`
+			}
+			Sync struct {
+				TotalIOs int64 `json:"total_ios"`
+			}
+			LatencyUs map[string]float64 `json:"latency_us"`
+			LatencyNs map[string]float64 `json:"latency_ns"`
+			LatencyMs map[string]float64 `json:"latency_ms"`
+			Iolab     struct{ Runs []int64 }
+		}
+	}
+	decodeInto(t, out, &doc)
+	if len(doc.Jobs) != 1 {
+		t.Fatalf("%d jobs", len(doc.Jobs))
+	}
+	j := doc.Jobs[0]
+	// Two measured runs of 256 writes and 16 fsyncs each; the warm-up is not merged.
+	var binned int64
+	for _, n := range j.Write.Clat.Bins {
+		binned += n
+	}
+	var share float64
+	for _, m := range []map[string]float64{j.LatencyNs, j.LatencyUs, j.LatencyMs} {
+		for _, v := range m {
+			share += v
+		}
+	}
+	if j.Error != 0 || j.Write.TotalIOs != 512 || j.Write.IOBytes != 2<<20 || j.Sync.TotalIOs != 32 || j.Read.TotalIOs != 0 ||
+		j.Write.Clat.N != 512 || binned != 512 || len(j.Iolab.Runs) != 2 || j.Write.IOPS <= 0 || j.Write.Runtime <= 0 ||
+		j.Write.Clat.Percentile["99.000000"] <= 0 || j.JobOptions["fsync"] != "16" || math.Abs(share-100) > 0.01 {
+		t.Fatalf("fio json+: %+v", j)
+	}
+	path := filepath.Join(dir, "out.json")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{path, filepath.Join(dir, "lat.csv")}, {path, filepath.Join(dir, "lat.csv"), "--validate"}} {
+		if b, err := exec.Command("fio_jsonplus_clat2csv", args...).CombinedOutput(); err != nil {
+			t.Fatalf("fio_jsonplus_clat2csv %v: %v\n%s", args, err, b)
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "lat_job0.csv"))
+	if err != nil || !strings.Contains(string(csv), ", 512, 1.0, ") {
+		t.Errorf("fio's CSV does not end at 512 writes: %v\n%.300s", err, csv)
+	}
+	// The same experiment as fio's json: no bins.
+	out, _, err = iolab(t, context.Background(), "show", "--db", db, "--format", "fio")
+	if err != nil || strings.Contains(out, `"bins"`) || !strings.Contains(out, `"total_ios": 512`) {
+		t.Errorf("show --format fio: %v\n%.400s", err, out)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload/fs"
 )
@@ -30,6 +31,7 @@ func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
 	o.Repeat.AddFlags(f)
 	// fio options that describe what iolab always does: accepted so that a
 	// fio command line runs unchanged.
+	f.Var(fioOutputValue{&o.Repeat.Format}, "output-format", "fio's: normal (iolab's report), json or json+ (fio's JSON shape: --format fio, fio+)")
 	for _, name := range []string{"time_based", "group_reporting", "thread"} {
 		f.Bool(name, false, "accepted as fio's; no effect (iolab is time-based when --runtime is set, merges jobs, runs threads)")
 		_ = f.MarkHidden(name)
@@ -77,6 +79,20 @@ func (o *FSOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.Var(boolIntValue{&j.Verify.Only}, "verify_only", "check the blocks the write job would write, writing nothing (1 or 0)")
 	f.Lookup("verify_only").NoOptDefVal = "1"
 	f.Var(boolIntValue{&j.Verify.Do}, "do_verify", "read back everything written once the run ends (1, the default, or 0)")
+}
+
+// fioOutputValue is fio's --output-format, which sets --format.
+type fioOutputValue struct{ p *string }
+
+func (v fioOutputValue) String() string { return "normal" }
+func (v fioOutputValue) Type() string   { return "normal|json|json+" }
+func (v fioOutputValue) Set(s string) error {
+	f, ok := map[string]string{"normal": "text", "json": report.FormatFio, "json+": report.FormatFioPlus}[s]
+	if !ok {
+		return fmt.Errorf("want normal, json or json+ (fio's terse is not written)")
+	}
+	*v.p = f
+	return nil
 }
 
 // pairValue is fio's READ,WRITE form of rate and rate_iops.
