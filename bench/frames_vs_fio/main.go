@@ -40,7 +40,7 @@ func main() {
 	fmt.Printf("%d frames per run, 2 threads/jobs, direct=%s, %d pairs, in %s\n\n", *n, d, *pairs, work)
 	fmt.Println("| profile | frame bytes | fio MiB/s | iolab MiB/s | ratio iolab/fio: median [95% CI] |")
 	fmt.Println("|---|---|---|---|---|")
-	for _, name := range []string{"HD-24bit", "4K-24bit"} {
+	for _, name := range []string{"FULLHD-24bit", "4K-DCI-24bit"} {
 		p, _ := frames.LookupProfile(name)
 		var f, i float64
 		var ratios []float64 // of each pair
@@ -59,7 +59,7 @@ func main() {
 			f, i = f+pf, i+pi
 			ratios = append(ratios, pi/pf)
 		}
-		fmt.Printf("| %s | %d | %.0f | %.0f | %s |\n", name, p.FrameBytes(), f/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20),
+		fmt.Printf("| %s | %d | %.0f | %.0f | %s |\n", name, p.FrameBytes(frames.DefaultHeader), f/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20),
 			harness.MedianRatio(ratios))
 	}
 }
@@ -67,9 +67,9 @@ func main() {
 func runFio(dir string, p frames.Profile, n int, direct string) float64 {
 	// iolab writes a frame in pieces of up to 8 MiB; fio the same, and a
 	// smaller frame in one piece (fio writes only whole blocks of a file).
-	bs := min(p.FrameBytes(), 8<<20)
+	bs := min(p.FrameBytes(frames.DefaultHeader), 8<<20)
 	out, err := exec.Command("fio", "--name=frames", "--directory="+dir, "--rw=write", "--bs="+strconv.FormatInt(bs, 10), "--bs_unaligned",
-		"--nrfiles="+strconv.Itoa(n/2), "--filesize="+strconv.FormatInt(p.FrameBytes(), 10), "--numjobs=2",
+		"--nrfiles="+strconv.Itoa(n/2), "--filesize="+strconv.FormatInt(p.FrameBytes(frames.DefaultHeader), 10), "--numjobs=2",
 		"--openfiles=1", "--file_service_type=sequential", "--create_on_open=1", "--direct="+direct,
 		"--ioengine=psync", "--group_reporting", "--output-format=json").Output()
 	if err != nil {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload/frames"
 )
 
@@ -28,12 +30,15 @@ type FramesOptions struct {
 // AddJobFlags registers the workload's options, which plans use as keys.
 func (o *FramesOptions) AddJobFlags(f *pflag.FlagSet) {
 	j := &o.Job
-	f.StringVar(&j.Directory, "directory", "", "directory for the frame files")
-	f.StringVar(&o.profile, "profile", "", "frame format, e.g. HD-24bit, 4K-10bit, 8K-24bit (--list shows all)")
+	f.StringVar(&j.Directory, "directory", "", "directory for the frame files (with --read and no --profile: an existing sequence, read as it is)")
+	f.StringVar(&j.Stream, "stream", "", "one file holding every frame at its offset (created if missing), instead of a file per frame")
+	f.StringVar(&o.profile, "profile", "", "frame format by vframetest's names (FULLHD-24bit, 4K-DCI-32bit, 8K-24bit; --list shows all) or WIDTHxHEIGHTxBITS")
+	f.Var(headerValue{&j.Header, &j.HeaderSet}, "header", "bytes before each frame's pixels (vframetest's default 64k)")
+	f.StringVar(&j.Order, "order", frames.OrderSequential, "frame order: sequential, reverse or random (the same permutation every run)")
 	intVar(f, &o.width, "width", 0, 0, 1<<16, "frame width in pixels (instead of --profile)")
 	intVar(f, &o.height, "height", 0, 0, 1<<16, "frame height in pixels")
 	intVar(f, &o.bpp, "bytes-per-pixel", 0, 0, 16, "bytes per pixel")
-	intVar(f, &j.Frames, "frames", 100, 1, 1_000_000, "frames per run")
+	intVar(f, &j.Frames, "frames", 0, 0, frames.MaxFrames, "frames per run (default 100; reading an existing sequence: all of it)")
 	intVar(f, &j.Threads, "threads", 1, 1, 1024, "frames in flight")
 	f.Var(boolIntValue{&j.Direct}, "direct", "O_DIRECT (1 or 0)")
 	f.Lookup("direct").NoOptDefVal = "1"
@@ -47,6 +52,7 @@ func (o *FramesOptions) AddJobFlags(f *pflag.FlagSet) {
 
 func (o *FramesOptions) job() (frames.Options, error) {
 	j := o.Job
+	j.KeepGoing = o.Repeat.KeepGoing
 	switch {
 	case o.profile != "" && (o.width != 0 || o.height != 0 || o.bpp != 0):
 		return j, fmt.Errorf("--profile or --width/--height/--bytes-per-pixel: give one")
@@ -94,13 +100,38 @@ func newFramesCommand(stdout, stderr io.Writer) *cobra.Command {
 
 func listProfiles(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tPIXELS\tFORMAT\tFRAME BYTES\tFRAME SIZE")
-	for _, p := range frames.Profiles() {
-		fmt.Fprintf(tw, "%s\t%dx%d\t%s\t%d\t%.1f MiB\n", p.Name, p.Width, p.Height, frames.FormatDescription(p.Name),
-			p.FrameBytes(), float64(p.FrameBytes())/(1<<20))
+	fmt.Fprintln(tw, "PROFILE\tSCHEME\tPIXELS\tBYTES/PIXEL\tFRAME BYTES\tSAME SIZE AS\tNOTE")
+	all := frames.Profiles()
+	for _, p := range all {
+		fmt.Fprintf(tw, "%s\t%s\t%dx%d\t%d\t%d\t%s\t%s\n", p.Name, p.Scheme, p.Width, p.Height, p.BytesPerPixel,
+			p.FrameBytes(frames.DefaultHeader), strings.Join(frames.SameAs(p, all), " "), p.Warning)
 	}
-	fmt.Fprintf(tw, "\nframe bytes = width x height x bytes per pixel + a %d-byte header, rounded up to 4 KiB\n", frames.HeaderBytes)
+	fmt.Fprintf(tw, "\nframe bytes = width x height x bytes per pixel + the --header (default %d, vframetest's), rounded up to 4 KiB;\n"+
+		"vframetest's names mean vframetest's sizes; iolab's own names are kept where vframetest has none; WIDTHxHEIGHTxBITS gives any other\n",
+		frames.DefaultHeader)
 	return tw.Flush()
+}
+
+// headerValue is --header: a size, 0 allowed.
+type headerValue struct {
+	p   *int64
+	set *bool
+}
+
+func (v headerValue) String() string {
+	if v.p == nil || !*v.set {
+		return units.FormatSize(frames.DefaultHeader)
+	}
+	return units.FormatSize(*v.p)
+}
+func (v headerValue) Type() string { return "size" }
+func (v headerValue) Set(s string) error {
+	n, err := units.ParseSize(s)
+	if err != nil {
+		return err
+	}
+	*v.p, *v.set = n, true
+	return nil
 }
 
 func runFrames(ctx context.Context, o FramesOptions, command string, stdout, stderr io.Writer) error {
@@ -115,11 +146,18 @@ func runFrames(ctx context.Context, o FramesOptions, command string, stdout, std
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	name := fmt.Sprintf("frames %s x%d t%d", w.Params()["profile"], job.Frames, job.Threads)
+	name := fmt.Sprintf("frames %s x%s t%d", w.Params()["profile"], w.Params()["frames"], job.Threads)
+	if job.Order != frames.OrderSequential {
+		name += " " + job.Order
+	}
 	if job.FPS > 0 {
 		name += fmt.Sprintf(" @%gfps", job.FPS)
 	}
-	cells := []lab.Cell{{Name: name, Workload: w, Target: job.Directory}}
+	target := job.Directory
+	if target == "" {
+		target = job.Stream
+	}
+	cells := []lab.Cell{{Name: name, Workload: w, Target: target}}
 	plan := lab.Plan{Name: "frames", Command: command, Settings: w.Params()}
 	return runExperiment(ctx, o.Repeat, plan, cells, 0, stdout, stderr)
 }

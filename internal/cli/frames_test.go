@@ -2,7 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -51,7 +55,7 @@ func TestFramesContract(t *testing.T) {
 		t.Fatalf("stored frame series (%v): %+v", err, s.Runs)
 	}
 	list, _, err := iolab(t, context.Background(), "frames", "--list")
-	if err != nil || !strings.Contains(list, "8K-24bit") || !strings.Contains(list, "99536896") {
+	if err != nil || !strings.Contains(list, "8K-24bit") || !strings.Contains(list, "99598336") || !strings.Contains(list, "HD-24bit is vframetest's 1280x720") {
 		t.Fatalf("--list (%v):\n%s", err, list)
 	}
 	for _, bad := range [][]string{{"--profile", "9K-24bit"}, {"--profile", "HD-24bit", "--width", "10"}, {"--profile", "HD-24bit", "--pattern", "stripes"}} {
@@ -84,5 +88,83 @@ func TestFramesFailOnLate(t *testing.T) {
 	}
 	if _, _, err := iolab(t, context.Background(), "frames", "--directory", t.TempDir(), "--profile", "HD-24bit", "--fail-on-late", "--db", db); err == nil || ExitCode(err) != 2 {
 		t.Fatalf("--fail-on-late without --fps: %v", err)
+	}
+}
+
+// vframetest's options through the command line: a stream file in reverse
+// order with a header, read back at a frame rate with the per-frame CSV
+// (relative and absolute times); an existing sequence read as it is; a
+// run that goes on past failed frames reports its success rate.
+func TestFramesVframetestOptions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	stream := filepath.Join(dir, "clip.bin")
+	_, stderr, err := iolab(t, context.Background(), "frames", "--stream", stream, "--profile", "64x64x24", "--header", "0",
+		"--frames", "6", "--order", "reverse", "--keep", "--rounds=1", "--warmup=0", "--db", db)
+	if st, serr := os.Stat(stream); err != nil || serr != nil || st.Size() != 6*12288 {
+		t.Fatalf("stream write: %v %v\n%s", err, serr, stderr)
+	}
+	out, _, err := iolab(t, context.Background(), "frames", "--stream", stream, "--profile", "64x64x24", "--header", "0", "--read",
+		"--frames", "6", "--order", "random", "--fps", "500", "--rounds=1", "--warmup=0", "--db", db, "--format", "frames")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != 7 {
+		t.Fatalf("frames CSV: %v\n%s", err, out)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	seen := map[string]bool{}
+	for k, row := range rows[1:] {
+		seen[row[col["frame"]]] = true
+		start, _ := strconv.ParseInt(row[col["start_ns"]], 10, 64)
+		release, _ := strconv.ParseInt(row[col["release_ns"]], 10, 64)
+		deadline, _ := strconv.ParseInt(row[col["deadline_ns"]], 10, 64)
+		startAbs, _ := strconv.ParseInt(row[col["start_unix_ns"]], 10, 64)
+		releaseAbs, _ := strconv.ParseInt(row[col["release_unix_ns"]], 10, 64)
+		if row[col["pos"]] != strconv.Itoa(k) || release != int64(k)*2_000_000 || deadline != release+2_000_000 || start < release ||
+			startAbs-releaseAbs != start-release || startAbs < 1e18 || row[col["dropped"]] != "false" {
+			t.Errorf("row %d: %v", k, row)
+		}
+	}
+	if len(seen) != 6 {
+		t.Errorf("frames read: %v", seen)
+	}
+
+	// A sequence another tool wrote, read as it is.
+	seq := filepath.Join(dir, "seq")
+	os.Mkdir(seq, 0o755)
+	for i, n := range []int{3000, 9000, 100} {
+		os.WriteFile(filepath.Join(seq, fmt.Sprintf("f%03d.exr", i)), make([]byte, n), 0o644)
+	}
+	out, _, err = iolab(t, context.Background(), "frames", "--directory", seq, "--read", "--rounds=1", "--warmup=0", "--json", "--db", db)
+	var r struct {
+		Cells []struct{ Params map[string]string }
+		Runs  []struct {
+			Read *struct{ Ops, Bytes int64 } `json:"read"`
+		}
+	}
+	decodeInto(t, out, &r)
+	if err != nil || r.Runs[0].Read == nil || r.Runs[0].Read.Ops != 3 || r.Runs[0].Read.Bytes != 12100 || r.Cells[0].Params["profile"] != "existing" {
+		t.Fatalf("existing sequence: %v %+v %+v", err, r.Runs, r.Cells)
+	}
+	if files, _ := os.ReadDir(seq); len(files) != 3 {
+		t.Fatalf("the sequence lost files: %d left", len(files))
+	}
+
+	// --keep-going: two frames cannot be written; the run reports 80%.
+	blocked := filepath.Join(dir, "blocked")
+	os.Mkdir(blocked, 0o755)
+	for _, i := range []int{2, 5} {
+		os.Mkdir(filepath.Join(blocked, fmt.Sprintf("iolab-frame-%07d.bin", i)), 0o755)
+	}
+	out, stderr, err = iolab(t, context.Background(), "frames", "--directory", blocked, "--profile", "64x64x24", "--frames", "10",
+		"--keep-going", "--rounds=1", "--warmup=0", "--db", db)
+	if err != nil || !strings.Contains(out, "2 of 10 frames failed (success rate 80.00%)") {
+		t.Fatalf("keep-going: %v\n%s\n%s", err, out, stderr)
 	}
 }

@@ -71,7 +71,7 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	dbFlag(fs, &o.DB)
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
-	fs.StringVar(&o.Format, "format", "text", "text, md (Markdown), csv (a row per run and metric; with --series, per run and second), ndjson (a line per run), bench (Go benchmark format, for benchstat), fio or fio+ (fio's json and json+ output: a job per cell, its measured runs merged)")
+	fs.StringVar(&o.Format, "format", "text", "text, md (Markdown), csv (a row per run and metric; with --series, per run and second), ndjson (a line per run), bench (Go benchmark format, for benchstat), fio or fio+ (fio's json and json+ output: a job per cell, its measured runs merged), frames (a frame test's per-frame series as CSV)")
 	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
 	o.Gates.addFlags(fs)
 	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "no live progress line on the terminal")
@@ -83,8 +83,8 @@ func (o *RepeatOptions) validateOutput() error {
 	switch {
 	case o.DB == "":
 		return usage("--db: want a file path such as ./iolab.db")
-	case !slices.Contains([]string{"text", "md", report.FormatCSV, report.FormatNDJSON, report.FormatBench, report.FormatFio, report.FormatFioPlus}, o.Format):
-		return usage("--format %q: want text, md, csv, ndjson, bench, fio or fio+", o.Format)
+	case !slices.Contains([]string{"text", "md", report.FormatCSV, report.FormatNDJSON, report.FormatBench, report.FormatFio, report.FormatFioPlus, report.FormatFrames}, o.Format):
+		return usage("--format %q: want text, md, csv, ndjson, bench, fio, fio+ or frames", o.Format)
 	case o.JSON && o.Format != "text":
 		return usage("--json and --format %s: give one", o.Format)
 	}
@@ -244,6 +244,8 @@ func writeExperiment(data *store.Data, opts report.Options, o RepeatOptions, st 
 		return nil, report.NDJSON(stdout, data, o.Series)
 	case report.FormatBench:
 		return nil, report.Bench(stdout, data)
+	case report.FormatFrames:
+		return nil, report.FramesCSV(stdout, data)
 	case report.FormatFio, report.FormatFioPlus:
 		return nil, report.FioJSON(stdout, data, o.Format == report.FormatFioPlus, Version())
 	}

@@ -47,6 +47,9 @@ func TestWarnings(t *testing.T) {
 	tmpfs := base
 	tmpfs.Target = &Target{Path: "/dev/shm/x", FSType: "tmpfs"}
 	tmpfs.MemAvailableBytes = 5 << 30
+	nfs, smb := base, base
+	nfs.Target = &Target{Path: "/mnt/nas/frames", FSType: "nfs4", Source: "nas:/export"}
+	smb.Target = &Target{Path: "/mnt/share", FSType: "cifs", Source: "//server/share"}
 
 	type warningCase struct {
 		name  string
@@ -63,6 +66,8 @@ func TestWarnings(t *testing.T) {
 		{name: "noisy machine", snaps: []Snapshot{base, later}, ev: Evidence{TouchesDisk: true},
 			want: "rotational-disk,cpu-governor,load-above-cores,swap-activity,thermal-throttle"},
 		{name: "tmpfs", snaps: []Snapshot{tmpfs}, ev: Evidence{TouchesDisk: true}, want: "tmpfs-target,memory-pressure"},
+		{name: "nfs", snaps: []Snapshot{nfs}, ev: Evidence{TouchesDisk: true}, want: "network-target", text: "nfs4 (NFS at nas:/export)"},
+		{name: "smb", snaps: []Snapshot{smb}, ev: Evidence{TouchesDisk: true}, want: "network-target", text: "cifs (SMB at //server/share)"},
 		// cmd, http and s3 runs have a working directory, not a disk under test.
 		{name: "no disk workload", snaps: []Snapshot{base, later}, want: "cpu-governor,load-above-cores,swap-activity,thermal-throttle"},
 		{name: "no disk workload on tmpfs", snaps: []Snapshot{tmpfs}, want: "memory-pressure"},

@@ -2,6 +2,7 @@ package envinfo
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
@@ -62,6 +63,10 @@ func Warnings(snaps []Snapshot, ev Evidence) []stats.Warning {
 		}
 		if t.FSType == "tmpfs" || t.FSType == "ramfs" {
 			add("tmpfs-target", "the target %s is on %s: results measure memory and the page cache, not storage, and swing with memory pressure", t.Path, t.FSType)
+		}
+		if kind := networkFS(t.FSType); kind != "" {
+			add("network-target", "the target %s is on %s (%s at %s): the network and the server are in every number; O_DIRECT may be ignored "+
+				"or emulated, and close() may wait for the server (close-to-open consistency)", t.Path, t.FSType, kind, t.Source)
 		}
 	}
 	for _, s := range snaps {
@@ -179,4 +184,20 @@ func worst(snaps []Snapshot, bad func(Snapshot) float64, hit func(Snapshot) bool
 		n++
 	}
 	return w, n
+}
+
+// networkFS says what kind of remote filesystem fstype is ("" for a local
+// one): NFS, SMB, a cluster filesystem, or FUSE (often remote).
+func networkFS(fstype string) string {
+	switch {
+	case fstype == "nfs" || fstype == "nfs4":
+		return "NFS"
+	case fstype == "cifs" || fstype == "smb3" || fstype == "smbfs":
+		return "SMB"
+	case fstype == "ceph" || fstype == "glusterfs" || fstype == "lustre" || fstype == "gpfs" || fstype == "beegfs" || fstype == "9p":
+		return "a network filesystem"
+	case strings.HasPrefix(fstype, "fuse"):
+		return "FUSE, often remote"
+	}
+	return ""
 }

@@ -162,7 +162,11 @@ func Merge(recs []*Recorder, series *Series, start time.Time, duration time.Dura
 // run's start), how long open, I/O and close took, and how late it finished
 // (0 when on time); a dropped frame was never started.
 type FrameTiming struct {
-	Frame   int   `json:"frame"`
+	Frame int `json:"frame"`
+	// Pos is the frame's position in play order (its number, unless the
+	// order is reverse or random): it is released at Pos/fps and due at
+	// (Pos+1)/fps.
+	Pos     int   `json:"pos,omitempty"`
 	Thread  int   `json:"thread"`
 	StartNs int64 `json:"start_ns"`
 	OpenNs  int64 `json:"open_ns"`

@@ -22,6 +22,7 @@ const (
 	FormatCSV    = "csv"
 	FormatNDJSON = "ndjson"
 	FormatBench  = "bench"
+	FormatFrames = "frames"
 )
 
 // exportRun is one run as the exports see it.
@@ -69,6 +70,43 @@ func CSV(w io.Writer, d *store.Data, series bool) error {
 			if v := m[k]; !math.IsNaN(v) && !math.IsInf(v, 0) {
 				_ = cw.Write(append(slices.Clone(row), k, strconv.FormatFloat(v, 'g', -1, 64)))
 			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// FramesCSV writes a frame test's per-frame series, a row per frame of
+// every run: its thread and position in play order; when it was released
+// and due (with a frame rate), started, and ended, each relative to the
+// run's start and as Unix nanoseconds; how long open, I/O and close took;
+// how late it ended, and whether it was dropped.
+func FramesCSV(w io.Writer, d *store.Data) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"experiment", "cell", "variant", "round", "warmup", "status", "frame", "pos", "thread",
+		"release_ns", "deadline_ns", "start_ns", "end_ns", "open_ns", "io_ns", "close_ns", "late_ns", "dropped",
+		"release_unix_ns", "deadline_unix_ns", "start_unix_ns", "end_unix_ns"})
+	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
+	for _, r := range exportRuns(d) {
+		fps, _ := strconv.ParseFloat(r.cell.Params["fps"], 64)
+		t0 := r.run.Result.Start.UnixNano()
+		for _, f := range r.run.Result.Frames {
+			row := []string{d.Experiment.ID, r.cell.Name, r.cell.Variant, strconv.Itoa(r.run.Round), strconv.FormatBool(r.run.Warmup), r.run.Status,
+				strconv.Itoa(f.Frame), strconv.Itoa(f.Pos), strconv.Itoa(f.Thread)}
+			release, deadline := "", ""
+			releaseAbs, deadlineAbs := "", ""
+			if fps > 0 {
+				rel, due := int64(float64(f.Pos)*1e9/fps), int64(float64(f.Pos+1)*1e9/fps)
+				release, deadline, releaseAbs, deadlineAbs = i64(rel), i64(due), i64(t0+rel), i64(t0+due)
+			}
+			start, end, startAbs, endAbs := "", "", "", ""
+			if !f.Dropped {
+				e := f.StartNs + f.OpenNs + f.IONs + f.CloseNs
+				start, end, startAbs, endAbs = i64(f.StartNs), i64(e), i64(t0+f.StartNs), i64(t0+e)
+			}
+			row = append(row, release, deadline, start, end, i64(f.OpenNs), i64(f.IONs), i64(f.CloseNs), i64(f.LateNs),
+				strconv.FormatBool(f.Dropped), releaseAbs, deadlineAbs, startAbs, endAbs)
+			_ = cw.Write(row)
 		}
 	}
 	cw.Flush()

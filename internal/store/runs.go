@@ -172,8 +172,8 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 		}
 	}
 	for _, f := range res.Frames {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO frame_timings (run_id, frame, thread, start_ns, open_ns, io_ns, close_ns, late_ns, dropped)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, f.Frame, f.Thread, f.StartNs, f.OpenNs, f.IONs, f.CloseNs, f.LateNs, boolInt(f.Dropped)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO frame_timings (run_id, frame, pos, thread, start_ns, open_ns, io_ns, close_ns, late_ns, dropped)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, f.Frame, f.Pos, f.Thread, f.StartNs, f.OpenNs, f.IONs, f.CloseNs, f.LateNs, boolInt(f.Dropped)); err != nil {
 			return s.wrap(err)
 		}
 	}
@@ -429,13 +429,17 @@ func (s *Store) loadFrames(ctx context.Context, expID string, byID map[int64]*me
 		f       metrics.FrameTiming
 		dropped int
 	}
-	return perRun(ctx, s, `SELECT f.run_id, f.frame, f.thread, f.start_ns, f.open_ns, f.io_ns, f.close_ns, f.late_ns, f.dropped
-		FROM frame_timings f JOIN runs r ON r.id = f.run_id WHERE r.experiment_id = ? ORDER BY f.run_id, f.frame`, expID, byID,
+	return perRun(ctx, s, `SELECT f.run_id, f.frame, f.pos, f.thread, f.start_ns, f.open_ns, f.io_ns, f.close_ns, f.late_ns, f.dropped
+		FROM frame_timings f JOIN runs r ON r.id = f.run_id WHERE r.experiment_id = ?
+		ORDER BY f.run_id, CASE WHEN f.pos < 0 THEN f.frame ELSE f.pos END`, expID, byID,
 		func(x *row) []any {
-			return []any{&x.f.Frame, &x.f.Thread, &x.f.StartNs, &x.f.OpenNs, &x.f.IONs, &x.f.CloseNs, &x.f.LateNs, &x.dropped}
+			return []any{&x.f.Frame, &x.f.Pos, &x.f.Thread, &x.f.StartNs, &x.f.OpenNs, &x.f.IONs, &x.f.CloseNs, &x.f.LateNs, &x.dropped}
 		},
 		func(r *metrics.Result, x row) {
 			x.f.Dropped = x.dropped != 0
+			if x.f.Pos < 0 { // stored before positions were: played in frame order
+				x.f.Pos = x.f.Frame
+			}
 			r.Frames = append(r.Frames, x.f)
 		})
 }

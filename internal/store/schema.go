@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 11
+const SchemaVersion = 12
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -19,7 +19,13 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	8:  profilesTable,
 	9:  envSeriesTable,
 	10: `ALTER TABLE experiments ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';`,
+	11: framesPosColumn,
 }
+
+// framesPosColumn is a frame's position in play order (reverse and random
+// orders play frames out of their numbers); -1 in rows stored before it,
+// where it was the frame's number.
+const framesPosColumn = `ALTER TABLE frame_timings ADD COLUMN pos INTEGER NOT NULL DEFAULT -1;`
 
 // envSeriesTable is the machine's seconds during each run.
 const envSeriesTable = `
@@ -180,4 +186,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-` + objectsTable + framesTable + leasesTable + serverSeriesTable + profilesTable + envSeriesTable
+` + objectsTable + framesTable + framesPosColumn + leasesTable + serverSeriesTable + profilesTable + envSeriesTable

@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -32,33 +34,63 @@ import (
 type Options struct {
 	Directory string
 	Profile   Profile
-	Frames    int
-	Threads   int
-	Direct    bool
-	FPS       float64
-	DropLate  bool
+	// Header is the bytes before each frame's pixels (vframetest's
+	// --header; DefaultHeader when 0 — give HeaderSet to mean 0).
+	Header    int64
+	HeaderSet bool
+	// Frames per run; 0 with an existing sequence reads every frame.
+	Frames  int
+	Threads int
+	Direct  bool
+	FPS     float64
+	// Order is the order frames are handled and played: sequential,
+	// reverse or random (a permutation fixed by the frame count, the same
+	// every run).
+	Order    string
+	DropLate bool
 	// FailOnLate makes a run with a late or dropped frame fail its gate.
 	FailOnLate bool
 	Read       bool // read the frames back instead of writing them
-	Data       datagen.Pattern
-	Keep       bool // leave written frames in place
+	// Stream puts every frame in this one file at its offset (frame i at
+	// i x frame bytes), created if missing, instead of a file per frame.
+	Stream string
+	// KeepGoing counts a frame that fails and goes on with the others; the
+	// run reports its success rate.
+	KeepGoing bool
+	Data      datagen.Pattern
+	Keep      bool // leave written frames in place
 
 	// frameDelay, set by tests, slows the writer of frame i down.
 	frameDelay func(i int)
 }
 
+// Frame orders.
+const (
+	OrderSequential = "sequential"
+	OrderReverse    = "reverse"
+	OrderRandom     = "random"
+)
+
 // chunkBytes bounds each thread's buffer: frames are written in pieces.
 const chunkBytes = 8 << 20
+
+// existing says the run reads a sequence already in the directory, whose
+// files give the frames and their sizes.
+func (o *Options) existing() bool {
+	return o.Read && o.Stream == "" && o.Profile == (Profile{})
+}
 
 // Validate checks the options on their own.
 func (o *Options) Validate() error {
 	switch {
-	case o.Directory == "":
-		return errors.New("--directory is required")
-	case o.Profile.Width < 1 || o.Profile.Height < 1 || o.Profile.BytesPerPixel < 1:
-		return errors.New("--profile, or --width, --height and --bytes-per-pixel, are required")
-	case o.Frames < 1:
-		return fmt.Errorf("--frames %d: want at least 1", o.Frames)
+	case o.Directory == "" && o.Stream == "":
+		return errors.New("--directory (or --stream FILE) is required")
+	case o.Directory != "" && o.Stream != "":
+		return errors.New("--directory and --stream: give one")
+	case !o.existing() && !o.Profile.empty() && (o.Profile.Width < 1 || o.Profile.Height < 1 || o.Profile.BytesPerPixel < 1):
+		return errors.New("--profile, or --width, --height and --bytes-per-pixel, are required (with --read and neither, the directory's files are read as they are)")
+	case o.Frames < 0 || o.Frames > MaxFrames:
+		return fmt.Errorf("--frames %d: want 1..%d", o.Frames, MaxFrames)
 	case o.Threads < 1 || o.Threads > 1024:
 		return fmt.Errorf("--threads %d: want 1..1024", o.Threads)
 	case o.FPS < 0:
@@ -67,22 +99,55 @@ func (o *Options) Validate() error {
 		return errors.New("--drop-late needs --fps")
 	case o.FailOnLate && o.FPS == 0:
 		return errors.New("--fail-on-late needs --fps")
+	case o.Order != "" && o.Order != OrderSequential && o.Order != OrderReverse && o.Order != OrderRandom:
+		return fmt.Errorf("--order %q: want sequential, reverse or random", o.Order)
+	case o.Header < 0 || o.Header > 1<<30:
+		return fmt.Errorf("--header: want 0..1g bytes")
+	case o.Stream != "" && o.Profile.empty():
+		return errors.New("--stream with the empty profile: a stream of empty frames is no I/O at all")
 	}
 	return o.Data.Validate()
 }
 
+// MaxFrames bounds a run's frames: the per-frame series holds one entry
+// each.
+const MaxFrames = 1_000_000
+
 // Frames is the workload.
 type Frames struct {
-	opts  Options
-	notes []metrics.Note
+	opts       Options
+	frameBytes int64
+	files      []seqFile // an existing sequence's frames, in name order
+	order      []int32   // position -> frame, for reverse and random order
+	created    bool      // Prepare created the stream file
+	notes      []metrics.Note
+}
+
+// seqFile is one frame of an existing sequence.
+type seqFile struct {
+	path string
+	size int64
 }
 
 // New validates opts.
 func New(opts Options) (*Frames, error) {
+	if !opts.HeaderSet && opts.Header == 0 {
+		opts.Header = DefaultHeader
+	}
+	if opts.Order == "" {
+		opts.Order = OrderSequential
+	}
+	if opts.Frames == 0 && !opts.existing() {
+		opts.Frames = 100
+	}
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Frames{opts: opts}, nil
+	f := &Frames{opts: opts, frameBytes: opts.Profile.FrameBytes(opts.Header)}
+	if w := opts.Profile.Warning; w != "" {
+		f.notes = append(f.notes, metrics.Note{Code: "profile-renamed", Message: w})
+	}
+	return f, nil
 }
 
 // Kind implements workload.Workload.
@@ -91,11 +156,19 @@ func (f *Frames) Kind() string { return "frames" }
 // Params implements workload.Workload.
 func (f *Frames) Params() map[string]string {
 	o := &f.opts
-	p := map[string]string{"profile": o.Profile.Name, "frame_size": units.FormatSize(o.Profile.FrameBytes()),
+	p := map[string]string{"profile": o.Profile.Name, "frame_size": units.FormatSize(f.frameBytes), "header": units.FormatSize(o.Header),
 		"frames": fmt.Sprint(o.Frames), "threads": fmt.Sprint(o.Threads), "direct": fmt.Sprint(boolInt(o.Direct)),
-		"mode": "write", "directory": o.Directory}
-	if o.Profile.Name == "" {
+		"mode": "write", "order": o.Order}
+	switch {
+	case o.existing():
+		p["profile"], p["frame_size"], p["header"] = "existing", "from the files", "from the files"
+	case o.Profile.Name == "":
 		p["profile"] = fmt.Sprintf("%dx%dx%d", o.Profile.Width, o.Profile.Height, o.Profile.BytesPerPixel)
+	}
+	if o.Directory != "" {
+		p["directory"] = o.Directory
+	} else {
+		p["stream"] = o.Stream
 	}
 	if o.Read {
 		p["mode"] = "read"
@@ -116,28 +189,145 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// path is frame i's file (the stream file in stream mode).
 func (f *Frames) path(i int) string {
+	switch {
+	case f.opts.Stream != "":
+		return f.opts.Stream
+	case f.files != nil:
+		return f.files[i].path
+	}
 	return filepath.Join(f.opts.Directory, fmt.Sprintf("iolab-frame-%07d.bin", i))
+}
+
+// size is frame i's bytes.
+func (f *Frames) size(i int) int64 {
+	if f.files != nil {
+		return f.files[i].size
+	}
+	return f.frameBytes
+}
+
+// target is where the frames go: the directory, or the stream file's.
+func (f *Frames) target() string {
+	if f.opts.Stream != "" {
+		return filepath.Dir(f.opts.Stream)
+	}
+	return f.opts.Directory
 }
 
 // Prepare checks the directory and, to read frames back, writes them once.
 func (f *Frames) Prepare(ctx context.Context) error {
-	if err := fs.CheckDirectory(f.opts.Directory); err != nil {
+	o := &f.opts
+	if o.existing() {
+		if err := f.readSequence(); err != nil {
+			return &workload.InputError{Err: err}
+		}
+	} else if err := fs.CheckDirectory(f.target()); err != nil {
+		if o.Stream != "" {
+			err = fmt.Errorf("--stream %s: %w", o.Stream, err)
+		}
 		return &workload.InputError{Err: err}
 	}
-	var st unix.Statfs_t
-	need := f.opts.Profile.FrameBytes() * int64(f.opts.Frames)
-	if unix.Statfs(f.opts.Directory, &st) == nil && st.Blocks > 0 && int64(st.Bavail)*st.Bsize < need {
-		return &workload.InputError{Err: fmt.Errorf("--directory %s: %d frames need %s but %s is free; lower --frames",
-			f.opts.Directory, f.opts.Frames, units.FormatSize(need), units.FormatSize(int64(st.Bavail)*st.Bsize))}
-	}
-	if !f.opts.Read {
+	f.order = playOrder(o.Order, o.Frames)
+	if o.existing() {
 		return nil
 	}
+	var st unix.Statfs_t
+	need := f.frameBytes * int64(o.Frames)
+	if unix.Statfs(f.target(), &st) == nil && st.Blocks > 0 && int64(st.Bavail)*st.Bsize < need {
+		return &workload.InputError{Err: fmt.Errorf("%s: %d frames need %s but %s is free; lower --frames",
+			f.target(), o.Frames, units.FormatSize(need), units.FormatSize(int64(st.Bavail)*st.Bsize))}
+	}
+	if o.Stream != "" {
+		if err := f.createStream(); err != nil {
+			return &workload.InputError{Err: err}
+		}
+	}
+	if !o.Read {
+		return nil
+	}
+	if o.Stream != "" {
+		if st, err := os.Stat(o.Stream); err == nil && st.Size() >= need {
+			return nil // a stream long enough is read as it is
+		}
+	}
 	w := *f
-	w.opts.Read, w.opts.FPS, w.opts.DropLate, w.opts.Keep = false, 0, false, true
+	w.opts.Read, w.opts.FPS, w.opts.DropLate, w.opts.Keep, w.opts.KeepGoing, w.opts.Order = false, 0, false, true, false, OrderSequential
+	w.order = nil
 	_, err := w.Run(ctx, nil)
 	return err
+}
+
+// createStream creates the stream file if it is missing; an existing file
+// (or a device) is written over in place, never truncated.
+func (f *Frames) createStream() error {
+	fd, err := unix.Open(f.opts.Stream, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+	switch {
+	case err == nil:
+		f.created = true
+		return unix.Close(fd)
+	case errors.Is(err, unix.EEXIST):
+		return nil
+	}
+	return fmt.Errorf("--stream %s: %w", f.opts.Stream, err)
+}
+
+// readSequence lists the directory's regular files in name order as the
+// frames to read (hidden files left out); their sizes are the frames'.
+func (f *Frames) readSequence() error {
+	o := &f.opts
+	entries, err := os.ReadDir(o.Directory)
+	if err != nil {
+		return fmt.Errorf("--directory %s: %w", o.Directory, err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return fmt.Errorf("--directory %s: %w", o.Directory, err)
+		}
+		f.files = append(f.files, seqFile{filepath.Join(o.Directory, e.Name()), info.Size()})
+	}
+	switch {
+	case len(f.files) == 0:
+		return fmt.Errorf("--read --directory %s: no frame files to read; give --profile to write a sequence and read it back", o.Directory)
+	case o.Frames > len(f.files):
+		return fmt.Errorf("--frames %d: %s holds %d frame files", o.Frames, o.Directory, len(f.files))
+	case o.Frames == 0:
+		o.Frames = len(f.files)
+	}
+	f.files = f.files[:o.Frames]
+	return nil
+}
+
+// playOrder is the frame at each position: nil for sequential order.
+func playOrder(order string, n int) []int32 {
+	if order == OrderSequential {
+		return nil
+	}
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i)
+		if order == OrderReverse {
+			out[i] = int32(n - 1 - i)
+		}
+	}
+	if order == OrderRandom {
+		rng := rand.New(rand.NewPCG(uint64(n), 0xf4a3e5))
+		rng.Shuffle(n, func(a, b int) { out[a], out[b] = out[b], out[a] })
+	}
+	return out
+}
+
+// frameAt is the frame played at position k.
+func (f *Frames) frameAt(k int) int {
+	if f.order == nil {
+		return k
+	}
+	return int(f.order[k])
 }
 
 // Gate implements workload.Gater: with FailOnLate, a run with a late or
@@ -158,24 +348,36 @@ func (f *Frames) Close() error {
 	return nil
 }
 
+// remove deletes the frames iolab wrote: never an existing sequence, nor a
+// stream file it did not create.
 func (f *Frames) remove() {
-	for i := 0; i < f.opts.Frames; i++ {
-		_ = os.Remove(f.path(i))
+	switch {
+	case f.files != nil:
+	case f.opts.Stream != "":
+		if f.created {
+			_ = os.Remove(f.opts.Stream)
+			f.created = false
+		}
+	default:
+		for i := 0; i < f.opts.Frames; i++ {
+			_ = os.Remove(f.path(i))
+		}
 	}
 }
 
 // Run implements workload.Workload.
 func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, error) {
 	o := &f.opts
-	var next, late, dropped, worstLateNs atomic.Int64
+	var next, late, dropped, worstLateNs, failed atomic.Int64
+	var firstFailure atomic.Pointer[string]
 	var fellBack atomic.Bool
-	if o.Read && !o.Direct {
-		for i := 0; i < o.Frames; i++ { // read from storage, not the page cache
-			if fd, err := unix.Open(f.path(i), unix.O_RDONLY, 0); err == nil {
-				_ = unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
-				unix.Close(fd)
-			}
+	if o.Stream != "" && !o.Read {
+		if err := f.createStream(); err != nil {
+			return nil, err
 		}
+	}
+	if o.Read && !o.Direct {
+		f.dropCache()
 	}
 	threads := make([]*thread, o.Threads)
 	// Each thread maps and fills its buffer before the clock starts, so
@@ -197,33 +399,41 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 		t.clock, t.rec = clock, rec
 		defer t.free()
 		for !stop.Stopped() {
-			i := int(next.Add(1) - 1)
-			if i >= o.Frames {
+			k := int(next.Add(1) - 1) // the position in play order
+			if k >= o.Frames {
 				return nil
 			}
+			i := f.frameAt(k)
+			var deadline int64
 			if period > 0 {
-				release, deadline := int64(float64(i)*period), int64(float64(i+1)*period)
+				release := int64(float64(k) * period)
+				deadline = int64(float64(k+1) * period)
 				if d := release - clock.Now(); d > 0 {
 					time.Sleep(time.Duration(d))
 				}
 				if o.DropLate && clock.Now() > deadline {
 					dropped.Add(1)
-					t.timings = append(t.timings, metrics.FrameTiming{Frame: i, Thread: worker, Dropped: true})
+					t.timings = append(t.timings, metrics.FrameTiming{Frame: i, Pos: k, Thread: worker, Dropped: true})
 					continue
 				}
-				if err := t.frame(i); err != nil {
+			}
+			if err := t.frame(i, k); err != nil {
+				if !o.KeepGoing {
 					return err
 				}
+				if failed.Add(1) == 1 {
+					msg := err.Error()
+					firstFailure.Store(&msg)
+				}
+				continue
+			}
+			if period > 0 {
 				if over := clock.Now() - deadline; over > 0 {
 					t.timings[len(t.timings)-1].LateNs = over
 					late.Add(1)
 					for w := worstLateNs.Load(); over > w && !worstLateNs.CompareAndSwap(w, over); w = worstLateNs.Load() {
 					}
 				}
-				continue
-			}
-			if err := t.frame(i); err != nil {
-				return err
 			}
 		}
 		return nil
@@ -245,23 +455,46 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 			res.Frames = append(res.Frames, t.timings...)
 		}
 	}
-	sort.Slice(res.Frames, func(a, b int) bool { return res.Frames[a].Frame < res.Frames[b].Frame })
+	sort.Slice(res.Frames, func(a, b int) bool { return res.Frames[a].Pos < res.Frames[b].Pos })
 	frames := res.ByOp[metrics.Write].Ops + res.ByOp[metrics.Read].Ops
 	res.Extra = map[string]float64{"frames_done": float64(frames), "frames_fps": float64(frames) / math.Max(res.Duration.Seconds(), 1e-9),
 		"frames_late": float64(late.Load()), "frames_dropped": float64(dropped.Load()), "frames_worst_late_ns": float64(worstLateNs.Load())}
+	if o.KeepGoing {
+		tried := frames + failed.Load()
+		res.Extra["frames_failed"] = float64(failed.Load())
+		res.Extra["frames_success_pct"] = 100 * float64(frames) / math.Max(float64(tried), 1)
+		if n := failed.Load(); n > 0 {
+			res.Notes = append(res.Notes, metrics.Note{Code: "frames-failed", Message: fmt.Sprintf(
+				"%d of %d frames failed (success rate %.2f%%); --keep-going went on; the first: %s", n, tried, res.Extra["frames_success_pct"], *firstFailure.Load())})
+		}
+	}
 	if o.FPS > 0 {
 		res.Extra["frames_target_fps"] = o.FPS
 		res.Extra["frames_pass"] = 0
-		if late.Load() == 0 && dropped.Load() == 0 {
+		if late.Load() == 0 && dropped.Load() == 0 && failed.Load() == 0 {
 			res.Extra["frames_pass"] = 1
 		}
 	}
+	res.Notes = append(res.Notes, f.notes...)
 	if fellBack.Load() {
 		res.Notes = append(res.Notes, metrics.Note{Code: "o-direct-fallback",
-			Message: o.Directory + " refuses O_DIRECT; --direct ran as buffered I/O, so the page cache is in every number"})
+			Message: f.target() + " refuses O_DIRECT; --direct ran as buffered I/O, so the page cache is in every number"})
 	}
 	if !o.Read && !o.Keep {
 		f.remove()
 	}
 	return res, err
+}
+
+// dropCache drops the frames' page cache, so a read measures storage.
+func (f *Frames) dropCache() {
+	for i := range f.opts.Frames {
+		if fd, err := unix.Open(f.path(i), unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+			_ = unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
+			unix.Close(fd)
+		}
+		if f.opts.Stream != "" {
+			return
+		}
+	}
 }

@@ -2,8 +2,11 @@ package frames
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,11 +21,12 @@ func TestFrameBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 7680 x 4320 x 3 + 4096, rounded up to 4 KiB: about 100 MB, as the field report says.
-	if got := p.FrameBytes(); got != 99536896 {
+	// 7680 x 4320 x 3 + vframetest's 64 KiB header: the field report's
+	// 9,959,833,600 bytes per 100 frames.
+	if got := p.FrameBytes(DefaultHeader); got*100 != 9_959_833_600 {
 		t.Fatalf("8K-24bit frame is %d bytes", got)
 	}
-	if got := tiny.FrameBytes(); got != 16384 {
+	if got := tiny.FrameBytes(4096); got != 16384 {
 		t.Fatalf("64x64x3 frame is %d bytes, want 12288+4096", got)
 	}
 	if _, err := LookupProfile("9K-24bit"); err == nil {
@@ -50,7 +54,7 @@ func run(t *testing.T, o Options) *metrics.Result {
 func TestWriteAndReadBack(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	res := run(t, Options{Directory: dir, Profile: tiny, Frames: 20, Threads: 3, Keep: true})
+	res := run(t, Options{Directory: dir, Profile: tiny, Header: 4096, Frames: 20, Threads: 3, Keep: true})
 	w := res.ByOp[metrics.Write]
 	if w.Ops != 20 || w.Bytes != 20*16384 || res.ByOp[metrics.Open].Ops != 20 || res.ByOp[metrics.Close].Ops != 20 {
 		t.Fatalf("write: %+v", res.ByOp)
@@ -63,7 +67,7 @@ func TestWriteAndReadBack(t *testing.T) {
 	if st.Size() != 16384 {
 		t.Fatalf("frame file of %d bytes", st.Size())
 	}
-	r := run(t, Options{Directory: t.TempDir(), Profile: tiny, Frames: 10, Threads: 2, Read: true})
+	r := run(t, Options{Directory: t.TempDir(), Profile: tiny, Header: 4096, Frames: 10, Threads: 2, Read: true})
 	if r.ByOp[metrics.Read].Ops != 10 || r.ByOp[metrics.Write].Ops != 0 {
 		t.Fatalf("read back: %+v", r.ByOp)
 	}
@@ -131,12 +135,181 @@ func TestValidate(t *testing.T) {
 	bad := []Options{
 		{Profile: tiny, Frames: 1, Threads: 1},
 		{Directory: "x", Frames: 1, Threads: 1},
-		{Directory: "x", Profile: tiny, Frames: 0, Threads: 1},
+		{Directory: "x", Profile: tiny, Frames: -1, Threads: 1},
 		{Directory: "x", Profile: tiny, Frames: 1, Threads: 1, DropLate: true},
+		{Directory: "x", Profile: tiny, Frames: 1, Threads: 1, Order: "backwards"},
+		{Directory: "x", Stream: "/x/s", Profile: tiny, Frames: 1, Threads: 1},
+		{Stream: "/x/s", Profile: Profile{Name: "empty"}, Frames: 1, Threads: 1},
 	}
 	for i, o := range bad {
 		if _, err := New(o); err == nil {
 			t.Errorf("options %d accepted: %+v", i, o)
 		}
+	}
+}
+
+// vframetest's names mean vframetest's sizes; a name iolab used for another
+// size says so; iolab's names vframetest lacks still work; custom sizes
+// read as vframetest reads them.
+func TestProfileSchemes(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string][3]int{"HD-24bit": {1280, 720, 3}, "FULLHD-24bit": {1920, 1080, 3}, "SD-24bit": {720, 480, 3},
+		"4K-24bit": {3840, 2160, 3}, "8K-DCI-24bit": {8192, 4320, 3}, "DPX-2K-10bit": {2048, 1556, 4}, "EXR-4K-float": {3840, 2160, 12},
+		"UHD-10bit": {3840, 2160, 4}, "2K-10bit": {2048, 1080, 4}, "1920x1080x32": {1920, 1080, 4}} {
+		p, err := LookupProfile(name)
+		if err != nil || [3]int{p.Width, p.Height, p.BytesPerPixel} != want {
+			t.Errorf("%s: %+v %v, want %v", name, p, err, want)
+		}
+	}
+	hd, _ := LookupProfile("HD-24bit")
+	if !strings.Contains(hd.Warning, "was 1920x1080 x 3 bytes, now FULLHD-24bit") {
+		t.Errorf("HD-24bit warning %q", hd.Warning)
+	}
+	seen := map[string]bool{}
+	for _, p := range Profiles() {
+		if seen[strings.ToLower(p.Name)] {
+			t.Errorf("%s listed twice", p.Name)
+		}
+		seen[strings.ToLower(p.Name)] = true
+		if p.Scheme == "vframetest" && p.Warning == "" {
+			for _, r := range iolabResolutions {
+				for _, f := range iolabFormats {
+					if r.name+"-"+f.name == p.Name && (r.w != p.Width || r.h != p.Height || f.bpp != p.BytesPerPixel) {
+						t.Errorf("%s means two sizes without a warning", p.Name)
+					}
+				}
+			}
+		}
+	}
+	if len(seen) < 60 {
+		t.Errorf("%d profiles", len(seen))
+	}
+	for _, bad := range []string{"1920x1080x12", "0x10x24", "9K-24bit"} {
+		if _, err := LookupProfile(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// Reverse and random order: every frame once, played in that order, the
+// random permutation the same every run.
+func TestOrders(t *testing.T) {
+	t.Parallel()
+	for _, order := range []string{OrderReverse, OrderRandom} {
+		o := Options{Directory: t.TempDir(), Profile: tiny, Frames: 12, Threads: 1, Order: order}
+		res := run(t, o)
+		var frames []int
+		for k, f := range res.Frames {
+			if f.Pos != k {
+				t.Fatalf("%s: position %d holds %+v", order, k, f)
+			}
+			frames = append(frames, f.Frame)
+		}
+		if sorted := slices.Sorted(slices.Values(frames)); !slices.Equal(sorted, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}) {
+			t.Fatalf("%s: frames %v", order, frames)
+		}
+		switch order {
+		case OrderReverse:
+			if frames[0] != 11 || frames[11] != 0 {
+				t.Errorf("reverse: %v", frames)
+			}
+		case OrderRandom:
+			again := run(t, o)
+			for k := range frames {
+				if again.Frames[k].Frame != frames[k] {
+					t.Fatalf("random order differs between runs: %v then %+v", frames, again.Frames)
+				}
+			}
+			if slices.IsSorted(frames) {
+				t.Errorf("random order is sorted: %v", frames)
+			}
+		}
+	}
+}
+
+// Stream mode: one file, every frame at its offset, nothing opened per
+// frame; read back from the same file; a file that was there is kept.
+func TestStream(t *testing.T) {
+	t.Parallel()
+	stream := filepath.Join(t.TempDir(), "stream.bin")
+	o := Options{Stream: stream, Profile: tiny, Header: 4096, Frames: 8, Threads: 2, Keep: true, Order: OrderReverse}
+	res := run(t, o)
+	if st, err := os.Stat(stream); err != nil || st.Size() != 8*16384 || res.ByOp[metrics.Write].Ops != 8 || res.ByOp[metrics.Open].Ops != 0 {
+		t.Fatalf("stream of 8 frames: %v, %+v", err, res.ByOp)
+	}
+	o.Read, o.Keep = true, false
+	if r := run(t, o); r.ByOp[metrics.Read].Ops != 8 || r.ByOp[metrics.Read].Bytes != 8*16384 {
+		t.Fatalf("stream read: %+v", r.ByOp)
+	}
+	if _, err := os.Stat(stream); err != nil {
+		t.Fatalf("the stream file that was there before was removed: %v", err)
+	}
+}
+
+// --read of a directory that already holds a sequence (other sizes, other
+// names): every file read whole, in name order, none removed.
+func TestReadExistingSequence(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sizes := []int{5000, 12345, 4096, 1}
+	for i, n := range sizes {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("shot_%04d.dpx", i)), make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, ".DS_Store"), []byte("x"), 0o644)
+	for _, direct := range []bool{false, true} {
+		res := run(t, Options{Directory: dir, Read: true, Threads: 2, Direct: direct})
+		if r := res.ByOp[metrics.Read]; r.Ops != 4 || r.Bytes != 5000+12345+4096+1 || len(res.Frames) != 4 {
+			t.Fatalf("direct %v: read %+v", direct, r)
+		}
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 5 {
+		t.Fatalf("%d files left of 5", len(files))
+	}
+	f, _ := New(Options{Directory: dir, Read: true, Threads: 1, Frames: 9})
+	if err := f.Prepare(context.Background()); err == nil || !strings.Contains(err.Error(), "holds 4 frame files") {
+		t.Errorf("9 frames of 4: %v", err)
+	}
+}
+
+// With KeepGoing a failed frame is counted and the run goes on; it reports
+// its success rate. Without it the first failure ends the run.
+func TestKeepGoing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// Frames 3 and 7 cannot be created: a directory has their names.
+	block := func() {
+		for _, i := range []int{3, 7} {
+			if err := os.Mkdir(filepath.Join(dir, fmt.Sprintf("iolab-frame-%07d.bin", i)), 0o755); err != nil && !os.IsExist(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	block()
+	res := run(t, Options{Directory: dir, Profile: tiny, Frames: 10, Threads: 2, KeepGoing: true})
+	if res.Extra["frames_failed"] != 2 || res.Extra["frames_success_pct"] != 80 || res.ByOp[metrics.Write].Ops != 8 || res.Errors != 0 {
+		t.Fatalf("keep-going: %v, %d written, %d errors", res.Extra, res.ByOp[metrics.Write].Ops, res.Errors)
+	}
+	if !slices.ContainsFunc(res.Notes, func(n metrics.Note) bool { return n.Code == "frames-failed" && strings.Contains(n.Message, "2 of 10") }) {
+		t.Errorf("notes %v", res.Notes)
+	}
+	block() // the run removed its frames, the empty directories with them
+	f, _ := New(Options{Directory: dir, Profile: tiny, Frames: 10, Threads: 1})
+	if err := f.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Run(context.Background(), nil); err == nil {
+		t.Fatal("a failed frame did not fail the run without KeepGoing")
+	}
+}
+
+// Empty frames: files created and closed with nothing in them.
+func TestEmptyFrames(t *testing.T) {
+	t.Parallel()
+	p, _ := LookupProfile("empty")
+	res := run(t, Options{Directory: t.TempDir(), Profile: p, Frames: 6, Threads: 2})
+	if w := res.ByOp[metrics.Write]; w.Ops != 6 || w.Bytes != 0 || res.ByOp[metrics.Open].Ops != 6 {
+		t.Fatalf("empty: %+v", res.ByOp)
 	}
 }
