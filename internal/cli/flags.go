@@ -251,6 +251,32 @@ func (v urlValue) Set(s string) error {
 	return nil
 }
 
+// urlListValue is a repeatable URL flag kept comma-separated; passwords are
+// masked as urlValue's.
+type urlListValue struct{ p *string }
+
+func (v urlListValue) String() string {
+	if v.p == nil || *v.p == "" {
+		return ""
+	}
+	parts := strings.Split(*v.p, ",")
+	for i, u := range parts {
+		parts[i] = redact.URL(u)
+	}
+	return strings.Join(parts, ",")
+}
+func (v urlListValue) Type() string { return "url" }
+func (v urlListValue) Set(s string) error {
+	for _, u := range strings.Split(s, ",") {
+		redact.URL(strings.TrimSpace(u))
+	}
+	if *v.p != "" {
+		s = *v.p + "," + s
+	}
+	*v.p = s
+	return nil
+}
+
 func urlVar(f *pflag.FlagSet, p *string, name, usage string) {
 	f.Var(urlValue{p}, name, usage)
 }

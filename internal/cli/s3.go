@@ -33,12 +33,14 @@ func (o *S3Options) AddFlags(f *pflag.FlagSet) {
 func (o *S3Options) AddJobFlags(f *pflag.FlagSet) {
 	o.Job = s3.DefaultOptions()
 	j := &o.Job
-	urlVar(f, &j.Endpoint, "endpoint", "S3 endpoint, http(s)://host:port")
+	f.Var(urlListValue{p: &j.Endpoint}, "endpoint", "S3 endpoint, http(s)://host:port; several (repeated, or comma-separated) spread the workers over them, each shown apart")
 	f.StringVar(&j.Region, "region", j.Region, "region")
 	f.StringVar(&j.Bucket, "bucket", "", "bucket")
 	secretVar(f, &j.AccessKey, "access-key", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file); never stored or printed")
 	secretVar(f, &j.SecretKey, "secret-key", "secret key (default: AWS_SECRET_ACCESS_KEY); never stored or printed")
 	f.BoolVar(&j.Insecure, "insecure", false, "accept any TLS certificate")
+	f.StringVar(&j.CA, "ca", "", "PEM file of CA certificates to trust besides the system's (a private CA's or a self-signed server's)")
+	f.StringVar(&j.KeyLayout, "key-layout", "prefix", "object keys: prefix (prefix/stamp/name), flat (prefix-stamp-name, no '/': for stores that flatten keys), sep:X, or a template with {prefix}, {stamp}, ending with {name}")
 	f.StringVar(&j.Lookup, "lookup", j.Lookup, "bucket addressing: auto, path or dns (virtual-host style)")
 	f.BoolVar(&j.HTTP2, "http2", false, "allow HTTP/2 over TLS")
 	f.BoolVar(&j.CreateBucket, "create-bucket", false, "create the bucket if it does not exist")

@@ -3,12 +3,13 @@ package s3
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -26,16 +27,35 @@ import (
 // for each) shows in the results.
 type client struct {
 	*minio.Client
-	core   minio.Core
-	dialed atomic.Int64
+	core     minio.Core
+	endpoint string
+	dialed   atomic.Int64
 }
 
-func newClient(o *Options) (*client, error) {
-	u, err := url.Parse(o.Endpoint)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("--endpoint %q: want http://host:port or https://host:port", o.Endpoint)
+// newClients returns a client for each endpoint; they count connections
+// together.
+func newClients(o *Options) ([]*client, error) {
+	var out []*client
+	for _, ep := range o.endpoints() {
+		c, err := newClient(o, ep)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 	}
-	c := &client{}
+	return out, nil
+}
+
+func newClient(o *Options, endpoint string) (*client, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("--endpoint %q: want http://host:port or https://host:port", endpoint)
+	}
+	tlsConf, err := o.tlsConfig(u.Hostname())
+	if err != nil {
+		return nil, err
+	}
+	c := &client{endpoint: endpoint}
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
 		Proxy: nil,
@@ -53,7 +73,7 @@ func newClient(o *Options) (*client, error) {
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     o.HTTP2,
 		DisableCompression:    true,
-		TLSClientConfig:       &tls.Config{InsecureSkipVerify: o.Insecure}, //nolint:gosec // only with --insecure
+		TLSClientConfig:       tlsConf,
 	}
 	if !o.HTTP2 {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
@@ -63,9 +83,9 @@ func newClient(o *Options) (*client, error) {
 	}
 	lookup := map[string]minio.BucketLookupType{"auto": minio.BucketLookupAuto, "path": minio.BucketLookupPath, "dns": minio.BucketLookupDNS}[o.Lookup]
 	mc, err := minio.New(u.Host, &minio.Options{Creds: credentialsOf(o), Secure: u.Scheme == "https",
-		Transport: tr, Region: o.Region, BucketLookup: lookup})
+		Transport: errorBodies{tr}, Region: o.Region, BucketLookup: lookup})
 	if err != nil {
-		return nil, fmt.Errorf("--endpoint %s: %w", o.Endpoint, err)
+		return nil, fmt.Errorf("--endpoint %s: %w", endpoint, err)
 	}
 	c.Client, c.core = mc, minio.Core{Client: mc}
 	return c, nil
@@ -82,14 +102,46 @@ func credentialsOf(o *Options) *credentials.Credentials {
 		&credentials.EnvAWS{}, &credentials.EnvMinio{}, &credentials.FileAWSCredentials{}})
 }
 
+// tlsConfig trusts the system's roots and --ca's certificates, or any
+// certificate with --insecure.
+func (o *Options) tlsConfig(serverName string) (*tls.Config, error) {
+	conf := &tls.Config{InsecureSkipVerify: o.Insecure, ServerName: serverName} //nolint:gosec // only with --insecure
+	if o.CA == "" {
+		return conf, nil
+	}
+	pem, err := os.ReadFile(o.CA)
+	if err != nil {
+		return nil, fmt.Errorf("--ca %s: %w", o.CA, err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca %s: no PEM certificate in it (want a file of -----BEGIN CERTIFICATE----- blocks)", o.CA)
+	}
+	conf.RootCAs = pool
+	return conf, nil
+}
+
 // preflight says plainly, before any load, what is wrong with the endpoint,
 // the credentials or the bucket.
 func (c *client) preflight(ctx context.Context, o *Options) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	exists, err := c.BucketExists(ctx, o.Bucket)
+	if err != nil && minio.ToErrorResponse(err).StatusCode == http.StatusForbidden {
+		// A HEAD answer has no body, so its code is the client's guess:
+		// a request with a body gets the server's own (SignatureDoesNotMatch,
+		// InvalidAccessKeyId, ...).
+		if _, lerr := c.core.ListObjectsV2(o.Bucket, "", "", "", "", 1); lerr == nil {
+			exists, err = true, nil
+		} else {
+			err = lerr
+		}
+	}
 	if err != nil {
-		return &workload.InputError{Err: describe(o, err)}
+		return &workload.InputError{Err: c.describe(err)}
 	}
 	if exists {
 		return nil
@@ -97,59 +149,39 @@ func (c *client) preflight(ctx context.Context, o *Options) error {
 	// Some servers answer HEAD bucket with 404 also to wrong credentials;
 	// a call that needs valid ones tells the two apart.
 	if _, err := c.ListBuckets(ctx); err != nil {
-		return &workload.InputError{Err: describe(o, err)}
+		return &workload.InputError{Err: c.describe(err)}
 	}
 	if !o.CreateBucket {
-		return &workload.InputError{Err: fmt.Errorf("--bucket %s does not exist at %s; create it, or add --create-bucket", o.Bucket, o.Endpoint)}
+		return &workload.InputError{Err: fmt.Errorf("--bucket %s does not exist at %s; create it, or add --create-bucket", o.Bucket, c.endpoint)}
 	}
 	if err := c.MakeBucket(ctx, o.Bucket, minio.MakeBucketOptions{Region: o.Region}); err != nil {
-		return &workload.InputError{Err: fmt.Errorf("--create-bucket %s: %w", o.Bucket, describe(o, err))}
+		return &workload.InputError{Err: fmt.Errorf("--create-bucket %s: %w", o.Bucket, c.describe(err))}
 	}
 	return nil
 }
 
-// describe turns a client error into what the user must fix.
-func describe(o *Options, err error) error {
+// describe turns a client error into what the user must fix, with what the
+// server said.
+func (c *client) describe(err error) error {
 	var netErr *net.OpError
 	var certErr *tls.CertificateVerificationError
 	var recErr tls.RecordHeaderError
 	resp := minio.ToErrorResponse(err)
 	switch {
 	case errors.As(err, &certErr):
-		return fmt.Errorf("--endpoint %s: TLS certificate not trusted (%v); add --insecure to accept it", o.Endpoint, certErr.Err)
+		return fmt.Errorf("--endpoint %s: TLS certificate not trusted (%v); give its CA with --ca FILE, or --insecure to accept any", c.endpoint, certErr.Err)
 	case errors.As(err, &recErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return fmt.Errorf("--endpoint %s: TLS handshake failed: the server does not speak TLS there; use http://", o.Endpoint)
+		return fmt.Errorf("--endpoint %s: TLS handshake failed: the server does not speak TLS there; use http://", c.endpoint)
 	case errors.As(err, &netErr):
-		return fmt.Errorf("--endpoint %s: unreachable (%v)", o.Endpoint, netErr.Err)
+		return fmt.Errorf("--endpoint %s: unreachable (%v)", c.endpoint, netErr.Err)
 	case credentialCodes[resp.Code] || resp.StatusCode == http.StatusForbidden:
-		return fmt.Errorf("credentials rejected by %s (%s); check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --access-key/--secret-key", o.Endpoint, firstOf(resp.Code, strconv.Itoa(resp.StatusCode)))
+		return fmt.Errorf("%s refused the request (%s); check the keys (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --access-key/--secret-key), "+
+			"--region (the signing region) and --lookup path|dns", c.endpoint, serverSaid(err))
 	}
-	return fmt.Errorf("%s: %w", o.Endpoint, err)
+	return fmt.Errorf("%s: %s", c.endpoint, serverSaid(err))
 }
 
 // credentialCodes are the S3 error codes of rejected credentials.
 var credentialCodes = map[string]bool{"InvalidAccessKeyId": true, "SignatureDoesNotMatch": true, "AccessDenied": true,
 	"InvalidClientTokenId": true, "InvalidToken": true, "ExpiredToken": true,
 	"XAdminUserNotFound": true} // versitygw: unknown access key
-
-// errorCode is how a failed operation is counted: the S3 error code, else
-// the HTTP status, else "network".
-func errorCode(err error) string {
-	resp := minio.ToErrorResponse(err)
-	switch {
-	case resp.Code != "":
-		return resp.Code
-	case resp.StatusCode != 0:
-		return strconv.Itoa(resp.StatusCode)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "canceled"
-	}
-	return "network"
-}
-
-func firstOf(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
-	"encoding/xml"
 	"hash"
 	"io"
 	"net"
@@ -16,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/minio/minio-go/v7"
 
 	"github.com/iolab/iolab/internal/rawconn"
 )
@@ -60,7 +57,11 @@ func newFastConn(c *client, o *Options) *fastConn {
 	if o.Lookup == "dns" || o.HTTP2 || o.pool() < o.Concurrency {
 		return nil
 	}
-	u, err := url.Parse(o.Endpoint)
+	u, err := url.Parse(c.endpoint)
+	if err != nil {
+		return nil
+	}
+	tlsConf, err := o.tlsConfig(u.Hostname())
 	if err != nil {
 		return nil
 	}
@@ -79,7 +80,7 @@ func newFastConn(c *client, o *Options) *fastConn {
 		addr = &net.TCPAddr{IP: ip, Port: port}
 	}
 	return &fastConn{c: c, endpoint: u, addr: addr, region: o.Region, access: v.AccessKeyID, secret: v.SecretAccessKey,
-		token: v.SessionToken, dialer: net.Dialer{KeepAlive: -1}, tlsConf: &tls.Config{InsecureSkipVerify: o.Insecure, ServerName: u.Hostname()}} //nolint:gosec // only with --insecure
+		token: v.SessionToken, dialer: net.Dialer{KeepAlive: -1}, tlsConf: tlsConf}
 }
 
 func (f *fastConn) close() {
@@ -241,7 +242,7 @@ func (f *fastConn) do(ctx context.Context, method, bucket, key string, body io.R
 	if resp.status >= 300 {
 		b, _ := io.ReadAll(io.LimitReader(resp.body, 64<<10))
 		f.finish(&resp)
-		return 0, errorResponse(resp.status, b)
+		return 0, errorResponse(method, resp.status, b)
 	}
 	n, err := io.CopyBuffer(dst, struct{ io.Reader }{resp.body}, buf)
 	if err != nil {
@@ -258,23 +259,6 @@ func (f *fastConn) finish(resp *response) {
 	if _, err := io.Copy(io.Discard, resp.body); err != nil || resp.close {
 		f.close()
 	}
-}
-
-// errorResponse is an S3 error as minio-go reports it, so errors are
-// counted by the same codes on both paths.
-func errorResponse(status int, body []byte) error {
-	var e struct {
-		Code    string `xml:"Code"`
-		Message string `xml:"Message"`
-	}
-	_ = xml.Unmarshal(body, &e)
-	if e.Code == "" {
-		e.Code = strconv.Itoa(status)
-		if status == http.StatusNotFound {
-			e.Code = "NoSuchKey"
-		}
-	}
-	return minio.ErrorResponse{Code: e.Code, Message: e.Message, StatusCode: status}
 }
 
 // appendEncodedPath appends an object key percent-encoded as SigV4 wants

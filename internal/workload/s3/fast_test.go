@@ -33,7 +33,7 @@ func TestFastConnCancelledWhileWaiting(t *testing.T) {
 	}()
 	o := DefaultOptions()
 	o.Endpoint, o.Bucket, o.AccessKey, o.SecretKey = "http://"+l.Addr().String(), "b", "key", "secret"
-	f := newFastConn(&client{}, &o)
+	f := newFastConn(&client{endpoint: o.Endpoint}, &o)
 	if f == nil || f.addr == nil {
 		t.Fatal("no fast connection for an IP endpoint")
 	}

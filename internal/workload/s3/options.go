@@ -15,13 +15,16 @@ import (
 
 // Options is one S3 workload.
 type Options struct {
-	Endpoint     string // http(s)://host:port
+	// Endpoint is http(s)://host:port, or several, comma-separated: the
+	// workers are spread over them round robin (as warp's --host).
+	Endpoint     string
 	Region       string
 	Bucket       string
 	AccessKey    string
 	SecretKey    string
 	SessionToken string
 	Insecure     bool   // accept any TLS certificate
+	CA           string // a PEM file of certificates to trust besides the system's
 	Lookup       string // auto, path or dns (virtual-host style)
 	HTTP2        bool
 	CreateBucket bool
@@ -43,6 +46,10 @@ type Options struct {
 	Rate    float64 // ops/s across all workers; 0 = as fast as possible
 	Objects int     // objects the prepare phase creates for get/head/list/copy/delete
 	Prefix  string
+	// KeyLayout is how keys are built from the prefix, the run's stamp and
+	// the object's name: prefix ("/" between them, the default), flat
+	// ("-"), sep:X, or a template (ParseKeyLayout).
+	KeyLayout string
 	Data    datagen.Pattern
 	// DedupPct is the share of objects whose content repeats an earlier
 	// object exactly (Data.DedupPct works within objects).
@@ -152,8 +159,6 @@ func (o *Options) Validate() error {
 	switch {
 	case o.Endpoint == "":
 		return fmt.Errorf("--endpoint is required, e.g. http://127.0.0.1:9000")
-	case !strings.HasPrefix(o.Endpoint, "http://") && !strings.HasPrefix(o.Endpoint, "https://"):
-		return fmt.Errorf("--endpoint %q: want http://host:port or https://host:port", o.Endpoint)
 	case o.Bucket == "":
 		return fmt.Errorf("--bucket is required")
 	case !regionName.MatchString(o.Region):
@@ -179,8 +184,62 @@ func (o *Options) Validate() error {
 	case len(o.Sizes.Fixed) == 0 && o.Sizes.Max == 0:
 		return fmt.Errorf("--size is required")
 	}
+	for _, ep := range o.endpoints() {
+		if !strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://") {
+			return fmt.Errorf("--endpoint %q: want http://host:port or https://host:port (several: repeat --endpoint, or separate them with commas)", ep)
+		}
+	}
+	if _, err := ParseKeyLayout(o.KeyLayout); err != nil {
+		return fmt.Errorf("--key-layout %w", err)
+	}
 	if err := o.Data.Validate(); err != nil {
 		return fmt.Errorf("--compressible: %w", err)
 	}
 	return nil
+}
+
+// endpoints are the endpoints the workers are spread over.
+func (o *Options) endpoints() []string {
+	var out []string
+	for _, ep := range strings.Split(o.Endpoint, ",") {
+		if ep = strings.TrimSpace(ep); ep != "" {
+			out = append(out, ep)
+		}
+	}
+	return out
+}
+
+// KeyLayout builds object keys from the prefix, the stamp of a run (or of
+// the prepared objects) and an object's name.
+type KeyLayout struct {
+	sep      string
+	template string
+}
+
+// ParseKeyLayout reads prefix (the default: prefix/stamp/name), flat
+// (prefix-stamp-name: no "/" at all, for stores that flatten or refuse
+// it), sep:X (X between the parts), or a template that holds {stamp} and
+// ends with {name}, and may hold {prefix}: "bench_{stamp}_{name}".
+func ParseKeyLayout(s string) (KeyLayout, error) {
+	switch {
+	case s == "" || s == "prefix":
+		return KeyLayout{sep: "/"}, nil
+	case s == "flat":
+		return KeyLayout{sep: "-"}, nil
+	case strings.HasPrefix(s, "sep:") && len(s) > 4:
+		return KeyLayout{sep: s[4:]}, nil
+	case strings.Contains(s, "{stamp}") && strings.HasSuffix(s, "{name}") && strings.Count(s, "{name}") == 1:
+		return KeyLayout{template: s}, nil
+	}
+	return KeyLayout{}, fmt.Errorf("%q: want prefix (prefix/stamp/name), flat (prefix-stamp-name), sep:X, "+
+		"or a template holding {stamp} and ending with {name}, e.g. {prefix}_{stamp}_{name}", s)
+}
+
+// Key is the key of the object name written under stamp.
+func (l KeyLayout) Key(prefix string, stamp int64, name string) string {
+	st := strconv.FormatInt(stamp, 10)
+	if l.template != "" {
+		return strings.NewReplacer("{prefix}", prefix, "{stamp}", st, "{name}", name).Replace(l.template)
+	}
+	return prefix + l.sep + st + l.sep + name
 }

@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/minio/minio-go/v7"
 
 	"github.com/iolab/iolab/internal/datagen"
@@ -41,9 +42,14 @@ type object struct {
 // S3 is the workload.
 type S3 struct {
 	opts    Options
+	layout  KeyLayout
 	content datagen.Content
-	c       *client
-	pool    []object // prepared for get/head/copy/list: never deleted during runs
+	clients []*client // one per endpoint; workers are spread over them
+	c       *client   // the first, for what is not measured (preparing, removing)
+	pool    []object  // prepared for get/head/copy/list: never deleted during runs
+	// listPrefix is what the pool's keys begin with, and what LIST lists.
+	listPrefix string
+	listKeys   atomic.Int64 // keys LIST returned in the run
 	// reserve is prepared for deletes alone, so a read never picks an
 	// object a delete removed; reserveAt counts the ones deleted, which are
 	// uploaded again before the next run.
@@ -58,7 +64,8 @@ func New(opts Options) (*S3, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &S3{opts: opts, content: datagen.NewContent(opts.Data)}, nil
+	layout, _ := ParseKeyLayout(opts.KeyLayout) // validated
+	return &S3{opts: opts, layout: layout, content: datagen.NewContent(opts.Data)}, nil
 }
 
 // Kind implements workload.Workload.
@@ -93,6 +100,16 @@ func (s *S3) Params() map[string]string {
 	if o.DedupPct > 0 {
 		p["dedup"] = fmt.Sprint(o.DedupPct)
 	}
+	if o.KeyLayout != "" && o.KeyLayout != "prefix" {
+		p["key_layout"] = o.KeyLayout
+	}
+	if eps := o.endpoints(); len(eps) > 1 {
+		shown := make([]string, len(eps))
+		for i, ep := range eps {
+			shown[i] = redact.URL(ep)
+		}
+		p["endpoint"] = strings.Join(shown, ",")
+	}
 	return p
 }
 
@@ -103,24 +120,28 @@ func (s *S3) needsPool() bool {
 
 // Prepare checks the endpoint and uploads the objects reads need.
 func (s *S3) Prepare(ctx context.Context) error {
-	c, err := newClient(&s.opts)
+	clients, err := newClients(&s.opts)
 	if err != nil {
 		return err
 	}
-	s.c = c
-	if err := c.preflight(ctx, &s.opts); err != nil {
-		return err
+	s.clients, s.c = clients, clients[0]
+	for _, c := range clients {
+		if err := c.preflight(ctx, &s.opts); err != nil {
+			return err
+		}
 	}
 	n := s.opts.Objects
 	if n == 0 {
 		n = max(4*s.opts.Concurrency, 64)
 	}
 	rng := rand.New(rand.NewPCG(7, 7))
-	prefix := fmt.Sprintf("%s/%d/", s.opts.Prefix, time.Now().UnixNano())
+	stamp := time.Now().UnixNano()
+	s.listPrefix = s.layout.Key(s.opts.Prefix, stamp, "pool-")
 	objects := func(name string, seedBase uint64) []object {
 		objs := make([]object, n)
 		for i := range objs {
-			objs[i] = object{key: fmt.Sprintf("%s%s-%07d", prefix, name, i), seed: seedBase | uint64(i), size: s.opts.Sizes.Pick(rng)}
+			objs[i] = object{key: s.layout.Key(s.opts.Prefix, stamp, fmt.Sprintf("%s-%07d", name, i)), seed: seedBase | uint64(i),
+				size: s.opts.Sizes.Pick(rng)}
 		}
 		return objs
 	}
@@ -146,7 +167,7 @@ func (s *S3) upload(ctx context.Context, objs []object) error {
 			for i := next.Add(1) - 1; i < int64(len(objs)); i = next.Add(1) - 1 {
 				o := objs[i]
 				if _, err := s.c.PutObject(ctx, s.opts.Bucket, o.key, s.content.Body(o.seed, o.size), o.size, s.putOptions()); err != nil {
-					errs <- fmt.Errorf("prepare: put %s: %w", o.key, describe(&s.opts, err))
+					errs <- fmt.Errorf("prepare: put %s: %w", o.key, s.c.describe(err))
 					return
 				}
 			}
@@ -175,12 +196,17 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	var budget atomic.Int64
 	budget.Store(o.Count)
 	pace := newPacer(o.Rate)
-	prefix := fmt.Sprintf("%s/%d/run%d-", o.Prefix, time.Now().UnixNano(), s.runs)
+	prefix := s.layout.Key(o.Prefix, time.Now().UnixNano(), fmt.Sprintf("run%d-", s.runs))
 	for i := range workers {
-		workers[i] = &worker{s: s, id: i, prefix: prefix, rng: rand.New(rand.NewPCG(uint64(i)+1, uint64(s.runs))),
-			budget: &budget, limited: o.Count > 0, pace: pace, sizes: newSizeBuckets(o.Sizes)}
+		workers[i] = &worker{s: s, id: i, c: s.clients[i%len(s.clients)], prefix: prefix,
+			rng: rand.New(rand.NewPCG(uint64(i)+1, uint64(s.runs))), budget: &budget, limited: o.Count > 0, pace: pace,
+			sizes: newSizeBuckets(o.Sizes)}
+		if len(s.clients) > 1 {
+			workers[i].ep = &endpointStats{lat: metrics.NewHistogram()}
+		}
 	}
-	dialed := s.c.dialed.Load()
+	s.listKeys.Store(0)
+	dialed := s.dialed()
 	dopts := driver.Options{Workers: o.Concurrency, Runtime: o.Runtime}
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
@@ -191,7 +217,14 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	if res == nil {
 		return nil, err
 	}
-	res.Extra = map[string]float64{"connections_opened": float64(s.c.dialed.Load() - dialed)}
+	res.Extra = map[string]float64{"connections_opened": float64(s.dialed() - dialed)}
+	if n := res.ByOp[metrics.List].Ops; n > 0 {
+		res.Extra["list_keys"] = float64(s.listKeys.Load())
+		res.Extra["list_keys_per_s"] = float64(s.listKeys.Load()) / res.Duration.Seconds()
+	}
+	if len(s.clients) > 1 {
+		addEndpointStats(workers, len(s.clients), res.Duration, res.Extra)
+	}
 	buckets := make([]*sizeBuckets, len(workers))
 	for i, w := range workers {
 		buckets[i] = w.sizes
@@ -215,6 +248,43 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 		s.remove(cctx, written)
 	}
 	return res, err
+}
+
+// dialed is the connections every endpoint's client opened.
+func (s *S3) dialed() int64 {
+	var n int64
+	for _, c := range s.clients {
+		n += c.dialed.Load()
+	}
+	return n
+}
+
+// endpointStats is what one worker did at its endpoint.
+type endpointStats struct {
+	ops, bytes, errors int64
+	lat                *hdrhistogram.Histogram
+}
+
+// addEndpointStats adds each endpoint's operations, bytes and errors per
+// second and latency percentiles (endpoint.N.*, N from 1 in the order of
+// --endpoint), so a slow node shows.
+func addEndpointStats(workers []*worker, n int, d time.Duration, extra map[string]float64) {
+	for e := range n {
+		sum := endpointStats{lat: metrics.NewHistogram()}
+		for i, w := range workers {
+			if i%n == e && w.ep != nil {
+				sum.ops, sum.bytes, sum.errors = sum.ops+w.ep.ops, sum.bytes+w.ep.bytes, sum.errors+w.ep.errors
+				sum.lat.Merge(w.ep.lat)
+			}
+		}
+		p := metrics.PercentilesOf(sum.lat)
+		name := fmt.Sprintf("endpoint.%d.", e+1)
+		extra[name+"ops_per_s"] = float64(sum.ops) / d.Seconds()
+		extra[name+"bytes_per_s"] = float64(sum.bytes) / d.Seconds()
+		extra[name+"errors"] = float64(sum.errors)
+		extra[name+"lat_p50_ns"] = float64(p.P50)
+		extra[name+"lat_p99_ns"] = float64(p.P99)
+	}
 }
 
 // Manifest implements workload.Manifester: with --keep, the objects the
@@ -324,7 +394,7 @@ func verifyObjects(ctx context.Context, c *client, o *Options, cont datagen.Cont
 
 // Verify checks objects a past run left in place, from its manifest.
 func Verify(ctx context.Context, o Options, contentSeed uint64, objs []workload.Object) (Verification, error) {
-	c, err := newClient(&o)
+	c, err := newClient(&o, o.endpoints()[0])
 	if err != nil {
 		return Verification{}, err
 	}

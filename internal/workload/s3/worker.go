@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -19,6 +20,8 @@ import (
 // worker issues one operation at a time.
 type worker struct {
 	s       *S3
+	c       *client // its endpoint's
+	ep      *endpointStats // with several endpoints
 	id      int
 	prefix  string
 	rng     *rand.Rand
@@ -40,7 +43,7 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 	w.buf = make([]byte, 32<<10)
 	w.stamp = func() { firstByte.CompareAndSwap(0, clock.Now()) }
 	if !w.s.opts.SDKOnly {
-		w.fast = newFastConn(w.s.c, &w.s.opts)
+		w.fast = newFastConn(w.c, &w.s.opts)
 		defer func() {
 			if w.fast != nil {
 				w.fast.close()
@@ -65,10 +68,18 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 			if ctx.Err() != nil {
 				return nil
 			}
-			rec.OpError(op, errorCode(err), fmt.Errorf("%s: %w", op, err))
+			rec.OpError(op, errorCode(err), explain(op, err))
+			if w.ep != nil {
+				w.ep.errors++
+			}
 			continue
 		}
 		rec.Record(op, n, end, end-start)
+		if w.ep != nil {
+			w.ep.ops++
+			w.ep.bytes += n
+			metrics.RecordLatency(w.ep.lat, end-start)
+		}
 		w.sizes.record(op, w.size, end-start)
 		if fb := firstByte.Load(); fb > start && op != metrics.Multipart {
 			rec.RecordTTFB(op, fb-start)
@@ -88,7 +99,7 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 			_, err = w.fast.do(ctx, http.MethodPut, o.Bucket, obj.key, w.s.content.Body(obj.seed, obj.size), obj.size, "",
 				io.Discard, w.buf, w.stamp)
 		} else {
-			_, err = w.s.c.PutObject(ctx, o.Bucket, obj.key, w.s.content.Body(obj.seed, obj.size), obj.size, w.s.putOptions())
+			_, err = w.c.PutObject(ctx, o.Bucket, obj.key, w.s.content.Body(obj.seed, obj.size), obj.size, w.s.putOptions())
 		}
 		if err != nil {
 			return 0, err
@@ -103,11 +114,10 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 			_, err := w.fast.do(ctx, http.MethodHead, o.Bucket, w.existing().key, nil, 0, "", io.Discard, w.buf, w.stamp)
 			return 0, err
 		}
-		_, err := w.s.c.StatObject(ctx, o.Bucket, w.existing().key, minio.StatObjectOptions{})
+		_, err := w.c.StatObject(ctx, o.Bucket, w.existing().key, minio.StatObjectOptions{})
 		return 0, err
 	case metrics.List:
-		res, err := w.s.c.core.ListObjectsV2(o.Bucket, o.Prefix+"/", "", "", "", o.PageSize)
-		return int64(len(res.Contents)), err
+		return 0, w.list()
 	case metrics.Delete:
 		return 0, w.delete(ctx)
 	case metrics.Multipart:
@@ -115,7 +125,7 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 	case metrics.Copy:
 		src, dst := w.existing(), w.newObject()
 		dst.seed, dst.size = src.seed, src.size
-		_, err := w.s.c.CopyObject(ctx, minio.CopyDestOptions{Bucket: o.Bucket, Object: dst.key},
+		_, err := w.c.CopyObject(ctx, minio.CopyDestOptions{Bucket: o.Bucket, Object: dst.key},
 			minio.CopySrcOptions{Bucket: o.Bucket, Object: src.key})
 		if err != nil {
 			return 0, err
@@ -124,6 +134,29 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 		return src.size, nil
 	}
 	return 0, fmt.Errorf("operation %s not supported", op)
+}
+
+// errShortList is a LIST that returned fewer keys than were written under
+// its prefix.
+var errShortList = errors.New("LIST returned fewer keys than were written")
+
+// list lists a page of the prepared objects' keys. A store that returns
+// fewer than were written there (one that flattens or rewrites "/" in keys
+// lists nothing under the prefix) fails the operation rather than look
+// fast.
+func (w *worker) list() error {
+	o := &w.s.opts
+	res, err := w.c.core.ListObjectsV2(o.Bucket, w.s.listPrefix, "", "", "", o.PageSize)
+	if err != nil {
+		return err
+	}
+	got, want := len(res.Contents), min(o.PageSize, len(w.s.pool))
+	w.s.listKeys.Add(int64(got))
+	if got < want {
+		return fmt.Errorf("%w: %d keys under %q, where %d were written (a store that flattens or rewrites '/' in keys? try --key-layout flat)",
+			errShortList, got, w.s.listPrefix, want)
+	}
+	return nil
 }
 
 // newObject names the next object this worker writes; with --dedup some
@@ -166,7 +199,7 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 	}
 	// Core.GetObject is one request; Client.GetObject adds a goroutine and
 	// channels per object for seeking, which a benchmark does not need.
-	r, _, _, err := w.s.c.core.GetObject(ctx, o.Bucket, obj.key, opts)
+	r, _, _, err := w.c.core.GetObject(ctx, o.Bucket, obj.key, opts)
 	if err != nil {
 		return 0, err
 	}
@@ -202,14 +235,14 @@ func (w *worker) delete(ctx context.Context) error {
 		return err
 	}
 	if len(keys) == 1 {
-		return w.s.c.RemoveObject(ctx, o.Bucket, keys[0], minio.RemoveObjectOptions{})
+		return w.c.RemoveObject(ctx, o.Bucket, keys[0], minio.RemoveObjectOptions{})
 	}
 	ch := make(chan minio.ObjectInfo, len(keys))
 	for _, k := range keys {
 		ch <- minio.ObjectInfo{Key: k}
 	}
 	close(ch)
-	for e := range w.s.c.RemoveObjects(ctx, o.Bucket, ch, minio.RemoveObjectsOptions{}) {
+	for e := range w.c.RemoveObjects(ctx, o.Bucket, ch, minio.RemoveObjectsOptions{}) {
 		return e.Err
 	}
 	return nil
@@ -219,7 +252,7 @@ func (w *worker) delete(ctx context.Context) error {
 func (w *worker) multipart(ctx context.Context) (int64, error) {
 	o := &w.s.opts
 	obj := w.newObject()
-	id, err := w.s.c.core.NewMultipartUpload(ctx, o.Bucket, obj.key, w.s.putOptions())
+	id, err := w.c.core.NewMultipartUpload(ctx, o.Bucket, obj.key, w.s.putOptions())
 	if err != nil {
 		return 0, err
 	}
@@ -238,7 +271,7 @@ func (w *worker) multipart(ctx context.Context) (int64, error) {
 			size := min(o.PartSize, obj.size-off)
 			b := w.s.content.Body(obj.seed, obj.size)
 			_, _ = b.Seek(off, io.SeekStart)
-			part, err := w.s.c.core.PutObjectPart(ctx, o.Bucket, obj.key, id, p+1, io.LimitReader(b, size), size,
+			part, err := w.c.core.PutObjectPart(ctx, o.Bucket, obj.key, id, p+1, io.LimitReader(b, size), size,
 				minio.PutObjectPartOptions{})
 			mu.Lock()
 			defer mu.Unlock()
@@ -250,10 +283,10 @@ func (w *worker) multipart(ctx context.Context) (int64, error) {
 	}
 	wg.Wait()
 	if firstErr != nil {
-		_ = w.s.c.core.AbortMultipartUpload(context.WithoutCancel(ctx), o.Bucket, obj.key, id)
+		_ = w.c.core.AbortMultipartUpload(context.WithoutCancel(ctx), o.Bucket, obj.key, id)
 		return 0, firstErr
 	}
-	if _, err := w.s.c.core.CompleteMultipartUpload(ctx, o.Bucket, obj.key, id, parts, w.s.putOptions()); err != nil {
+	if _, err := w.c.core.CompleteMultipartUpload(ctx, o.Bucket, obj.key, id, parts, w.s.putOptions()); err != nil {
 		return 0, err
 	}
 	w.written = append(w.written, obj)
