@@ -132,7 +132,7 @@ workloads:
 			t.Errorf("%+v", c)
 		}
 	}
-	if _, _, err := iolab(t, context.Background(), "show", ids[0], "--db", db, "--format", "xml"); err == nil || !strings.Contains(err.Error(), "want text, md, csv, ndjson or bench") {
+	if _, _, err := iolab(t, context.Background(), "show", ids[0], "--db", db, "--format", "xml"); err == nil || !strings.Contains(err.Error(), "want text, md, csv, ndjson, bench, fio, fio+ or frames") {
 		t.Errorf("--format xml: %v", err)
 	}
 }

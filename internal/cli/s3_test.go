@@ -370,14 +370,18 @@ func s3BadInput(t *testing.T, srv s3Server) {
 		want string
 	}{
 		{"unreachable", []string{"--endpoint", closed, "--bucket", "x1y"}, [2]string{testAccessKey, testSecretKey}, "unreachable"},
-		{"bad credentials", []string{"--bucket", "contract"}, [2]string{"nobody", "wrongsecret123"}, "credentials rejected"},
-		{"missing bucket", []string{"--bucket", "no-such-bucket"}, [2]string{testAccessKey, testSecretKey}, "does not exist at"},
-		{"bad mix", []string{"--bucket", "contract", "--mix", "put=1,fly=2"}, [2]string{testAccessKey, testSecretKey}, "--mix"},
+		{"unreachable second", []string{"--endpoint", srv.endpoint + "," + closed, "--bucket", "contract"}, [2]string{testAccessKey, testSecretKey},
+			closed + ": unreachable"},
+		{"bad credentials", []string{"--endpoint", srv.endpoint, "--bucket", "contract"}, [2]string{"nobody", "wrongsecret123"}, "credentials rejected"},
+		{"missing bucket", []string{"--endpoint", srv.endpoint, "--bucket", "no-such-bucket"}, [2]string{testAccessKey, testSecretKey}, "does not exist at"},
+		{"bad mix", []string{"--endpoint", srv.endpoint, "--bucket", "contract", "--mix", "put=1,fly=2"}, [2]string{testAccessKey, testSecretKey}, "--mix"},
+		{"bad layout", []string{"--endpoint", srv.endpoint, "--bucket", "contract", "--key-layout", "{name}/{stamp}"}, [2]string{testAccessKey, testSecretKey},
+			`--key-layout "{name}/{stamp}": want prefix`},
 	}
 	for _, tc := range tests {
 		t.Setenv("AWS_ACCESS_KEY_ID", tc.env[0])
 		t.Setenv("AWS_SECRET_ACCESS_KEY", tc.env[1])
-		args := append([]string{"s3", "--endpoint", srv.endpoint, "--runtime", "1s", "--db", filepath.Join(t.TempDir(), "x.db")}, tc.args...)
+		args := append([]string{"s3", "--runtime", "1s", "--db", filepath.Join(t.TempDir(), "x.db")}, tc.args...)
 		_, _, err := iolab(t, context.Background(), args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || ExitCode(err) != 2 {
 			t.Errorf("%s: %v (exit %d), want one line with %q", tc.name, err, ExitCode(err), tc.want)

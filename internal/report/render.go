@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -46,6 +47,7 @@ var rows = []row{
 	{"get.ttfb_p99_ns", "get TTFB p99", latency},
 	{"head.lat_p99_ns", "head lat p99", latency},
 	{"list.lat_p99_ns", "list lat p99", latency},
+	{"list_keys_per_s", "LIST keys/s", count},
 	{"delete.lat_p99_ns", "delete lat p99", latency},
 	{"multipart.lat_p99_ns", "multipart lat p99", latency},
 	{"copy.lat_p99_ns", "copy lat p99", latency},
@@ -57,6 +59,7 @@ var rows = []row{
 	{"frames_fps", "frames/s", plain},
 	{"frames_late", "late frames", plain},
 	{"frames_dropped", "dropped frames", plain},
+	{"frames_success_pct", "frames ok %", plain},
 	{"open.lat_p99_ns", "open p99", latency},
 	{"close.lat_p99_ns", "close p99", latency},
 	{"cpu_us_per_op", "CPU µs/op", plain},
@@ -76,6 +79,20 @@ var rows = []row{
 	{"cgroup_cpu_s", "cgroup CPU", seconds},
 	{"cgroup_throttled_s", "cgroup CPU throttled", seconds},
 	{"cgroup_oom_kills", "OOM kills", plain},
+}
+
+// endpointRows are the rows of each endpoint of a workload spread over
+// several (endpoint.N.*), in their order.
+func endpointRows(summary map[string]stats.Summary) []row {
+	var out []row
+	for n := 1; ; n++ {
+		p := fmt.Sprintf("endpoint.%d.", n)
+		if _, ok := summary[p+"ops_per_s"]; !ok {
+			return out
+		}
+		out = append(out, row{p + "ops_per_s", fmt.Sprintf("endpoint %d ops/s", n), count},
+			row{p + "lat_p99_ns", fmt.Sprintf("endpoint %d lat p99", n), latency}, row{p + "errors", fmt.Sprintf("endpoint %d errors", n), plain})
+	}
 }
 
 // Terminal writes the human summary: per cell a table of median, 95% CI,
@@ -121,7 +138,7 @@ func Terminal(w io.Writer, r *Report) error {
 		fmt.Fprintln(tw, "  metric\tmedian\t95% CI\tmean ± sd\tCV\tn\t")
 		_, reads := c.Summary["read.ops_per_s"]
 		_, writes := c.Summary["write.ops_per_s"]
-		for _, rw := range rows {
+		for _, rw := range append(slices.Clone(rows), endpointRows(c.Summary)...) {
 			s, ok := c.Summary[rw.key]
 			if !ok || (!(reads && writes) && (rw.key == "read.ops_per_s" || rw.key == "write.ops_per_s")) {
 				continue // per-direction IOPS repeat the total when only one direction ran

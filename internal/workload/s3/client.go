@@ -174,9 +174,12 @@ func (c *client) describe(err error) error {
 		return fmt.Errorf("--endpoint %s: TLS handshake failed: the server does not speak TLS there; use http://", c.endpoint)
 	case errors.As(err, &netErr):
 		return fmt.Errorf("--endpoint %s: unreachable (%v)", c.endpoint, netErr.Err)
-	case credentialCodes[resp.Code] || resp.StatusCode == http.StatusForbidden:
-		return fmt.Errorf("%s refused the request (%s); check the keys (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --access-key/--secret-key), "+
+	case credentialCodes[resp.Code]:
+		return fmt.Errorf("credentials rejected by %s (%s); check the keys (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --access-key/--secret-key), "+
 			"--region (the signing region) and --lookup path|dns", c.endpoint, serverSaid(err))
+	case resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%s refused the request (%s); check what the keys may do on --bucket, --region (the signing region) and --lookup path|dns",
+			c.endpoint, serverSaid(err))
 	}
 	return fmt.Errorf("%s: %s", c.endpoint, serverSaid(err))
 }

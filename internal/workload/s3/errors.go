@@ -62,7 +62,8 @@ func isS3Error(body []byte) bool {
 }
 
 // notS3Message says what came instead of an S3 error: the body's first
-// line, or that there was none.
+// line, or that there was none. (It must not end with a quote: minio-go
+// trims them.)
 func notS3Message(body []byte) string {
 	line, _, _ := bytes.Cut(bytes.TrimSpace(body), []byte("\n"))
 	line = bytes.TrimSpace(line)
@@ -76,7 +77,7 @@ func notS3Message(body []byte) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "?")
 	}
-	return fmt.Sprintf("%s; the body begins %q", notS3, s)
+	return fmt.Sprintf("%s; the body begins %q (%d bytes)", notS3, s, len(body))
 }
 
 // errorResponse is a failed answer to a request of the fast path, as
@@ -92,8 +93,10 @@ func errorResponse(method string, status int, body []byte) error {
 		_ = xml.Unmarshal(body, &e)
 	case method == http.MethodHead && status == http.StatusNotFound:
 		e.Code, e.Message = "NoSuchKey", "The specified key does not exist."
+	case method == http.MethodHead && status == http.StatusForbidden:
+		e.Code, e.Message = "AccessDenied", "Access Denied." // as minio-go says it
 	case method == http.MethodHead:
-		e.Code = strconv.Itoa(status)
+		e.Code, e.Message = strconv.Itoa(status), "a HEAD answer has no body to say more"
 	default:
 		e.Code, e.Message = strconv.Itoa(status), notS3Message(body)
 	}
@@ -142,6 +145,8 @@ func serverSaid(err error) string {
 		return fmt.Sprintf("HTTP %d, but not the answer S3 gives: a malformed success (%s)", resp.StatusCode, firstOf(resp.Message, resp.Code))
 	case resp.StatusCode != 0 && strings.HasPrefix(resp.Message, notS3):
 		return fmt.Sprintf("HTTP %d, %s", resp.StatusCode, resp.Message)
+	case resp.StatusCode != 0 && (resp.Code == strconv.Itoa(resp.StatusCode) || resp.Code == ""):
+		return strings.TrimSuffix(fmt.Sprintf("HTTP %d: %s", resp.StatusCode, resp.Message), ": ")
 	case resp.StatusCode != 0:
 		return strings.TrimSuffix(fmt.Sprintf("HTTP %d %s: %s", resp.StatusCode, resp.Code, resp.Message), ": ")
 	case malformed(err):
