@@ -50,7 +50,7 @@ type Options struct {
 	// the object's name: prefix ("/" between them, the default), flat
 	// ("-"), sep:X, or a template (ParseKeyLayout).
 	KeyLayout string
-	Data    datagen.Pattern
+	Data      datagen.Pattern
 	// DedupPct is the share of objects whose content repeats an earlier
 	// object exactly (Data.DedupPct works within objects).
 	DedupPct int

@@ -20,7 +20,7 @@ import (
 // worker issues one operation at a time.
 type worker struct {
 	s       *S3
-	c       *client // its endpoint's
+	c       *client        // its endpoint's
 	ep      *endpointStats // with several endpoints
 	id      int
 	prefix  string
