@@ -75,6 +75,7 @@ type issuer struct {
 	pick    picker
 	gen     *datagen.Generator
 	v       *verifier // nil without --verify
+	paced   bool      // the job has a rate cap
 	checks  bool      // reads are verified (a read job, or verify_only)
 	tracks  bool      // writes are recorded for the verify pass
 	backlog []op      // written blocks not yet read back (verify_backlog)
@@ -86,7 +87,7 @@ type issuer struct {
 func (f *FS) newIssuer(worker int, j *job, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) (*issuer, error) {
 	o := &f.opts
 	is := &issuer{o: o, j: j, clock: clock, stop: stop, rec: rec, pick: f.newPicker(worker),
-		gen: datagen.New(o.Data, uint64(worker)+1), free: func() {}}
+		gen: datagen.New(o.Data, uint64(worker)+1), free: func() {}, paced: j.pace[0] != nil || j.pace[1] != nil}
 	if o.Verify.on() {
 		is.v = newVerifier(o.Verify.Kind)
 		is.checks = o.readShare() == 100 || o.Verify.Only
@@ -113,16 +114,18 @@ func (is *issuer) next() (op, error) {
 	if write && is.o.Verify.Only {
 		p.write = false // verify_only: read back what the write would have written
 	}
-	now := is.clock.Now()
-	if is.pick.readPct > 0 && is.pick.readPct < 100 && is.j.pace[p.dir()].ahead(now) && !is.j.pace[1-p.dir()].ahead(now) {
-		// As fio: a mixed job whose direction is ahead of its cap issues
-		// the other one rather than wait.
-		p.write = !p.write
+	if is.paced {
+		now := is.clock.Now()
+		if is.pick.readPct > 0 && is.pick.readPct < 100 && is.j.pace[p.dir()].ahead(now) && !is.j.pace[1-p.dir()].ahead(now) {
+			// As fio: a mixed job whose direction is ahead of its cap
+			// issues the other one rather than wait.
+			p.write = !p.write
+		}
+		if pc := is.j.pace[p.dir()]; pc != nil {
+			p.due = pc.due(now)
+		}
 	}
 	p.check = is.checks && !p.write
-	if pc := is.j.pace[p.dir()]; pc != nil {
-		p.due = pc.due(now)
-	}
 	return p, nil
 }
 
