@@ -53,8 +53,13 @@ func (v sizeValue) Set(s string) error {
 }
 
 // durationValue is a duration flag in fio's forms (60, 60s, 1m), checked by
-// units.ParseDuration (finite, not negative, at most units.MaxDuration).
-type durationValue struct{ p *time.Duration }
+// units.ParseDuration (finite, not negative, at most units.MaxDuration); a
+// bare number counts unit (default seconds; fio's thinktime counts
+// microseconds).
+type durationValue struct {
+	p    *time.Duration
+	unit time.Duration
+}
 
 func (v durationValue) String() string {
 	if v.p == nil || *v.p == 0 {
@@ -64,7 +69,11 @@ func (v durationValue) String() string {
 }
 func (v durationValue) Type() string { return "duration" }
 func (v durationValue) Set(s string) error {
-	d, err := units.ParseDuration(s)
+	unit := v.unit
+	if unit == 0 {
+		unit = time.Second
+	}
+	d, err := units.ParseDurationIn(s, unit)
 	if err != nil {
 		return err
 	}

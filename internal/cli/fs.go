@@ -50,8 +50,8 @@ func (o *FSOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.Var(sizeValue{p: &j.BlockSize, min: 1, max: 1 << 30}, "bs", "block size (4k, 1m)")
 	f.Var(sizeValue{p: &j.Size}, "size", "file region per job (256m, 1g); default: the existing file's size")
 	f.Var(sizeValue{p: &j.IOSize}, "io_size", "bytes of I/O per job when not time-based (default --size)")
-	f.Var(durationValue{&j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
-	f.Var(durationValue{&j.RampTime}, "ramp_time", "run each job this long before measuring, as fio does (runtime counts after it)")
+	f.Var(durationValue{p: &j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
+	f.Var(durationValue{p: &j.RampTime}, "ramp_time", "run each job this long before measuring, as fio does (runtime counts after it)")
 	intVar(f, &j.IODepth, "iodepth", 1, 1, 16384, "operations in flight per job")
 	intVar(f, &j.IODepthBatch, "iodepth_batch_submit", 1, 1, 16384, "io_uring: submit when this many operations are queued")
 	intVar(f, &j.NumJobs, "numjobs", 1, 1, 4096, "parallel jobs")
@@ -71,7 +71,7 @@ func (o *FSOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.Var(pairValue{p: &j.Rate, parse: units.ParseSize, format: units.FormatSize}, "rate", "cap each job's bandwidth, bytes/s: 10m, or READ,WRITE (500k,1m; ,1m caps writes only)")
 	f.Var(pairValue{p: &j.RateIOPS, parse: func(s string) (int64, error) { return units.ParseInt(s, 1, maxRate) },
 		format: func(n int64) string { return fmt.Sprint(n) }}, "rate_iops", "cap each job's operations/s: 1000, or READ,WRITE")
-	f.Var(durationInValue{p: &j.ThinkTime, unit: time.Microsecond}, "thinktime", "pause this long after every --thinktime_blocks operations complete (microseconds, or 10ms)")
+	f.Var(durationValue{p: &j.ThinkTime, unit: time.Microsecond}, "thinktime", "pause this long after every --thinktime_blocks operations complete (microseconds, or 10ms)")
 	intVar(f, &j.ThinkTimeBlocks, "thinktime_blocks", 1, 1, maxCount, "operations between two thinktime pauses")
 	f.Var(syncRangeValue{&j.SyncFileRange}, "sync_file_range", "sync_file_range(2) after every N writes: FLAGS:N, flags wait_before,write,wait_after (write:8)")
 	f.StringVar(&j.Verify.Kind, "verify", "", "write checked blocks and read them back: md5, crc32c, crc32, crc64, xxhash, sha1, sha256, sha512; a read job checks what it reads")
@@ -118,29 +118,6 @@ func (v pairValue) Set(s string) error {
 		return err
 	}
 	*v.p = p
-	return nil
-}
-
-// durationInValue is a duration whose bare numbers count unit, as fio's
-// thinktime counts microseconds.
-type durationInValue struct {
-	p    *time.Duration
-	unit time.Duration
-}
-
-func (v durationInValue) String() string {
-	if v.p == nil || *v.p == 0 {
-		return "0"
-	}
-	return v.p.String()
-}
-func (v durationInValue) Type() string { return "duration" }
-func (v durationInValue) Set(s string) error {
-	d, err := units.ParseDurationIn(s, v.unit)
-	if err != nil {
-		return err
-	}
-	*v.p = d
 	return nil
 }
 

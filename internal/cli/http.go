@@ -51,7 +51,7 @@ func (o *HTTPOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.Var(sizeValue{p: &j.RangeSize}, "range-size", "download: a random range of this many bytes (needs --size of the objects)")
 	f.StringVar(&o.sizes, "size", "1m", "body size: 8m, a list 1m,100m, or a log-uniform range 1m-5g")
 	intVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, maxConcurrency, "requests in flight")
-	f.Var(durationValue{&j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
+	f.Var(durationValue{p: &j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
 	intVar(f, &j.Count, "count", 0, 0, maxCount, "requests per run when not time-based")
 	percentVar(f, &j.Data.CompressPct, "compressible", 0, "percentage of each body that compresses (zeros)")
 	f.BoolVar(&o.zeros, "zeros", false, "bodies of zeros")
@@ -59,7 +59,7 @@ func (o *HTTPOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.BoolVar(&j.H2C, "h2c", false, "HTTP/2 without TLS")
 	f.BoolVar(&j.Insecure, "insecure", false, "accept any TLS certificate")
 	f.BoolVar(&j.Verify, "verify", false, "download: check the bytes against what the upload of the same index sent")
-	f.Var(durationValue{&j.Timeout}, "timeout", "per request")
+	f.Var(durationValue{p: &j.Timeout}, "timeout", "per request")
 }
 
 func (o *HTTPOptions) job(mode string) (httpload.Options, error) {

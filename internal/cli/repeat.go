@@ -60,7 +60,7 @@ const DefaultRounds = stats.MinRunsForCI
 func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 	intVar(fs, &o.Rounds, "rounds", DefaultRounds, 1, lab.MaxRuns, "measured rounds; each runs every cell once")
 	intVar(fs, &o.Warmup, "warmup", 1, 0, lab.MaxRuns, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
-	fs.Var(durationValue{&o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
+	fs.Var(durationValue{p: &o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
 	intVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "record a failed run and go on with the others (exit 1 at the end)")
 	fs.StringVar(&o.ObservePID, "observe-pid", "", "watch this process tree (the server under test) during every run: its CPU, memory, I/O, threads and files")

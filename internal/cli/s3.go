@@ -52,7 +52,7 @@ func (o *S3Options) AddJobFlags(f *pflag.FlagSet) {
 	intVar(f, &j.DeleteBatch, "delete-batch", j.DeleteBatch, 1, 1000, "objects per DELETE (more than 1: DeleteObjects)")
 	intVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, maxConcurrency, "operations in flight")
 	intVar(f, &j.Pool, "pool", 0, 0, maxConcurrency, "idle connections kept between requests (default: --concurrency); with fewer, connections that come back when the pool is full are closed, as a small pool does")
-	f.Var(durationValue{&j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
+	f.Var(durationValue{p: &j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
 	intVar(f, &j.Count, "count", 0, 0, maxCount, "operations per run when not time-based")
 	floatVar(f, &j.Rate, "rate", 0, 0, maxRate, "operations per second across all workers (0: as fast as possible)")
 	intVar(f, &j.Objects, "objects", 0, 0, 10_000_000, "objects to prepare for get/head/list/copy/delete (default 4 x concurrency, at least 64)")
