@@ -74,7 +74,9 @@ func (o *Options) fioArgs() []string {
 		args = append(args, "--thinktime="+itoa(o.ThinkTime.Microseconds()), "--thinktime_blocks="+strconv.Itoa(o.ThinkTimeBlocks))
 	}
 	if v := o.Verify; v.on() {
-		args = append(args, "--verify="+v.Kind, "--do_verify="+strconv.Itoa(boolInt(v.Do)))
+		// verify_state_save=0: fio would leave a state file in the
+		// working directory after every run.
+		args = append(args, "--verify="+v.Kind, "--do_verify="+strconv.Itoa(boolInt(v.Do)), "--verify_state_save=0")
 		if v.Backlog > 0 {
 			args = append(args, "--verify_backlog="+strconv.Itoa(v.Backlog))
 		}
