@@ -147,6 +147,10 @@ func (f *FS) runFio(ctx context.Context) (*metrics.Result, error) {
 	}
 	res.Notes = append(res.Notes, metrics.Note{Code: "fio-engine",
 		Message: "ran by fio " + fioVersion(stdout.Bytes()) + "; latency is fio's completion latency (clat); no per-second series"})
+	if f.opts.Verify.on() && f.opts.Verify.Do && !f.opts.Verify.Only && f.opts.readShare() < 100 {
+		res.Notes = append(res.Notes, metrics.Note{Code: "fio-verify-reads", Message: "fio counts its verify pass as the job's reads " +
+			"and time; iolab's own engines read back after the run, unmeasured: compare the write figures, or use --do_verify 0"})
+	}
 	if interrupted {
 		return res, ctx.Err()
 	}
