@@ -414,7 +414,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 		inflight   int
 		syncing    bool
 		syncStart  int64
-		syncPath   string
+		syncFile   *jobFile
 		thinking   bool // a thinktime_blocks batch is issued: pause once it completes
 		firstErr   error
 		yield      driver.Yielder
@@ -463,7 +463,10 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			inflight++
 			if next.write && j.syncDue(every) {
 				// Drained: runs after every write queued before it.
-				syncStart, syncPath = clock.Now(), next.file.path
+				syncStart, syncFile = clock.Now(), next.file
+				if j.window != nil {
+					next.file.inflight++ // an openfiles window closes the file only after its sync
+				}
 				if o.SyncFileRange.Every > 0 {
 					ring.QueueSyncFileRange(next.file.fd, uint32(o.SyncFileRange.Flags), syncTag)
 				} else {
@@ -517,8 +520,9 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			case syncTag:
 				inflight--
 				syncing = false
+				defer j.done(syncFile)
 				if c.Res < 0 {
-					err := fmt.Errorf("%s %s: %w", o.syncName(), syncPath, unix.Errno(-c.Res))
+					err := fmt.Errorf("%s %s: %w", o.syncName(), syncFile.path, unix.Errno(-c.Res))
 					rec.Error(err)
 					firstErr = err
 					return
