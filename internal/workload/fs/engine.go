@@ -339,6 +339,14 @@ func (o *Options) syncName() string {
 	return "sync_file_range"
 }
 
+// The main goroutine keeps the process's first thread for itself: a worker
+// that unshares its descriptor table and exits locked (privateFDTable) gets
+// its thread retired, but the first thread cannot be — Go parks it for good,
+// and with it a private copy of the table, whose descriptors (a run's files,
+// its rings) would stay open until the process ends, and which
+// /proc/self/fd would show as the process's.
+func init() { runtime.LockOSThread() }
+
 // privateFDTable locks the calling goroutine to its thread and gives the
 // thread a private copy of the file descriptor table. The kernel then looks
 // up the job's file without taking a reference on every read and write —
