@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-func TestLease(t *testing.T) {
-	t.Parallel()
+func TestLease(t *testing.T) { eachBackend(t, lease) }
+
+func lease(t *testing.T, dsn string) {
 	ctx := context.Background()
-	s, _, _ := withExperiment(t, "e1", nil)
+	s, _, _ := withExperiment(t, dsn, "e1", nil)
 	first := Owner{Host: "h", PID: 10, Start: 1}
 	second := Owner{Host: "h", PID: 20, Start: 2}
 	alive := map[int]bool{10: true, 20: true}

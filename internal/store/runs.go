@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,24 +24,21 @@ const StatusRunning = "running"
 // (AppendSeries); SaveRun completes it.
 func (s *Store) BeginRun(ctx context.Context, experimentID string, r *Run) error {
 	now := ts(time.Now())
-	out, err := s.db.ExecContext(context.WithoutCancel(ctx), `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
+	var err error
+	r.ID, err = insertID(context.WithoutCancel(ctx), s.db, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
 		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '', 0, 0, 0, '[]')`,
 		experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), StatusRunning, now, now)
-	if err != nil {
-		return s.wrap(err)
-	}
-	r.ID, err = out.LastInsertId()
 	return s.wrap(err)
 }
 
 // AppendSeries stores seconds of a running run's series.
 func (s *Store) AppendSeries(ctx context.Context, runID int64, secs []metrics.Second) error {
-	return s.appendRows(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertSeries(ctx, tx, runID, secs) })
+	return s.appendRows(ctx, func(ctx context.Context, tx *sqlTx) error { return insertSeries(ctx, tx, runID, secs) })
 }
 
 // appendRows runs insert in a transaction of its own, whatever becomes
 // of ctx: rows of a run that is being cancelled are still its record.
-func (s *Store) appendRows(ctx context.Context, insert func(context.Context, *sql.Tx) error) error {
+func (s *Store) appendRows(ctx context.Context, insert func(context.Context, *sqlTx) error) error {
 	ctx = context.WithoutCancel(ctx)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -57,7 +53,7 @@ func (s *Store) appendRows(ctx context.Context, insert func(context.Context, *sq
 
 // AppendServerSeries stores seconds of a running run's server series.
 func (s *Store) AppendServerSeries(ctx context.Context, runID int64, secs []metrics.ServerSecond) error {
-	return s.appendRows(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.appendRows(ctx, func(ctx context.Context, tx *sqlTx) error {
 		for _, sec := range secs {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO server_series (run_id, second, rss_bytes, cpu_s, read_bytes, write_bytes, threads, fds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 				runID, sec.T, sec.RSSBytes, sec.CPUS, sec.ReadBytes, sec.WriteBytes, sec.Threads, sec.FDs); err != nil {
@@ -70,7 +66,7 @@ func (s *Store) AppendServerSeries(ctx context.Context, runID int64, secs []metr
 
 // AppendEnvSeries stores seconds of the machine during a running run.
 func (s *Store) AppendEnvSeries(ctx context.Context, runID int64, secs []metrics.EnvSecond) error {
-	return s.appendRows(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.appendRows(ctx, func(ctx context.Context, tx *sqlTx) error {
 		for _, sec := range secs {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO env_series (run_id, second, cpu_stall, memory_stall, io_stall, load1) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 				runID, sec.T, sec.CPUStall, sec.MemoryStall, sec.IOStall, sec.Load1); err != nil {
@@ -81,7 +77,7 @@ func (s *Store) AppendEnvSeries(ctx context.Context, runID int64, secs []metrics
 	})
 }
 
-func insertSeries(ctx context.Context, tx *sql.Tx, runID int64, secs []metrics.Second) error {
+func insertSeries(ctx context.Context, tx *sqlTx, runID int64, secs []metrics.Second) error {
 	for _, sec := range secs {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO series (run_id, second, ops, bytes, p50_ns, p99_ns, max_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			runID, sec.T, sec.Ops, sec.Bytes, sec.P50Ns, sec.P99Ns, sec.MaxNs); err != nil {

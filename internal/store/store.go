@@ -17,9 +17,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // pure-Go SQLite driver
+	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL driver, as "pgx"
+	_ "modernc.org/sqlite"             // pure-Go SQLite driver
 
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/redact"
@@ -34,15 +36,26 @@ const (
 
 // Store is an open iolab database.
 type Store struct {
-	db   *sql.DB
-	path string
+	db   *sqlDB
+	path string // as shown: a file, or a PostgreSQL URL without its password
 }
 
 // ErrNotIolab is returned for a database file that iolab did not create.
 var ErrNotIolab = errors.New("not an iolab database")
 
-// Open opens the database at path, creating it if it does not exist.
+// IsPostgres says a --db names a PostgreSQL database (postgres://...).
+func IsPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// Open opens the database at path, creating it if it does not exist: a
+// SQLite file, or with a postgres:// URL a PostgreSQL database (the server
+// and the database must exist; the schema is created in it). A password
+// comes from the URL, PGPASSWORD or ~/.pgpass and is never shown.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if IsPostgres(path) {
+		return openPostgres(ctx, path)
+	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("--db %s: is a directory; want a file path such as ./iolab.db", path)
 	}
@@ -52,7 +65,27 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("--db %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, path: path}
+	s := &Store{db: &sqlDB{DB: db}, path: path}
+	if err := s.init(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openPostgres(ctx context.Context, url string) (*Store, error) {
+	shown := redact.URL(url)
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, fmt.Errorf("--db %s: %v", shown, redact.String(err.Error()))
+	}
+	s := &Store{db: &sqlDB{DB: db, pg: true}, path: shown}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("--db %s: cannot connect: %s", shown, redact.String(err.Error()))
+	}
 	if err := s.init(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -62,7 +95,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 
 func (s *Store) init(ctx context.Context) error {
 	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n)
+	tables := `SELECT count(*) FROM sqlite_master`
+	if s.db.pg {
+		tables = `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()`
+	}
+	err := s.db.QueryRowContext(ctx, tables).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("--db %s: %w (%v); point --db at an iolab database or a new file", s.path, ErrNotIolab, err)
 	}
@@ -75,7 +112,7 @@ func (s *Store) init(ctx context.Context) error {
 		err = s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version)
 	}
 	if err != nil || app != appID {
-		return fmt.Errorf("--db %s: %w (a SQLite file of another program); point --db at an iolab database or a new file", s.path, ErrNotIolab)
+		return fmt.Errorf("--db %s: %w (a database of another program); point --db at an iolab database or a new one", s.path, ErrNotIolab)
 	}
 	v, err := strconv.Atoi(version)
 	if err != nil {
@@ -98,7 +135,7 @@ func (s *Store) migrate(ctx context.Context, from int) error {
 	}
 	defer tx.Rollback()
 	for v := from; v < SchemaVersion; v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		if _, err := tx.ExecContext(ctx, s.ddl(migrations[v])); err != nil {
 			return fmt.Errorf("--db %s: upgrade schema %d to %d: %w", s.path, v, v+1, err)
 		}
 	}
@@ -114,7 +151,7 @@ func (s *Store) create(ctx context.Context) error {
 		return fmt.Errorf("--db %s: %w", s.path, err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
+	if _, err := tx.ExecContext(ctx, s.ddl(schema)); err != nil {
 		return fmt.Errorf("--db %s: create schema: %w", s.path, err)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('app', ?), ('schema_version', ?)`, appID, strconv.Itoa(SchemaVersion))
@@ -125,6 +162,14 @@ func (s *Store) create(ctx context.Context) error {
 		return fmt.Errorf("--db %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// ddl is DDL in the store's dialect.
+func (s *Store) ddl(q string) string {
+	if s.db.pg {
+		return pgDDL(q)
+	}
+	return q
 }
 
 // Close closes the database.
@@ -206,12 +251,9 @@ func (s *Store) CreateExperiment(ctx context.Context, e *Experiment, cells []Cel
 	}
 	for i := range cells {
 		params, _ := json.Marshal(cells[i].Params)
-		res, err := tx.ExecContext(ctx, `INSERT INTO cells (experiment_id, idx, name, variant, workload, params) VALUES (?, ?, ?, ?, ?, ?)`,
+		cells[i].ID, err = insertID(ctx, tx, `INSERT INTO cells (experiment_id, idx, name, variant, workload, params) VALUES (?, ?, ?, ?, ?, ?)`,
 			e.ID, cells[i].Index, redact.String(cells[i].Name), redact.String(cells[i].Variant), cells[i].Workload, redact.String(string(params)))
 		if err != nil {
-			return s.wrap(err)
-		}
-		if cells[i].ID, err = res.LastInsertId(); err != nil {
 			return s.wrap(err)
 		}
 	}

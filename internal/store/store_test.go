@@ -13,12 +13,26 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/pgtest"
 )
 
-func TestRoundTrip(t *testing.T) {
-	t.Parallel()
+// eachBackend runs test against a SQLite file and a PostgreSQL database (a
+// real server, started by internal/pgtest), each a new one.
+func eachBackend(t *testing.T, test func(t *testing.T, dsn string)) {
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		test(t, filepath.Join(t.TempDir(), "x.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		test(t, pgtest.Database(t))
+	})
+}
+
+func TestRoundTrip(t *testing.T) { eachBackend(t, roundTrip) }
+
+func roundTrip(t *testing.T, path string) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "x.db")
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +53,9 @@ func TestRoundTrip(t *testing.T) {
 	res.ByOp[metrics.Read] = metrics.OpStats{Ops: h.TotalCount(), Bytes: 4096 * h.TotalCount(), Lat: h}
 	res.ByOp[metrics.Get] = metrics.OpStats{Ops: h.TotalCount(), Errors: 3, Lat: h, TTFB: h, ActiveS: 1.25}
 	res.ErrorCodes = map[string]int64{"get:SlowDown": 3}
-	res.Frames = []metrics.FrameTiming{{Frame: 0, Thread: 1, StartNs: 5, OpenNs: 6, IONs: 7, CloseNs: 8}, {Frame: 1, LateNs: 9, Dropped: true}}
+	res.Frames = []metrics.FrameTiming{{Frame: 1, Pos: 0, Thread: 1, StartNs: 5, OpenNs: 6, IONs: 7, CloseNs: 8}, {Frame: 0, Pos: 1, LateNs: 9, Dropped: true}}
+	res.Extra = map[string]float64{"wall_s": 1.5}
+	res.Profiles = map[string][]byte{"go_pprof": {0, 1, 2, 255}}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel() // a Ctrl-C'd run must still be written
 	run := &Run{CellID: cells[0].ID, Round: 0, Slot: 0, Status: StatusInterrupted, EndedAt: time.Now(), Result: res}
@@ -71,8 +87,12 @@ func TestRoundTrip(t *testing.T) {
 	if metrics.PercentilesOf(got.Result.ByOp[metrics.Read].Lat) != metrics.PercentilesOf(h) {
 		t.Fatal("histogram changed in the round trip")
 	}
-	if len(got.Result.Frames) != 2 || got.Result.Frames[0].IONs != 7 || !got.Result.Frames[1].Dropped || got.Result.Frames[1].LateNs != 9 {
+	if len(got.Result.Frames) != 2 || got.Result.Frames[0].IONs != 7 || got.Result.Frames[0].Frame != 1 || !got.Result.Frames[1].Dropped ||
+		got.Result.Frames[1].LateNs != 9 || got.Result.Frames[1].Pos != 1 {
 		t.Fatalf("frames %+v", got.Result.Frames)
+	}
+	if got.Result.Extra["wall_s"] != 1.5 {
+		t.Fatalf("extra %v", got.Result.Extra)
 	}
 	g := got.Result.ByOp[metrics.Get]
 	if g.Errors != 3 || g.TTFB == nil || g.TTFB.TotalCount() != h.TotalCount() || got.Result.ErrorCodes["get:SlowDown"] != 3 || g.ActiveS != 1.25 {
@@ -115,6 +135,54 @@ func TestRefusesForeignAndNewerFiles(t *testing.T) {
 
 	if _, err := Open(ctx, dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Fatalf("directory: %v", err)
+	}
+}
+
+// A PostgreSQL database of another program, or of a newer iolab, is
+// refused; a server that is not there is named without the password.
+func TestPostgresRefusals(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	foreign := pgtest.Database(t)
+	db, err := sql.Open("pgx", foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Exec(`CREATE TABLE t (x INTEGER)`)
+	db.Close()
+	if _, err := Open(ctx, foreign); !errors.Is(err, ErrNotIolab) {
+		t.Fatalf("foreign database: %v", err)
+	}
+	newer := pgtest.Database(t)
+	s, err := Open(ctx, newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.db.ExecContext(ctx, `UPDATE meta SET value = '99' WHERE key = 'schema_version'`)
+	s.Close()
+	if _, err := Open(ctx, newer); err == nil || !strings.Contains(err.Error(), "newer iolab") {
+		t.Fatalf("newer schema: %v", err)
+	}
+	_, err = Open(ctx, "postgres://iolab:s3cretpw@127.0.0.1:1/none?sslmode=disable&connect_timeout=5")
+	if err == nil || !strings.Contains(err.Error(), "cannot connect") || strings.Contains(err.Error(), "s3cretpw") ||
+		!strings.Contains(err.Error(), "postgres://iolab:***@127.0.0.1:1/none") {
+		t.Fatalf("no server: %v", err)
+	}
+}
+
+func TestBind(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"SELECT a FROM t WHERE b = ? AND c = ?":    "SELECT a FROM t WHERE b = $1 AND c = $2",
+		"INSERT INTO t VALUES ('?', ?, \"x?\", ?)": "INSERT INTO t VALUES ('?', $1, \"x?\", $2)",
+		"SELECT 1":                                 "SELECT 1",
+	} {
+		if got := bind(in, true); got != want {
+			t.Errorf("bind(%q) = %q, want %q", in, got, want)
+		}
+		if bind(in, false) != in {
+			t.Errorf("SQLite's query changed: %q", in)
+		}
 	}
 }
 
@@ -166,10 +234,11 @@ func TestMigratesVersion1(t *testing.T) {
 
 // A second of the machine given twice for a run (a watcher's late tick)
 // is kept once, without failing the run.
-func TestEnvSeriesSecondOnce(t *testing.T) {
-	t.Parallel()
+func TestEnvSeriesSecondOnce(t *testing.T) { eachBackend(t, envSeriesSecondOnce) }
+
+func envSeriesSecondOnce(t *testing.T, dsn string) {
 	ctx := context.Background()
-	s, e, cells := withExperiment(t, "x", []Cell{{Name: "c", Workload: "cmd", Params: map[string]string{}}})
+	s, e, cells := withExperiment(t, dsn, "x", []Cell{{Name: "c", Workload: "cmd", Params: map[string]string{}}})
 	run := &Run{CellID: cells[0].ID, Status: StatusOK, EndedAt: time.Now(), Result: &metrics.Result{}}
 	if err := s.SaveRun(ctx, e.ID, run, nil); err != nil {
 		t.Fatal(err)
@@ -185,11 +254,11 @@ func TestEnvSeriesSecondOnce(t *testing.T) {
 	}
 }
 
-// withExperiment opens a store in a temporary directory, closed when the
-// test ends, holding one running experiment of the cells.
-func withExperiment(t *testing.T, id string, cells []Cell) (*Store, *Experiment, []Cell) {
+// withExperiment opens the store at dsn, closed when the test ends, holding
+// one running experiment of the cells.
+func withExperiment(t *testing.T, dsn, id string, cells []Cell) (*Store, *Experiment, []Cell) {
 	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "x.db"))
+	s, err := Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,104 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+)
+
+// The store speaks to SQLite (the default, a file) and PostgreSQL (a
+// server: teams, shared history, load from many hosts) through one set of
+// queries and one schema. Queries are written with ? placeholders, bound as
+// $1, $2, ... for PostgreSQL; the schema is written for SQLite and its few
+// SQLite words are translated (pgDDL); new rows' IDs come back with
+// RETURNING id, which both have.
+
+// sqlDB is the database with its dialect.
+type sqlDB struct {
+	*sql.DB
+	pg bool
+}
+
+// sqlTx is a transaction with its dialect.
+type sqlTx struct {
+	*sql.Tx
+	pg bool
+}
+
+func (d *sqlDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return d.DB.ExecContext(ctx, bind(q, d.pg), args...)
+}
+
+func (d *sqlDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return d.DB.QueryContext(ctx, bind(q, d.pg), args...)
+}
+
+func (d *sqlDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return d.DB.QueryRowContext(ctx, bind(q, d.pg), args...)
+}
+
+func (d *sqlDB) BeginTx(ctx context.Context, opts *sql.TxOptions) (*sqlTx, error) {
+	tx, err := d.DB.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &sqlTx{Tx: tx, pg: d.pg}, nil
+}
+
+func (t *sqlTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return t.Tx.ExecContext(ctx, bind(q, t.pg), args...)
+}
+
+func (t *sqlTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return t.Tx.QueryContext(ctx, bind(q, t.pg), args...)
+}
+
+func (t *sqlTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return t.Tx.QueryRowContext(ctx, bind(q, t.pg), args...)
+}
+
+// rowQuerier is a database or a transaction.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// insertID runs an INSERT and returns the new row's id.
+func insertID(ctx context.Context, db rowQuerier, q string, args ...any) (int64, error) {
+	var id int64
+	err := db.QueryRowContext(ctx, q+" RETURNING id", args...).Scan(&id)
+	return id, err
+}
+
+// bind turns ? placeholders (outside quoted text) into PostgreSQL's $n.
+func bind(q string, pg bool) string {
+	if !pg || !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	n, quote := 0, byte(0)
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '?':
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// pgDDL is SQLite DDL in PostgreSQL's words: row IDs are BIGSERIAL (and the
+// columns that refer to them BIGINT), blobs BYTEA.
+func pgDDL(ddl string) string {
+	return strings.NewReplacer("INTEGER PRIMARY KEY", "BIGSERIAL PRIMARY KEY", "INTEGER NOT NULL REFERENCES", "BIGINT NOT NULL REFERENCES",
+		"BLOB", "BYTEA").Replace(ddl)
+}
