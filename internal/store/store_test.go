@@ -175,7 +175,7 @@ func TestBind(t *testing.T) {
 	for in, want := range map[string]string{
 		"SELECT a FROM t WHERE b = ? AND c = ?":    "SELECT a FROM t WHERE b = $1 AND c = $2",
 		"INSERT INTO t VALUES ('?', ?, \"x?\", ?)": "INSERT INTO t VALUES ('?', $1, \"x?\", $2)",
-		"SELECT 1":                                 "SELECT 1",
+		"SELECT 1": "SELECT 1",
 	} {
 		if got := bind(in, true); got != want {
 			t.Errorf("bind(%q) = %q, want %q", in, got, want)
