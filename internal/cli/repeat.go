@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
@@ -278,7 +279,10 @@ func defaultDB() string {
 
 // dbFlag registers --db, whose default is defaultDB.
 func dbFlag(f *pflag.FlagSet, p *string) {
-	f.StringVar(p, "db", defaultDB(), "SQLite database that stores every run (default from $IOLAB_DB when set)")
+	*p = defaultDB()
+	redact.URL(*p)
+	f.Var(urlValue{p}, "db", "where every run is stored: a SQLite file, or a PostgreSQL database as postgres://user@host:port/db "+
+		"(password from PGPASSWORD or ~/.pgpass; never stored or shown) (default from $IOLAB_DB when set)")
 }
 
 // showCommand is the command that prints an experiment again: with --db when
@@ -287,7 +291,7 @@ func showCommand(id, db string) string {
 	if db == defaultDB() {
 		return "iolab show " + id
 	}
-	return "iolab show " + id + " --db " + shellQuote(db)
+	return "iolab show " + id + " --db " + shellQuote(redact.URL(db))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -310,7 +314,7 @@ func commandLine(cmd *cobra.Command) string {
 
 // openExisting opens --db for reading commands, which must not create it.
 func openExisting(ctx context.Context, path string) (*store.Store, error) {
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(path); err != nil && !store.IsPostgres(path) {
 		return nil, usage("--db %s: no such database; run an experiment first or point --db at one", path)
 	}
 	return openStore(ctx, path)
