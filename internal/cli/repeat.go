@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"hash/fnv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/units"
@@ -50,6 +52,19 @@ type RepeatOptions struct {
 	Quiet bool
 	// Note is stored with the experiment ("VM-7: virtio queue depth 256").
 	Note string
+	// Segment is this process's share of a load run by several (--segment
+	// I/N, or a Kubernetes Indexed Job's environment); SegmentGroup names
+	// the load; StartAt and BarrierTimeout say when its segments start.
+	Segment        segment.Segment
+	SegmentGroup   string
+	StartAt        time.Time
+	BarrierTimeout time.Duration
+	segment        string
+	startAt        string
+	seedFromClock  bool
+	// mergeSegments shows a segment's load whole: show merges them, the
+	// report a segment prints when it ends is its own.
+	mergeSegments bool
 }
 
 // DefaultRounds is the fewest rounds that give a 95% confidence interval of
@@ -65,6 +80,11 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 	intVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "record a failed run and go on with the others (exit 1 at the end)")
 	fs.StringVar(&o.ObservePID, "observe-pid", "", "watch this process tree (the server under test) during every run: its CPU, memory, I/O, threads and files")
+	fs.StringVar(&o.segment, "segment", "", "run segment I of N of the load (I/N: its share of concurrency, jobs and rate, names of its own); default from JOB_COMPLETION_INDEX and IOLAB_SEGMENTS")
+	fs.StringVar(&o.SegmentGroup, "segment-group", "", "the name of the load the segments share, unique to it (default: from the command and --start-at)")
+	fs.StringVar(&o.startAt, "start-at", "", "start the first run at this instant (2026-11-23T18:00:00Z, or +30s); segments without it meet at a barrier in the store")
+	o.BarrierTimeout = 5 * time.Minute
+	fs.Var(durationValue{p: &o.BarrierTimeout}, "barrier-timeout", "how long a segment waits at the barrier for the others")
 	o.addOutputFlags(fs)
 }
 
@@ -117,7 +137,10 @@ func (o *RepeatOptions) validate() error {
 		return err
 	}
 	if o.Seed == 0 {
-		o.Seed = uint64(time.Now().UnixNano())
+		o.Seed, o.seedFromClock = uint64(time.Now().UnixNano()), true
+	}
+	if err := o.validateSegment(); err != nil {
+		return err
 	}
 	if o.ObservePID != "" {
 		if _, err := checkPID(o.ObservePID); err != nil {
@@ -125,6 +148,54 @@ func (o *RepeatOptions) validate() error {
 		}
 	}
 	return nil
+}
+
+// validateSegment resolves --segment (or the Job's environment) and
+// --start-at.
+func (o *RepeatOptions) validateSegment() error {
+	var err error
+	if o.segment != "" {
+		if o.Segment, err = segment.Parse(o.segment); err != nil {
+			return usage("--segment %v", err)
+		}
+	} else if o.Segment, err = segment.FromEnv(); err != nil {
+		return usage("%v", err)
+	}
+	if o.startAt != "" {
+		if o.StartAt, err = segment.ParseStart(o.startAt, time.Now()); err != nil {
+			return usage("--start-at %v", err)
+		}
+	}
+	if o.Segment.Split() && o.SegmentGroup == "" && o.StartAt.IsZero() {
+		return usage("--segment %s: give --segment-group NAME (unique to this load) or --start-at TIME, so the segments find each other", o.Segment)
+	}
+	return nil
+}
+
+// segmentPlan puts the segment into the plan: its group (from the command
+// without --segment and the start time, when not named) and, unless
+// --seed was given, a seed from the group, so every segment runs the cells
+// in the same order.
+func (o *RepeatOptions) segmentPlan(plan *lab.Plan) {
+	if !o.Segment.Split() {
+		return
+	}
+	grp := o.SegmentGroup
+	if grp == "" {
+		h := fnv.New64a()
+		for _, part := range strings.Fields(plan.Command) {
+			if !strings.HasPrefix(part, "--segment=") && !strings.HasPrefix(part, "--db=") {
+				h.Write([]byte(part + " "))
+			}
+		}
+		grp = fmt.Sprintf("%s-%x", o.StartAt.UTC().Format("20060102T150405.000"), h.Sum64())
+	}
+	if o.seedFromClock {
+		h := fnv.New64a()
+		h.Write([]byte(grp))
+		o.Seed = h.Sum64() >> 1
+	}
+	plan.Segment, plan.SegmentGroup, plan.StartAt, plan.BarrierTimeout = o.Segment, grp, o.StartAt, o.BarrierTimeout
 }
 
 // openStore opens --db, turning a foreign or newer file into a usage error.
@@ -144,6 +215,10 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 		return err
 	}
 	defer st.Close()
+	o.segmentPlan(&plan)
+	if !o.Segment.Split() {
+		plan.StartAt = o.StartAt
+	}
 	plan.Rounds, plan.Warmup, plan.Cooldown, plan.Seed, plan.KeepGoing = o.Rounds, o.Warmup, o.Cooldown, o.Seed, o.KeepGoing
 	if o.ObservePID != "" {
 		pid, err := checkPID(o.ObservePID)
@@ -210,11 +285,18 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	if err != nil {
 		return err
 	}
+	var segments *report.SegmentsView
+	if o.mergeSegments && data.Experiment.SegmentGroup != "" {
+		if data, segments, err = loadSegments(ctx, st, data); err != nil {
+			return err
+		}
+	}
 	var opts report.Options
 	var sp storedPlan // experiments of plans keep how to compare
 	if json.Unmarshal(data.Experiment.Plan, &sp) == nil {
 		opts = sp.reportOptions()
 	}
+	opts.Segments = segments
 	opts.Series = o.Series
 	if len(o.At) > 0 {
 		opts.Extrapolate.At = o.At
@@ -233,6 +315,29 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 		return fmt.Errorf("%w: %s", ErrGate, strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// loadSegments loads every segment of the load data is a segment of and
+// merges them.
+func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*store.Data, *report.SegmentsView, error) {
+	all, err := st.ListExperiments(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var parts []*store.Data
+	for _, e := range all {
+		if e.SegmentGroup != data.Experiment.SegmentGroup {
+			continue
+		}
+		d := data
+		if e.ID != data.Experiment.ID {
+			if d, err = st.Load(ctx, e.ID); err != nil {
+				return nil, nil, err
+			}
+		}
+		parts = append(parts, d)
+	}
+	return report.MergeSegments(parts)
 }
 
 // writeExperiment prints a stored experiment's report, and returns it,

@@ -103,6 +103,7 @@ func runS3(ctx context.Context, o S3Options, command string, stdout, stderr io.W
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	job.Segment = o.Repeat.Segment
 	w, err := s3.New(job)
 	if err != nil {
 		return &UsageError{Err: err}

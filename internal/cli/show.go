@@ -50,6 +50,7 @@ func runShow(ctx context.Context, o RepeatOptions, id string, profileTop int, st
 	if profileTop > 0 {
 		return printProfiles(ctx, st, id, o, profileTop, stdout)
 	}
+	o.mergeSegments = true
 	return printExperiment(ctx, st, id, o, stdout)
 }
 

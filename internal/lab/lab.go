@@ -14,12 +14,16 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
 )
@@ -98,6 +102,17 @@ type Plan struct {
 	// Resume is the ID of a stored experiment to continue: runs it
 	// finished are skipped, the rest run as first scheduled.
 	Resume string
+	// Segment is this process's share of a load N processes run together
+	// (its workloads already hold their share); SegmentGroup names the
+	// load, the same in every segment and unique to it.
+	Segment      segment.Segment
+	SegmentGroup string
+	// StartAt, when set, is the agreed instant the first run starts.
+	// Without it a split load's segments meet at a barrier in the store
+	// and start together a second after the last arrived, or fail after
+	// BarrierTimeout naming the ones that never came.
+	StartAt        time.Time
+	BarrierTimeout time.Duration
 }
 
 // ErrInterrupted is returned when the experiment was cancelled; what
@@ -161,7 +176,10 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, erro
 		defer lease.release()
 		ctx = lease.ctx
 	}
-	err = r.execute(ctx, plan, expID, cells, stored, done)
+	err = r.start(ctx, plan)
+	if err == nil {
+		err = r.execute(ctx, plan, expID, cells, stored, done)
+	}
 	status := "done"
 	switch {
 	case errors.Is(err, ErrInterrupted):
@@ -231,6 +249,9 @@ func (r *Runner) create(ctx context.Context, plan Plan, cells []Cell) (*store.Ex
 		ID:   fmt.Sprintf("%s-%04x", now.UTC().Format("20060102-150405"), rand.N(1<<16)),
 		Name: plan.Name, Command: plan.Command, Plan: settings, CreatedAt: now, Status: "running",
 	}
+	if plan.Segment.Split() {
+		exp.SegmentGroup, exp.Segment = plan.SegmentGroup, plan.Segment.String()
+	}
 	stored := make([]store.Cell, len(cells))
 	for i, c := range cells {
 		params := c.Workload.Params()
@@ -241,6 +262,69 @@ func (r *Runner) create(ctx context.Context, plan Plan, cells []Cell) (*store.Ex
 		return nil, nil, err
 	}
 	return exp, stored, nil
+}
+
+// start waits for the agreed start of a split load: --start-at, or the
+// barrier every segment arrives at.
+func (r *Runner) start(ctx context.Context, plan Plan) error {
+	at := plan.StartAt
+	if at.IsZero() && plan.Segment.Split() {
+		var err error
+		if at, err = r.barrier(ctx, plan); err != nil {
+			return err
+		}
+	}
+	if at.IsZero() {
+		return nil
+	}
+	if late := time.Since(at); late > time.Second {
+		return fmt.Errorf("--start-at %s passed %v ago, before this segment was ready; give a later time", at.Format(time.RFC3339), late.Round(time.Second))
+	}
+	select {
+	case <-time.After(time.Until(at)):
+		return nil
+	case <-ctx.Done():
+		return ErrInterrupted
+	}
+}
+
+// barrier records this segment's arrival and waits for the others; they
+// start a second after the last arrived (every segment reads the same
+// last arrival from the store).
+func (r *Runner) barrier(ctx context.Context, plan Plan) (time.Time, error) {
+	host, _ := os.Hostname()
+	if err := r.Store.ArriveAtBarrier(ctx, plan.SegmentGroup, plan.Segment.I, host); err != nil {
+		return time.Time{}, err
+	}
+	timeout := plan.BarrierTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		arrived, last, err := r.Store.Barrier(ctx, plan.SegmentGroup)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if len(arrived) >= plan.Segment.N {
+			return last.Add(time.Second), nil
+		}
+		if time.Now().After(deadline) {
+			var missing []string
+			for i := range plan.Segment.N {
+				if !slices.Contains(arrived, i) {
+					missing = append(missing, fmt.Sprintf("%d/%d", i, plan.Segment.N))
+				}
+			}
+			return time.Time{}, fmt.Errorf("segment %s of %s: segments %s never arrived within %v; start them (or give --barrier-timeout more)",
+				plan.Segment, plan.SegmentGroup, strings.Join(missing, ", "), timeout)
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return time.Time{}, ErrInterrupted
+		}
+	}
 }
 
 // execute runs the schedule's entries that are not done yet.

@@ -164,6 +164,11 @@ func Terminal(w io.Writer, r *Report) error {
 	if err := writeScales(w, r, false); err != nil {
 		return err
 	}
+	if r.Segments != nil {
+		if err := WriteSegments(w, r.Segments); err != nil {
+			return err
+		}
+	}
 	writeWarnings(w, r.Warnings, false)
 	return nil
 }

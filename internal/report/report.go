@@ -50,6 +50,9 @@ type Report struct {
 	// that did not ask for NO_COLOR).
 	Colour bool              `json:"-"`
 	Env    *envinfo.Snapshot `json:"env,omitempty"`
+	// Segments, for a load run in segments, is each one's share beside
+	// the merge the rest of the report is.
+	Segments *SegmentsView `json:"segments,omitempty"`
 	// derived caches each run's metrics while the report is built.
 	derived derivedMetrics
 }
@@ -352,6 +355,8 @@ type Options struct {
 	// output, each with whether lower is better: compared (unadjusted)
 	// and fitted against scale like the built-in ones.
 	Custom map[string]bool
+	// Segments is the segments' view of a merged load (MergeSegments).
+	Segments *SegmentsView
 }
 
 // SequentialRounds are the fewest and most rounds of an experiment that
@@ -376,7 +381,8 @@ const DefaultThreshold = 0.02
 // Build assembles the report of a stored experiment.
 func Build(d *store.Data, opts Options) *Report {
 	r := &Report{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Command: d.Experiment.Command,
-		Status: d.Experiment.Status, Notes: d.Experiment.Notes, Runs: []RunView{}, Warnings: []stats.Warning{}, derived: derivedMetrics{}}
+		Status: d.Experiment.Status, Notes: d.Experiment.Notes, Runs: []RunView{}, Warnings: []stats.Warning{}, derived: derivedMetrics{},
+		Segments: opts.Segments}
 	cellByID := map[int64]int{}
 	for i, c := range d.Cells {
 		cellByID[c.ID] = i

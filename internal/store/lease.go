@@ -131,3 +131,33 @@ func rowsAffected(r sql.Result) (int64, error) {
 	}
 	return r.RowsAffected()
 }
+
+// ArriveAtBarrier records that segment seg of a load's group is ready to
+// start; arriving again (a restarted pod) moves its time.
+func (s *Store) ArriveAtBarrier(ctx context.Context, grp string, seg int, host string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO segment_barrier (grp, segment, host, at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (grp, segment) DO UPDATE SET host = excluded.host, at = excluded.at`, grp, seg, host, ts(time.Now()))
+	return s.wrap(err)
+}
+
+// Barrier says which segments of a group have arrived, and when the last
+// of them did.
+func (s *Store) Barrier(ctx context.Context, grp string) (arrived []int, last time.Time, err error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT segment, at FROM segment_barrier WHERE grp = ? ORDER BY segment`, grp)
+	if err != nil {
+		return nil, time.Time{}, s.wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seg int
+		var at string
+		if err := rows.Scan(&seg, &at); err != nil {
+			return nil, time.Time{}, s.wrap(err)
+		}
+		arrived = append(arrived, seg)
+		if t := parseTS(at); t.After(last) {
+			last = t
+		}
+	}
+	return arrived, last, s.wrap(rows.Err())
+}

@@ -232,7 +232,8 @@ func firstNonEmpty(a, b string) string {
 
 // ListExperiments returns all experiments, newest first.
 func (s *Store) ListExperiments(ctx context.Context) ([]Experiment, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name, command, plan, created_at, COALESCE(finished_at, ''), status, notes FROM experiments ORDER BY created_at DESC, id DESC`)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name, command, plan, created_at, COALESCE(finished_at, ''), status, notes, segment_grp, segment
+		FROM experiments ORDER BY created_at DESC, id DESC`)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -241,7 +242,7 @@ func (s *Store) ListExperiments(ctx context.Context) ([]Experiment, error) {
 	for rows.Next() {
 		var e Experiment
 		var plan, created, finished, notes string
-		if err := rows.Scan(&e.ID, &e.Name, &e.Command, &plan, &created, &finished, &e.Status, &notes); err != nil {
+		if err := rows.Scan(&e.ID, &e.Name, &e.Command, &plan, &created, &finished, &e.Status, &notes, &e.SegmentGroup, &e.Segment); err != nil {
 			return nil, s.wrap(err)
 		}
 		_ = json.Unmarshal([]byte(notes), &e.Notes)

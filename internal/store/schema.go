@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 12
+const SchemaVersion = 13
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -20,7 +20,20 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	9:  envSeriesTable,
 	10: `ALTER TABLE experiments ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';`,
 	11: framesPosColumn,
+	12: segmentsDDL,
 }
+
+// segmentsDDL is what segments of one load need: the experiment's group
+// and segment, and the start barrier they meet at.
+const segmentsDDL = `ALTER TABLE experiments ADD COLUMN segment_grp TEXT NOT NULL DEFAULT '';
+ALTER TABLE experiments ADD COLUMN segment TEXT NOT NULL DEFAULT '';
+CREATE TABLE segment_barrier (
+	grp     TEXT NOT NULL,      -- the load's group (--segment-group)
+	segment INTEGER NOT NULL,   -- I of I/N
+	host    TEXT NOT NULL,
+	at      TEXT NOT NULL,      -- when it arrived
+	PRIMARY KEY (grp, segment)
+);`
 
 // framesPosColumn is a frame's position in play order (reverse and random
 // orders play frames out of their numbers); -1 in rows stored before it,
@@ -186,4 +199,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-` + objectsTable + framesTable + framesPosColumn + leasesTable + serverSeriesTable + profilesTable + envSeriesTable
+` + objectsTable + framesTable + framesPosColumn + leasesTable + serverSeriesTable + profilesTable + envSeriesTable + segmentsDDL

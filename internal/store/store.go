@@ -104,7 +104,12 @@ func (s *Store) init(ctx context.Context) error {
 		return fmt.Errorf("--db %s: %w (%v); point --db at an iolab database or a new file", s.path, ErrNotIolab, err)
 	}
 	if n == 0 {
-		return s.create(ctx)
+		// Segments of a load start together on a new database: one
+		// creates the schema, the others find it created.
+		created, err := s.create(ctx, tables)
+		if err != nil || created {
+			return err
+		}
 	}
 	var app, version string
 	err = s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'app'`).Scan(&app)
@@ -145,23 +150,43 @@ func (s *Store) migrate(ctx context.Context, from int) error {
 	return s.wrap(tx.Commit())
 }
 
-func (s *Store) create(ctx context.Context) error {
+// create creates the schema unless another process did it first (it then
+// reports false). On PostgreSQL an advisory lock makes the others wait for
+// the first; on SQLite the loser's CREATE fails and it finds the tables.
+func (s *Store) create(ctx context.Context, tables string) (bool, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("--db %s: %w", s.path, err)
+		return false, fmt.Errorf("--db %s: %w", s.path, err)
 	}
 	defer tx.Rollback()
+	if s.db.pg {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(1095716673)`); err != nil { // "IOLA"
+			return false, fmt.Errorf("--db %s: %w", s.path, err)
+		}
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, tables).Scan(&n); err != nil {
+		return false, fmt.Errorf("--db %s: %w", s.path, err)
+	}
+	if n > 0 {
+		return false, nil // created meanwhile
+	}
 	if _, err := tx.ExecContext(ctx, s.ddl(schema)); err != nil {
-		return fmt.Errorf("--db %s: create schema: %w", s.path, err)
+		tx.Rollback()
+		// Another process's schema won the race (SQLite: its write lock).
+		if s.db.QueryRowContext(ctx, tables).Scan(&n) == nil && n > 0 {
+			return false, nil
+		}
+		return false, fmt.Errorf("--db %s: create schema: %w", s.path, err)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('app', ?), ('schema_version', ?)`, appID, strconv.Itoa(SchemaVersion))
 	if err != nil {
-		return fmt.Errorf("--db %s: %w", s.path, err)
+		return false, fmt.Errorf("--db %s: %w", s.path, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("--db %s: %w", s.path, err)
+		return false, fmt.Errorf("--db %s: %w", s.path, err)
 	}
-	return nil
+	return true, nil
 }
 
 // ddl is DDL in the store's dialect.
@@ -190,6 +215,11 @@ type Experiment struct {
 	// Notes are what the user said about it (--note, iolab note), oldest
 	// first.
 	Notes []Note `json:"notes,omitempty"`
+	// SegmentGroup names the load this experiment ran a segment of
+	// (--segment-group), and Segment which one (I/N); both empty for a
+	// whole load.
+	SegmentGroup string `json:"segment_group,omitempty"`
+	Segment      string `json:"segment,omitempty"`
 }
 
 // Note is a remark on an experiment: "VM-7: virtio queue depth 256".
@@ -244,8 +274,8 @@ func (s *Store) CreateExperiment(ctx context.Context, e *Experiment, cells []Cel
 		return s.wrap(err)
 	}
 	defer tx.Rollback()
-	_, err = tx.ExecContext(ctx, `INSERT INTO experiments (id, name, command, plan, created_at, status) VALUES (?, ?, ?, ?, ?, ?)`,
-		e.ID, redact.String(e.Name), redact.String(e.Command), redact.String(string(e.Plan)), ts(e.CreatedAt), e.Status)
+	_, err = tx.ExecContext(ctx, `INSERT INTO experiments (id, name, command, plan, created_at, status, segment_grp, segment) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.ID, redact.String(e.Name), redact.String(e.Command), redact.String(string(e.Plan)), ts(e.CreatedAt), e.Status, e.SegmentGroup, e.Segment)
 	if err != nil {
 		return s.wrap(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/units"
 )
 
@@ -59,6 +60,9 @@ type Options struct {
 	// SDKOnly sends GET and PUT through minio-go too, instead of each
 	// worker's own signed connection.
 	SDKOnly bool
+	// Segment is the share of the load this process runs: its part of
+	// Concurrency, Count and Rate, under a prefix of its own.
+	Segment segment.Segment
 }
 
 // DefaultOptions are the defaults of the flags.
@@ -196,6 +200,30 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--compressible: %w", err)
 	}
 	return nil
+}
+
+// share is the segment's part of the load (Validate first).
+func (o Options) share() (Options, error) {
+	seg := o.Segment
+	if !seg.Split() {
+		return o, nil
+	}
+	whole := o
+	o.Concurrency = seg.Share(whole.Concurrency)
+	if o.Concurrency == 0 {
+		return o, fmt.Errorf("--concurrency %d over %d segments leaves segment %s no worker; give at least %d", whole.Concurrency, seg.N, seg, seg.N)
+	}
+	if whole.Pool > 0 {
+		o.Pool = max(seg.Share(whole.Pool), 1)
+	}
+	if whole.Count > 0 {
+		if o.Count = int64(seg.Share(int(whole.Count))); o.Count == 0 {
+			return o, fmt.Errorf("--count %d over %d segments leaves segment %s nothing to do", whole.Count, seg.N, seg)
+		}
+	}
+	o.Rate = seg.Rate(whole.Rate)
+	o.Prefix = fmt.Sprintf("%s-s%d", whole.Prefix, seg.I)
+	return o, nil
 }
 
 // endpoints are the endpoints the workers are spread over.

@@ -41,7 +41,8 @@ type object struct {
 
 // S3 is the workload.
 type S3 struct {
-	opts    Options
+	opts    Options // this segment's share
+	whole   Options // the whole load's, as its parameters
 	layout  KeyLayout
 	content datagen.Content
 	clients []*client // one per endpoint; workers are spread over them
@@ -65,7 +66,11 @@ func New(opts Options) (*S3, error) {
 		return nil, err
 	}
 	layout, _ := ParseKeyLayout(opts.KeyLayout) // validated
-	return &S3{opts: opts, layout: layout, content: datagen.NewContent(opts.Data)}, nil
+	share, err := opts.share()
+	if err != nil {
+		return nil, err
+	}
+	return &S3{opts: share, whole: opts, layout: layout, content: datagen.NewContent(opts.Data)}, nil
 }
 
 // Kind implements workload.Workload.
@@ -73,7 +78,7 @@ func (s *S3) Kind() string { return "s3" }
 
 // Params implements workload.Workload.
 func (s *S3) Params() map[string]string {
-	o := &s.opts
+	o := &s.whole
 	p := map[string]string{"endpoint": redact.URL(o.Endpoint), "bucket": o.Bucket, "mix": o.Mix.String(), "size": o.Sizes.String(),
 		"concurrency": fmt.Sprint(o.Concurrency), "pool": fmt.Sprint(o.pool())}
 	if o.Runtime > 0 {
@@ -102,6 +107,9 @@ func (s *S3) Params() map[string]string {
 	}
 	if o.KeyLayout != "" && o.KeyLayout != "prefix" {
 		p["key_layout"] = o.KeyLayout
+	}
+	if o.Segment.Split() {
+		p["segments"] = fmt.Sprint(o.Segment.N)
 	}
 	if eps := o.endpoints(); len(eps) > 1 {
 		shown := make([]string, len(eps))

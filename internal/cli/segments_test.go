@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/pgtest"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// Two segments of one s3 load, started together at a barrier in a shared
+// PostgreSQL, against one versitygw: show prints one merged run per round
+// whose operations are the sum of the segments' and whose latency
+// histogram is the union of theirs, with each segment's figures beside it.
+func TestSegmentsMergeOnPostgres(t *testing.T) {
+	srv := s3Servers(t)[0]
+	db := pgtest.Database(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", testAccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", testSecretKey)
+	segmentRun := func(seg string, extra ...string) error {
+		args := append([]string{"s3", "--endpoint", srv.endpoint, "--bucket", "segs", "--create-bucket", "--mix", "put=1,get=1",
+			"--size", "2k", "--concurrency", "4", "--count", "60", "--rounds=2", "--warmup=0", "-q", "--db", db, "--segment", seg}, extra...)
+		_, stderr, err := iolab(t, context.Background(), args...)
+		if err != nil {
+			return fmt.Errorf("segment %s: %w\n%s", seg, err, stderr)
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() { errs[i] = segmentRun(fmt.Sprintf("%d/2", i), "--segment-group", "load-a") })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var merged struct {
+		Status string
+		Runs   []struct {
+			Round  int
+			Status string
+			Ops    map[string]s3OpJSON
+		}
+		Segments struct {
+			N           int
+			Experiments map[string]string
+			Missing     []string
+			Cells       []struct{ Segments []struct{ Runs int } }
+		}
+	}
+	decodeInto(t, out, &merged)
+	if len(merged.Runs) != 2 || merged.Segments.N != 2 || len(merged.Segments.Experiments) != 2 || len(merged.Segments.Missing) != 0 {
+		t.Fatalf("merged: %s", out)
+	}
+	// The segments as stored, to check the merge against.
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var ops [2]int64 // by round
+	union := [2]*metrics.Percentiles{}
+	for _, id := range merged.Segments.Experiments {
+		d, err := st.Load(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Runs) != 2 {
+			t.Fatalf("segment %s stored %d runs", id, len(d.Runs))
+		}
+		for _, r := range d.Runs {
+			ops[r.Round] += r.Result.ByOp[metrics.Get].Ops + r.Result.ByOp[metrics.Put].Ops
+		}
+	}
+	for round := range 2 {
+		h := metrics.NewHistogram()
+		for _, id := range merged.Segments.Experiments {
+			d, _ := st.Load(context.Background(), id)
+			for _, r := range d.Runs {
+				if r.Round == round {
+					h.Merge(r.Result.ByOp[metrics.Get].Lat)
+				}
+			}
+		}
+		p := metrics.PercentilesOf(h)
+		union[round] = &p
+	}
+	for _, r := range merged.Runs {
+		got := r.Ops["get"].Ops + r.Ops["put"].Ops
+		if r.Status != "ok" || got != ops[r.Round] || got != 60 || r.Ops["get"].Lat.P99 != union[r.Round].P99 {
+			t.Errorf("round %d: %s, %d operations (segments: %d, want 60), get p99 %d (union of the segments' %d)",
+				r.Round, r.Status, got, ops[r.Round], r.Ops["get"].Lat.P99, union[r.Round].P99)
+		}
+	}
+	text, _, err := iolab(t, context.Background(), "show", "--db", db)
+	if err != nil || !strings.Contains(text, "segments of load-a (2)") || !strings.Contains(text, "0/2") || !strings.Contains(text, "1/2") {
+		t.Fatalf("show:\n%s", text)
+	}
+
+	// A segment that never comes: the others wait at the barrier, then fail
+	// naming it.
+	err = segmentRun("0/3", "--segment-group", "load-b", "--barrier-timeout", "1s")
+	if err == nil || !strings.Contains(err.Error(), "segments 1/3, 2/3 never arrived within 1s") {
+		t.Fatalf("a lone segment at the barrier: %v", err)
+	}
+	// With --start-at a lone segment runs; show names the one missing and
+	// calls every run partial.
+	if err := segmentRun("1/2", "--start-at", "+1s"); err != nil {
+		t.Fatal(err)
+	}
+	lone := ""
+	for _, line := range strings.Split(mustLs(t, db), "\n") {
+		if strings.Contains(line, "done") {
+			lone = strings.Fields(line)[0]
+			break
+		}
+	}
+	out, _, err = iolab(t, context.Background(), "show", lone, "--db", db)
+	if err != nil || !strings.Contains(out, "MISSING: segment 0/2 stored nothing") || !strings.Contains(out, "no successful measured run") {
+		t.Fatalf("show of a load missing a segment (%v):\n%s", err, out)
+	}
+}
+
+func mustLs(t *testing.T, db string) string {
+	t.Helper()
+	out, _, err := iolab(t, context.Background(), "ls", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+

@@ -1,0 +1,112 @@
+// Package segment is a process's share of a load that N processes run
+// together (on N hosts, as a Kubernetes Indexed Job runs them): segment I
+// of N takes its part of the concurrency, the jobs and the rate, writes
+// names no other segment writes, and all start at one agreed instant.
+// The segments meet in the store, not over a protocol of their own: each
+// stores its runs, and show merges them.
+package segment
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Segment is segment I (from 0) of N.
+type Segment struct {
+	I, N int
+}
+
+// Whole is the load run by one process.
+var Whole = Segment{0, 1}
+
+// Of says whether s splits the load.
+func (s Segment) Split() bool { return s.N > 1 }
+
+func (s Segment) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }
+
+// Parse reads I/N (0 <= I < N).
+func Parse(v string) (Segment, error) {
+	i, n, ok := strings.Cut(v, "/")
+	a, err1 := strconv.Atoi(strings.TrimSpace(i))
+	b, err2 := strconv.Atoi(strings.TrimSpace(n))
+	if !ok || err1 != nil || err2 != nil || b < 1 || b > 10000 || a < 0 || a >= b {
+		return Segment{}, fmt.Errorf("%q: want I/N with 0 <= I < N <= 10000, e.g. 0/4", v)
+	}
+	return Segment{a, b}, nil
+}
+
+// Environment variables a Kubernetes Indexed Job gives each pod (the
+// index), and the count iolab's manifest adds.
+const (
+	EnvIndex = "JOB_COMPLETION_INDEX"
+	EnvCount = "IOLAB_SEGMENTS"
+)
+
+// FromEnv is the segment of a pod of an Indexed Job: JOB_COMPLETION_INDEX
+// of IOLAB_SEGMENTS; Whole when neither is set.
+func FromEnv() (Segment, error) {
+	idx, count := os.Getenv(EnvIndex), os.Getenv(EnvCount)
+	if idx == "" && count == "" {
+		return Whole, nil
+	}
+	if idx == "" || count == "" {
+		return Segment{}, fmt.Errorf("%s=%q and %s=%q: set both (the Job's completion index and its completions) or neither", EnvIndex, idx, EnvCount, count)
+	}
+	s, err := Parse(idx + "/" + count)
+	if err != nil {
+		return Segment{}, fmt.Errorf("%s/%s: %w", EnvIndex, EnvCount, err)
+	}
+	return s, nil
+}
+
+// Share is the segment's part of total: total/N, the first total%N
+// segments one more, so the N shares add up to total exactly. A share
+// may be 0 when total < N.
+func (s Segment) Share(total int) int {
+	if !s.Split() {
+		return total
+	}
+	n := total / s.N
+	if s.I < total%s.N {
+		n++
+	}
+	return n
+}
+
+// First is the index of the segment's first unit of total (its jobs are
+// First .. First+Share-1), so names built from it never collide.
+func (s Segment) First(total int) int {
+	first := 0
+	for i := range s.I {
+		first += Segment{i, s.N}.Share(total)
+	}
+	return first
+}
+
+// Rate is the segment's part of a rate: rate/N.
+func (s Segment) Rate(rate float64) float64 {
+	if !s.Split() {
+		return rate
+	}
+	return rate / float64(s.N)
+}
+
+// ParseStart reads --start-at: an RFC 3339 time (2026-11-23T18:00:00Z), or
+// +DURATION from now (+30s).
+func ParseStart(v string, now time.Time) (time.Time, error) {
+	if d, ok := strings.CutPrefix(v, "+"); ok {
+		dur, err := time.ParseDuration(d)
+		if err != nil || dur < 0 {
+			return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time (2026-11-23T18:00:00Z) or +DURATION (+30s)", v)
+		}
+		return now.Add(dur), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time (2026-11-23T18:00:00Z) or +DURATION (+30s)", v)
+	}
+	return t, nil
+}
