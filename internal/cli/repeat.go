@@ -2,10 +2,10 @@ package cli
 
 import (
 	"context"
-	"hash/fnv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"os"

@@ -140,4 +140,3 @@ func mustLs(t *testing.T, db string) string {
 	}
 	return out
 }
-

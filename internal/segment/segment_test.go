@@ -1,0 +1,69 @@
+package segment
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The shares of N segments add up to the whole, and their first units
+// tile it without overlap.
+func TestShares(t *testing.T) {
+	t.Parallel()
+	for _, total := range []int{0, 1, 3, 7, 16, 100} {
+		for n := 1; n <= 9; n++ {
+			sum, next := 0, 0
+			for i := range n {
+				s := Segment{i, n}
+				if s.First(total) != next {
+					t.Fatalf("%d over %d: segment %d starts at %d, want %d", total, n, i, s.First(total), next)
+				}
+				sum += s.Share(total)
+				next += s.Share(total)
+			}
+			if sum != total {
+				t.Fatalf("%d over %d: shares add up to %d", total, n, sum)
+			}
+		}
+	}
+	if (Segment{1, 4}).Rate(100) != 25 || Whole.Rate(100) != 100 {
+		t.Fatal("rates")
+	}
+}
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	if s, err := Parse("2/5"); err != nil || s != (Segment{2, 5}) || s.String() != "2/5" {
+		t.Fatalf("%v %v", s, err)
+	}
+	for _, bad := range []string{"5/5", "-1/2", "1", "a/b", "0/0", "1/20000"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	t.Setenv(EnvIndex, "3")
+	t.Setenv(EnvCount, "4")
+	if s, err := FromEnv(); err != nil || s != (Segment{3, 4}) {
+		t.Fatalf("from the environment: %v %v", s, err)
+	}
+	t.Setenv(EnvCount, "")
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "set both") {
+		t.Fatalf("index without count: %v", err)
+	}
+}
+
+func TestParseStart(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC)
+	if at, err := ParseStart("+30s", now); err != nil || !at.Equal(now.Add(30*time.Second)) {
+		t.Fatalf("+30s: %v %v", at, err)
+	}
+	if at, err := ParseStart("2026-11-23T18:05:00Z", now); err != nil || at.Sub(now) != 5*time.Minute {
+		t.Fatalf("RFC 3339: %v %v", at, err)
+	}
+	for _, bad := range []string{"soon", "+-3s", "18:05"} {
+		if _, err := ParseStart(bad, now); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
