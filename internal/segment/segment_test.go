@@ -32,7 +32,6 @@ func TestShares(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	t.Parallel()
 	if s, err := Parse("2/5"); err != nil || s != (Segment{2, 5}) || s.String() != "2/5" {
 		t.Fatalf("%v %v", s, err)
 	}
