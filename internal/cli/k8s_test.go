@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// The manifest is a batch/v1 Job as Kubernetes' own API types read it,
+// strictly (no field they do not know): Indexed, N pods at once, one per
+// node, each a segment of the same group, the store from a Secret.
+func TestK8sJobManifest(t *testing.T) {
+	t.Parallel()
+	out, _, err := iolab(t, context.Background(), "k8s", "job", "--segments", "3", "--image", "registry.example/iolab:1", "--name", "s3-load",
+		"--cpu", "4", "--memory", "8Gi", "--", "s3", "--endpoint", "http://s3.svc:9000", "--bucket", "b", "--concurrency", "48", "--runtime", "60s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(out), &job); err != nil {
+		t.Fatalf("not a batch/v1 Job: %v\n%s", err, out)
+	}
+	spec := job.Spec
+	if job.APIVersion != "batch/v1" || job.Kind != "Job" || job.Name != "s3-load" || spec.CompletionMode == nil ||
+		*spec.CompletionMode != batchv1.IndexedCompletion || *spec.Completions != 3 || *spec.Parallelism != 3 || *spec.BackoffLimit != 0 {
+		t.Fatalf("job spec: %+v", spec)
+	}
+	pod := spec.Template.Spec
+	c := pod.Containers[0]
+	args := strings.Join(c.Args, " ")
+	group := job.Labels["iolab/load"]
+	if !strings.HasPrefix(args, "s3 --endpoint http://s3.svc:9000") || !strings.Contains(args, "--segment-group "+group) || !strings.HasPrefix(group, "s3-load-") {
+		t.Errorf("args %q, group %q", args, group)
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			env[e.Name] = "secret:" + e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+		default:
+			env[e.Name] = e.Value
+		}
+	}
+	if env["IOLAB_SEGMENTS"] != "3" || env["IOLAB_DB"] != "secret:iolab-db/url" || env["PGPASSWORD"] != "secret:iolab-db/password" {
+		t.Errorf("env %v", env)
+	}
+	anti := pod.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if len(anti) != 1 || anti[0].TopologyKey != "kubernetes.io/hostname" || anti[0].LabelSelector.MatchLabels["iolab/load"] != group ||
+		spec.Template.Labels["iolab/load"] != group {
+		t.Errorf("anti-affinity %+v", anti)
+	}
+	if c.Resources.Requests.Cpu().String() != "4" || c.Resources.Limits.Memory().String() != "8Gi" || pod.RestartPolicy != "Never" {
+		t.Errorf("resources %+v, restart %s", c.Resources, pod.RestartPolicy)
+	}
+	for _, bad := range [][]string{
+		{"--image", "x", "--", "s3", "--segment", "0/2"},
+		{"--image", "x", "--", "s3", "--db", "postgres://a@b/c"},
+		{"--image", "x", "--", "frames", "--directory", "/d"},
+		{"--", "s3"},
+		{"--image", "x", "--name", "Bad_Name", "--", "s3"},
+		{"--image", "x", "s3"},
+	} {
+		if _, _, err := iolab(t, context.Background(), append([]string{"k8s", "job"}, bad...)...); err == nil || ExitCode(err) != 2 {
+			t.Errorf("%v: %v", bad, err)
+		}
+	}
+}
