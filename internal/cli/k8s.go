@@ -19,6 +19,7 @@ import (
 // k8sOptions are the flags of `iolab k8s job`.
 type k8sOptions struct {
 	name, image, secret string
+	credentials         string
 	segments            int
 	cpu, memory         string
 	namespace           string
@@ -55,6 +56,7 @@ Apply it with kubectl apply -f -; then iolab show --db postgres://... prints the
 	f.StringVar(&o.namespace, "namespace", "", "the Job's namespace (default: kubectl's)")
 	f.StringVar(&o.image, "image", "", "a container image with iolab as its entrypoint's program (required)")
 	f.StringVar(&o.secret, "db-secret", "iolab-db", "Secret holding the store: key url (postgres://user@host:port/db), optional key password")
+	f.StringVar(&o.credentials, "credentials-secret", "iolab-s3", "Secret holding the S3 keys: aws_access_key_id and aws_secret_access_key (optional)")
 	f.StringVar(&o.cpu, "cpu", "2", "CPU each segment requests and is limited to")
 	f.StringVar(&o.memory, "memory", "2Gi", "memory each segment requests and is limited to")
 	k8s.AddCommand(job)
@@ -63,8 +65,9 @@ Apply it with kubectl apply -f -; then iolab show --db postgres://... prints the
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$`)
 
-// segmentFlags are set by the Job itself: a command must not give them.
-var segmentFlags = []string{"--segment", "--segment-group", "--db", "--start-at"}
+// segmentFlags are set by the Job itself: a command must not give them;
+// keys never go into a manifest.
+var segmentFlags = []string{"--segment", "--segment-group", "--db", "--start-at", "--access-key", "--secret-key"}
 
 // manifest is the Job's YAML; suffix makes its load's group unique to
 // this manifest.
@@ -82,7 +85,7 @@ func (o *k8sOptions) manifest(command []string, suffix string) (string, error) {
 	for _, a := range command {
 		for _, f := range segmentFlags {
 			if a == f || strings.HasPrefix(a, f+"=") {
-				return "", usage("%s: the Job sets it (segment from JOB_COMPLETION_INDEX, group, store from the Secret); leave it out", f)
+				return "", usage("%s: the Job sets it (segment from JOB_COMPLETION_INDEX, group, store and keys from Secrets); leave it out", f)
 			}
 		}
 	}
@@ -93,6 +96,8 @@ func (o *k8sOptions) manifest(command []string, suffix string) (string, error) {
 		{"name": segment.EnvCount, "value": strconv.Itoa(o.segments)},
 		{"name": "IOLAB_DB", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": o.secret, "key": "url"}}},
 		{"name": "PGPASSWORD", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": o.secret, "key": "password", "optional": true}}},
+		{"name": "AWS_ACCESS_KEY_ID", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": o.credentials, "key": "aws_access_key_id", "optional": true}}},
+		{"name": "AWS_SECRET_ACCESS_KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": o.credentials, "key": "aws_secret_access_key", "optional": true}}},
 	}
 	res := map[string]any{"cpu": o.cpu, "memory": o.memory}
 	meta := map[string]any{"name": o.name, "labels": labels}

@@ -44,7 +44,8 @@ func TestK8sJobManifest(t *testing.T) {
 			env[e.Name] = e.Value
 		}
 	}
-	if env["IOLAB_SEGMENTS"] != "3" || env["IOLAB_DB"] != "secret:iolab-db/url" || env["PGPASSWORD"] != "secret:iolab-db/password" {
+	if env["IOLAB_SEGMENTS"] != "3" || env["IOLAB_DB"] != "secret:iolab-db/url" || env["PGPASSWORD"] != "secret:iolab-db/password" ||
+		env["AWS_SECRET_ACCESS_KEY"] != "secret:iolab-s3/aws_secret_access_key" {
 		t.Errorf("env %v", env)
 	}
 	anti := pod.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
@@ -58,6 +59,7 @@ func TestK8sJobManifest(t *testing.T) {
 	for _, bad := range [][]string{
 		{"--image", "x", "--", "s3", "--segment", "0/2"},
 		{"--image", "x", "--", "s3", "--db", "postgres://a@b/c"},
+		{"--image", "x", "--", "s3", "--secret-key=hunter2"},
 		{"--image", "x", "--", "frames", "--directory", "/d"},
 		{"--", "s3"},
 		{"--image", "x", "--name", "Bad_Name", "--", "s3"},
