@@ -7,6 +7,7 @@ package pgtest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -38,23 +39,38 @@ var (
 // installs it), where that fails.
 func Database(t testing.TB) string {
 	t.Helper()
+	url, err := NewDatabase()
+	if errors.Is(err, errNoServer) {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("PostgreSQL: %v; .ci/run installs it (apt-get install postgresql)", err)
+		}
+		t.Skipf("PostgreSQL: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url
+}
+
+var errNoServer = errors.New("no PostgreSQL server")
+
+// NewDatabase starts the server if it is not running and returns the URL
+// of a new, empty database on it (for benchmarks; tests use Database).
+func NewDatabase() (string, error) {
 	once.Do(start)
 	if server == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("PostgreSQL: %s; .ci/run installs it (apt-get install postgresql)", why)
-		}
-		t.Skipf("PostgreSQL: %s", why)
+		return "", fmt.Errorf("%w: %s", errNoServer, why)
 	}
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbs.Add(1))
 	admin, err := sql.Open("pgx", server+"/postgres?sslmode=disable")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer admin.Close()
 	if _, err := admin.ExecContext(context.Background(), "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
+		return "", fmt.Errorf("create database: %w", err)
 	}
-	return server + "/" + name + "?sslmode=disable"
+	return server + "/" + name + "?sslmode=disable", nil
 }
 
 // bin finds a PostgreSQL program: on PATH, else in Debian's versioned
