@@ -230,6 +230,7 @@ func runFS(ctx context.Context, repeat RepeatOptions, jobs []FSOptions, command 
 		if err != nil {
 			return &UsageError{Err: err}
 		}
+		job.Segment = repeat.Segment
 		w, err := fs.New(job)
 		if err != nil {
 			return &UsageError{Err: err}

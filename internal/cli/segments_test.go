@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +25,8 @@ func TestSegmentsMergeOnPostgres(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", testSecretKey)
 	segmentRun := func(seg string, extra ...string) error {
 		args := append([]string{"s3", "--endpoint", srv.endpoint, "--bucket", "segs", "--create-bucket", "--mix", "put=1,get=1",
-			"--size", "2k", "--concurrency", "4", "--count", "60", "--rounds=2", "--warmup=0", "-q", "--db", db, "--segment", seg}, extra...)
+			"--size", "2k", "--concurrency", "4", "--count", "60", "--rounds=2", "--warmup=0", "-q", "--db", db, "--segment", seg,
+			"--barrier-timeout", "60s"}, extra...)
 		_, stderr, err := iolab(t, context.Background(), args...)
 		if err != nil {
 			return fmt.Errorf("segment %s: %w\n%s", seg, err, stderr)
@@ -139,4 +142,52 @@ func mustLs(t *testing.T, db string) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Two segments of an fs load on one SQLite store: the jobs split (2 and
+// 1 of 3), each keeps its number in the whole, so its files are its own;
+// both describe the whole load, and show merges them.
+func TestFSSegments(t *testing.T) {
+	t.Parallel()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			_, stderr, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=256k",
+				"--numjobs=3", "--rounds=1", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i), "--segment-group", "fs-a", "--barrier-timeout", "60s")
+			if err != nil {
+				errs[i] = fmt.Errorf("%v\n%s", err, stderr)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"iolab.0.0", "iolab.1.0", "iolab.2.0"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() != 256<<10 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Cells []struct{ Params map[string]string }
+		Runs  []struct {
+			Status string
+			Read   *struct{ Ops int64 }
+		}
+		Segments struct{ Experiments map[string]string }
+	}
+	decodeInto(t, out, &r)
+	// 3 jobs x 256 KiB of 4 KiB reads, whichever segment ran them.
+	if len(r.Runs) != 1 || r.Runs[0].Status != "ok" || r.Runs[0].Read.Ops != 3*64 || r.Cells[0].Params["numjobs"] != "3" ||
+		r.Cells[0].Params["segments"] != "2" || len(r.Segments.Experiments) != 2 {
+		t.Fatalf("merged fs load: %s", out)
+	}
 }

@@ -59,7 +59,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("--db %s: is a directory; want a file path such as ./iolab.db", path)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	// Transactions take the write lock when they begin (waiting up to the
+	// busy timeout for another process), so two processes writing one file
+	// — segments of a load — never deadlock upgrading a read to a write.
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("--db %s: %w", path, err)

@@ -25,6 +25,7 @@ import (
 // FS is one configured fs job set.
 type FS struct {
 	opts  Options
+	whole int // numjobs of the whole load, when this is a segment of it
 	jobs  []*job
 	notes []metrics.Note
 }
@@ -70,6 +71,16 @@ func New(opts Options) (*FS, error) {
 			"ioengine=%s runs as iolab's %s", opts.Engine, e)})
 		opts.Engine = e
 	}
+	f.whole = opts.NumJobs
+	if seg := opts.Segment; seg.Split() {
+		if opts.Engine == EngineFio {
+			return nil, fmt.Errorf("--ioengine fio with --segment %s: fio numbers its jobs' files from 0 in every process; use iolab's engines", seg)
+		}
+		if opts.NumJobs = seg.Share(f.whole); opts.NumJobs == 0 {
+			return nil, fmt.Errorf("--numjobs %d over %d segments leaves segment %s no job; give at least %d", f.whole, seg.N, seg, seg.N)
+		}
+		opts.jobOffset = seg.First(f.whole)
+	}
 	opts.resolveEngine()
 	if opts.Engine == EnginePsync && opts.IODepth > 1 {
 		// What fio does: a synchronous engine has one operation in
@@ -85,8 +96,15 @@ func New(opts Options) (*FS, error) {
 // Kind implements workload.Workload.
 func (f *FS) Kind() string { return "fs" }
 
-// Params implements workload.Workload.
-func (f *FS) Params() map[string]string { return f.opts.Params() }
+// Params implements workload.Workload: a segment's are the whole load's,
+// with how many segments run it.
+func (f *FS) Params() map[string]string {
+	p := f.opts.Params()
+	if f.opts.Segment.Split() {
+		p["numjobs"], p["segments"] = fmt.Sprint(f.whole), fmt.Sprint(f.opts.Segment.N)
+	}
+	return p
+}
 
 // Options returns the options after Prepare resolved defaults (such as the
 // size of an existing file).
@@ -117,14 +135,14 @@ func (f *FS) Prepare(ctx context.Context) error {
 		jb := &job{index: j}
 		f.jobs = append(f.jobs, jb)
 		for k := range o.NrFiles {
-			path := o.filePath(j, k)
+			path := o.filePath(o.jobOffset+j, k)
 			if (j == 0 && k == 0) || o.Directory != "" {
 				if err := f.ensureLaidOut(ctx, path); err != nil {
 					f.Close()
 					return err
 				}
 			}
-			jb.files = append(jb.files, &jobFile{path: path, fd: -1, regionBlk: o.fileSize() / o.BlockSize, seed: fileSeed(j, k)})
+			jb.files = append(jb.files, &jobFile{path: path, fd: -1, regionBlk: o.fileSize() / o.BlockSize, seed: fileSeed(o.jobOffset+j, k)})
 		}
 		if o.window() {
 			jb.window = &window{size: o.OpenFiles, flags: o.openFlags(), direct: o.Direct}
@@ -177,7 +195,7 @@ func (f *FS) resolveSize() error {
 		o.Size = o.FileSize * int64(o.NrFiles)
 		return nil
 	}
-	first := o.filePath(0, 0)
+	first := o.filePath(o.jobOffset, 0)
 	n, _, err := existingSize(first)
 	switch {
 	case err != nil:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/units"
 )
 
@@ -128,6 +129,11 @@ type Options struct {
 	Data   datagen.Pattern
 	// FioPath is the fio binary for the fio engine (default "fio").
 	FioPath string
+	// Segment is the share of the jobs this process runs (segment I of N
+	// of a load several hosts run); its jobs keep their numbers in the
+	// whole, so their files are named apart.
+	Segment   segment.Segment
+	jobOffset int
 }
 
 // DefaultOptions are fio's defaults where fio has one.
