@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,10 +41,17 @@ func TestSegmentsMergeOnPostgres(t *testing.T) {
 		wg.Go(func() { errs[i] = segmentRun(fmt.Sprintf("%d/2", i), "--segment-group", "load-a") })
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	if err := errors.Join(errs...); err != nil {
+		conn, _ := sql.Open("pgx", db)
+		rows, _ := conn.Query(`SELECT grp, segment, host, at FROM segment_barrier`)
+		for rows != nil && rows.Next() {
+			var g, h, at string
+			var seg int
+			rows.Scan(&g, &seg, &h, &at)
+			t.Logf("barrier row: %s %d %s %s", g, seg, h, at)
 		}
+		t.Logf("experiments:\n%s", mustLs(t, db))
+		t.Fatal(err)
 	}
 	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
 	if err != nil {

@@ -155,9 +155,20 @@ func (c *client) preflight(ctx context.Context, o *Options) error {
 		return &workload.InputError{Err: fmt.Errorf("--bucket %s does not exist at %s; create it, or add --create-bucket", o.Bucket, c.endpoint)}
 	}
 	if err := c.MakeBucket(ctx, o.Bucket, minio.MakeBucketOptions{Region: o.Region}); err != nil {
+		// Another segment of the load (or another client) created it
+		// between the check and here.
+		if code := minio.ToErrorResponse(err).Code; code == "BucketAlreadyOwnedByYou" ||
+			(code == "BucketAlreadyExists" && bucketThere(ctx, c, o.Bucket)) {
+			return nil
+		}
 		return &workload.InputError{Err: fmt.Errorf("--create-bucket %s: %w", o.Bucket, c.describe(err))}
 	}
 	return nil
+}
+
+func bucketThere(ctx context.Context, c *client, bucket string) bool {
+	ok, err := c.BucketExists(ctx, bucket)
+	return err == nil && ok
 }
 
 // describe turns a client error into what the user must fix, with what the
