@@ -85,9 +85,8 @@ type s3ErrRun struct {
 
 func s3Quirk(t *testing.T, endpoint string, args ...string) s3ErrRun {
 	t.Helper()
-	t.Setenv("AWS_ACCESS_KEY_ID", testAccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", testSecretKey)
-	out, stderr, _ := iolab(t, t.Context(), append([]string{"s3", "--endpoint", endpoint, "--rounds=1", "--warmup=0", "--json",
+	out, stderr, _ := iolab(t, t.Context(), append([]string{"s3", "--endpoint", endpoint, "--access-key", testAccessKey, "--secret-key", testSecretKey,
+		"--rounds=1", "--warmup=0", "--json",
 		"--db", filepath.Join(t.TempDir(), "x.db"), "--bucket", "quirks", "--create-bucket"}, args...)...)
 	var r s3ErrRun
 	if out == "" {
@@ -103,6 +102,7 @@ func s3Quirk(t *testing.T, endpoint string, args ...string) s3ErrRun {
 // What a store that is not quite S3 answers is what the errors say; a
 // store that flattens "/" is measured with --key-layout flat.
 func TestS3QuirkyStores(t *testing.T) {
+	t.Parallel()
 	srv := s3Servers(t)[0]
 	front := quirkyFront(t, srv)
 	for _, tc := range []struct {
@@ -151,6 +151,7 @@ func TestS3QuirkyStores(t *testing.T) {
 // A wrong secret: the start-up check says what the server said, not a
 // guess from a HEAD answer without a body.
 func TestS3ServerSaysWhy(t *testing.T) {
+	t.Parallel()
 	srv := s3Servers(t)[0]
 	_, _, err := iolab(t, t.Context(), "s3", "--endpoint", srv.endpoint, "--bucket", "quirks2", "--access-key", testAccessKey,
 		"--secret-key", "not-the-secret", "--count", "1", "--db", filepath.Join(t.TempDir(), "x.db"))
@@ -162,6 +163,7 @@ func TestS3ServerSaysWhy(t *testing.T) {
 // --ca trusts a server's own certificate: versitygw over TLS with a
 // certificate made here; without --ca the run is refused and says how.
 func TestS3CA(t *testing.T) {
+	t.Parallel()
 	bin := versitygwBin(t)
 	dir := t.TempDir()
 	certFile, keyFile := selfSigned(t, dir)
@@ -227,6 +229,7 @@ func selfSigned(t *testing.T, dir string) (cert, key string) {
 // Two endpoints (two fronts of one server): the workers are spread over
 // both, and each one's figures are shown beside the total.
 func TestS3SeveralEndpoints(t *testing.T) {
+	t.Parallel()
 	srv := s3Servers(t)[0]
 	a, b := quirkyFront(t, srv), quirkyFront(t, srv)
 	r := s3Quirk(t, a+","+b, "--mix", "put=1,get=1", "--count", "80", "--concurrency", "4", "--key-layout", "flat", "--verify")
@@ -235,9 +238,8 @@ func TestS3SeveralEndpoints(t *testing.T) {
 	if run.Status != "ok" || e1 <= 0 || e2 <= 0 || run.Extra["endpoint.1.lat_p99_ns"] <= 0 {
 		t.Fatalf("two endpoints: %+v", run)
 	}
-	t.Setenv("AWS_ACCESS_KEY_ID", testAccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", testSecretKey)
-	out, _, err := iolab(t, t.Context(), "s3", "--endpoint", a, "--endpoint", b, "--bucket", "quirks", "--mix", "get", "--count", "40",
+	out, _, err := iolab(t, t.Context(), "s3", "--endpoint", a, "--endpoint", b, "--access-key", testAccessKey, "--secret-key", testSecretKey,
+		"--bucket", "quirks", "--mix", "get", "--count", "40",
 		"--concurrency", "2", "--key-layout", "flat", "--rounds=1", "--warmup=0", "--db", filepath.Join(t.TempDir(), "x.db"))
 	if err != nil || !strings.Contains(out, "endpoint 1 ops/s") || !strings.Contains(out, "endpoint 2 lat p99") ||
 		!bytes.Contains([]byte(out), []byte(strings.TrimPrefix(b, "http://"))) {

@@ -21,12 +21,11 @@ import (
 // whose operations are the sum of the segments' and whose latency
 // histogram is the union of theirs, with each segment's figures beside it.
 func TestSegmentsMergeOnPostgres(t *testing.T) {
+	t.Parallel()
 	srv := s3Servers(t)[0]
 	db := pgtest.Database(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", testAccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", testSecretKey)
 	segmentRun := func(seg string, extra ...string) error {
-		args := append([]string{"s3", "--endpoint", srv.endpoint, "--bucket", "segs", "--create-bucket", "--mix", "put=1,get=1",
+		args := append([]string{"s3", "--endpoint", srv.endpoint, "--access-key", testAccessKey, "--secret-key", testSecretKey, "--bucket", "segs", "--create-bucket", "--mix", "put=1,get=1",
 			"--size", "2k", "--concurrency", "4", "--count", "60", "--rounds=2", "--warmup=0", "-q", "--db", db, "--segment", seg,
 			"--barrier-timeout", "60s"}, extra...)
 		_, stderr, err := iolab(t, context.Background(), args...)
