@@ -110,6 +110,34 @@ func loadAll(ctx context.Context, st *store.Store, loaded ...*store.Data) ([]*st
 		}
 		out = append(out, d)
 	}
+	return mergeGroups(out)
+}
+
+// mergeGroups makes the segments of each load one experiment, where the
+// first of them was: a segment alone ran a share of the load, and a
+// history of shares would read as a change.
+func mergeGroups(exps []*store.Data) ([]*store.Data, error) {
+	groups := map[string][]*store.Data{}
+	for _, d := range exps {
+		if g := d.Experiment.SegmentGroup; g != "" {
+			groups[g] = append(groups[g], d)
+		}
+	}
+	var out []*store.Data
+	for _, d := range exps {
+		g := d.Experiment.SegmentGroup
+		switch {
+		case g == "":
+			out = append(out, d)
+		case groups[g] != nil:
+			merged, _, err := report.MergeSegments(groups[g])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, merged)
+			groups[g] = nil
+		}
+	}
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -117,6 +118,15 @@ func TestSegmentsMergeOnPostgres(t *testing.T) {
 	text, _, err := iolab(t, context.Background(), "show", "--db", db)
 	if err != nil || !strings.Contains(text, "segments of load-a (2)") || !strings.Contains(text, "0/2") || !strings.Contains(text, "1/2") {
 		t.Fatalf("show:\n%s", text)
+	}
+	// history sees the load once, whole, not its two halves.
+	var h []struct{ Steps []json.RawMessage }
+	hist, _, err := iolab(t, context.Background(), "history", "--db", db, "--json", "--metric", "ops_per_s")
+	if err == nil {
+		decodeInto(t, hist, &h)
+	}
+	if err != nil || len(h) != 1 || len(h[0].Steps) != 1 {
+		t.Errorf("history of one load in two segments (%v):\n%s", err, hist)
 	}
 
 	// A segment that never comes: the others wait at the barrier, then fail

@@ -119,6 +119,9 @@ func MergeSegments(parts []*store.Data) (*store.Data, *SegmentsView, error) {
 		}
 	}
 	for _, k := range order {
+		if k.cell < 0 || k.cell >= len(base.Cells) {
+			return nil, nil, fmt.Errorf("group %s: the segments' experiments do not have the same cells; they are not one load", view.Group)
+		}
 		out.Runs = append(out.Runs, mergeRun(runs[k], base.Cells[k.cell].ID, n))
 	}
 	// Per segment, per cell: medians of its measured runs.
