@@ -267,6 +267,9 @@ func (r *Runner) create(ctx context.Context, plan Plan, cells []Cell) (*store.Ex
 // start waits for the agreed start of a split load: --start-at, or the
 // barrier every segment arrives at.
 func (r *Runner) start(ctx context.Context, plan Plan) error {
+	if plan.Resume != "" {
+		return nil // a resumed segment finishes alone; the barrier was passed once
+	}
 	at := plan.StartAt
 	if at.IsZero() && plan.Segment.Split() {
 		var err error
