@@ -215,6 +215,13 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 		return err
 	}
 	defer st.Close()
+	if o.Segment.Split() {
+		for _, c := range cells {
+			if k := c.Workload.Kind(); k != "s3" && k != "fs" {
+				return usage("--segment %s: %s does not split its load yet (s3 and fs do); each segment would run all of it", o.Segment, k)
+			}
+		}
+	}
 	o.segmentPlan(&plan)
 	if !o.Segment.Split() {
 		plan.StartAt = o.StartAt

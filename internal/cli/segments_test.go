@@ -209,3 +209,19 @@ func TestFSSegments(t *testing.T) {
 		t.Fatalf("merged fs load: %s", out)
 	}
 }
+
+// A workload that does not split its load refuses --segment rather than
+// run all of it in every segment.
+func TestSegmentRefusedWhereNotSplit(t *testing.T) {
+	t.Parallel()
+	_, _, err := iolab(t, context.Background(), "frames", "--directory", t.TempDir(), "--profile", "64x64x24", "--frames", "2",
+		"--segment", "0/2", "--start-at", "+1s", "--db", filepath.Join(t.TempDir(), "x.db"))
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "frames does not split its load yet") {
+		t.Fatalf("frames --segment: %v", err)
+	}
+	_, _, err = iolab(t, context.Background(), "fs", "--directory", t.TempDir(), "--size=64k", "--segment", "0/2", "--db", filepath.Join(t.TempDir(), "x.db"))
+	if err == nil || !strings.Contains(err.Error(), "give --segment-group NAME") {
+		t.Fatalf("--segment without a group: %v", err)
+	}
+}
+
