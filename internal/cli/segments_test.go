@@ -224,4 +224,3 @@ func TestSegmentRefusedWhereNotSplit(t *testing.T) {
 		t.Fatalf("--segment without a group: %v", err)
 	}
 }
-
