@@ -46,14 +46,15 @@ const (
 )
 
 // FromEnv is the segment of a pod of an Indexed Job: JOB_COMPLETION_INDEX
-// of IOLAB_SEGMENTS; Whole when neither is set.
+// of IOLAB_SEGMENTS (which iolab's manifest sets); Whole without
+// IOLAB_SEGMENTS, so iolab in another Indexed Job runs its load whole.
 func FromEnv() (Segment, error) {
 	idx, count := os.Getenv(EnvIndex), os.Getenv(EnvCount)
-	if idx == "" && count == "" {
+	if count == "" {
 		return Whole, nil
 	}
-	if idx == "" || count == "" {
-		return Segment{}, fmt.Errorf("%s=%q and %s=%q: set both (the Job's completion index and its completions) or neither", EnvIndex, idx, EnvCount, count)
+	if idx == "" {
+		return Segment{}, fmt.Errorf("%s=%s but %s is not set: run it as an Indexed Job (iolab k8s job), or give --segment I/N", EnvCount, count, EnvIndex)
 	}
 	s, err := Parse(idx + "/" + count)
 	if err != nil {

@@ -46,8 +46,13 @@ func TestParse(t *testing.T) {
 		t.Fatalf("from the environment: %v %v", s, err)
 	}
 	t.Setenv(EnvCount, "")
-	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "set both") {
-		t.Fatalf("index without count: %v", err)
+	if s, err := FromEnv(); err != nil || s != Whole {
+		t.Fatalf("another Indexed Job (index, no count): %v %v", s, err)
+	}
+	t.Setenv(EnvIndex, "")
+	t.Setenv(EnvCount, "4")
+	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "is not set") {
+		t.Fatalf("count without index: %v", err)
 	}
 }
 
