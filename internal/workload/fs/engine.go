@@ -116,13 +116,13 @@ func (is *issuer) next() (op, error) {
 	}
 	if is.paced {
 		now := is.clock.Now()
-		if is.pick.readPct > 0 && is.pick.readPct < 100 && is.j.pace[p.dir()].ahead(now) && !is.j.pace[1-p.dir()].ahead(now) {
+		if is.pick.readPct > 0 && is.pick.readPct < 100 && is.j.pace[p.dir()].Ahead(now) && !is.j.pace[1-p.dir()].Ahead(now) {
 			// As fio: a mixed job whose direction is ahead of its cap
 			// issues the other one rather than wait.
 			p.write = !p.write
 		}
 		if pc := is.j.pace[p.dir()]; pc != nil {
-			p.due = pc.due(now)
+			p.due = pc.Due(now)
 		}
 	}
 	p.check = is.checks && !p.write
@@ -200,7 +200,7 @@ func (is *issuer) think() {
 	}
 	if is.thought++; is.thought >= is.o.ThinkTimeBlocks {
 		is.thought = 0
-		sleepUntil(is.clock, is.clock.Now()+int64(is.o.ThinkTime), is.stop)
+		driver.SleepUntil(is.clock, is.clock.Now()+int64(is.o.ThinkTime), is.stop)
 	}
 }
 
@@ -242,7 +242,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			return err
 		}
 		if p.due > 0 {
-			sleepUntil(clock, p.due, stop)
+			driver.SleepUntil(clock, p.due, stop)
 		}
 		var n int
 		var start int64
@@ -295,7 +295,7 @@ func (f *FS) nullWorker(_ context.Context, worker int, clock metrics.Clock, stop
 	for !stop.Stopped() && j.take() {
 		p, _ := is.next() // one file, always open
 		if p.due > 0 {
-			sleepUntil(clock, p.due, stop)
+			driver.SleepUntil(clock, p.due, stop)
 		}
 		start := clock.Now()
 		end := clock.Now()
@@ -442,7 +442,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 				}
 				waiting = true
 			}
-			if next.due > clock.Now() {
+			if next.due > 0 && next.due > clock.Now() { // paced: no clock read for a job without a cap
 				break
 			}
 			waiting = false
@@ -494,7 +494,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			case firstErr != nil:
 				return firstErr
 			case thinking:
-				sleepUntil(clock, clock.Now()+int64(o.ThinkTime), stop)
+				driver.SleepUntil(clock, clock.Now()+int64(o.ThinkTime), stop)
 				thinking = false
 				continue
 			case is.backlogDue():
@@ -503,7 +503,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 				}
 				continue
 			case waiting && !stop.Stopped():
-				sleepUntil(clock, next.due, stop)
+				driver.SleepUntil(clock, next.due, stop)
 				continue
 			}
 			return nil

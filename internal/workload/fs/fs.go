@@ -42,7 +42,7 @@ type job struct {
 	limited   bool // false when time-based: no budget to count
 	remaining atomic.Int64
 	writes    atomic.Int64 // for fsync every N writes
-	pace      [2]*pacer    // rate caps of reads and writes; nil: none
+	pace      [2]*driver.Pacer // rate caps of reads and writes; nil: none
 	_         [64]byte
 }
 
@@ -243,7 +243,7 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 		j.rr.Store(0)
 		j.writes.Store(0)
 		for d := range j.pace {
-			j.pace[d] = newPacer(o.opsPerSecond(metrics.Op(d)))
+			j.pace[d] = driver.NewPacer(o.opsPerSecond(metrics.Op(d)))
 		}
 		if j.window != nil {
 			j.window.reset(j.files)
@@ -306,8 +306,8 @@ func (f *FS) paceNotes(res *metrics.Result) []metrics.Note {
 		if perSecond > 0 && got < 0.95*perSecond {
 			var late, n int64
 			for _, j := range f.jobs {
-				late += j.pace[d].late.Load()
-				n += j.pace[d].n.Load()
+				late += j.pace[d].Late()
+				n += j.pace[d].Issued()
 			}
 			notes = append(notes, metrics.Note{Code: "rate-not-met", Message: fmt.Sprintf(
 				"%ss ran at %.4g/s, below the %.4g/s that --rate/--rate_iops asked of %d jobs; %d of %d started over 1ms late: the target did not keep up",

@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/units"
 )
@@ -120,52 +117,6 @@ func formatPair(p [2]int64, format func(int64) string) string {
 		return format(p[0])
 	}
 	return side(p[0]) + "," + side(p[1])
-}
-
-// pacer hands out the start times of one direction's operations of a job
-// at a fixed rate, from the first one on; an operation that could not start
-// on time (the job was busy) starts at once and is counted late.
-type pacer struct {
-	interval float64 // ns
-	origin   atomic.Int64
-	started  atomic.Bool
-	n        atomic.Int64
-	late     atomic.Int64
-}
-
-func newPacer(perSecond float64) *pacer {
-	if perSecond <= 0 {
-		return nil
-	}
-	return &pacer{interval: 1e9 / perSecond}
-}
-
-// due reserves the next start time, a metrics.Clock reading.
-func (p *pacer) due(now int64) int64 {
-	if p.started.CompareAndSwap(false, true) {
-		p.origin.Store(now)
-	}
-	due := p.origin.Load() + int64(float64(p.n.Add(1)-1)*p.interval)
-	if now-due > int64(time.Millisecond) {
-		p.late.Add(1)
-	}
-	return due
-}
-
-// ahead says the next operation is not due yet (false for no pacer).
-func (p *pacer) ahead(now int64) bool {
-	return p != nil && p.started.Load() && p.origin.Load()+int64(float64(p.n.Load())*p.interval) > now
-}
-
-// sleepUntil waits until the clock reads due, or stop.
-func sleepUntil(clock metrics.Clock, due int64, stop *driver.Stop) {
-	for !stop.Stopped() {
-		d := due - clock.Now()
-		if d <= 0 {
-			return
-		}
-		time.Sleep(min(time.Duration(d), 20*time.Millisecond))
-	}
 }
 
 // SyncRange is fio's sync_file_range=flags:N: sync_file_range(2) on the

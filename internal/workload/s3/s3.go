@@ -203,7 +203,7 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	workers := make([]*worker, o.Concurrency)
 	var budget atomic.Int64
 	budget.Store(o.Count)
-	pace := newPacer(o.Rate)
+	pace := driver.NewPacer(o.Rate)
 	prefix := s.layout.Key(o.Prefix, time.Now().UnixNano(), fmt.Sprintf("run%d-", s.runs))
 	for i := range workers {
 		workers[i] = &worker{s: s, id: i, c: s.clients[i%len(s.clients)], prefix: prefix,
@@ -239,7 +239,7 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	}
 	addSizeBuckets(buckets, res.Duration, res.Extra)
 	if o.Rate > 0 {
-		res.Extra["late_starts"] = float64(pace.late.Load())
+		res.Extra["late_starts"] = float64(pace.Late())
 	}
 	var written []object
 	for _, w := range workers {

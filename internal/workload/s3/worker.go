@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -27,7 +26,7 @@ type worker struct {
 	rng     *rand.Rand
 	budget  *atomic.Int64
 	limited bool
-	pace    *pacer
+	pace    *driver.Pacer
 	written []object // this run's objects, for delete, dedup and verify
 	seq     int
 	buf     []byte
@@ -54,7 +53,9 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 		if w.limited && w.budget.Add(-1) < 0 {
 			return nil
 		}
-		w.pace.wait(ctx)
+		if w.pace != nil {
+			driver.SleepUntil(clock, w.pace.Due(clock.Now()), stop)
+		}
 		if stop.Stopped() { // the run ended while this worker waited for its turn
 			return nil
 		}
@@ -291,44 +292,6 @@ func (w *worker) multipart(ctx context.Context) (int64, error) {
 	}
 	w.written = append(w.written, obj)
 	return obj.size, nil
-}
-
-// pacer hands out start times at a fixed rate across all workers and counts
-// operations that could not start on time (all workers were busy).
-type pacer struct {
-	interval time.Duration
-	once     sync.Once
-	start    time.Time // when the first worker asked: the run's start
-	next     atomic.Int64
-	late     atomic.Int64
-}
-
-func newPacer(rate float64) *pacer {
-	if rate <= 0 {
-		return nil
-	}
-	return &pacer{interval: time.Duration(float64(time.Second) / rate)}
-}
-
-func (p *pacer) wait(ctx context.Context) {
-	if p == nil {
-		return
-	}
-	p.once.Do(func() { p.start = time.Now() })
-	due := p.start.Add(time.Duration(p.next.Add(1)-1) * p.interval)
-	d := time.Until(due)
-	if d < -time.Millisecond {
-		p.late.Add(1)
-		return
-	}
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
 }
 
 func copyBuffer(dst io.Writer, src io.Reader) (int64, error) {

@@ -1,0 +1,64 @@
+package driver
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// Pacer hands out the start times of operations at a fixed rate (fio's
+// rate_iops, warp's --rate), from the first one on, to every worker that
+// shares it. An operation that could not start on time (its workers were
+// busy) starts at once and is counted late, so the schedule catches up
+// rather than drift.
+type Pacer struct {
+	interval float64 // ns
+	origin   atomic.Int64
+	started  atomic.Bool
+	n        atomic.Int64
+	late     atomic.Int64
+}
+
+// NewPacer paces at perSecond; nil (no pace) for 0.
+func NewPacer(perSecond float64) *Pacer {
+	if perSecond <= 0 {
+		return nil
+	}
+	return &Pacer{interval: 1e9 / perSecond}
+}
+
+// Due reserves the next start time, a metrics.Clock reading; now is one.
+func (p *Pacer) Due(now int64) int64 {
+	if p.started.CompareAndSwap(false, true) {
+		p.origin.Store(now)
+	}
+	due := p.origin.Load() + int64(float64(p.n.Add(1)-1)*p.interval)
+	if now-due > int64(time.Millisecond) {
+		p.late.Add(1)
+	}
+	return due
+}
+
+// Ahead says the next operation is not due yet (false for no pacer).
+func (p *Pacer) Ahead(now int64) bool {
+	return p != nil && p.started.Load() && p.origin.Load()+int64(float64(p.n.Load())*p.interval) > now
+}
+
+// Issued is how many start times were handed out; Late how many of them
+// came more than a millisecond after their time.
+func (p *Pacer) Issued() int64 { return p.n.Load() }
+
+// Late is how many operations started over a millisecond after their time.
+func (p *Pacer) Late() int64 { return p.late.Load() }
+
+// SleepUntil waits until the clock reads due, or stop.
+func SleepUntil(clock metrics.Clock, due int64, stop *Stop) {
+	for !stop.Stopped() {
+		d := due - clock.Now()
+		if d <= 0 {
+			return
+		}
+		time.Sleep(min(time.Duration(d), 20*time.Millisecond))
+	}
+}
