@@ -41,7 +41,7 @@ type job struct {
 	rr        atomic.Uint64
 	limited   bool // false when time-based: no budget to count
 	remaining atomic.Int64
-	writes    atomic.Int64 // for fsync every N writes
+	writes    atomic.Int64     // for fsync every N writes
 	pace      [2]*driver.Pacer // rate caps of reads and writes; nil: none
 	_         [64]byte
 }
