@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
-	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload/frames"
 )
 
@@ -33,7 +32,8 @@ func (o *FramesOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.StringVar(&j.Directory, "directory", "", "directory for the frame files (with --read and no --profile: an existing sequence, read as it is)")
 	f.StringVar(&j.Stream, "stream", "", "one file holding every frame at its offset (created if missing), instead of a file per frame")
 	f.StringVar(&o.profile, "profile", "", "frame format by vframetest's names (FULLHD-24bit, 4K-DCI-32bit, 8K-24bit; --list shows all) or WIDTHxHEIGHTxBITS")
-	f.Var(headerValue{&j.Header, &j.HeaderSet}, "header", "bytes before each frame's pixels (vframetest's default 64k)")
+	j.Header = frames.DefaultHeader
+	f.Var(sizeValue{p: &j.Header, max: 1 << 30}, "header", "bytes before each frame's pixels (vframetest's default 64k)")
 	f.StringVar(&j.Order, "order", frames.OrderSequential, "frame order: sequential, reverse or random (the same permutation every run)")
 	intVar(f, &o.width, "width", 0, 0, 1<<16, "frame width in pixels (instead of --profile)")
 	intVar(f, &o.height, "height", 0, 0, 1<<16, "frame height in pixels")
@@ -110,28 +110,6 @@ func listProfiles(w io.Writer) error {
 		"vframetest's names mean vframetest's sizes; iolab's own names are kept where vframetest has none; WIDTHxHEIGHTxBITS gives any other\n",
 		frames.DefaultHeader)
 	return tw.Flush()
-}
-
-// headerValue is --header: a size, 0 allowed.
-type headerValue struct {
-	p   *int64
-	set *bool
-}
-
-func (v headerValue) String() string {
-	if v.p == nil || !*v.set {
-		return units.FormatSize(frames.DefaultHeader)
-	}
-	return units.FormatSize(*v.p)
-}
-func (v headerValue) Type() string { return "size" }
-func (v headerValue) Set(s string) error {
-	n, err := units.ParseSize(s)
-	if err != nil {
-		return err
-	}
-	*v.p, *v.set = n, true
-	return nil
 }
 
 func runFrames(ctx context.Context, o FramesOptions, command string, stdout, stderr io.Writer) error {

@@ -35,9 +35,8 @@ type Options struct {
 	Directory string
 	Profile   Profile
 	// Header is the bytes before each frame's pixels (vframetest's
-	// --header; DefaultHeader when 0 — give HeaderSet to mean 0).
-	Header    int64
-	HeaderSet bool
+	// --header; the flag's default is DefaultHeader).
+	Header int64
 	// Frames per run; 0 with an existing sequence reads every frame.
 	Frames  int
 	Threads int
@@ -131,9 +130,6 @@ type seqFile struct {
 
 // New validates opts.
 func New(opts Options) (*Frames, error) {
-	if !opts.HeaderSet && opts.Header == 0 {
-		opts.Header = DefaultHeader
-	}
 	if opts.Order == "" {
 		opts.Order = OrderSequential
 	}
