@@ -295,12 +295,13 @@ func latencyBuckets(h *hdrhistogram.Histogram) (ns, us, ms map[string]float64) {
 	ns, us, ms = map[string]float64{}, map[string]float64{}, map[string]float64{}
 	bounds := []int64{2, 4, 10, 20, 50, 100, 250, 500, 750, 1000}
 	total := float64(h.TotalCount())
+	dist := h.Distribution()
 	share := func(lo, hi int64) float64 { // (lo, hi] in ns
 		if total == 0 {
 			return 0
 		}
 		var n int64
-		for _, b := range h.Distribution() {
+		for _, b := range dist {
 			if v := b.To; v > lo && v <= hi {
 				n += b.Count
 			}

@@ -239,15 +239,7 @@ func TestWritesReachTheFile(t *testing.T) {
 		o := valid()
 		o.Directory, o.Size, o.RW, o.BlockSize, o.IODepth, o.Engine = t.TempDir(), 1<<20, Write, 64<<10, 4, engine
 		o.Data.Zeros = true // the layout is random; zeros written over it are visible
-		w, err := New(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Prepare(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		res, err := w.Run(context.Background(), nil)
-		w.Close()
+		res, err := run(t, o)
 		if err != nil {
 			t.Fatal(err)
 		}
