@@ -122,6 +122,9 @@ func (f *FS) Prepare(ctx context.Context) error {
 	if err := f.resolveSize(); err != nil {
 		return &workload.InputError{Err: err}
 	}
+	if err := o.checkVerifyMemory(); err != nil {
+		return &workload.InputError{Err: err}
+	}
 	switch o.Engine {
 	case EngineFio:
 		return f.prepareFio(ctx)

@@ -111,6 +111,23 @@ func (o *Options) validateVerify() error {
 	return nil
 }
 
+// maxVerifyBitmap bounds the memory of the record of blocks written.
+const maxVerifyBitmap = 1 << 30
+
+// checkVerifyMemory refuses a verified write job whose record of the
+// blocks it wrote (a bit per block of every file) would not fit in memory.
+func (o *Options) checkVerifyMemory() error {
+	if !o.Verify.on() || o.Verify.Only || o.readShare() == 100 {
+		return nil
+	}
+	bits := o.fileSize() / o.BlockSize * int64(o.NrFiles) * int64(o.NumJobs)
+	if bits/8 > maxVerifyBitmap {
+		return fmt.Errorf("--verify over %d blocks of %s needs %s to record which were written, more than %s; raise --bs or lower --size",
+			bits, units.FormatSize(o.BlockSize), units.FormatSize(bits/8), units.FormatSize(maxVerifyBitmap))
+	}
+	return nil
+}
+
 func (v *Verify) params(p map[string]string) {
 	if !v.on() {
 		return

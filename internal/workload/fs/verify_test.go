@@ -164,3 +164,21 @@ func TestVerifyBacklogAndWhatIsNotAVerifyBlock(t *testing.T) {
 		t.Errorf("read of unverified data: %v", err)
 	}
 }
+
+// A verified write over more blocks than a bounded record of them can hold
+// is refused before anything is laid out.
+func TestVerifyRecordIsBounded(t *testing.T) {
+	t.Parallel()
+	o := DefaultOptions()
+	o.Filename, o.Size, o.BlockSize, o.RW, o.Verify.Kind = filepath.Join(t.TempDir(), "big"), 64<<40, 4096, RandWrite, "crc32c"
+	w, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Prepare(context.Background()); err == nil || !strings.Contains(err.Error(), "raise --bs or lower --size") {
+		t.Fatalf("a 64 TiB verified write: %v", err)
+	}
+	if _, err := os.Stat(o.Filename); err == nil {
+		t.Error("the file was laid out before the refusal")
+	}
+}
