@@ -63,10 +63,12 @@ func TestFailOnSlowerExits1(t *testing.T) {
 warmup: 0
 variants:
   - {name: a, env: {NAP: "0.01"}}
-  - {name: b, env: {NAP: "0.1"}}
+  - {name: b, env: {NAP: "0.6"}}
 workloads:
   - {name: nap, cmd: {run: sleep $NAP}}
 `})
+	// b sleeps 60 times as long: on a loaded machine starting a command
+	// can take a few hundred ms, which blurred a 10x difference.
 	db := filepath.Join(dir, "x.db")
 	out, _, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--fail-on", "slower", "--gate", "wall_s<1m")
 	if !errors.Is(err, ErrGate) || ExitCode(err) != 1 || !strings.Contains(err.Error(), "--fail-on slower: nap wall_s: b is slower than a") ||
