@@ -243,13 +243,19 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // countRowsQuiet counts the runs that ended (a run is stored as running
 // from its start).
 func countRowsQuiet(db string) int {
+	return countQuiet(db, `SELECT count(*) FROM runs WHERE status != 'running'`)
+}
+
+// countQuiet is a count from a SQLite store another process writes; 0
+// when it cannot be read (yet).
+func countQuiet(db, query string) int {
 	conn, err := sql.Open("sqlite", db)
 	if err != nil {
 		return 0
 	}
 	defer conn.Close()
 	var n int
-	_ = conn.QueryRow(`SELECT count(*) FROM runs WHERE status != 'running'`).Scan(&n)
+	_ = conn.QueryRow(query).Scan(&n)
 	return n
 }
 

@@ -325,26 +325,37 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 }
 
 // loadSegments loads every segment of the load data is a segment of and
-// merges them.
+// merges them; a segment whose runner died is named, and the load called
+// partial.
 func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*store.Data, *report.SegmentsView, error) {
-	all, err := st.ListExperiments(ctx)
+	members, err := st.Members(ctx, data.Experiment.SegmentGroup)
 	if err != nil {
 		return nil, nil, err
 	}
 	var parts []*store.Data
-	for _, e := range all {
-		if e.SegmentGroup != data.Experiment.SegmentGroup {
-			continue
-		}
+	for _, m := range members {
 		d := data
-		if e.ID != data.Experiment.ID {
-			if d, err = st.Load(ctx, e.ID); err != nil {
+		if m.ID != data.Experiment.ID {
+			if d, err = st.Load(ctx, m.ID); err != nil {
 				return nil, nil, err
 			}
 		}
 		parts = append(parts, d)
 	}
-	return report.MergeSegments(parts)
+	merged, view, err := report.MergeSegments(parts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range members {
+		if view.Experiments[m.Segment] != m.ID || m.Status != "running" {
+			continue
+		}
+		if why := m.Gone(); why != "" {
+			view.Died = append(view.Died, fmt.Sprintf("segment %s %s", m.Segment, why))
+			merged.Experiment.Status = report.StatusPartial
+		}
+	}
+	return merged, view, nil
 }
 
 // writeExperiment prints a stored experiment's report, and returns it,

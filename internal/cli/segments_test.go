@@ -9,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"os/exec"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/pgtest"
@@ -135,14 +138,16 @@ func TestSegmentsMergeOnPostgres(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "segments 1/3, 2/3 never arrived within 1s") {
 		t.Fatalf("a lone segment at the barrier: %v", err)
 	}
-	// With --start-at a lone segment runs; show names the one missing and
-	// calls every run partial.
-	if err := segmentRun("1/2", "--start-at", "+1s"); err != nil {
-		t.Fatal(err)
+	// With --start-at a lone segment runs its first round; at the second
+	// it finds the other never began, and stops. show names the one
+	// missing and calls every run partial.
+	err = segmentRun("1/2", "--start-at", "+1s")
+	if err == nil || !strings.Contains(err.Error(), "segment 0/2 never began") {
+		t.Fatalf("a lone segment after its first run: %v", err)
 	}
 	lone := ""
 	for _, line := range strings.Split(mustLs(t, db), "\n") {
-		if strings.Contains(line, "done") {
+		if strings.Contains(line, "failed") {
 			lone = strings.Fields(line)[0]
 			break
 		}
@@ -222,5 +227,85 @@ func TestSegmentRefusedWhereNotSplit(t *testing.T) {
 	_, _, err = iolab(t, context.Background(), "fs", "--directory", t.TempDir(), "--size=64k", "--segment", "0/2", "--db", filepath.Join(t.TempDir(), "x.db"))
 	if err == nil || !strings.Contains(err.Error(), "give --segment-group NAME") {
 		t.Fatalf("--segment without a group: %v", err)
+	}
+}
+
+// Runs of a fixed count end at different times: every run after the
+// first starts at a barrier of its own. A segment killed mid-run is found
+// dead at the next one (its process is gone): the survivor stops, naming
+// it, and show names it and calls the run it cut partial, never a
+// smaller whole.
+func TestKilledSegmentIsNamed(t *testing.T) {
+	t.Parallel()
+	bin, dir, db := buildIolab(t), t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	args := func(seg string) []string {
+		return []string{"fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=1s",
+			"--rounds=4", "--warmup=0", "-q", "--db", db, "--segment", seg, "--segment-group", "kill-a", "--barrier-timeout", "2m"}
+	}
+	victim := exec.Command(bin, args("1/2")...)
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Process.Kill()
+	survivor := make(chan error, 1)
+	go func() {
+		_, stderr, err := iolab(t, context.Background(), args("0/2")...)
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, stderr)
+		}
+		survivor <- err
+	}()
+	// Kill the victim once it has stored a run and begun the next.
+	stored := `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment = '1/2' AND r.status = '%s'`
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if countQuiet(db, fmt.Sprintf(stored, "ok")) >= 1 && countQuiet(db, fmt.Sprintf(stored, "running")) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the victim never stored a run and began another")
+		}
+	}
+	_ = victim.Process.Signal(syscall.SIGKILL)
+	_ = victim.Wait()
+	err := <-survivor
+	want := fmt.Sprintf("segment 1/2 died (pid %d on ", victim.Process.Pid)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("the survivor of a killed segment: %v (want %q)", err, want)
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Status string
+		Runs   []struct {
+			Round  int
+			Status string
+			Error  string
+		}
+		Segments struct{ Died []string }
+	}
+	decodeInto(t, out, &r)
+	if r.Status != "partial" || len(r.Segments.Died) != 1 || !strings.Contains(r.Segments.Died[0], want) {
+		t.Fatalf("show of a load with a dead segment: %s", out)
+	}
+	// The victim stored one run or more whole; the one it was in is
+	// partial, naming it; none after it ran.
+	partial := 0
+	for i, run := range r.Runs {
+		switch {
+		case run.Status == "ok" && partial == 0:
+		case run.Status == "partial" && partial == 0 && strings.Contains(run.Error, "segment 1/2 did not finish it"):
+			partial++
+		default:
+			t.Fatalf("run %d of the merged load: %s %s\n%s", i, run.Status, run.Error, out)
+		}
+	}
+	if partial != 1 || len(r.Runs) < 2 || len(r.Runs) == 4 {
+		t.Fatalf("a load cut in its run %d: %s", len(r.Runs), out)
+	}
+	text, _, _ := iolab(t, context.Background(), "show", "--db", db)
+	if !strings.Contains(text, "DIED: "+want) {
+		t.Fatalf("show:\n%s", text)
 	}
 }

@@ -291,12 +291,41 @@ func (r *Runner) start(ctx context.Context, plan Plan) error {
 	}
 }
 
-// barrier records this segment's arrival and waits for the others; they
-// start a second after the last arrived (every segment reads the same
-// last arrival from the store).
+// barrier meets the load's other segments before its first run: all
+// start a second after the last arrived.
 func (r *Runner) barrier(ctx context.Context, plan Plan) (time.Time, error) {
+	return r.meet(ctx, plan, plan.SegmentGroup, time.Second)
+}
+
+// meetBeforeRun meets the other segments again before the schedule's
+// entry i, so run i of every segment measures the same seconds (runs of
+// a fixed count end at different times on different hosts).
+func (r *Runner) meetBeforeRun(ctx context.Context, plan Plan, i int) error {
+	at, err := r.meet(ctx, plan, fmt.Sprintf("%s run %d", plan.SegmentGroup, i), runBarrierDelay)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-time.After(time.Until(at)): // at once when the start passed while this segment looked
+		return nil
+	case <-ctx.Done():
+		return ErrInterrupted
+	}
+}
+
+// runBarrierDelay is how long after the last segment arrives at a run's
+// barrier the run starts: several polls of the store, so every segment
+// has read the arrival by then.
+const runBarrierDelay = 500 * time.Millisecond
+
+// meet records this segment's arrival at a barrier of its load (point
+// names it) and waits for the others; all start delay after the last
+// arrived, a time every segment reads from the store. It gives up, naming
+// them, when segments that have not arrived ended or died, or after the
+// barrier timeout.
+func (r *Runner) meet(ctx context.Context, plan Plan, point string, delay time.Duration) (time.Time, error) {
 	host, _ := os.Hostname()
-	if err := r.Store.ArriveAtBarrier(ctx, plan.SegmentGroup, plan.Segment.I, host); err != nil {
+	if err := r.Store.ArriveAtBarrier(ctx, point, plan.Segment.I, host); err != nil {
 		return time.Time{}, err
 	}
 	timeout := plan.BarrierTimeout
@@ -304,21 +333,31 @@ func (r *Runner) barrier(ctx context.Context, plan Plan) (time.Time, error) {
 		timeout = 5 * time.Minute
 	}
 	deadline := time.Now().Add(timeout)
-	for {
-		arrived, last, err := r.Store.Barrier(ctx, plan.SegmentGroup)
+	for poll := 1; ; poll++ {
+		arrived, last, err := r.Store.Barrier(ctx, point)
 		if err != nil {
 			return time.Time{}, err
 		}
 		if len(arrived) >= plan.Segment.N {
-			return last.Add(time.Second), nil
+			return last.Add(delay), nil
+		}
+		var missing []string
+		for i := range plan.Segment.N {
+			if !slices.Contains(arrived, i) {
+				missing = append(missing, segment.Segment{I: i, N: plan.Segment.N}.String())
+			}
+		}
+		if poll%10 == 0 {
+			gone, err := r.gone(ctx, plan, missing, point != plan.SegmentGroup)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if len(gone) > 0 {
+				return time.Time{}, fmt.Errorf("segment %s of %s: %s, so the load cannot run whole; this segment stops too (what ran is stored)",
+					plan.Segment, plan.SegmentGroup, strings.Join(gone, "; "))
+			}
 		}
 		if time.Now().After(deadline) {
-			var missing []string
-			for i := range plan.Segment.N {
-				if !slices.Contains(arrived, i) {
-					missing = append(missing, fmt.Sprintf("%d/%d", i, plan.Segment.N))
-				}
-			}
 			return time.Time{}, fmt.Errorf("segment %s of %s: segments %s never arrived within %v; start them (or give --barrier-timeout more)",
 				plan.Segment, plan.SegmentGroup, strings.Join(missing, ", "), timeout)
 		}
@@ -328,6 +367,38 @@ func (r *Runner) barrier(ctx context.Context, plan Plan) (time.Time, error) {
 			return time.Time{}, ErrInterrupted
 		}
 	}
+}
+
+// gone says which of the missing segments will never arrive: every
+// experiment they began ended, or its runner died. Before the first run a
+// segment that began nothing may still come; after it, it never will.
+func (r *Runner) gone(ctx context.Context, plan Plan, missing []string, started bool) ([]string, error) {
+	members, err := r.Store.Members(ctx, plan.SegmentGroup)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, seg := range missing {
+		var why []string
+		began := false
+		for _, m := range members {
+			if m.Segment != seg {
+				continue
+			}
+			began = true
+			if why = append(why, m.Gone()); why[len(why)-1] == "" {
+				why = nil // a live experiment of the segment: it may still come
+				break
+			}
+		}
+		switch {
+		case len(why) > 0:
+			out = append(out, fmt.Sprintf("segment %s %s", seg, strings.Join(why, ", ")))
+		case !began && started:
+			out = append(out, fmt.Sprintf("segment %s never began", seg))
+		}
+	}
+	return out, nil
 }
 
 // execute runs the schedule's entries that are not done yet.
@@ -364,6 +435,11 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		}
 		if ctx.Err() != nil {
 			return ErrInterrupted
+		}
+		if ran > 0 && plan.Segment.Split() && plan.Resume == "" {
+			if err := r.meetBeforeRun(ctx, plan, i); err != nil {
+				return err
+			}
 		}
 		run := &store.Run{CellID: stored[e.Cell].ID, Round: e.Round, Slot: e.Slot, Warmup: e.Warmup}
 		round := max(e.Round, 0) // a variant's own warm-up runs count as round 0

@@ -28,8 +28,11 @@ type SegmentsView struct {
 	// Experiments are the segments' own experiments, by segment ("0/2").
 	Experiments map[string]string `json:"experiments"`
 	// Missing names segments that stored no experiment.
-	Missing []string      `json:"missing,omitempty"`
-	Cells   []SegmentCell `json:"cells"`
+	Missing []string `json:"missing,omitempty"`
+	// Died names segments whose runner died before it ended (a kill -9,
+	// a lost host): the runs it had not finished are partial.
+	Died  []string      `json:"died,omitempty"`
+	Cells []SegmentCell `json:"cells"`
 }
 
 // SegmentCell is one cell's figures per segment over its measured runs.
@@ -161,6 +164,9 @@ func mergeRun(parts []*store.Run, cellID int64, n int) store.Run {
 		switch {
 		case r == nil:
 			problems = append(problems, fmt.Sprintf("segment %s has no such run", seg))
+		case r.Status == store.StatusRunning:
+			problems = append(problems, fmt.Sprintf("segment %s did not finish it (still running, or its runner died)", seg))
+			present = append(present, r)
 		case r.Status != store.StatusOK:
 			problems = append(problems, fmt.Sprintf("segment %s %s: %s", seg, r.Status, r.Error))
 			present = append(present, r)
@@ -279,6 +285,9 @@ func WriteSegments(w io.Writer, v *SegmentsView) error {
 	fmt.Fprintln(w)
 	if len(v.Missing) > 0 {
 		fmt.Fprintf(w, "  MISSING: segment %s stored nothing; every run is partial\n", strings.Join(v.Missing, ", "))
+	}
+	for _, d := range v.Died {
+		fmt.Fprintf(w, "  DIED: %s; the runs it had not finished are partial\n", d)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  cell\tsegment\truns\tops/s (median)\tp99 (median)\t")

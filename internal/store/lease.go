@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/iolab/iolab/internal/procgroup"
@@ -160,4 +161,58 @@ func (s *Store) Barrier(ctx context.Context, grp string) (arrived []int, last ti
 		}
 	}
 	return arrived, last, s.wrap(rows.Err())
+}
+
+// Member is one segment's experiment in a load's group, with the lease of
+// the process running it (an empty Owner when none holds it).
+type Member struct {
+	Segment   string // I/N
+	ID        string
+	Status    string
+	Owner     Owner
+	Heartbeat time.Time
+}
+
+// Members lists the experiments of a load's group, one per segment that
+// began.
+func (s *Store) Members(ctx context.Context, grp string) ([]Member, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT e.segment, e.id, e.status, COALESCE(l.owner, ''), COALESCE(l.heartbeat_at, '')
+		FROM experiments e LEFT JOIN leases l ON l.experiment_id = e.id WHERE e.segment_grp = ? ORDER BY e.segment, e.created_at`, grp)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []Member
+	for rows.Next() {
+		var m Member
+		var owner, heartbeat string
+		if err := rows.Scan(&m.Segment, &m.ID, &m.Status, &owner, &heartbeat); err != nil {
+			return nil, s.wrap(err)
+		}
+		if owner != "" {
+			_ = json.Unmarshal([]byte(owner), &m.Owner)
+			m.Heartbeat = parseTS(heartbeat)
+		}
+		out = append(out, m)
+	}
+	return out, s.wrap(rows.Err())
+}
+
+// Gone says why the member's experiment will store no more runs — it
+// ended (its status), or its runner died: the process is gone (on this
+// host), or its heartbeat is older than LeaseTTL (on another) — or ""
+// while it may.
+func (m Member) Gone() string {
+	host, _ := os.Hostname()
+	switch {
+	case m.Status != "running":
+		return fmt.Sprintf("ended (%s)", m.Status)
+	case m.Owner.PID == 0:
+		return "" // running, its lease not taken yet
+	case m.Owner.Host == host && !procgroup.Alive(m.Owner.PID, m.Owner.Start):
+		return fmt.Sprintf("died (%s)", m.Owner)
+	case m.Owner.Host != host && time.Since(m.Heartbeat) > LeaseTTL:
+		return fmt.Sprintf("died (%s, last heard of %v ago)", m.Owner, time.Since(m.Heartbeat).Round(time.Second))
+	}
+	return ""
 }
