@@ -59,9 +59,11 @@ type RepeatOptions struct {
 	SegmentGroup   string
 	StartAt        time.Time
 	BarrierTimeout time.Duration
-	segment        string
-	startAt        string
-	seedFromClock  bool
+	// LatencyLog is a file every measured operation goes to (--lat-log).
+	LatencyLog    string
+	segment       string
+	startAt       string
+	seedFromClock bool
 	// mergeSegments shows a segment's load whole: show merges them, the
 	// report a segment prints when it ends is its own.
 	mergeSegments bool
@@ -85,6 +87,7 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.startAt, "start-at", "", "start the first run at this instant (2026-11-23T18:00:00Z, or +30s); segments without it meet at a barrier in the store")
 	o.BarrierTimeout = 5 * time.Minute
 	fs.Var(durationValue{p: &o.BarrierTimeout}, "barrier-timeout", "how long a segment waits at the barrier for the others")
+	fs.StringVar(&o.LatencyLog, "lat-log", "", "also write every measured operation to this file, a CSV line each (run,op,end_unix_ns,latency_ns,bytes), as fio's write_lat_log")
 	o.addOutputFlags(fs)
 }
 
@@ -184,7 +187,7 @@ func (o *RepeatOptions) segmentPlan(plan *lab.Plan) {
 	if grp == "" {
 		h := fnv.New64a()
 		for _, part := range strings.Fields(plan.Command) {
-			if !strings.HasPrefix(part, "--segment=") && !strings.HasPrefix(part, "--db=") {
+			if !strings.HasPrefix(part, "--segment=") && !strings.HasPrefix(part, "--db=") && !strings.HasPrefix(part, "--lat-log=") {
 				h.Write([]byte(part + " "))
 			}
 		}
@@ -222,6 +225,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 			}
 		}
 	}
+	plan.LatencyLog = o.LatencyLog
 	o.segmentPlan(&plan)
 	if !o.Segment.Split() {
 		plan.StartAt = o.StartAt

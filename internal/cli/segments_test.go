@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"os/exec"
 	"sync"
@@ -22,8 +25,9 @@ import (
 
 // Two segments of one s3 load, started together at a barrier in a shared
 // PostgreSQL, against one versitygw: show prints one merged run per round
-// whose operations are the sum of the segments' and whose latency
-// histogram is the union of theirs, with each segment's figures beside it.
+// whose operations are the sum of the segments' and whose p99 is the p99
+// of the union of every latency the two measured (each wrote them all to
+// a --lat-log), with each segment's figures beside it.
 func TestSegmentsMergeOnPostgres(t *testing.T) {
 	t.Parallel()
 	srv := s3Servers(t)[0]
@@ -40,8 +44,9 @@ func TestSegmentsMergeOnPostgres(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
+	logs := [2]string{filepath.Join(t.TempDir(), "lat0.csv"), filepath.Join(t.TempDir(), "lat1.csv")}
 	for i := range 2 {
-		wg.Go(func() { errs[i] = segmentRun(fmt.Sprintf("%d/2", i), "--segment-group", "load-a") })
+		wg.Go(func() { errs[i] = segmentRun(fmt.Sprintf("%d/2", i), "--segment-group", "load-a", "--lat-log", logs[i]) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -78,15 +83,16 @@ func TestSegmentsMergeOnPostgres(t *testing.T) {
 	if len(merged.Runs) != 2 || merged.Segments.N != 2 || len(merged.Segments.Experiments) != 2 || len(merged.Segments.Missing) != 0 {
 		t.Fatalf("merged: %s", out)
 	}
-	// The segments as stored, to check the merge against.
+	// The segments as stored, and every latency they measured, to check
+	// the merge against.
 	st, err := store.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	var ops [2]int64 // by round
-	union := [2]*metrics.Percentiles{}
-	for _, id := range merged.Segments.Experiments {
+	roundOf := map[string]int{}
+	for seg, id := range merged.Segments.Experiments {
 		d, err := st.Load(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
@@ -96,26 +102,46 @@ func TestSegmentsMergeOnPostgres(t *testing.T) {
 		}
 		for _, r := range d.Runs {
 			ops[r.Round] += r.Result.ByOp[metrics.Get].Ops + r.Result.ByOp[metrics.Put].Ops
+			roundOf[fmt.Sprintf("%s/%d", seg[:1], r.ID)] = r.Round
 		}
 	}
-	for round := range 2 {
-		h := metrics.NewHistogram()
-		for _, id := range merged.Segments.Experiments {
-			d, _ := st.Load(context.Background(), id)
-			for _, r := range d.Runs {
-				if r.Round == round {
-					h.Merge(r.Result.ByOp[metrics.Get].Lat)
-				}
+	var raw [2][]int64 // every get's latency, by round
+	logged := [2]int64{}
+	for i, path := range logs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if lines[0]+"\n" != metrics.LatencyLogHeader {
+			t.Fatalf("%s begins %q", path, lines[0])
+		}
+		for _, line := range lines[1:] {
+			f := strings.Split(line, ",")
+			round, ok := roundOf[fmt.Sprintf("%d/%s", i, f[0])]
+			lat, err := strconv.ParseInt(f[3], 10, 64)
+			if len(f) != 5 || !ok || err != nil {
+				t.Fatalf("%s: %q is no line of a run of segment %d", path, line, i)
+			}
+			logged[round]++
+			if f[1] == "get" {
+				raw[round] = append(raw[round], lat)
 			}
 		}
-		p := metrics.PercentilesOf(h)
-		union[round] = &p
 	}
 	for _, r := range merged.Runs {
 		got := r.Ops["get"].Ops + r.Ops["put"].Ops
-		if r.Status != "ok" || got != ops[r.Round] || got != 60 || r.Ops["get"].Lat.P99 != union[r.Round].P99 {
-			t.Errorf("round %d: %s, %d operations (segments: %d, want 60), get p99 %d (union of the segments' %d)",
-				r.Round, r.Status, got, ops[r.Round], r.Ops["get"].Lat.P99, union[r.Round].P99)
+		h := metrics.NewHistogram()
+		for _, v := range raw[r.Round] {
+			metrics.RecordLatencyN(h, v, 1)
+		}
+		slices.Sort(raw[r.Round])
+		rank := max(1, int(0.99*float64(len(raw[r.Round]))+0.5)) // the rank HdrHistogram's p99 takes
+		exact := raw[r.Round][rank-1]
+		if r.Status != "ok" || got != ops[r.Round] || got != 60 || logged[r.Round] != 60 || r.Ops["get"].Ops != int64(len(raw[r.Round])) ||
+			r.Ops["get"].Lat.P99 != h.ValueAtQuantile(99) || math.Abs(float64(r.Ops["get"].Lat.P99-exact)) > 0.001*float64(exact) {
+			t.Errorf("round %d: %s, %d operations (segments stored %d, logged %d, want 60), get p99 %d (raw latencies: %d in a histogram, %d exact)",
+				r.Round, r.Status, got, ops[r.Round], logged[r.Round], r.Ops["get"].Lat.P99, h.ValueAtQuantile(99), exact)
 		}
 	}
 	text, _, err := iolab(t, context.Background(), "show", "--db", db)

@@ -129,6 +129,9 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 		return nil, fmt.Errorf("setting up workers: %w", err)
 	}
 	clock = metrics.NewClockAt(time.Now().Add(opts.Ramp))
+	for _, rec := range recs {
+		rec.LogTo(ctx, clock)
+	}
 	cpu0 := rusageAt(opts.Ramp)
 	close(start)
 	done := make(chan struct{})

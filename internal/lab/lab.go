@@ -113,6 +113,9 @@ type Plan struct {
 	// BarrierTimeout naming the ones that never came.
 	StartAt        time.Time
 	BarrierTimeout time.Duration
+	// LatencyLog, when set, is a file every measured operation is written
+	// to (metrics.LatencyLog), as the run it belongs to.
+	LatencyLog string
 }
 
 // ErrInterrupted is returned when the experiment was cancelled; what
@@ -124,17 +127,32 @@ type Runner struct {
 	Store *store.Store
 	// Progress receives live progress; nil for none.
 	Progress *Progress
+
+	latencyLog *metrics.LatencyLog // the plan's, while it runs
 }
 
 // Run prepares the cells, runs the plan and returns the experiment's ID.
 // Preparation errors (bad target, missing tool) are returned before
 // anything is stored.
-func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (string, error) {
+func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, err error) {
 	if err := CheckRuns(len(cells), plan.Warmup, plan.Rounds); err != nil {
 		return "", &workload.InputError{Err: err}
 	}
 	if plan.MinRounds > 0 && plan.Order == OrderSequential {
 		return "", &workload.InputError{Err: errors.New("stopping when decided needs the random order: in sequential order a round is not every cell once")}
+	}
+	if plan.LatencyLog != "" {
+		l, err := metrics.CreateLatencyLog(plan.LatencyLog, plan.Resume != "")
+		if err != nil {
+			return "", &workload.InputError{Err: fmt.Errorf("--lat-log %w", err)}
+		}
+		r.latencyLog = l
+		defer func() {
+			if cerr := l.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+			r.latencyLog = nil
+		}()
 	}
 	defer func() {
 		for _, c := range cells {
@@ -575,7 +593,11 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 			flushEnv()
 		}
 	})
-	res, err := r.runAround(metrics.WithSecondSink(ctx, sink), c, progress, each)
+	rctx := metrics.WithSecondSink(ctx, sink)
+	if r.latencyLog != nil {
+		rctx = metrics.WithLatencyLog(rctx, r.latencyLog, run.ID)
+	}
+	res, err := r.runAround(rctx, c, progress, each)
 	stopEnv()
 	flushEnv()
 	if res != nil && watched {
@@ -591,6 +613,9 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	sinkMu.Unlock()
 	if storeErr != nil && err == nil {
 		err = fmt.Errorf("storing the per-second series: %w", storeErr)
+	}
+	if r.latencyLog != nil && err == nil {
+		err = r.latencyLog.Err() // the run's copy of its latencies is not whole
 	}
 	run.EndedAt = time.Now()
 	run.Result = res

@@ -101,6 +101,8 @@ type Recorder struct {
 	// ramping says the operation recorded last ended before the clock's
 	// zero, so its TTFB is not measured either.
 	ramping bool
+	// lat, when set, writes every measured operation to a latency log.
+	lat *latWriter
 }
 
 // secValues is how many latencies a second keeps as values before spilling.
@@ -135,6 +137,9 @@ func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 	r.secBytes[d] += sizeBytes
 	if latencyNs > r.secMax {
 		r.secMax = latencyNs
+	}
+	if r.lat != nil {
+		r.lat.add(d, endNs, latencyNs, sizeBytes)
 	}
 }
 
@@ -192,7 +197,12 @@ func (r *Recorder) Errors() int64 { return r.errors }
 
 // Close flushes the open second; the recorder must not be used afterwards
 // except by Merge.
-func (r *Recorder) Close() { r.flush(-1) }
+func (r *Recorder) Close() {
+	r.flush(-1)
+	if r.lat != nil {
+		r.lat.flush()
+	}
+}
 
 func (r *Recorder) flush(next int64) {
 	if r.secN <= secValues {

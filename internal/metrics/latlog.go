@@ -1,0 +1,133 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+)
+
+// LatencyLog writes every measured operation to a file, a line each, as
+// fio's write_lat_log does: to check a run's percentiles against the raw
+// values, or to plot them with another tool. Its lines are CSV:
+//
+//	run,op,end_unix_ns,latency_ns,bytes
+//
+// where run is the stored run's ID. Each worker writes through a buffer
+// of its own and hands the file whole lines (O_APPEND), so workers share
+// no lock; the histograms stay the measurement, the log is a copy.
+type LatencyLog struct {
+	path string
+	f    *os.File
+	mu   sync.Mutex
+	err  error // the first write that failed
+}
+
+// LatencyLogHeader is the log's first line.
+const LatencyLogHeader = "run,op,end_unix_ns,latency_ns,bytes\n"
+
+// CreateLatencyLog creates (or truncates) the log at path; with keep, a
+// log already there is added to (a resumed experiment's).
+func CreateLatencyLog(path string, keep bool) (*LatencyLog, error) {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if !keep {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	l := &LatencyLog{path: path, f: f}
+	if st, err := f.Stat(); err == nil && st.Size() == 0 {
+		l.write([]byte(LatencyLogHeader))
+	}
+	if err := l.Err(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Close closes the file; it returns the first error of any write.
+func (l *LatencyLog) Close() error {
+	if err := l.f.Close(); err != nil && l.Err() == nil {
+		return fmt.Errorf("latency log %s: %w", l.path, err)
+	}
+	return l.Err()
+}
+
+// Err is the first write that failed, naming the file.
+func (l *LatencyLog) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+func (l *LatencyLog) write(b []byte) {
+	if _, err := l.f.Write(b); err != nil {
+		l.mu.Lock()
+		if l.err == nil {
+			l.err = fmt.Errorf("latency log %s: %w", l.path, err)
+		}
+		l.mu.Unlock()
+	}
+}
+
+type latencyLogKey struct{}
+
+type runLog struct {
+	log *LatencyLog
+	run int64
+}
+
+// WithLatencyLog returns a context under which a run writes its
+// operations to log as run number run.
+func WithLatencyLog(ctx context.Context, log *LatencyLog, run int64) context.Context {
+	return context.WithValue(ctx, latencyLogKey{}, runLog{log, run})
+}
+
+// LogTo makes the recorder write every operation it records from now on
+// to the log ctx carries (none: nothing), with end times from clock.
+func (r *Recorder) LogTo(ctx context.Context, clock Clock) {
+	rl, ok := ctx.Value(latencyLogKey{}).(runLog)
+	if !ok || rl.log == nil {
+		return
+	}
+	r.lat = &latWriter{log: rl.log, base: clock.Start().UnixNano(),
+		prefix: strconv.AppendInt(nil, rl.run, 10), buf: make([]byte, 0, latBuffer)}
+}
+
+// latBuffer is a worker's buffer of lines: a write(2) every ~1,500 ops.
+const latBuffer = 64 << 10
+
+// latWriter is one recorder's lines, handed to the file whole.
+type latWriter struct {
+	log    *LatencyLog
+	base   int64 // the clock's zero, Unix ns
+	prefix []byte
+	buf    []byte
+}
+
+func (w *latWriter) add(d Op, endNs, latencyNs, bytes int64) {
+	if len(w.buf)+128 > cap(w.buf) {
+		w.flush()
+	}
+	b := append(w.buf, w.prefix...)
+	b = append(b, ',')
+	b = append(b, opNames[d]...)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, w.base+endNs, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, latencyNs, 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, bytes, 10)
+	w.buf = append(b, '\n')
+}
+
+func (w *latWriter) flush() {
+	if len(w.buf) > 0 {
+		w.log.write(w.buf)
+		w.buf = w.buf[:0]
+	}
+}
