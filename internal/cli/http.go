@@ -126,6 +126,7 @@ func runHTTP(ctx context.Context, o HTTPOptions, mode, command string, stdout, s
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	job.Segment = o.Repeat.Segment
 	w, err := httpload.New(job)
 	if err != nil {
 		return &UsageError{Err: err}

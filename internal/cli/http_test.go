@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,7 +27,8 @@ type fileApp struct {
 	nextID   atomic.Int64
 	mu       sync.Mutex
 	formKind []string
-	h2       atomic.Int64 // requests that arrived over HTTP/2
+	stored   map[string]int // raw objects by name: how often each was stored
+	h2       atomic.Int64   // requests that arrived over HTTP/2
 }
 
 func newFileApp(t *testing.T) (*fileApp, *httptest.Server) {
@@ -76,6 +78,12 @@ func authorized(r *http.Request) bool {
 }
 
 func (a *fileApp) store(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	if a.stored == nil {
+		a.stored = map[string]int{}
+	}
+	a.stored[r.PathValue("i")]++
+	a.mu.Unlock()
 	f, err := os.Create(filepath.Join(a.dir, "obj-"+r.PathValue("i")))
 	if err != nil {
 		http.Error(w, err.Error(), 500)
@@ -180,6 +188,65 @@ func TestHTTPUploadThenDownloadVerified(t *testing.T) {
 	bad, err := httpRun(t, "download", "--url", srv.URL+"/corrupt/{{i}}", "--size", "8m", "--count", "2", "--verify")
 	if err == nil || bad.Runs[0].Verify.Mismatched != 2 || bad.Runs[0].Status != "failed" {
 		t.Fatalf("corrupt download: err %v, %+v", err, bad.Runs)
+	}
+}
+
+// Three segments of an upload, then of a download: the segments take
+// every third index, so the objects stored are exactly those one process
+// would store, each once; the downloads, verified, find what the other
+// segments' uploads stored; show merges each load into one run.
+func TestHTTPSegments(t *testing.T) {
+	t.Parallel()
+	app, srv := newFileApp(t)
+	db := filepath.Join(t.TempDir(), "x.db")
+	load := func(mode, group string, extra ...string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		for i := range 3 {
+			wg.Go(func() {
+				args := append([]string{"http", mode, "--url", srv.URL + "/obj/{{i}}", "--size", "64k", "--concurrency", "4", "--count", "10",
+					"--rounds=1", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/3", i), "--segment-group", group, "--barrier-timeout", "60s"}, extra...)
+				if _, stderr, err := iolab(t, context.Background(), args...); err != nil {
+					errs[i] = fmt.Errorf("segment %d/3: %v\n%s", i, err, stderr)
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	load("upload", "up")
+	app.mu.Lock()
+	stored := maps.Clone(app.stored)
+	app.mu.Unlock()
+	if len(stored) != 10 {
+		t.Fatalf("the segments stored %v, want objects 0 to 9 once each", stored)
+	}
+	for i := range 10 {
+		if stored[fmt.Sprint(i)] != 1 {
+			t.Fatalf("the segments stored %v, want objects 0 to 9 once each", stored)
+		}
+	}
+	load("download", "down", "--verify")
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r httpRunJSON
+	decodeInto(t, out, &r)
+	if len(r.Runs) != 1 || r.Runs[0].Status != "ok" || r.Runs[0].Ops["download"].Ops != 10 || r.Runs[0].Ops["download"].Bytes != 10*64<<10 ||
+		r.Runs[0].Extra["verify_checked"] != 10 || r.Runs[0].Extra["verify_mismatched"] != 0 {
+		t.Fatalf("the merged download: %s", out)
+	}
+	// A segment with no worker is refused, naming what would do.
+	_, _, err = iolab(t, context.Background(), "http", "upload", "--url", srv.URL+"/obj/{{i}}", "--concurrency", "2", "--count", "10",
+		"--db", db, "--segment", "2/3", "--segment-group", "few")
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "--concurrency 2 over 3 segments leaves segment 2/3 no worker; give at least 3") {
+		t.Fatalf("too few workers for the segments: %v", err)
 	}
 }
 

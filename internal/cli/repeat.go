@@ -220,8 +220,8 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 	defer st.Close()
 	if o.Segment.Split() {
 		for _, c := range cells {
-			if k := c.Workload.Kind(); k != "s3" && k != "fs" {
-				return usage("--segment %s: %s does not split its load yet (s3 and fs do); each segment would run all of it", o.Segment, k)
+			if k := c.Workload.Kind(); k != "s3" && k != "fs" && k != "http" {
+				return usage("--segment %s: %s does not split its load yet (s3, fs and http do); each segment would run all of it", o.Segment, k)
 			}
 		}
 	}

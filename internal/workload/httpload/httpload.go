@@ -86,6 +86,9 @@ func (h *HTTP) Params() map[string]string {
 	if o.DownloadURL != "" {
 		p["download_url"] = redact.URL(o.DownloadURL)
 	}
+	if o.Segment.Split() {
+		p["segments"] = fmt.Sprint(o.Segment.N)
+	}
 	if o.RangeSize > 0 {
 		p["range_size"] = units.FormatSize(o.RangeSize)
 	}
@@ -213,27 +216,35 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 	o := &h.opts
 	var next, mismatched, verified atomic.Int64
 	dialed := h.dialed.Load()
-	dopts := driver.Options{Workers: o.Concurrency, Runtime: o.Runtime}
+	// A segment runs its share: its workers are numbered in the whole,
+	// its operations are every N-th index of the whole from its own.
+	seg := o.Segment
+	concurrency, count, stride := seg.Share(o.Concurrency), o.Count, int64(max(seg.N, 1))
+	if count > 0 {
+		count = int64(seg.Share(int(count)))
+	}
+	dopts := driver.Options{Workers: concurrency, Runtime: o.Runtime}
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
 	}
 	// Every run opens its own connections, as the first did: a pool kept
 	// warm from the run before would make runs depend on their order.
 	h.client.CloseIdleConnections()
-	workers := make([]*worker, o.Concurrency)
-	res, err := driver.Run(ctx, dopts, func(ctx context.Context, id int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+	workers := make([]*worker, concurrency)
+	res, err := driver.Run(ctx, dopts, func(ctx context.Context, local int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+		id := seg.First(o.Concurrency) + local
 		w := &worker{h: h, id: id, clock: clock, rec: rec, rng: rand.New(rand.NewPCG(uint64(id)+1, 3)),
 			buf: make([]byte, 256<<10), mismatched: &mismatched, verified: &verified}
-		workers[id] = w
+		workers[local] = w
 		w.ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			GotFirstResponseByte: func() { w.firstByte.CompareAndSwap(0, clock.Now()) },
 		})
 		for !stop.Stopped() {
 			i := next.Add(1) - 1
-			if o.Count > 0 && i >= o.Count {
+			if count > 0 && i >= count {
 				return nil
 			}
-			w.operation(i)
+			w.operation(i*stride + int64(seg.I))
 		}
 		return nil
 	})
@@ -253,7 +264,7 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 			}
 		}
 		for i, op := range []metrics.Op{metrics.Upload, metrics.Download} {
-			res.ByOp[op].ActiveS = float64(busy[i]) / 1e9 / float64(o.Concurrency)
+			res.ByOp[op].ActiveS = float64(busy[i]) / 1e9 / float64(concurrency)
 		}
 	}
 	if o.Verify {

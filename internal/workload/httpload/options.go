@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/units"
 )
 
@@ -62,6 +63,13 @@ type Options struct {
 	Insecure    bool
 	Verify      bool
 	Timeout     time.Duration
+
+	// Segment is the share of the load this process runs: its part of
+	// the concurrency and the count; operation k of segment I of N is
+	// index k*N+I of the whole, so {{i}} (and the entries of URL and id
+	// files) are the segment's own, and N segments together make the
+	// whole's indexes exactly.
+	Segment segment.Segment
 }
 
 // DefaultOptions are the flags' defaults.
@@ -98,6 +106,12 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--url %q has {{id}}: give the ids with --id-file (in a plan, a setup step's {{ids}})", o.URL)
 	case o.LoginToken != "" && o.LoginURL == "":
 		return fmt.Errorf("--login-token needs --login-url")
+	case o.Segment.Share(o.Concurrency) == 0:
+		return fmt.Errorf("--concurrency %d over %d segments leaves segment %s no worker; give at least %d", o.Concurrency, o.Segment.N, o.Segment, o.Segment.N)
+	case o.Count > 0 && o.Segment.Share(int(min(o.Count, 1<<40))) == 0:
+		return fmt.Errorf("--count %d over %d segments leaves segment %s nothing to do", o.Count, o.Segment.N, o.Segment)
+	case o.Segment.Split() && o.KeepIDs:
+		return fmt.Errorf("a segment keeps no ids for a later step: it uploads only its share")
 	}
 	return o.Data.Validate()
 }
