@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"os/exec"
 	"sync"
 	"syscall"
 	"testing"
@@ -46,7 +46,9 @@ func TestSegmentsMergeOnPostgres(t *testing.T) {
 	errs := make([]error, 2)
 	logs := [2]string{filepath.Join(t.TempDir(), "lat0.csv"), filepath.Join(t.TempDir(), "lat1.csv")}
 	for i := range 2 {
-		wg.Go(func() { errs[i] = segmentRun(fmt.Sprintf("%d/2", i), "--segment-group", "load-a", "--lat-log", logs[i]) })
+		wg.Go(func() {
+			errs[i] = segmentRun(fmt.Sprintf("%d/2", i), "--segment-group", "load-a", "--lat-log", logs[i])
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
