@@ -66,7 +66,7 @@ func newLsCommand(stdout io.Writer) *cobra.Command {
 		},
 	}
 	dbFlag(cmd.Flags(), &db)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON: [{id, name, status, created_at, finished_at, command}]")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON: [{id, name, status, created_at, finished_at, command, notes}]")
 	return cmd
 }
 
@@ -97,6 +97,9 @@ func runLs(ctx context.Context, db string, asJSON bool, stdout io.Writer) error 
 	fmt.Fprintln(tw, "EXPERIMENT\tCREATED\tSTATUS\tNAME\tCOMMAND")
 	for _, e := range exps {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, e.CreatedAt.Local().Format("2006-01-02 15:04:05"), e.Status, e.Name, e.Command)
+		for _, n := range e.Notes { // under it, as the note's own row
+			fmt.Fprintf(tw, "\t%s\tnote\t\t%s\n", n.At.Local().Format("2006-01-02 15:04:05"), strings.Join(strings.Fields(n.Text), " "))
+		}
 	}
 	return tw.Flush()
 }
