@@ -9,6 +9,7 @@ import (
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/variant"
@@ -37,11 +38,11 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 	}
 	// The same variant twice, each cell built twice: two copies that must
 	// compare as equal.
-	a, err := planCells(&only, variants)
+	a, err := planCells(&only, variants, segment.Whole)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	b, err := planCells(&only, []*variant.Variant{variants[0]})
+	b, err := planCells(&only, []*variant.Variant{variants[0]}, segment.Whole)
 	if err != nil {
 		return &UsageError{Err: err}
 	}

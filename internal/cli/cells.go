@@ -19,6 +19,7 @@ import (
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/profiling"
+	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
@@ -38,7 +39,7 @@ import (
 // runs. A workload that talks to the variant's server (s3, http, a
 // command) or has a setup step is built again for every start of the
 // server — with that start's port, after its setup ran.
-func planCells(p *plan.Plan, variants []*variant.Variant) ([]lab.Cell, error) {
+func planCells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]lab.Cell, error) {
 	var cells []lab.Cell
 	checked := map[cgroup.Limits]error{}
 	for _, v := range p.Variants {
@@ -56,7 +57,7 @@ func planCells(p *plan.Plan, variants []*variant.Variant) ([]lab.Cell, error) {
 		for _, point := range w.Points() {
 			name := cellName(w, point)
 			for _, v := range variants {
-				c := &cellBuilder{p: p, w: w, v: v, point: point, params: map[string]string{}}
+				c := &cellBuilder{p: p, w: w, v: v, point: point, params: map[string]string{}, seg: seg}
 				for k, val := range point {
 					c.params[k] = val.Text
 				}
@@ -219,6 +220,8 @@ type cellBuilder struct {
 	ids string
 	// cmdLimits confine a cmd workload of a variant without a server.
 	cmdLimits cgroup.Limits
+	// seg is the share of the load this process runs (--segment).
+	seg segment.Segment
 }
 
 // expand fills a plan value's templates — the variant's, the matrix
@@ -323,6 +326,7 @@ func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, 
 			if err != nil {
 				return nil, "", err
 			}
+			job.Segment = c.seg
 			wl, err := s3.New(job)
 			return wl, c.v.Workdir, err
 		})
@@ -338,7 +342,7 @@ func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, 
 			if err != nil {
 				return nil, "", err
 			}
-			job.KeepIDs = setup
+			job.KeepIDs, job.Segment = setup, c.seg
 			wl, err := httpload.New(job)
 			return wl, c.v.Workdir, err
 		})
@@ -363,6 +367,7 @@ func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, 
 		if target == "" {
 			target = job.Filename
 		}
+		job.Segment = c.seg
 		wl, err := fs.New(job)
 		return wl, target, err
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/variant"
@@ -47,6 +48,7 @@ func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
 	}
 	f := cmd.Flags()
 	o.Output.addOutputFlags(f)
+	o.Output.addSegmentFlags(f)
 	f.StringVar(&o.Order, "order", "", "random (default) or sequential (legacy: each variant's rounds back to back; warned about)")
 	f.BoolVar(&o.Resume, "resume", false, "continue the newest unfinished experiment of this plan: finished runs are kept, not repeated")
 	f.BoolVar(&o.KeepGoing, "keep-going", false, "record failed runs and variants that do not build, and go on")
@@ -98,6 +100,9 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err := untilDecided(p, o); err != nil {
 		return err
 	}
+	if err := checkPlanSegment(p, &o); err != nil {
+		return err
+	}
 	if err := lab.CheckRuns(p.Cells(), p.Warmup, p.Rounds); err != nil {
 		return usage("%s: %v", path, err)
 	}
@@ -122,7 +127,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	resume, seed := "", p.Seed
 	if o.Resume {
 		var sp storedPlan
-		if resume, sp, err = findResumable(ctx, st, p, stored); err != nil {
+		if resume, sp, err = findResumable(ctx, st, p, stored, o.Output.Segment); err != nil {
 			return err
 		}
 		// The schedule continues exactly, and stops when decided as it
@@ -153,7 +158,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err != nil {
 		return err
 	}
-	cells, err := planCells(p, variants)
+	cells, err := planCells(p, variants, o.Output.Segment)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
@@ -185,6 +190,18 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		Seed: seed, Order: p.Order, KeepGoing: o.KeepGoing, Settings: sp, Resume: resume,
 		BeforeRound: roundHook(p, "before_round", p.Hooks.BeforeRound),
 		AfterRound:  roundHook(p, "after_round", p.Hooks.AfterRound)}
+	if err := checkSplit(o.Output.Segment, cells); err != nil {
+		return err
+	}
+	o.Output.segmentPlan(&lp)
+	if !o.Output.Segment.Split() {
+		lp.StartAt = o.Output.StartAt
+	} else if p.Seed == 0 && resume == "" {
+		// Every segment runs the cells in the same order.
+		lp.Seed = groupSeed(lp.SegmentGroup)
+		sp.Seed = lp.Seed
+		lp.Settings = sp
+	}
 	rounds := fmt.Sprint(p.Rounds)
 	if sp.Sequential != nil {
 		lp.Decided = decided(st, sp.reportOptions())
@@ -206,6 +223,32 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		runErr = fmt.Errorf("%d variants did not build and were left out (--keep-going)", len(skipped))
 	}
 	return runErr
+}
+
+// checkPlanSegment resolves --segment for a plan and refuses what a
+// segment cannot do: a variant that starts a server would have one per
+// segment, not one system loaded from many hosts; stopping when decided
+// would stop each segment at its own round; calibration is of one host.
+func checkPlanSegment(p *plan.Plan, o *ExperimentOptions) error {
+	if err := o.Output.validateSegment(); err != nil {
+		return err
+	}
+	seg := o.Output.Segment
+	if !seg.Split() {
+		return nil
+	}
+	for _, v := range p.Variants {
+		if v.Start != "" {
+			return usage("--segment %s: variant %q starts a server, so each segment would load a server of its own; split a load of one system (workloads pointed at it, variants by env or params)", seg, v.Name)
+		}
+	}
+	switch {
+	case p.MinRounds > 0:
+		return usage("--segment %s: stopping when decided (--until-decided, rounds: {min, max}) would stop each segment at a round of its own; give fixed rounds", seg)
+	case o.Calibrate:
+		return usage("--segment %s: --calibrate measures one host's noise; run it without --segment", seg)
+	}
+	return nil
 }
 
 // untilDecided applies --until-decided and --max-rounds to the plan.
@@ -284,13 +327,17 @@ func roundHook(p *plan.Plan, name, script string) func(context.Context) error {
 // findResumable finds the newest unfinished experiment of the plan and
 // refuses if the plan changed since; text is the plan as stored
 // (redactPlan).
-func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text string) (string, storedPlan, error) {
+func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text string, seg segment.Segment) (string, storedPlan, error) {
 	exps, err := st.ListExperiments(ctx)
 	if err != nil {
 		return "", storedPlan{}, err
 	}
+	mine := ""
+	if seg.Split() {
+		mine = seg.String()
+	}
 	for _, e := range exps {
-		if e.Name != p.Name || e.Status == "done" {
+		if e.Name != p.Name || e.Status == "done" || e.Segment != mine { // a segment resumes its own
 			continue
 		}
 		var sp storedPlan

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/segment"
 )
 
@@ -29,20 +31,28 @@ func newK8sCommand(stdout io.Writer) *cobra.Command {
 	k8s := &cobra.Command{Use: "k8s", Short: "Run a load from many hosts on Kubernetes"}
 	var o k8sOptions
 	job := &cobra.Command{
-		Use:   "job -- COMMAND...",
-		Short: "Print an Indexed Job that runs COMMAND as N segments, one per node, meeting in a PostgreSQL store",
-		Long: `Prints a batch/v1 Job: N pods (completionMode Indexed), each running the iolab COMMAND as its
-segment (JOB_COMPLETION_INDEX of IOLAB_SEGMENTS), all of one --segment-group, on different nodes
-(pod anti-affinity), with the database URL (and PGPASSWORD, if the Secret has one) from a Secret.
+		Use:   "job PLAN.yaml | -- COMMAND...",
+		Short: "Print an Indexed Job that runs a plan or a COMMAND as N segments, one per node, meeting in a PostgreSQL store",
+		Long: `Prints a batch/v1 Job: N pods (completionMode Indexed), each running the iolab COMMAND (or
+experiment PLAN.yaml, the plan in a ConfigMap printed before the Job) as its segment
+(JOB_COMPLETION_INDEX of IOLAB_SEGMENTS), all of one --segment-group, on different nodes (pod
+anti-affinity), with the database URL (and PGPASSWORD, if the Secret has one) from a Secret.
 Apply it with kubectl apply -f -; then iolab show --db postgres://... prints the merged load.`,
 		Example: `  kubectl create secret generic iolab-db --from-literal=url=postgres://iolab@pg:5432/iolab --from-literal=password=...
   iolab k8s job --segments 4 --image registry.example/iolab:1 -- s3 --endpoint http://s3.svc:9000 --bucket b \
-      --mix put=50,get=50 --concurrency 64 --runtime 60s | kubectl apply -f -`,
+      --mix put=50,get=50 --concurrency 64 --runtime 60s | kubectl apply -f -
+  iolab k8s job --segments 4 --image registry.example/iolab:1 study.yaml | kubectl apply -f -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
-				return usage("give the iolab command after --: iolab k8s job --segments 4 --image IMAGE -- s3 --endpoint ...")
+			var manifest string
+			var err error
+			switch dash := cmd.ArgsLenAtDash(); {
+			case dash == 0 && len(args) > 0:
+				manifest, err = o.manifest(args, nil, randomSuffix())
+			case dash == -1 && len(args) == 1:
+				manifest, err = o.planManifest(args[0], randomSuffix())
+			default:
+				return usage("give a plan, or the iolab command after --: iolab k8s job --segments 4 --image IMAGE study.yaml, or ... -- s3 --endpoint ...")
 			}
-			manifest, err := o.manifest(args, randomSuffix())
 			if err != nil {
 				return err
 			}
@@ -69,9 +79,74 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$`)
 // keys never go into a manifest.
 var segmentFlags = []string{"--segment", "--segment-group", "--db", "--start-at", "--access-key", "--secret-key"}
 
+// planDir is where a plan's ConfigMap is mounted in a segment's pod.
+const planDir = "/etc/iolab"
+
+// planManifest is a ConfigMap holding the plan, then the Job running it
+// (experiment PLAN) in segments. A plan that holds secrets is refused:
+// anyone who can read the namespace reads a ConfigMap.
+func (o *k8sOptions) planManifest(path, suffix string) (string, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return "", usage("%s: %v", path, err)
+	}
+	p, err := plan.Parse(path, text)
+	if err != nil {
+		return "", &UsageError{Err: err}
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(text, &doc) == nil && maskSecrets(&doc) {
+		return "", usage("%s holds secrets (keys, tokens, passwords); the Job carries its plan in a ConfigMap, readable by anyone who reads the namespace: "+
+			"leave them out (S3 keys come from the Secret --credentials-secret)", path)
+	}
+	for _, v := range p.Variants {
+		if v.Start != "" {
+			return "", usage("%s: variant %q starts a server, so each segment would load a server of its own; split a load of one system", path, v.Name)
+		}
+	}
+	for _, w := range p.Workloads {
+		if !slices.Contains(splitKinds, w.Kind) {
+			return "", usage("%s: workload %q is %s, which does not split its load yet (%s do)", path, w.Name, w.Kind, strings.Join(splitKinds, ", "))
+		}
+	}
+	if p.MinRounds > 0 {
+		return "", usage("%s: stopping when decided would stop each segment at a round of its own; give fixed rounds", path)
+	}
+	cm := map[string]any{
+		"apiVersion": "v1",
+		"kind":       "ConfigMap",
+		"metadata":   o.meta(o.name+"-plan", nil),
+		"data":       map[string]string{"plan.yaml": string(text)},
+	}
+	b, err := yaml.Marshal(cm)
+	if err != nil {
+		return "", err
+	}
+	job, err := o.manifest([]string{"experiment", planDir + "/plan.yaml"}, &p.Name, suffix)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("# the plan %s, mounted at %s in every segment\n%s---\n%s", path, planDir, b, job), nil
+}
+
+// splitKinds are the workloads that run a share of their load.
+var splitKinds = []string{"s3", "fs", "http"}
+
+func (o *k8sOptions) meta(name string, labels map[string]string) map[string]any {
+	meta := map[string]any{"name": name}
+	if labels != nil {
+		meta["labels"] = labels
+	}
+	if o.namespace != "" {
+		meta["namespace"] = o.namespace
+	}
+	return meta
+}
+
 // manifest is the Job's YAML; suffix makes its load's group unique to
-// this manifest.
-func (o *k8sOptions) manifest(command []string, suffix string) (string, error) {
+// this manifest. With planName the command is an experiment whose plan
+// is in the ConfigMap NAME-plan.
+func (o *k8sOptions) manifest(command []string, planName *string, suffix string) (string, error) {
 	switch {
 	case !dnsLabel.MatchString(o.name):
 		return "", usage("--name %q: want a DNS label (lower-case letters, digits and -, at most 52)", o.name)
@@ -79,8 +154,8 @@ func (o *k8sOptions) manifest(command []string, suffix string) (string, error) {
 		return "", usage("--image is required: an image whose entrypoint runs iolab")
 	case o.secret == "" || !dnsLabel.MatchString(o.secret):
 		return "", usage("--db-secret %q: want the name of a Secret with key url", o.secret)
-	case !slices.Contains([]string{"s3"}, command[0]):
-		return "", usage("%s: iolab k8s job runs a load split into segments: s3 (fs, http and plans are not split yet)", command[0])
+	case planName == nil && !slices.Contains(splitKinds, command[0]):
+		return "", usage("%s: iolab k8s job runs a load split into segments: %s, or a plan of them (frames and cmd are not split yet)", command[0], strings.Join(splitKinds, ", "))
 	}
 	for _, a := range command {
 		for _, f := range segmentFlags {
@@ -100,9 +175,22 @@ func (o *k8sOptions) manifest(command []string, suffix string) (string, error) {
 		{"name": "AWS_SECRET_ACCESS_KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": o.credentials, "key": "aws_secret_access_key", "optional": true}}},
 	}
 	res := map[string]any{"cpu": o.cpu, "memory": o.memory}
-	meta := map[string]any{"name": o.name, "labels": labels}
-	if o.namespace != "" {
-		meta["namespace"] = o.namespace
+	meta := o.meta(o.name, labels)
+	container := map[string]any{"name": "iolab", "image": o.image, "args": args, "env": env,
+		"resources": map[string]any{"requests": res, "limits": res}}
+	pod := map[string]any{
+		"restartPolicy": "Never",
+		"affinity": map[string]any{"podAntiAffinity": map[string]any{
+			"requiredDuringSchedulingIgnoredDuringExecution": []map[string]any{{
+				"labelSelector": map[string]any{"matchLabels": map[string]string{"iolab/load": group}},
+				"topologyKey":   "kubernetes.io/hostname",
+			}},
+		}},
+		"containers": []map[string]any{container},
+	}
+	if planName != nil {
+		container["volumeMounts"] = []map[string]any{{"name": "plan", "mountPath": planDir, "readOnly": true}}
+		pod["volumes"] = []map[string]any{{"name": "plan", "configMap": map[string]any{"name": o.name + "-plan"}}}
 	}
 	doc := map[string]any{
 		"apiVersion": "batch/v1",
@@ -117,19 +205,7 @@ func (o *k8sOptions) manifest(command []string, suffix string) (string, error) {
 			"backoffLimit": 0,
 			"template": map[string]any{
 				"metadata": map[string]any{"labels": labels},
-				"spec": map[string]any{
-					"restartPolicy": "Never",
-					"affinity": map[string]any{"podAntiAffinity": map[string]any{
-						"requiredDuringSchedulingIgnoredDuringExecution": []map[string]any{{
-							"labelSelector": map[string]any{"matchLabels": map[string]string{"iolab/load": group}},
-							"topologyKey":   "kubernetes.io/hostname",
-						}},
-					}},
-					"containers": []map[string]any{{
-						"name": "iolab", "image": o.image, "args": args, "env": env,
-						"resources": map[string]any{"requests": res, "limits": res},
-					}},
-				},
+				"spec":     pod,
 			},
 		},
 	}
@@ -137,8 +213,12 @@ func (o *k8sOptions) manifest(command []string, suffix string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("# iolab k8s job: %d segments of `iolab %s`, group %s\n# then: iolab show --db postgres://... (the merged load)\n%s",
-		o.segments, strings.Join(command, " "), group, b), nil
+	what := "`iolab " + strings.Join(command, " ") + "`"
+	if planName != nil {
+		what = "the plan " + strconv.Quote(*planName)
+	}
+	return fmt.Sprintf("# iolab k8s job: %d segments of %s, group %s\n# then: iolab show --db postgres://... (the merged load)\n%s",
+		o.segments, what, group, b), nil
 }
 
 func randomSuffix() string {

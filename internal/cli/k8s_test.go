@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -67,6 +69,69 @@ func TestK8sJobManifest(t *testing.T) {
 	} {
 		if _, _, err := iolab(t, context.Background(), append([]string{"k8s", "job"}, bad...)...); err == nil || ExitCode(err) != 2 {
 			t.Errorf("%v: %v", bad, err)
+		}
+	}
+}
+
+// A plan runs as segments too: its text in a ConfigMap (strictly a
+// core/v1 ConfigMap), mounted where the Job's experiment reads it. A plan
+// with secrets in it, a workload that does not split, or a variant that
+// starts a server of its own are refused.
+func TestK8sJobOfAPlan(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	study := `name: study
+rounds: 6
+variants:
+  - name: a
+  - name: b
+    env: {TUNING: "1"}
+workloads:
+  - name: obj
+    s3: {endpoint: "http://s3.svc:9000", bucket: b, mix: "put=1,get=1", concurrency: 64, runtime: 30s}
+    matrix: {size: [4k, 1m]}
+`
+	writeFiles(t, dir, map[string]string{
+		"study.yaml":   study,
+		"secret.yaml":  strings.Replace(study, "bucket: b,", "bucket: b, secret-key: hunter2,", 1),
+		"cmd.yaml":     "workloads:\n  - name: c\n    cmd: {run: 'true'}\n",
+		"server.yaml":  "variants:\n  - name: a\n    start: sleep 100\nworkloads:\n  - name: obj\n    s3: {endpoint: \"http://127.0.0.1:1\", bucket: b, count: 2}\n",
+		"decided.yaml": strings.Replace(study, "rounds: 6", "rounds: {min: 6, max: 60}", 1),
+	})
+	out, _, err := iolab(t, context.Background(), "k8s", "job", "--segments", "2", "--image", "registry.example/iolab:1", "--name", "study",
+		filepath.Join(dir, "study.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := strings.Split(out, "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("want a ConfigMap and a Job:\n%s", out)
+	}
+	var cm corev1.ConfigMap
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &cm); err != nil || cm.Kind != "ConfigMap" || cm.Name != "study-plan" || cm.Data["plan.yaml"] != study {
+		t.Fatalf("not the plan's ConfigMap (%v):\n%s", err, docs[0])
+	}
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &job); err != nil {
+		t.Fatalf("not a batch/v1 Job: %v\n%s", err, docs[1])
+	}
+	pod := job.Spec.Template.Spec
+	c := pod.Containers[0]
+	group := job.Labels["iolab/load"]
+	if strings.Join(c.Args, " ") != "experiment /etc/iolab/plan.yaml --segment-group "+group+" --quiet" || *job.Spec.Completions != 2 ||
+		len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/etc/iolab" || len(pod.Volumes) != 1 ||
+		pod.Volumes[0].Name != c.VolumeMounts[0].Name || pod.Volumes[0].ConfigMap == nil || pod.Volumes[0].ConfigMap.Name != "study-plan" {
+		t.Fatalf("the Job does not run the mounted plan: args %q, mounts %+v, volumes %+v", c.Args, c.VolumeMounts, pod.Volumes)
+	}
+	for plan, want := range map[string]string{
+		"secret.yaml":  "holds secrets",
+		"cmd.yaml":     `workload "c" is cmd, which does not split`,
+		"server.yaml":  `variant "a" starts a server`,
+		"decided.yaml": "stopping when decided",
+	} {
+		out, _, err := iolab(t, context.Background(), "k8s", "job", "--image", "x", filepath.Join(dir, plan))
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), want) || strings.Contains(out+err.Error(), "hunter2") {
+			t.Errorf("%s: %v (want %q)", plan, err, want)
 		}
 	}
 }

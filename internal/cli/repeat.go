@@ -82,13 +82,18 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 	intVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "record a failed run and go on with the others (exit 1 at the end)")
 	fs.StringVar(&o.ObservePID, "observe-pid", "", "watch this process tree (the server under test) during every run: its CPU, memory, I/O, threads and files")
-	fs.StringVar(&o.segment, "segment", "", "run segment I of N of the load (I/N: its share of concurrency, jobs and rate, names of its own); default from JOB_COMPLETION_INDEX and IOLAB_SEGMENTS")
-	fs.StringVar(&o.SegmentGroup, "segment-group", "", "the name of the load the segments share, unique to it (default: from the command and --start-at)")
-	fs.StringVar(&o.startAt, "start-at", "", "start the first run at this instant (2026-11-23T18:00:00Z, or +30s); segments without it meet at a barrier in the store")
-	o.BarrierTimeout = 5 * time.Minute
-	fs.Var(durationValue{p: &o.BarrierTimeout}, "barrier-timeout", "how long a segment waits at the barrier for the others")
+	o.addSegmentFlags(fs)
 	fs.StringVar(&o.LatencyLog, "lat-log", "", "also write every measured operation to this file, a CSV line each (run,op,end_unix_ns,latency_ns,bytes), as fio's write_lat_log")
 	o.addOutputFlags(fs)
+}
+
+// addSegmentFlags registers how a process runs its segment of a load.
+func (o *RepeatOptions) addSegmentFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.segment, "segment", "", "run segment I of N of the load (I/N: its share of concurrency, jobs and rate, names of its own); default from JOB_COMPLETION_INDEX and IOLAB_SEGMENTS")
+	fs.StringVar(&o.SegmentGroup, "segment-group", "", "the name of the load the segments share, unique to it (default: from the command and --start-at)")
+	fs.StringVar(&o.startAt, "start-at", "", "start the first run at this instant (2026-11-23T18:00:00Z, or +30s); segments without it meet at a barrier in the store, and all meet again before every run")
+	o.BarrierTimeout = 5 * time.Minute
+	fs.Var(durationValue{p: &o.BarrierTimeout}, "barrier-timeout", "how long a segment waits at a barrier for the others")
 }
 
 // addOutputFlags registers where results go and how they print.
@@ -194,11 +199,31 @@ func (o *RepeatOptions) segmentPlan(plan *lab.Plan) {
 		grp = fmt.Sprintf("%s-%x", o.StartAt.UTC().Format("20060102T150405.000"), h.Sum64())
 	}
 	if o.seedFromClock {
-		h := fnv.New64a()
-		h.Write([]byte(grp))
-		o.Seed = h.Sum64() >> 1
+		o.Seed = groupSeed(grp)
 	}
 	plan.Segment, plan.SegmentGroup, plan.StartAt, plan.BarrierTimeout = o.Segment, grp, o.StartAt, o.BarrierTimeout
+}
+
+// groupSeed is the seed of a load's segments, when none was given: the
+// same in each, so all run the cells in one order.
+func groupSeed(grp string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(grp))
+	return h.Sum64() >> 1
+}
+
+// checkSplit refuses a split load with a workload that cannot run a share
+// of it: each segment would run all of it.
+func checkSplit(seg segment.Segment, cells []lab.Cell) error {
+	if !seg.Split() {
+		return nil
+	}
+	for _, c := range cells {
+		if k := c.Workload.Kind(); k != "s3" && k != "fs" && k != "http" {
+			return usage("--segment %s: %s does not split its load yet (s3, fs and http do); each segment would run all of it", seg, k)
+		}
+	}
+	return nil
 }
 
 // openStore opens --db, turning a foreign or newer file into a usage error.
@@ -218,12 +243,8 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 		return err
 	}
 	defer st.Close()
-	if o.Segment.Split() {
-		for _, c := range cells {
-			if k := c.Workload.Kind(); k != "s3" && k != "fs" && k != "http" {
-				return usage("--segment %s: %s does not split its load yet (s3, fs and http do); each segment would run all of it", o.Segment, k)
-			}
-		}
+	if err := checkSplit(o.Segment, cells); err != nil {
+		return err
 	}
 	plan.LatencyLog = o.LatencyLog
 	o.segmentPlan(&plan)

@@ -337,3 +337,66 @@ func TestKilledSegmentIsNamed(t *testing.T) {
 		t.Fatalf("show:\n%s", text)
 	}
 }
+
+// A plan split in two: two variants x two sizes of an s3 load, run by two
+// segments meeting in PostgreSQL. Both run the cells in one order, meet
+// before every run, and show merges each run whole: every merged run
+// has the count of operations the plan gives, and the variants are
+// compared as in one process.
+func TestPlanSegments(t *testing.T) {
+	t.Parallel()
+	srv, db, dir := s3Servers(t)[0], pgtest.Database(t), t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: split
+rounds: 2
+warmup: 0
+variants:
+  - name: a
+  - name: b
+workloads:
+  - name: obj
+    s3: {endpoint: "%s", access-key: %s, secret-key: %s, bucket: plansegs, create-bucket: true, mix: "put=1,get=1", count: 20, concurrency: 2}
+    matrix: {size: [1k, 8k]}
+`, srv.endpoint, testAccessKey, testSecretKey),
+		"server.yaml": "variants:\n  - name: a\n    start: sleep 100\nworkloads:\n  - name: obj\n    s3: {endpoint: \"http://127.0.0.1:1\", bucket: b, count: 2}\n"})
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			_, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "-q", "--db", db,
+				"--segment", fmt.Sprintf("%d/2", i), "--segment-group", "plan-a", "--barrier-timeout", "60s")
+			if err != nil {
+				errs[i] = fmt.Errorf("segment %d/2: %v\n%s", i, err, stderr)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Runs []struct {
+			Cell, Variant, Status string
+			Ops                   map[string]s3OpJSON
+		}
+		Comparisons []json.RawMessage
+		Segments    struct{ Experiments map[string]string }
+	}
+	decodeInto(t, out, &r)
+	if len(r.Runs) != 8 || len(r.Segments.Experiments) != 2 || len(r.Comparisons) == 0 {
+		t.Fatalf("merged plan: %d runs, %d segments, %d comparisons\n%s", len(r.Runs), len(r.Segments.Experiments), len(r.Comparisons), out)
+	}
+	for _, run := range r.Runs {
+		if n := run.Ops["put"].Ops + run.Ops["get"].Ops; run.Status != "ok" || n != 20 {
+			t.Fatalf("%s/%s: %s, %d operations, want 20", run.Variant, run.Cell, run.Status, n)
+		}
+	}
+	// A variant that starts a server would start one in every segment.
+	_, _, err = iolab(t, context.Background(), "experiment", filepath.Join(dir, "server.yaml"), "-q", "--db", db, "--segment", "0/2", "--segment-group", "srv")
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), `variant "a" starts a server`) {
+		t.Fatalf("a server variant split: %v", err)
+	}
+}
