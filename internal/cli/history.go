@@ -100,7 +100,11 @@ func loadAll(ctx context.Context, st *store.Store, loaded ...*store.Data) ([]*st
 	}
 	var out []*store.Data
 	for _, e := range slices.Backward(list) {
-		if i := slices.IndexFunc(loaded, func(d *store.Data) bool { return d.Experiment.ID == e.ID }); i >= 0 {
+		// What the caller loaded is not loaded again; a merged load (its
+		// group without a segment) is merged again from its segments.
+		if i := slices.IndexFunc(loaded, func(d *store.Data) bool {
+			return d.Experiment.ID == e.ID && (d.Experiment.SegmentGroup == "" || d.Experiment.Segment != "")
+		}); i >= 0 {
 			out = append(out, loaded[i])
 			continue
 		}

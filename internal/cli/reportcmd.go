@@ -57,12 +57,18 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 		if err != nil {
 			return err
 		}
+		var segments *report.SegmentsView
+		if d.Experiment.SegmentGroup != "" { // a load run in segments is drawn whole
+			if d, segments, err = loadSegments(ctx, st, d); err != nil {
+				return err
+			}
+		}
 		var opts report.Options
 		var sp storedPlan
 		if json.Unmarshal(d.Experiment.Plan, &sp) == nil {
 			opts = sp.reportOptions()
 		}
-		opts.Series = true
+		opts.Series, opts.Segments = true, segments
 		pg.Reports = append(pg.Reports, report.Build(d, opts))
 		shown = append(shown, d)
 		stored, err := st.Profiles(ctx, d.Experiment.ID)

@@ -336,6 +336,17 @@ func TestKilledSegmentIsNamed(t *testing.T) {
 	if !strings.Contains(text, "DIED: "+want) {
 		t.Fatalf("show:\n%s", text)
 	}
+	// The HTML report draws the load whole, with each segment's share and
+	// the one that died.
+	html := filepath.Join(t.TempDir(), "r.html")
+	if _, _, err := iolab(t, context.Background(), "report", "--db", db, "-o", html); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(html)
+	if !strings.Contains(string(page), "Segments of kill-a (2)") || !strings.Contains(string(page), "DIED: "+want) ||
+		!strings.Contains(string(page), "<td>0/2</td>") || !strings.Contains(string(page), "<td>1/2</td>") {
+		t.Fatalf("the HTML report of a load in segments:\n%s", page)
+	}
 }
 
 // A plan split in two: two variants x two sizes of an s3 load, run by two

@@ -79,6 +79,9 @@ type htmlExperiment struct {
 	Env            [][2]string
 	Text           string // the text report, as iolab show prints it
 	Failed         int
+	// SegmentRows are each segment's medians per cell, of a load run in
+	// segments: cell, segment, experiment, runs, ops/s, p99.
+	SegmentRows [][6]string
 }
 
 type htmlVerdict struct {
@@ -220,6 +223,13 @@ func htmlExperimentOf(r *Report, pg Page) (htmlExperiment, error) {
 		}
 		return 0
 	})
+	if v := r.Segments; v != nil {
+		for _, c := range v.Cells {
+			for _, sf := range c.Segments {
+				e.SegmentRows = append(e.SegmentRows, [6]string{c.Cell, sf.Segment, v.Experiments[sf.Segment], fmt.Sprint(sf.Runs), count(sf.OpsPerS), latency(sf.P99Ns)})
+			}
+		}
+	}
 	variants := variantOrder(r)
 	e.Matrix = matrixOf(r, variants)
 	var names []string
