@@ -353,6 +353,7 @@ func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, 
 			if err != nil {
 				return nil, "", err
 			}
+			job.Segment = c.seg
 			wl, err := frames.New(job)
 			return wl, job.Directory, err
 		})

@@ -120,6 +120,7 @@ func runFrames(ctx context.Context, o FramesOptions, command string, stdout, std
 	if err != nil {
 		return &UsageError{Err: err}
 	}
+	job.Segment = o.Repeat.Segment
 	w, err := frames.New(job)
 	if err != nil {
 		return &UsageError{Err: err}

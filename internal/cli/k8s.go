@@ -130,7 +130,7 @@ func (o *k8sOptions) planManifest(path, suffix string) (string, error) {
 }
 
 // splitKinds are the workloads that run a share of their load.
-var splitKinds = []string{"s3", "fs", "http"}
+var splitKinds = []string{"s3", "fs", "http", "frames"}
 
 func (o *k8sOptions) meta(name string, labels map[string]string) map[string]any {
 	meta := map[string]any{"name": name}
@@ -155,7 +155,7 @@ func (o *k8sOptions) manifest(command []string, planName *string, suffix string)
 	case o.secret == "" || !dnsLabel.MatchString(o.secret):
 		return "", usage("--db-secret %q: want the name of a Secret with key url", o.secret)
 	case planName == nil && !slices.Contains(splitKinds, command[0]):
-		return "", usage("%s: iolab k8s job runs a load split into segments: %s, or a plan of them (frames and cmd are not split yet)", command[0], strings.Join(splitKinds, ", "))
+		return "", usage("%s: iolab k8s job runs a load split into segments: %s, or a plan of them (cmd is not split)", command[0], strings.Join(splitKinds, ", "))
 	}
 	for _, a := range command {
 		for _, f := range segmentFlags {

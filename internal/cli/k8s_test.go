@@ -62,7 +62,7 @@ func TestK8sJobManifest(t *testing.T) {
 		{"--image", "x", "--", "s3", "--segment", "0/2"},
 		{"--image", "x", "--", "s3", "--db", "postgres://a@b/c"},
 		{"--image", "x", "--", "s3", "--secret-key=hunter2"},
-		{"--image", "x", "--", "frames", "--directory", "/d"},
+		{"--image", "x", "--", "ls"},
 		{"--", "s3"},
 		{"--image", "x", "--name", "Bad_Name", "--", "s3"},
 		{"--image", "x", "s3"},

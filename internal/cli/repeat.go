@@ -219,8 +219,8 @@ func checkSplit(seg segment.Segment, cells []lab.Cell) error {
 		return nil
 	}
 	for _, c := range cells {
-		if k := c.Workload.Kind(); k != "s3" && k != "fs" && k != "http" {
-			return usage("--segment %s: %s does not split its load yet (s3, fs and http do); each segment would run all of it", seg, k)
+		if k := c.Workload.Kind(); !slices.Contains(splitKinds, k) {
+			return usage("--segment %s: %s does not split its load yet (%s do); each segment would run all of it", seg, k, strings.Join(splitKinds, ", "))
 		}
 	}
 	return nil

@@ -243,14 +243,16 @@ func TestFSSegments(t *testing.T) {
 	}
 }
 
-// A workload that does not split its load refuses --segment rather than
-// run all of it in every segment.
+// A workload that does not split its load (a command) refuses --segment
+// rather than run all of it in every segment.
 func TestSegmentRefusedWhereNotSplit(t *testing.T) {
 	t.Parallel()
-	_, _, err := iolab(t, context.Background(), "frames", "--directory", t.TempDir(), "--profile", "64x64x24", "--frames", "2",
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": "workloads:\n  - name: c\n    cmd: {run: 'true'}\n"})
+	_, _, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"),
 		"--segment", "0/2", "--start-at", "+1s", "--db", filepath.Join(t.TempDir(), "x.db"))
-	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "frames does not split its load yet") {
-		t.Fatalf("frames --segment: %v", err)
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "cmd does not split its load yet (s3, fs, http, frames do)") {
+		t.Fatalf("a command's --segment: %v", err)
 	}
 	_, _, err = iolab(t, context.Background(), "fs", "--directory", t.TempDir(), "--size=64k", "--segment", "0/2", "--db", filepath.Join(t.TempDir(), "x.db"))
 	if err == nil || !strings.Contains(err.Error(), "give --segment-group NAME") {
@@ -409,5 +411,72 @@ workloads:
 	_, _, err = iolab(t, context.Background(), "experiment", filepath.Join(dir, "server.yaml"), "-q", "--db", db, "--segment", "0/2", "--segment-group", "srv")
 	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), `variant "a" starts a server`) {
 		t.Fatalf("a server variant split: %v", err)
+	}
+}
+
+// Two segments of a frame test play one sequence: every other position
+// each, on the whole's schedule, their frames their own (written, read
+// back, removed); show merges them into the whole sequence, every frame
+// once in play order.
+func TestFramesSegments(t *testing.T) {
+	t.Parallel()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	load := func(group string, extra ...string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Go(func() {
+				args := append([]string{"frames", "--directory", dir, "--profile", "64x64x24", "--frames", "21", "--threads", "2", "--fps", "200",
+					"--order", "random", "--rounds=1", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i), "--segment-group", group,
+					"--barrier-timeout", "60s"}, extra...)
+				if _, stderr, err := iolab(t, context.Background(), args...); err != nil {
+					errs[i] = fmt.Errorf("segment %d/2: %v\n%s", i, err, stderr)
+				}
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mode := range []string{"write", "read"} {
+		var extra []string
+		if mode == "read" {
+			extra = []string{"--read"}
+		}
+		load("frames-"+mode, extra...)
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Fatalf("%s: %d files left behind", mode, len(left))
+		}
+		out, _, err := iolab(t, context.Background(), "show", "--db", db, "--format", "frames")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 22 {
+			t.Fatalf("%s: %d lines of frames, want a header and 21:\n%s", mode, len(lines), out)
+		}
+		pos := slices.Index(strings.Split(lines[0], ","), "pos")
+		frame := slices.Index(strings.Split(lines[0], ","), "frame")
+		seen := map[string]bool{}
+		for k, line := range lines[1:] {
+			f := strings.Split(line, ",")
+			if pos < 0 || frame < 0 || f[pos] != strconv.Itoa(k) || seen[f[frame]] {
+				t.Fatalf("%s: line %d %q (columns %s)", mode, k, line, lines[0])
+			}
+			seen[f[frame]] = true
+		}
+		var r struct {
+			Runs []struct {
+				Status string
+				Extra  map[string]float64
+			}
+		}
+		js, _, _ := iolab(t, context.Background(), "show", "--db", db, "--json")
+		decodeInto(t, js, &r)
+		if len(r.Runs) != 1 || r.Runs[0].Status != "ok" || r.Runs[0].Extra["frames_done"] != 21 || r.Runs[0].Extra["frames_target_fps"] != 200 {
+			t.Fatalf("%s: merged %s", mode, js)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -232,9 +233,7 @@ func mergeResults(rs []*metrics.Result) *metrics.Result {
 			out.ErrorCodes[k] += v
 		}
 		for k, v := range r.Extra {
-			if !strings.Contains(k, "lat_p") && !strings.HasSuffix(k, "_ns") && !strings.HasSuffix(k, "_pct") {
-				out.Extra[k] += v // counts and rates add up; percentiles cannot
-			}
+			mergeExtra(out.Extra, k, v)
 		}
 		for _, note := range r.Notes {
 			if !seen[note] {
@@ -257,12 +256,40 @@ func mergeResults(rs []*metrics.Result) *metrics.Result {
 			m.P50Ns, m.P99Ns, m.MaxNs = max(m.P50Ns, s.P50Ns), max(m.P99Ns, s.P99Ns), max(m.MaxNs, s.MaxNs)
 		}
 	}
+	if failed, ok := out.Extra["frames_failed"]; ok {
+		out.Extra["frames_success_pct"] = 100 * out.Extra["frames_done"] / max(out.Extra["frames_done"]+failed, 1)
+	}
+	for _, r := range rs {
+		out.Frames = append(out.Frames, r.Frames...)
+	}
+	slices.SortStableFunc(out.Frames, func(a, b metrics.FrameTiming) int { return cmp.Compare(a.Pos, b.Pos) })
 	for _, at := range slices.Sorted(maps.Keys(seconds)) {
 		s := *seconds[at]
 		s.T = at - out.Start.Unix()
 		out.Series = append(out.Series, s)
 	}
 	return out
+}
+
+// mergeExtra merges a segment's derived value into the load's: counts
+// and rates add up; peaks, the worst of anything, a host's stall and wall
+// times are the largest segment's; a pass is every segment's; percentiles
+// and latencies cannot be merged from figures (the histograms are).
+func mergeExtra(into map[string]float64, k string, v float64) {
+	prev, seen := into[k]
+	switch {
+	case k == "frames_pass":
+		if !seen || v < prev {
+			into[k] = v
+		}
+	case strings.HasSuffix(k, "_peak") || strings.HasSuffix(k, "_peak_bytes") || strings.HasPrefix(k, "max_") ||
+		strings.Contains(k, "_worst_") || strings.HasPrefix(k, "env_") ||
+		k == "wall_s" || k == "ingest_s" || k == "exit_code" || k == "frames_target_fps":
+		into[k] = max(prev, v)
+	case strings.Contains(k, "lat_p") || strings.HasSuffix(k, "_ns") || strings.HasSuffix(k, "_pct"):
+	default:
+		into[k] = prev + v
+	}
 }
 
 func mergeHist(into, h *hdrhistogram.Histogram) *hdrhistogram.Histogram {

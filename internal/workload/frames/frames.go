@@ -25,6 +25,7 @@ import (
 	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/fs"
@@ -59,6 +60,12 @@ type Options struct {
 	Data      datagen.Pattern
 	Keep      bool // leave written frames in place
 
+	// Segment is the share of the load this process runs: its part of the
+	// threads, and every N-th position of the play order from its own, on
+	// the whole's schedule (position k is due at k/FPS in every segment),
+	// so N hosts together play one sequence.
+	Segment segment.Segment
+
 	// frameDelay, set by tests, slows the writer of frame i down.
 	frameDelay func(i int)
 }
@@ -92,6 +99,12 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--frames %d: want 1..%d", o.Frames, MaxFrames)
 	case o.Threads < 1 || o.Threads > 1024:
 		return fmt.Errorf("--threads %d: want 1..1024", o.Threads)
+	case o.Segment.Share(o.Threads) == 0:
+		return fmt.Errorf("--threads %d over %d segments leaves segment %s no thread; give at least %d", o.Threads, o.Segment.N, o.Segment, o.Segment.N)
+	case o.Segment.Split() && o.Stream != "":
+		return fmt.Errorf("--stream with --segment %s: the segments would share one file; give each host --directory (or a stream of its own without --segment)", o.Segment)
+	case o.Segment.Split() && o.Frames > 0 && o.Frames < o.Segment.N:
+		return fmt.Errorf("--frames %d over %d segments leaves segment %s no frame", o.Frames, o.Segment.N, o.Segment)
 	case o.FPS < 0:
 		return fmt.Errorf("--fps: want frames per second > 0")
 	case o.DropLate && o.FPS == 0:
@@ -155,6 +168,9 @@ func (f *Frames) Params() map[string]string {
 	p := map[string]string{"profile": o.Profile.Name, "frame_size": units.FormatSize(f.frameBytes), "header": units.FormatSize(o.Header),
 		"frames": fmt.Sprint(o.Frames), "threads": fmt.Sprint(o.Threads), "direct": fmt.Sprint(boolInt(o.Direct)),
 		"mode": "write", "order": o.Order}
+	if o.Segment.Split() {
+		p["segments"] = fmt.Sprint(o.Segment.N)
+	}
 	switch {
 	case o.existing():
 		p["profile"], p["frame_size"], p["header"] = "existing", "from the files", "from the files"
@@ -249,8 +265,10 @@ func (f *Frames) Prepare(ctx context.Context) error {
 		}
 	}
 	w := *f
-	w.opts.Read, w.opts.FPS, w.opts.DropLate, w.opts.Keep, w.opts.KeepGoing, w.opts.Order = false, 0, false, true, false, OrderSequential
-	w.order = nil
+	w.opts.Read, w.opts.FPS, w.opts.DropLate, w.opts.Keep, w.opts.KeepGoing = false, 0, false, true, false
+	if !o.Segment.Split() { // written in name order; a segment writes the frames it will play
+		w.opts.Order, w.order = OrderSequential, nil
+	}
 	_, err := w.Run(ctx, nil)
 	return err
 }
@@ -355,9 +373,16 @@ func (f *Frames) remove() {
 			f.created = false
 		}
 	default:
-		for i := 0; i < f.opts.Frames; i++ {
-			_ = os.Remove(f.path(i))
-		}
+		f.own(func(i int) { _ = os.Remove(f.path(i)) })
+	}
+}
+
+// own calls do with every frame this segment plays (all of them, unsplit):
+// what it writes, reads, and removes — never another segment's.
+func (f *Frames) own(do func(i int)) {
+	seg := f.opts.Segment
+	for k := seg.I; k < f.opts.Frames; k += max(seg.N, 1) {
+		do(f.frameAt(k))
 	}
 }
 
@@ -375,10 +400,12 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 	if o.Read && !o.Direct {
 		f.dropCache()
 	}
-	threads := make([]*thread, o.Threads)
+	seg := o.Segment
+	stride := max(seg.N, 1)
+	threads := make([]*thread, seg.Share(o.Threads))
 	// Each thread maps and fills its buffer before the clock starts, so
 	// frame i is released at i/fps of a clock that every thread shares.
-	dopts := driver.Options{Workers: o.Threads, ProcPerWorker: true, Setup: func(worker int) error {
+	dopts := driver.Options{Workers: len(threads), ProcPerWorker: true, Setup: func(worker int) error {
 		threads[worker] = &thread{f: f}
 		return threads[worker].init(worker)
 	}}
@@ -395,7 +422,7 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 		t.clock, t.rec = clock, rec
 		defer t.free()
 		for !stop.Stopped() {
-			k := int(next.Add(1) - 1) // the position in play order
+			k := int(next.Add(1)-1)*stride + seg.I // the position in play order
 			if k >= o.Frames {
 				return nil
 			}
@@ -484,13 +511,15 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 
 // dropCache drops the frames' page cache, so a read measures storage.
 func (f *Frames) dropCache() {
-	for i := range f.opts.Frames {
+	drop := func(i int) {
 		if fd, err := unix.Open(f.path(i), unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
 			_ = unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED)
 			unix.Close(fd)
 		}
-		if f.opts.Stream != "" {
-			return
-		}
 	}
+	if f.opts.Stream != "" {
+		drop(0) // the one file
+		return
+	}
+	f.own(drop)
 }

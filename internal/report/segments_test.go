@@ -1,0 +1,41 @@
+package report
+
+import (
+	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// Two segments' derived figures merge as what they measure: counts and
+// rates add up, peaks and the worst take the larger, a frame test passes
+// only if both did, a success rate is recomputed from the counts, and
+// percentiles are not made up from percentiles.
+func TestMergeResultsExtra(t *testing.T) {
+	t.Parallel()
+	at := time.Unix(1_800_000_000, 0)
+	a := &metrics.Result{Start: at, Duration: time.Second, Extra: map[string]float64{"frames_done": 90, "frames_failed": 10, "frames_pass": 1,
+		"frames_target_fps": 24, "frames_worst_late_ns": 5e6, "frames_success_pct": 90, "env_cpu_stall_peak": 0.2, "verify_checked": 5,
+		"list_keys_per_s": 100, "get.lat_p99_ns": 7},
+		Frames: []metrics.FrameTiming{{Frame: 0, Pos: 0}, {Frame: 2, Pos: 2}}}
+	b := &metrics.Result{Start: at, Duration: time.Second, Extra: map[string]float64{"frames_done": 100, "frames_failed": 0, "frames_pass": 0,
+		"frames_target_fps": 24, "frames_worst_late_ns": 9e6, "frames_success_pct": 100, "env_cpu_stall_peak": 0.1, "verify_checked": 7,
+		"list_keys_per_s": 50, "get.lat_p99_ns": 3},
+		Frames: []metrics.FrameTiming{{Frame: 1, Pos: 1}, {Frame: 3, Pos: 3}}}
+	m := mergeResults([]*metrics.Result{a, b})
+	want := map[string]float64{"frames_done": 190, "frames_failed": 10, "frames_pass": 0, "frames_target_fps": 24, "frames_worst_late_ns": 9e6,
+		"frames_success_pct": 100 * 190.0 / 200, "env_cpu_stall_peak": 0.2, "verify_checked": 12, "list_keys_per_s": 150}
+	for k, v := range want {
+		if m.Extra[k] != v {
+			t.Errorf("%s: %g, want %g", k, m.Extra[k], v)
+		}
+	}
+	if _, ok := m.Extra["get.lat_p99_ns"]; ok {
+		t.Errorf("a percentile made of percentiles: %g", m.Extra["get.lat_p99_ns"])
+	}
+	for i, f := range m.Frames {
+		if f.Pos != i || f.Frame != i {
+			t.Fatalf("frames in play order: %+v", m.Frames)
+		}
+	}
+}
