@@ -319,7 +319,7 @@ func (r *Runner) barrier(ctx context.Context, plan Plan) (time.Time, error) {
 // entry i, so run i of every segment measures the same seconds (runs of
 // a fixed count end at different times on different hosts).
 func (r *Runner) meetBeforeRun(ctx context.Context, plan Plan, i int) error {
-	at, err := r.meet(ctx, plan, fmt.Sprintf("%s run %d", plan.SegmentGroup, i), runBarrierDelay)
+	at, err := r.meet(ctx, plan, fmt.Sprintf("%s run %d", plan.SegmentGroup, i), 4*pollEvery(plan.Segment.N))
 	if err != nil {
 		return err
 	}
@@ -331,10 +331,16 @@ func (r *Runner) meetBeforeRun(ctx context.Context, plan Plan, i int) error {
 	}
 }
 
-// runBarrierDelay is how long after the last segment arrives at a run's
-// barrier the run starts: several polls of the store, so every segment
-// has read the arrival by then.
-const runBarrierDelay = 500 * time.Millisecond
+// pollEvery is how often a segment at a barrier reads the store: 10
+// times a second, 4 in a load of over 10 segments (100 segments then
+// read 400 times a second, not 1,000). A run's barrier opens 4 polls after
+// the last arrival, so every segment has read it by then.
+func pollEvery(segments int) time.Duration {
+	if segments > 10 {
+		return 250 * time.Millisecond
+	}
+	return 100 * time.Millisecond
+}
 
 // meet records this segment's arrival at a barrier of its load (point
 // names it) and waits for the others; all start delay after the last
@@ -351,7 +357,9 @@ func (r *Runner) meet(ctx context.Context, plan Plan, point string, delay time.D
 		timeout = 5 * time.Minute
 	}
 	deadline := time.Now().Add(timeout)
-	for poll := 1; ; poll++ {
+	poll := pollEvery(plan.Segment.N)
+	looked := time.Now() // for the missing that ended or died, every second
+	for {
 		arrived, last, err := r.Store.Barrier(ctx, point)
 		if err != nil {
 			return time.Time{}, err
@@ -365,7 +373,8 @@ func (r *Runner) meet(ctx context.Context, plan Plan, point string, delay time.D
 				missing = append(missing, segment.Segment{I: i, N: plan.Segment.N}.String())
 			}
 		}
-		if poll%10 == 0 {
+		if time.Since(looked) >= time.Second {
+			looked = time.Now()
 			gone, err := r.gone(ctx, plan, missing, point != plan.SegmentGroup)
 			if err != nil {
 				return time.Time{}, err
@@ -380,7 +389,7 @@ func (r *Runner) meet(ctx context.Context, plan Plan, point string, delay time.D
 				plan.Segment, plan.SegmentGroup, strings.Join(missing, ", "), timeout)
 		}
 		select {
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(poll):
 		case <-ctx.Done():
 			return time.Time{}, ErrInterrupted
 		}
