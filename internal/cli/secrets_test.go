@@ -32,7 +32,7 @@ func TestSecretsNeverStoredOrPrinted(t *testing.T) {
 	db := filepath.Join(dir, "secrets.db")
 	secret := map[string]string{}
 	for _, name := range []string{"access", "secretkey", "badsecret", "urlpass", "loginbody", "bearer", "basic",
-		"apikey", "custom", "cookie", "token", "planbearer", "planheader", "planenv"} {
+		"apikey", "custom", "cookie", "token", "planbearer", "planheader", "planenv", "querysig", "querytoken"} {
 		b := make([]byte, 6)
 		rand.Read(b)
 		secret[name] = "sekrit-" + name + "-" + hex.EncodeToString(b)
@@ -91,6 +91,15 @@ func TestSecretsNeverStoredOrPrinted(t *testing.T) {
 		t.Fatal("uploads the server refused succeeded")
 	}
 
+	// Tokens in a URL's query (a presigned URL's signature, an API token),
+	// downloaded from the echoing server and from a port nobody listens on.
+	for _, base := range []string{srv.URL, "http://127.0.0.1:" + fmt.Sprint(freeLoopbackPort(t))} {
+		if err := run("http", "download", "--url", base+"/echo/{{i}}?X-Amz-Signature="+secret["querysig"]+"&access_token="+secret["querytoken"]+"&part=1",
+			"--size", "1k", "--count", "2", "--rounds", "1", "--warmup", "0"); err == nil {
+			t.Fatal("downloads the server refused succeeded")
+		}
+	}
+
 	// The same from a plan, with a variant's environment.
 	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`rounds: 1
 warmup: 0
@@ -138,7 +147,8 @@ workloads:
 		}
 	}
 	// What was asked is still recorded, masked.
-	for _, want := range []string{"--secret-key=***", "--access-key=***", "--bearer=***", "--basic=***", "X-Api-Key: ***", "user:***@"} {
+	for _, want := range []string{"--secret-key=***", "--access-key=***", "--bearer=***", "--basic=***", "X-Api-Key: ***", "user:***@",
+		"X-Amz-Signature=***&access_token=***&part=1"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q in what iolab showed of its experiments", want)
 		}

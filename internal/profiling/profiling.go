@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/iolab/iolab/internal/redact"
 )
 
 // Kinds of profile.
@@ -62,7 +64,7 @@ type goCapture struct {
 func StartGo(ctx context.Context, endpoint string) (Capture, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("profile.go_pprof %q: want the URL of a Go pprof CPU profile, such as http://127.0.0.1:{{port}}/debug/pprof/profile", endpoint)
+		return nil, fmt.Errorf("profile.go_pprof %q: want the URL of a Go pprof CPU profile, such as http://127.0.0.1:{{port}}/debug/pprof/profile", redact.URL(endpoint))
 	}
 	q := u.Query()
 	q.Set("seconds", "1")
@@ -105,19 +107,19 @@ func (c *goCapture) loop(ctx context.Context, u string) {
 func fetch(client *http.Client, req *http.Request) (*profile.Profile, error) {
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("profile.go_pprof: %w", err)
+		return nil, fmt.Errorf("profile.go_pprof: %w", redact.Err(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProfile))
 	if err != nil {
-		return nil, fmt.Errorf("profile.go_pprof %s: %w", req.URL.Redacted(), err)
+		return nil, fmt.Errorf("profile.go_pprof %s: %w", redact.URL(req.URL.String()), err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("profile.go_pprof %s: %s: %s", req.URL.Redacted(), resp.Status, strings.TrimSpace(string(body[:min(len(body), 200)])))
+		return nil, fmt.Errorf("profile.go_pprof %s: %s: %s", redact.URL(req.URL.String()), resp.Status, strings.TrimSpace(string(body[:min(len(body), 200)])))
 	}
 	p, err := profile.ParseData(body)
 	if err != nil {
-		return nil, fmt.Errorf("profile.go_pprof %s: not a pprof profile: %w", req.URL.Redacted(), err)
+		return nil, fmt.Errorf("profile.go_pprof %s: not a pprof profile: %w", redact.URL(req.URL.String()), err)
 	}
 	return p, nil
 }

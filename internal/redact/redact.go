@@ -11,6 +11,7 @@
 package redact
 
 import (
+	"errors"
 	"io"
 	"net/url"
 	"slices"
@@ -97,9 +98,12 @@ func IsSecretName(name string, extra ...string) bool {
 }
 
 // URL masks the password of a URL's user information
-// (http://user:pw@host -> http://user:***@host) and registers it. Text that
-// is not a URL is returned as it is.
+// (http://user:pw@host -> http://user:***@host) and the values of query
+// parameters whose names say they are secrets (?token=, ?api_key=, a
+// presigned URL's X-Amz-Signature and X-Amz-Credential), and registers
+// them. Text that is not a URL is returned as it is.
 func URL(s string) string {
+	s = maskQuery(s)
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {
 		return s
@@ -110,4 +114,51 @@ func URL(s string) string {
 		return strings.Replace(u.String(), url.QueryEscape(Mask), Mask, 1)
 	}
 	return s
+}
+
+// maskQuery masks the values of s's secret query parameters, in place in
+// the text (templates such as {{i}} elsewhere are left as written).
+func maskQuery(s string) string {
+	q := strings.IndexByte(s, '?')
+	if q < 0 {
+		return s
+	}
+	end := len(s)
+	if h := strings.IndexByte(s[q:], '#'); h >= 0 {
+		end = q + h
+	}
+	params := strings.Split(s[q+1:end], "&")
+	changed := false
+	for i, p := range params {
+		k, v, ok := strings.Cut(p, "=")
+		name, err := url.QueryUnescape(k)
+		if !ok || v == "" || v == Mask || err != nil || !IsSecretName(name) {
+			continue
+		}
+		Secret(v, unescaped(v)) // a server may echo it
+		params[i], changed = k+"="+Mask, true
+	}
+	if !changed {
+		return s
+	}
+	return s[:q+1] + strings.Join(params, "&") + s[end:]
+}
+
+func unescaped(v string) string {
+	if u, err := url.QueryUnescape(v); err == nil {
+		return u
+	}
+	return v
+}
+
+// Err is err with the URL an HTTP client's error quotes (*url.Error)
+// masked as URL masks it: a query's token is a secret wherever it is
+// printed. Call it before wrapping err: a wrapping error's text is made
+// when it is.
+func Err(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = URL(ue.URL)
+	}
+	return err
 }

@@ -2,7 +2,9 @@ package redact
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"net/url"
 	"testing"
 )
 
@@ -50,5 +52,26 @@ func TestIsSecretName(t *testing.T) {
 	}
 	if !IsSecretName("X-Tenant", "x-tenant") {
 		t.Error("a name listed with --secret-header is not a secret")
+	}
+}
+
+// A URL's secret query values are masked where they stand — templates and
+// other parameters as written — and registered; an HTTP client's error
+// quoting the URL is masked the same way.
+func TestURLQuery(t *testing.T) {
+	in := "http://127.0.0.1:9/obj/{{i}}?X-Amz-Credential=AKID%2F2026&X-Amz-Signature=sig-0a1b2c3d&part={{i}}&api_key=k9#frag"
+	want := "http://127.0.0.1:9/obj/{{i}}?X-Amz-Credential=***&X-Amz-Signature=***&part={{i}}&api_key=***#frag"
+	if got := URL(in); got != want {
+		t.Errorf("URL = %q, want %q", got, want)
+	}
+	if got := String("GET sig-0a1b2c3d and AKID/2026"); got != "GET *** and ***" {
+		t.Errorf("the query's secrets are not registered: %q", got)
+	}
+	if got := URL("http://127.0.0.1/x?part=1&size=2"); got != "http://127.0.0.1/x?part=1&size=2" {
+		t.Errorf("a query without secrets changed: %q", got)
+	}
+	err := fmt.Errorf("upload: %w", Err(&url.Error{Op: "Get", URL: "http://127.0.0.1:9/x?token=tk-555-abc", Err: errors.New("connection refused")}))
+	if msg := err.Error(); msg != `upload: Get "http://127.0.0.1:9/x?token=***": connection refused` {
+		t.Errorf("Err = %q", msg)
 	}
 }

@@ -156,7 +156,7 @@ func (h *HTTP) login(ctx context.Context) error {
 	o := &h.opts
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.LoginURL, strings.NewReader(o.LoginBody))
 	if err != nil {
-		return &workload.InputError{Err: fmt.Errorf("--login-url %q: %w", o.LoginURL, err)}
+		return &workload.InputError{Err: fmt.Errorf("--login-url %q: %w", redact.URL(o.LoginURL), redact.Err(err))}
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if strings.HasPrefix(strings.TrimSpace(o.LoginBody), "{") {
@@ -165,7 +165,7 @@ func (h *HTTP) login(ctx context.Context) error {
 	h.decorate(req)
 	resp, err := h.client.Do(req)
 	if err != nil {
-		return &workload.InputError{Err: fmt.Errorf("--login-url %s: %w", o.LoginURL, err)}
+		return &workload.InputError{Err: fmt.Errorf("--login-url %s: %w", redact.URL(o.LoginURL), redact.Err(err))}
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -173,7 +173,7 @@ func (h *HTTP) login(ctx context.Context) error {
 		redact.Secret(c.Value) // a session is a secret
 	}
 	if resp.StatusCode >= 300 {
-		return &workload.InputError{Err: fmt.Errorf("--login-url %s: login refused with %s: %s", o.LoginURL, resp.Status, snippet(body))}
+		return &workload.InputError{Err: fmt.Errorf("--login-url %s: login refused with %s: %s", redact.URL(o.LoginURL), resp.Status, snippet(body))}
 	}
 	if o.LoginToken != "" {
 		tok, err := jsonField(body, o.LoginToken)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/redact"
 )
 
 // worker issues one request at a time.
@@ -94,7 +95,7 @@ func (w *worker) upload(i, size int64) (string, bool) {
 	start := w.begin()
 	resp, err := w.h.client.Do(req)
 	if err != nil {
-		w.rec.OpError(metrics.Upload, "network", err)
+		w.rec.OpError(metrics.Upload, "network", redact.Err(err))
 		return "", false
 	}
 	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -102,7 +103,7 @@ func (w *worker) upload(i, size int64) (string, bool) {
 	resp.Body.Close()
 	end := w.clock.Now()
 	if resp.StatusCode >= 300 {
-		w.rec.OpError(metrics.Upload, strconv.Itoa(resp.StatusCode), fmt.Errorf("upload %s: %s: %s", req.URL, resp.Status, snippet(reply)))
+		w.rec.OpError(metrics.Upload, strconv.Itoa(resp.StatusCode), fmt.Errorf("upload %s: %s: %s", redact.URL(req.URL.String()), resp.Status, snippet(reply)))
 		return "", false
 	}
 	w.done(metrics.Upload, size, start, end)
@@ -133,7 +134,7 @@ func (w *worker) download(url string, seed uint64, size int64) {
 	start := w.begin()
 	resp, err := w.h.client.Do(req)
 	if err != nil {
-		w.rec.OpError(metrics.Download, "network", err)
+		w.rec.OpError(metrics.Download, "network", redact.Err(err))
 		return
 	}
 	defer resp.Body.Close()
@@ -150,10 +151,10 @@ func (w *worker) download(url string, seed uint64, size int64) {
 	end := w.clock.Now()
 	switch {
 	case resp.StatusCode >= 300:
-		w.rec.OpError(metrics.Download, strconv.Itoa(resp.StatusCode), fmt.Errorf("download %s: %s", url, resp.Status))
+		w.rec.OpError(metrics.Download, strconv.Itoa(resp.StatusCode), fmt.Errorf("download %s: %s", redact.URL(url), resp.Status))
 		return
 	case err != nil:
-		w.rec.OpError(metrics.Download, "network", fmt.Errorf("download %s: %w", url, err))
+		w.rec.OpError(metrics.Download, "network", fmt.Errorf("download %s: %w", redact.URL(url), redact.Err(err)))
 		return
 	}
 	w.done(metrics.Download, n, start, end)
