@@ -344,24 +344,7 @@ func TestKillNineThenResume(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
-	var r experimentJSON
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]int{}
-	for _, run := range r.Runs {
-		if run.Status == "ok" {
-			seen[fmt.Sprintf("%s/%v/%d", run.Variant, run.Warmup, run.Round)]++
-		}
-	}
-	if len(seen) != 14 {
-		t.Fatalf("%d distinct runs done after resume, want 14: %v", len(seen), seen)
-	}
-	for k, n := range seen {
-		if n != 1 {
-			t.Fatalf("run %s done %d times", k, n)
-		}
-	}
+	everyRunOnce(t, out, 14)
 	// The run the kill cut, stored as running when it began, is marked
 	// interrupted: no run is left looking as if it still ran.
 	if n := countRows(t, db, `SELECT count(*) FROM runs WHERE status = 'running'`); n != 0 {
@@ -480,6 +463,30 @@ func buildIolab(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return builtBin
+}
+
+// everyRunOnce checks that a resumed experiment's JSON report holds each
+// of its want scheduled runs done exactly once.
+func everyRunOnce(t *testing.T, out []byte, want int) {
+	t.Helper()
+	var r experimentJSON
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, run := range r.Runs {
+		if run.Status == "ok" {
+			seen[fmt.Sprintf("%s/%v/%d", run.Variant, run.Warmup, run.Round)]++
+		}
+	}
+	if len(seen) != want {
+		t.Fatalf("%d distinct runs done after resume, want %d: %v", len(seen), want, seen)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("run %s done %d times", k, n)
+		}
+	}
 }
 
 // napPlan writes dir/plan.yaml: two variants of a command that sleeps

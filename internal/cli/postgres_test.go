@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -154,24 +153,7 @@ func TestKillNineThenResumeOnPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
-	var r experimentJSON
-	if err := json.Unmarshal(out, &r); err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]int{}
-	for _, run := range r.Runs {
-		if run.Status == "ok" {
-			seen[fmt.Sprintf("%s/%v/%d", run.Variant, run.Warmup, run.Round)]++
-		}
-	}
-	if len(seen) != 14 {
-		t.Fatalf("%d distinct runs done after resume, want 14: %v", len(seen), seen)
-	}
-	for k, n := range seen {
-		if n != 1 {
-			t.Fatalf("run %s done %d times", k, n)
-		}
-	}
+	everyRunOnce(t, out, 14)
 	if n := count(`SELECT count(*) FROM runs WHERE status = 'running'`); n != 0 {
 		t.Fatalf("%d runs still marked running after the resume", n)
 	}
