@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -190,9 +192,6 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		Seed: seed, Order: p.Order, KeepGoing: o.KeepGoing, Settings: sp, Resume: resume,
 		BeforeRound: roundHook(p, "before_round", p.Hooks.BeforeRound),
 		AfterRound:  roundHook(p, "after_round", p.Hooks.AfterRound)}
-	if err := checkSplit(o.Output.Segment, cells); err != nil {
-		return err
-	}
 	o.Output.segmentPlan(&lp)
 	if !o.Output.Segment.Split() {
 		lp.StartAt = o.Output.StartAt
@@ -225,10 +224,9 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	return runErr
 }
 
-// checkPlanSegment resolves --segment for a plan and refuses what a
-// segment cannot do: a variant that starts a server would have one per
-// segment, not one system loaded from many hosts; stopping when decided
-// would stop each segment at its own round; calibration is of one host.
+// checkPlanSegment resolves --segment for a plan and refuses a plan whose
+// load does not split (splitError), and calibration, which is of one
+// host.
 func checkPlanSegment(p *plan.Plan, o *ExperimentOptions) error {
 	if err := o.Output.validateSegment(); err != nil {
 		return err
@@ -237,18 +235,34 @@ func checkPlanSegment(p *plan.Plan, o *ExperimentOptions) error {
 	if !seg.Split() {
 		return nil
 	}
-	for _, v := range p.Variants {
-		if v.Start != "" {
-			return usage("--segment %s: variant %q starts a server, so each segment would load a server of its own; split a load of one system (workloads pointed at it, variants by env or params)", seg, v.Name)
-		}
+	if why := splitError(p); why != "" {
+		return usage("--segment %s: %s", seg, why)
 	}
-	switch {
-	case p.MinRounds > 0:
-		return usage("--segment %s: stopping when decided (--until-decided, rounds: {min, max}) would stop each segment at a round of its own; give fixed rounds", seg)
-	case o.Calibrate:
+	if o.Calibrate {
 		return usage("--segment %s: --calibrate measures one host's noise; run it without --segment", seg)
 	}
 	return nil
+}
+
+// splitError says why a plan cannot run in segments, or "": a variant that
+// starts a server would have one per segment, not one system loaded from
+// many hosts; a command's load does not split; stopping when decided
+// would stop each segment at a round of its own.
+func splitError(p *plan.Plan) string {
+	for _, v := range p.Variants {
+		if v.Start != "" {
+			return fmt.Sprintf("variant %q starts a server, so each segment would load a server of its own; split a load of one system (workloads pointed at it, variants by env or params)", v.Name)
+		}
+	}
+	for _, w := range p.Workloads {
+		if !slices.Contains(splitKinds, w.Kind) {
+			return fmt.Sprintf("workload %q is %s, which does not split its load yet (%s do); each segment would run all of it", w.Name, w.Kind, strings.Join(splitKinds, ", "))
+		}
+	}
+	if p.MinRounds > 0 {
+		return "stopping when decided (--until-decided, rounds: {min, max}) would stop each segment at a round of its own; give fixed rounds"
+	}
+	return ""
 }
 
 // untilDecided applies --until-decided and --max-rounds to the plan.

@@ -99,18 +99,8 @@ func (o *k8sOptions) planManifest(path, suffix string) (string, error) {
 		return "", usage("%s holds secrets (keys, tokens, passwords); the Job carries its plan in a ConfigMap, readable by anyone who reads the namespace: "+
 			"leave them out (S3 keys come from the Secret --credentials-secret)", path)
 	}
-	for _, v := range p.Variants {
-		if v.Start != "" {
-			return "", usage("%s: variant %q starts a server, so each segment would load a server of its own; split a load of one system", path, v.Name)
-		}
-	}
-	for _, w := range p.Workloads {
-		if !slices.Contains(splitKinds, w.Kind) {
-			return "", usage("%s: workload %q is %s, which does not split its load yet (%s do)", path, w.Name, w.Kind, strings.Join(splitKinds, ", "))
-		}
-	}
-	if p.MinRounds > 0 {
-		return "", usage("%s: stopping when decided would stop each segment at a round of its own; give fixed rounds", path)
+	if why := splitError(p); why != "" {
+		return "", usage("%s: %s", path, why)
 	}
 	cm := map[string]any{
 		"apiVersion": "v1",

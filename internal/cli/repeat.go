@@ -212,19 +212,6 @@ func groupSeed(grp string) uint64 {
 	return h.Sum64() >> 1
 }
 
-// checkSplit refuses a split load with a workload that cannot run a share
-// of it: each segment would run all of it.
-func checkSplit(seg segment.Segment, cells []lab.Cell) error {
-	if !seg.Split() {
-		return nil
-	}
-	for _, c := range cells {
-		if k := c.Workload.Kind(); !slices.Contains(splitKinds, k) {
-			return usage("--segment %s: %s does not split its load yet (%s do); each segment would run all of it", seg, k, strings.Join(splitKinds, ", "))
-		}
-	}
-	return nil
-}
 
 // openStore opens --db, turning a foreign or newer file into a usage error.
 func openStore(ctx context.Context, path string) (*store.Store, error) {
@@ -243,9 +230,6 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 		return err
 	}
 	defer st.Close()
-	if err := checkSplit(o.Segment, cells); err != nil {
-		return err
-	}
 	plan.LatencyLog = o.LatencyLog
 	o.segmentPlan(&plan)
 	if !o.Segment.Split() {
