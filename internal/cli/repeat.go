@@ -212,7 +212,6 @@ func groupSeed(grp string) uint64 {
 	return h.Sum64() >> 1
 }
 
-
 // openStore opens --db, turning a foreign or newer file into a usage error.
 func openStore(ctx context.Context, path string) (*store.Store, error) {
 	s, err := store.Open(ctx, path)
