@@ -33,11 +33,18 @@ func fitFor(fits []fitJSON, cell, metric, model string) fitJSON {
 // A scale study of two programs whose cost is known — c·n work after a
 // fixed start-up, and c·n·log n — recovers each exponent within its
 // interval, reads the figures the program prints, and extrapolates.
+//
+// On a loaded machine CPU time is not the work alone: other processes'
+// use of the caches inflates it, by an amount that changes as they come
+// and go. So the intervals are bootstrapped over 6 rounds (with 4, one
+// run in four under stress-ng had an interval too narrow to cover the
+// exponent), and the n·log n program times its work three times and
+// prints the least, which interference can only lengthen.
 func TestScaleStudyRecoversKnownCosts(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"plan.yaml": `name: scale
-rounds: 4
+rounds: 6
 warmup: 0
 extrapolate: {at: [3e9], caps: {ingest_s: 100}}
 workloads:
@@ -59,13 +66,17 @@ workloads:
       run: |
         python3 -c '
         import json, sys, time
-        n, s, t = int(sys.argv[1]), 0, time.process_time()
-        for i in range(n):
-            j = 1
-            while j < n:
-                s += 1
-                j *= 2
-        print(json.dumps({"msg": "done", "cpu_s": time.process_time() - t}))' {{n}}
+        n, best = int(sys.argv[1]), None
+        for rep in range(3):
+            s, t = 0, time.process_time()
+            for i in range(n):
+                j = 1
+                while j < n:
+                    s += 1
+                    j *= 2
+            took = time.process_time() - t
+            best = took if best is None else min(best, took)
+        print(json.dumps({"msg": "done", "cpu_s": best}))' {{n}}
       metrics: [{name: work_s, json: msg=done, field: cpu_s}]
     scale: {n: [10000, 30000, 100000, 300000]}
 `})
