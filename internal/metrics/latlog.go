@@ -28,7 +28,8 @@ type LatencyLog struct {
 const LatencyLogHeader = "run,op,end_unix_ns,latency_ns,bytes\n"
 
 // CreateLatencyLog creates (or truncates) the log at path; with keep, a
-// log already there is added to (a resumed experiment's).
+// log already there is added to (a resumed experiment's). Its errors are
+// the file's (open PATH: ..., write PATH: ...).
 func CreateLatencyLog(path string, keep bool) (*LatencyLog, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	if !keep {
@@ -38,15 +39,13 @@ func CreateLatencyLog(path string, keep bool) (*LatencyLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &LatencyLog{path: path, f: f}
 	if st, err := f.Stat(); err == nil && st.Size() == 0 {
-		l.write([]byte(LatencyLogHeader))
+		if _, err := f.WriteString(LatencyLogHeader); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
-	if err := l.Err(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return l, nil
+	return &LatencyLog{path: path, f: f}, nil
 }
 
 // Close closes the file; it returns the first error of any write.
