@@ -160,6 +160,14 @@ func TestSegmentsMergeOnPostgres(t *testing.T) {
 		t.Errorf("history of one load in two segments (%v):\n%s", err, hist)
 	}
 
+	// A group already used by a load is refused before anything is
+	// stored: its barriers would open on that load's arrivals.
+	if err := segmentRun("1/2", "--segment-group", "load-a"); err == nil || !strings.Contains(err.Error(), "--segment-group load-a already holds segment 1/2 (experiment ") {
+		t.Fatalf("a reused group: %v", err)
+	}
+	if n := strings.Count(mustLs(t, db), "\n"); n != 3 {
+		t.Fatalf("the refused segment stored an experiment:\n%s", mustLs(t, db))
+	}
 	// A segment that never comes: the others wait at the barrier, then fail
 	// naming it.
 	err = segmentRun("0/3", "--segment-group", "load-b", "--barrier-timeout", "1s")

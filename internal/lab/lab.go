@@ -172,6 +172,11 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		defer lease.release()
 		ctx = lease.ctx
 	}
+	if plan.Segment.Split() && plan.Resume == "" {
+		if err := r.groupIsNew(ctx, plan); err != nil {
+			return "", err
+		}
+	}
 	for _, c := range cells {
 		if c.PerStart {
 			continue
@@ -307,6 +312,23 @@ func (r *Runner) start(ctx context.Context, plan Plan) error {
 	case <-ctx.Done():
 		return ErrInterrupted
 	}
+}
+
+// groupIsNew refuses, before anything is stored, a group that already
+// holds this segment of an earlier load: its barriers would open at once
+// on that load's arrivals, and show would merge the two.
+func (r *Runner) groupIsNew(ctx context.Context, plan Plan) error {
+	members, err := r.Store.Members(ctx, plan.SegmentGroup)
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		if m.Segment == plan.Segment.String() {
+			return &workload.InputError{Err: fmt.Errorf("--segment-group %s already holds segment %s (experiment %s, %s): give each load a group of its own",
+				plan.SegmentGroup, m.Segment, m.ID, m.Status)}
+		}
+	}
+	return nil
 }
 
 // barrier meets the load's other segments before its first run: all
