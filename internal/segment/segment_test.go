@@ -71,3 +71,24 @@ func TestParseStart(t *testing.T) {
 		}
 	}
 }
+
+// Any --segment and --start-at text is accepted as a segment of a load and
+// an instant, or refused in one line; never a panic, never I outside 0..N-1.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{"0/2", "1/4", " 3 / 4 ", "-1/2", "2/2", "1/0", "9999999999999999999/1", "+30s", "2026-11-23T18:00:00Z", "+-1s", "/"} {
+		f.Add(seed)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	f.Fuzz(func(t *testing.T, v string) {
+		s, err := Parse(v)
+		switch {
+		case err != nil && strings.Contains(err.Error(), "\n"):
+			t.Fatalf("%q: a message on several lines: %q", v, err)
+		case err == nil && (s.N < 1 || s.I < 0 || s.I >= s.N || s.Share(s.N) != 1 || s.First(s.N) != s.I):
+			t.Fatalf("%q: accepted as %+v", v, s)
+		}
+		if _, err := ParseStart(v, now); err != nil && strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%q: a message on several lines: %q", v, err)
+		}
+	})
+}
