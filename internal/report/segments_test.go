@@ -39,3 +39,29 @@ func TestMergeResultsExtra(t *testing.T) {
 		}
 	}
 }
+
+// A run's p99 for a segment's figures is the p99 over all its operations,
+// whether one kind ran or several.
+func TestRunP99(t *testing.T) {
+	t.Parallel()
+	get, put := metrics.NewHistogram(), metrics.NewHistogram()
+	for i := range 1000 {
+		metrics.RecordLatencyN(get, int64(1000+i), 1)
+		metrics.RecordLatencyN(put, int64(1_000_000+1000*i), 1)
+	}
+	var one, two metrics.Result
+	one.ByOp[metrics.Get].Lat = get
+	two.ByOp[metrics.Get].Lat, two.ByOp[metrics.Put].Lat = get, put
+	both := metrics.NewHistogram()
+	both.Merge(get)
+	both.Merge(put)
+	if v, ok := runP99(&one); !ok || v != float64(get.ValueAtQuantile(99)) {
+		t.Errorf("one kind: %g", v)
+	}
+	if v, ok := runP99(&two); !ok || v != float64(both.ValueAtQuantile(99)) || v < 1_900_000 {
+		t.Errorf("two kinds: %g, want %d", v, both.ValueAtQuantile(99))
+	}
+	if _, ok := runP99(&metrics.Result{}); ok {
+		t.Error("a p99 of nothing")
+	}
+}
