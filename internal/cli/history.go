@@ -108,7 +108,7 @@ func loadAll(ctx context.Context, st *store.Store, loaded ...*store.Data) ([]*st
 			out = append(out, loaded[i])
 			continue
 		}
-		d, err := st.Load(ctx, e.ID)
+		d, err := st.LoadExperiment(ctx, e)
 		if err != nil {
 			return nil, err
 		}

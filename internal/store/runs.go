@@ -232,8 +232,14 @@ func firstNonEmpty(a, b string) string {
 
 // ListExperiments returns all experiments, newest first.
 func (s *Store) ListExperiments(ctx context.Context) ([]Experiment, error) {
+	return s.experiments(ctx, ``)
+}
+
+// experiments lists the experiments a WHERE clause (or none) selects,
+// newest first.
+func (s *Store) experiments(ctx context.Context, where string, args ...any) ([]Experiment, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, name, command, plan, created_at, COALESCE(finished_at, ''), status, notes, segment_grp, segment
-		FROM experiments ORDER BY created_at DESC, id DESC`)
+		FROM experiments `+where+` ORDER BY created_at DESC, id DESC`, args...)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -269,13 +275,28 @@ type Data struct {
 
 // Load reads an experiment by ID or unique ID prefix; "" means the newest.
 func (s *Store) Load(ctx context.Context, id string) (*Data, error) {
-	all, err := s.ListExperiments(ctx)
+	e, err := s.find(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return s.LoadExperiment(ctx, e)
+}
+
+// find is the experiment an ID names: exactly (one indexed row, however
+// many the store holds), else as the unique one it begins or ends; ""
+// names the newest.
+func (s *Store) find(ctx context.Context, id string) (Experiment, error) {
+	exact, err := s.experiments(ctx, `WHERE id = ?`, id)
+	if err != nil || len(exact) == 1 {
+		return firstOf(exact), err
+	}
+	all, err := s.ListExperiments(ctx)
+	if err != nil {
+		return Experiment{}, err
+	}
 	var match []Experiment
 	for _, e := range all {
-		if id == "" || e.ID == id {
+		if id == "" {
 			match = []Experiment{e}
 			break
 		}
@@ -285,14 +306,27 @@ func (s *Store) Load(ctx context.Context, id string) (*Data, error) {
 	}
 	switch {
 	case len(match) == 0 && id == "":
-		return nil, fmt.Errorf("--db %s holds no experiments yet: %w", s.path, ErrNoExperiment)
+		return Experiment{}, fmt.Errorf("--db %s holds no experiments yet: %w", s.path, ErrNoExperiment)
 	case len(match) == 0:
-		return nil, fmt.Errorf("experiment %q: %w in %s; `iolab ls` lists them", id, ErrNoExperiment, s.path)
+		return Experiment{}, fmt.Errorf("experiment %q: %w in %s; `iolab ls` lists them", id, ErrNoExperiment, s.path)
 	case len(match) > 1:
-		return nil, fmt.Errorf("experiment %q: %w: %d experiments start or end with it (%s, %s ...); give more of it",
+		return Experiment{}, fmt.Errorf("experiment %q: %w: %d experiments start or end with it (%s, %s ...); give more of it",
 			id, ErrAmbiguousID, len(match), match[0].ID, match[1].ID)
 	}
-	d := &Data{Experiment: match[0]}
+	return match[0], nil
+}
+
+func firstOf(es []Experiment) Experiment {
+	if len(es) == 0 {
+		return Experiment{}
+	}
+	return es[0]
+}
+
+// LoadExperiment loads the cells, runs and environment of an experiment
+// already found (ListExperiments, Members), without looking it up again.
+func (s *Store) LoadExperiment(ctx context.Context, e Experiment) (*Data, error) {
+	d := &Data{Experiment: e}
 	if err := s.loadCells(ctx, d); err != nil {
 		return nil, err
 	}
