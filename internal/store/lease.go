@@ -173,8 +173,8 @@ type Member struct {
 	Heartbeat time.Time
 }
 
-// Members lists the experiments of a load's group, one per segment that
-// began.
+// Members lists every experiment of a load's group, by segment and then
+// age (a segment run again has several).
 func (s *Store) Members(ctx context.Context, grp string) ([]Member, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT e.segment, e.id, e.status, COALESCE(l.owner, ''), COALESCE(l.heartbeat_at, '')
 		FROM experiments e LEFT JOIN leases l ON l.experiment_id = e.id WHERE e.segment_grp = ? ORDER BY e.segment, e.created_at`, grp)

@@ -108,7 +108,7 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--login-token needs --login-url")
 	case o.Segment.Share(o.Concurrency) == 0:
 		return fmt.Errorf("--concurrency %d over %d segments leaves segment %s no worker; give at least %d", o.Concurrency, o.Segment.N, o.Segment, o.Segment.N)
-	case o.Count > 0 && o.Segment.Share(int(min(o.Count, 1<<40))) == 0:
+	case o.Count > 0 && o.Segment.Share(int(o.Count)) == 0:
 		return fmt.Errorf("--count %d over %d segments leaves segment %s nothing to do", o.Count, o.Segment.N, o.Segment)
 	case o.Segment.Split() && o.KeepIDs:
 		return fmt.Errorf("a segment keeps no ids for a later step: it uploads only its share")
