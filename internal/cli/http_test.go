@@ -201,23 +201,8 @@ func TestHTTPSegments(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "x.db")
 	load := func(mode, group string, extra ...string) {
 		t.Helper()
-		var wg sync.WaitGroup
-		errs := make([]error, 3)
-		for i := range 3 {
-			wg.Go(func() {
-				args := append([]string{"http", mode, "--url", srv.URL + "/obj/{{i}}", "--size", "64k", "--concurrency", "4", "--count", "10",
-					"--rounds=1", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/3", i), "--segment-group", group, "--barrier-timeout", "60s"}, extra...)
-				if _, stderr, err := iolab(t, context.Background(), args...); err != nil {
-					errs[i] = fmt.Errorf("segment %d/3: %v\n%s", i, err, stderr)
-				}
-			})
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		runSegments(t, 3, append([]string{"http", mode, "--url", srv.URL + "/obj/{{i}}", "--size", "64k", "--concurrency", "4", "--count", "10",
+			"--rounds=1", "--warmup=0", "-q", "--db", db, "--segment-group", group, "--barrier-timeout", "60s"}, extra...)...)
 	}
 	load("upload", "up")
 	app.mu.Lock()

@@ -209,23 +209,8 @@ func mustLs(t *testing.T, db string) string {
 func TestFSSegments(t *testing.T) {
 	t.Parallel()
 	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i := range 2 {
-		wg.Go(func() {
-			_, stderr, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=256k",
-				"--numjobs=3", "--rounds=1", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i), "--segment-group", "fs-a", "--barrier-timeout", "60s")
-			if err != nil {
-				errs[i] = fmt.Errorf("%v\n%s", err, stderr)
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	runSegments(t, 2, "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=256k",
+		"--numjobs=3", "--rounds=1", "--warmup=0", "-q", "--db", db, "--segment-group", "fs-a", "--barrier-timeout", "60s")
 	for _, f := range []string{"iolab.0.0", "iolab.1.0", "iolab.2.0"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() != 256<<10 {
 			t.Errorf("%s: %v", f, err)
@@ -379,21 +364,7 @@ workloads:
     matrix: {size: [1k, 8k]}
 `, srv.endpoint, testAccessKey, testSecretKey),
 		"server.yaml": "variants:\n  - name: a\n    start: sleep 100\nworkloads:\n  - name: obj\n    s3: {endpoint: \"http://127.0.0.1:1\", bucket: b, count: 2}\n"})
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i := range 2 {
-		wg.Go(func() {
-			_, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "-q", "--db", db,
-				"--segment", fmt.Sprintf("%d/2", i), "--segment-group", "plan-a", "--barrier-timeout", "60s")
-			if err != nil {
-				errs[i] = fmt.Errorf("segment %d/2: %v\n%s", i, err, stderr)
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	runSegments(t, 2, "experiment", filepath.Join(dir, "plan.yaml"), "-q", "--db", db, "--segment-group", "plan-a", "--barrier-timeout", "60s")
 	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -431,22 +402,8 @@ func TestFramesSegments(t *testing.T) {
 	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
 	load := func(group string, extra ...string) {
 		t.Helper()
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		for i := range 2 {
-			wg.Go(func() {
-				args := append([]string{"frames", "--directory", dir, "--profile", "64x64x24", "--frames", "21", "--threads", "2", "--fps", "200",
-					"--order", "random", "--rounds=1", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i), "--segment-group", group,
-					"--barrier-timeout", "60s"}, extra...)
-				if _, stderr, err := iolab(t, context.Background(), args...); err != nil {
-					errs[i] = fmt.Errorf("segment %d/2: %v\n%s", i, err, stderr)
-				}
-			})
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			t.Fatal(err)
-		}
+		runSegments(t, 2, append([]string{"frames", "--directory", dir, "--profile", "64x64x24", "--frames", "21", "--threads", "2", "--fps", "200",
+			"--order", "random", "--rounds=1", "--warmup=0", "-q", "--db", db, "--segment-group", group, "--barrier-timeout", "60s"}, extra...)...)
 	}
 	for _, mode := range []string{"write", "read"} {
 		var extra []string
@@ -486,5 +443,26 @@ func TestFramesSegments(t *testing.T) {
 		if len(r.Runs) != 1 || r.Runs[0].Status != "ok" || r.Runs[0].Extra["frames_done"] != 21 || r.Runs[0].Extra["frames_target_fps"] != 200 {
 			t.Fatalf("%s: merged %s", mode, js)
 		}
+	}
+}
+
+// runSegments runs the n segments of one load at once in this process:
+// args with --segment I/N added, failing the test with every segment's
+// error.
+func runSegments(t *testing.T, n int, args ...string) {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			seg := fmt.Sprintf("%d/%d", i, n)
+			if _, stderr, err := iolab(t, context.Background(), append(slices.Clone(args), "--segment", seg)...); err != nil {
+				errs[i] = fmt.Errorf("segment %s: %v\n%s", seg, err, stderr)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 }

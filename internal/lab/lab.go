@@ -429,21 +429,23 @@ func (r *Runner) gone(ctx context.Context, plan Plan, missing []string, started 
 	var out []string
 	for _, seg := range missing {
 		var why []string
-		began := false
+		began, live := false, false
 		for _, m := range members {
 			if m.Segment != seg {
 				continue
 			}
 			began = true
-			if why = append(why, m.Gone()); why[len(why)-1] == "" {
-				why = nil // a live experiment of the segment: it may still come
-				break
+			if g := m.Gone(); g == "" {
+				live = true // it may still come
+			} else {
+				why = append(why, g)
 			}
 		}
 		switch {
-		case len(why) > 0:
+		case live:
+		case began:
 			out = append(out, fmt.Sprintf("segment %s %s", seg, strings.Join(why, ", ")))
-		case !began && started:
+		case started:
 			out = append(out, fmt.Sprintf("segment %s never began", seg))
 		}
 	}

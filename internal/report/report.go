@@ -298,30 +298,34 @@ func objectOps(res *metrics.Result) map[string]*DirView {
 // mergedLatency merges the latency and TTFB histograms of every operation
 // kind of a run.
 func mergedLatency(res *metrics.Result) (lat, ttfb *metrics.Percentiles) {
-	var l, t *hdrhistogram.Histogram
+	var lats, ttfbs []*hdrhistogram.Histogram
 	for _, st := range res.ByOp {
 		if st.Lat != nil && st.Lat.TotalCount() > 0 {
-			if l == nil {
-				l = metrics.NewHistogram()
-			}
-			l.Merge(st.Lat)
+			lats = append(lats, st.Lat)
 		}
 		if st.TTFB != nil {
-			if t == nil {
-				t = metrics.NewHistogram()
-			}
-			t.Merge(st.TTFB)
+			ttfbs = append(ttfbs, st.TTFB)
 		}
 	}
-	if l != nil {
-		p := metrics.PercentilesOf(l)
-		lat = &p
+	return percentilesOfAll(lats), percentilesOfAll(ttfbs)
+}
+
+// percentilesOfAll are the percentiles of the histograms' union: the one
+// histogram's own when there is one (a run of one kind of operation; a
+// merged load reads thousands of them), nil when there is none.
+func percentilesOfAll(hs []*hdrhistogram.Histogram) *metrics.Percentiles {
+	if len(hs) == 0 {
+		return nil
 	}
-	if t != nil {
-		p := metrics.PercentilesOf(t)
-		ttfb = &p
+	h := hs[0]
+	if len(hs) > 1 {
+		h = metrics.NewHistogram()
+		for _, x := range hs {
+			h.Merge(x)
+		}
 	}
-	return lat, ttfb
+	p := metrics.PercentilesOf(h)
+	return &p
 }
 
 func verifyView(res *metrics.Result) *VerifyView {

@@ -138,8 +138,8 @@ func MergeSegments(parts []*store.Data) (*store.Data, *SegmentsView, error) {
 					continue
 				}
 				ops = append(ops, float64(r.Result.Ops())/r.Result.Duration.Seconds())
-				if v, ok := runP99(r.Result); ok {
-					p99 = append(p99, v)
+				if lat, _ := mergedLatency(r.Result); lat != nil {
+					p99 = append(p99, float64(lat.P99))
 				}
 			}
 			f := SegmentFigures{Segment: segment.Segment{I: i, N: n}.String(), Runs: len(ops)}
@@ -154,33 +154,6 @@ func MergeSegments(parts []*store.Data) (*store.Data, *SegmentsView, error) {
 		view.Cells = append(view.Cells, sc)
 	}
 	return out, view, nil
-}
-
-// runP99 is a run's p99 over all its operations, as mergedLatency's: the
-// one histogram's when one kind of operation ran, else their merge (a
-// segment's figures are read from thousands of runs).
-func runP99(res *metrics.Result) (float64, bool) {
-	var one, all *hdrhistogram.Histogram
-	for _, st := range res.ByOp {
-		switch {
-		case st.Lat == nil || st.Lat.TotalCount() == 0:
-		case one == nil:
-			one = st.Lat
-		case all == nil:
-			all = metrics.NewHistogram()
-			all.Merge(one)
-			all.Merge(st.Lat)
-		default:
-			all.Merge(st.Lat)
-		}
-	}
-	switch {
-	case all != nil:
-		return float64(all.ValueAtQuantile(99)), true
-	case one != nil:
-		return float64(one.ValueAtQuantile(99)), true
-	}
-	return 0, false
 }
 
 // mergeRun merges one run across the segments (nil: the segment has none).

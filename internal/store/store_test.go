@@ -270,3 +270,26 @@ func withExperiment(t *testing.T, dsn, id string, cells []Cell) (*Store, *Experi
 	}
 	return s, e, cells
 }
+
+// What history and report pay to load every experiment of a big store by
+// its ID: go test -run '^$' -bench LoadByID ./internal/store
+func BenchmarkLoadByIDAmong3000(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "x.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 3000 {
+		e := &Experiment{ID: fmt.Sprintf("e-%05d", i), Name: "x", Command: "c", Plan: []byte("{}"), CreatedAt: time.Unix(int64(1e9+i), 0), Status: "done"}
+		if err := s.CreateExperiment(ctx, e, []Cell{{Name: "c", Workload: "fs", Params: map[string]string{}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for n := range b.N {
+		if _, err := s.Load(ctx, fmt.Sprintf("e-%05d", n%3000)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
