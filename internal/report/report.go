@@ -298,31 +298,38 @@ func objectOps(res *metrics.Result) map[string]*DirView {
 // mergedLatency merges the latency and TTFB histograms of every operation
 // kind of a run.
 func mergedLatency(res *metrics.Result) (lat, ttfb *metrics.Percentiles) {
-	var lats, ttfbs []*hdrhistogram.Histogram
-	for _, st := range res.ByOp {
-		if st.Lat != nil && st.Lat.TotalCount() > 0 {
-			lats = append(lats, st.Lat)
-		}
-		if st.TTFB != nil {
-			ttfbs = append(ttfbs, st.TTFB)
-		}
-	}
-	return percentilesOfAll(lats), percentilesOfAll(ttfbs)
+	return percentilesOf(latencyUnion(res, false)), percentilesOf(latencyUnion(res, true))
 }
 
-// percentilesOfAll are the percentiles of the histograms' union: the one
-// histogram's own when there is one (a run of one kind of operation; a
-// merged load reads thousands of them), nil when there is none.
-func percentilesOfAll(hs []*hdrhistogram.Histogram) *metrics.Percentiles {
-	if len(hs) == 0 {
-		return nil
-	}
-	h := hs[0]
-	if len(hs) > 1 {
-		h = metrics.NewHistogram()
-		for _, x := range hs {
-			h.Merge(x)
+// latencyUnion is the histogram of all of a run's operations' latencies
+// (or times to first byte): the one histogram itself when one kind of
+// operation ran (a merged load reads thousands of runs), nil when none.
+func latencyUnion(res *metrics.Result, ttfb bool) *hdrhistogram.Histogram {
+	var hs []*hdrhistogram.Histogram
+	for _, st := range res.ByOp {
+		switch {
+		case ttfb && st.TTFB != nil:
+			hs = append(hs, st.TTFB)
+		case !ttfb && st.Lat != nil && st.Lat.TotalCount() > 0:
+			hs = append(hs, st.Lat)
 		}
+	}
+	switch len(hs) {
+	case 0:
+		return nil
+	case 1:
+		return hs[0]
+	}
+	h := metrics.NewHistogram()
+	for _, x := range hs {
+		h.Merge(x)
+	}
+	return h
+}
+
+func percentilesOf(h *hdrhistogram.Histogram) *metrics.Percentiles {
+	if h == nil {
+		return nil
 	}
 	p := metrics.PercentilesOf(h)
 	return &p

@@ -138,8 +138,8 @@ func MergeSegments(parts []*store.Data) (*store.Data, *SegmentsView, error) {
 					continue
 				}
 				ops = append(ops, float64(r.Result.Ops())/r.Result.Duration.Seconds())
-				if lat, _ := mergedLatency(r.Result); lat != nil {
-					p99 = append(p99, float64(lat.P99))
+				if h := latencyUnion(r.Result, false); h != nil { // only its p99: one walk of one histogram
+					p99 = append(p99, float64(h.ValueAtQuantile(99)))
 				}
 			}
 			f := SegmentFigures{Segment: segment.Segment{I: i, N: n}.String(), Runs: len(ops)}
