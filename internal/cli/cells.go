@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -36,9 +37,11 @@ import (
 // point, the same for every variant, so comparisons pair them.
 //
 // Everything is built once here, so a bad value fails before anything
-// runs. A workload that talks to the variant's server (s3, http, a
-// command) or has a setup step is built again for every start of the
-// server — with that start's port, after its setup ran.
+// runs. Against a variant that starts a server, every workload — whatever
+// it touches: a bucket, an upload URL, a file or device the server
+// exports — is built again for every start of the server, with that
+// start's port, and laid out or opened only once the server is ready; a
+// workload with a setup step is too, after its setup ran.
 func planCells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]lab.Cell, error) {
 	var cells []lab.Cell
 	checked := map[cgroup.Limits]error{}
@@ -86,9 +89,9 @@ func planCells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) (
 				if err != nil {
 					return nil, err
 				}
-				perStart := v.HasServer() && w.Kind != "fs" && w.Kind != "frames"
+				perStart := v.HasServer()
 				if perStart || w.Setup != nil {
-					wl = &stagedWorkload{first: wl, c: c}
+					wl = &stagedWorkload{first: wl, c: c, params: c.portTemplated(wl.Params())}
 				}
 				cells = append(cells, lab.Cell{Name: name, Variant: v.Name, Workload: wl, Target: target,
 					Around: run, PerStart: perStart, Params: cellParams(c, limits)})
@@ -513,6 +516,29 @@ func (c *cellBuilder) buildCmd(spec plan.Workload, setup bool) (workload.Workloa
 	return wl, c.v.Workdir, nil
 }
 
+// portTemplated returns a workload's parameters with what its fields made
+// of {{port}} shown as the template again: the plan-time build had the
+// port of no start, and every start gets a port of its own.
+func (c *cellBuilder) portTemplated(params map[string]string) map[string]string {
+	out := maps.Clone(params)
+	port := strconv.Itoa(c.v.Port)
+	for _, val := range fields(c.w, c.point) {
+		for _, x := range append([]plan.Value{val}, val.List...) {
+			if !strings.Contains(x.Text, "{{port}}") {
+				continue
+			}
+			made := c.v.ExpandWith(x.Text, c.params)
+			shown := strings.ReplaceAll(c.v.ExpandWith(strings.ReplaceAll(x.Text, "{{port}}", "\x00port\x00"), c.params), "\x00port\x00", "{{port}}")
+			for k, v := range out {
+				if v == made || (len(made) > len(port) && strings.Contains(v, made)) {
+					out[k] = strings.ReplaceAll(v, made, shown)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // runSetup runs the cell's setup step once, untimed, and writes its
 // outputs to the {{ids}} file.
 func (c *cellBuilder) runSetup(ctx context.Context) error {
@@ -551,14 +577,17 @@ func (c *cellBuilder) runSetup(ctx context.Context) error {
 // prepared: after its setup step ran and, against a variant's server,
 // with the port of that start.
 type stagedWorkload struct {
-	first workload.Workload // built with the plan: its kind and parameters
-	c     *cellBuilder
+	first workload.Workload // built with the plan: its kind
+	// params are first's, with the port of a start shown as {{port}}:
+	// every start has its own.
+	params map[string]string
+	c      *cellBuilder
 	cur   workload.Workload
 	last  workload.Workload // the one the last run used, for its manifest
 }
 
 func (s *stagedWorkload) Kind() string              { return s.first.Kind() }
-func (s *stagedWorkload) Params() map[string]string { return s.first.Params() }
+func (s *stagedWorkload) Params() map[string]string { return s.params }
 
 // Prepare runs the setup step, then builds and prepares the workload.
 func (s *stagedWorkload) Prepare(ctx context.Context) error {

@@ -36,6 +36,9 @@ type ExperimentOptions struct {
 	// which every primary comparison is decided, at most MaxRounds.
 	UntilDecided bool
 	MaxRounds    int
+	// Ports confines the ports of variants' servers (over the plan's
+	// ports:).
+	Ports string
 }
 
 func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -58,6 +61,7 @@ func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
 	intVar(f, &o.CalibrateRounds, "calibrate-rounds", 6, stats.MinPairs, plan.MaxRounds, "rounds of the --calibrate run")
 	f.BoolVar(&o.UntilDecided, "until-decided", false, "run the plan's rounds, then add rounds until every primary comparison is decided, at most --max-rounds; "+
 		"verdicts come from a confidence sequence that stays valid however often it is looked at (as the plan's rounds: {min: 6, max: 60})")
+	f.StringVar(&o.Ports, "ports", "", "ports to hand variants' servers as {{port}}, such as 25000-25999 (over the plan's ports:; default: any free port)")
 	intVar(f, &o.MaxRounds, "max-rounds", 0, plan.MinSequentialRounds, plan.MaxRounds, "the most rounds --until-decided runs (default 10 times the plan's rounds, at least 60)")
 	return cmd
 }
@@ -101,6 +105,11 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	}
 	if err := untilDecided(p, o); err != nil {
 		return err
+	}
+	if o.Ports != "" {
+		if p.Ports, err = plan.ParsePortRange(o.Ports); err != nil {
+			return usage("--ports %v", err)
+		}
 	}
 	if err := checkPlanSegment(p, &o); err != nil {
 		return err
@@ -315,7 +324,7 @@ func prepareVariants(ctx context.Context, p *plan.Plan, runDir string, keepGoing
 	var out []*variant.Variant
 	var skipped []string
 	for _, spec := range p.Variants {
-		v, err := variant.Prepare(ctx, spec, p.Dir, runDir)
+		v, err := variant.Prepare(ctx, spec, p.Dir, runDir, p.Ports)
 		if err != nil {
 			if !keepGoing || spec.Name == p.Baseline {
 				return out, nil, err

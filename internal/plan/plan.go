@@ -58,6 +58,31 @@ type Plan struct {
 	// Extrapolate is where scale fits extrapolate to, and the limits a
 	// curve may cross.
 	Extrapolate Extrapolate
+	// Ports confines the ports handed to variants' servers ({{port}});
+	// zero: any free port.
+	Ports PortRange
+}
+
+// PortRange is an inclusive range of TCP ports (ports: 25000-25999).
+type PortRange struct{ Lo, Hi int }
+
+// IsZero says no range was given.
+func (r PortRange) IsZero() bool { return r == PortRange{} }
+
+func (r PortRange) String() string { return fmt.Sprintf("%d-%d", r.Lo, r.Hi) }
+
+// ParsePortRange reads LO-HI (or one port), both from 1 to 65535.
+func ParsePortRange(s string) (PortRange, error) {
+	lo, hi, found := strings.Cut(strings.TrimSpace(s), "-")
+	if !found {
+		hi = lo
+	}
+	a, errA := units.ParseInt(strings.TrimSpace(lo), 1, 65535)
+	b, errB := units.ParseInt(strings.TrimSpace(hi), 1, 65535)
+	if errA != nil || errB != nil || a > b {
+		return PortRange{}, fmt.Errorf("%q: want a range of ports such as 25000-25999 (from 1 to 65535, low first)", s)
+	}
+	return PortRange{Lo: int(a), Hi: int(b)}, nil
 }
 
 // Extrapolate names the scales a scale study's fits predict, and caps —
@@ -332,7 +357,7 @@ func (r reader) duration(n *yaml.Node, field string, dst *time.Duration) error {
 }
 
 func (r reader) plan(n *yaml.Node, p *Plan) error {
-	known := []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate"}
+	known := []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate", "ports"}
 	return r.fields(n, "the plan", known, func(key string, v *yaml.Node) error {
 		switch key {
 		case "name":
@@ -374,6 +399,16 @@ func (r reader) plan(n *yaml.Node, p *Plan) error {
 			return r.workloads(v, p)
 		case "extrapolate":
 			return r.extrapolate(v, &p.Extrapolate)
+		case "ports":
+			var text string
+			if err := r.str(v, key, &text); err != nil {
+				return err
+			}
+			pr, err := ParsePortRange(text)
+			if err != nil {
+				return r.pos(v).Errorf("ports: %v", err)
+			}
+			p.Ports = pr
 		}
 		return nil
 	})

@@ -8,11 +8,14 @@ package variant
 import (
 	"context"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -33,7 +36,10 @@ type Variant struct {
 	Commit  string // git commit of a git variant
 	spec    plan.Variant
 	planDir string
-	env     []string
+	// env is the variant's env: as written; it is expanded at every use,
+	// so {{port}} is the port of the start it serves.
+	env     map[string]string
+	ports   plan.PortRange
 	server  *exec.Cmd
 	output  *outtail.Tail
 	exited  chan struct{}
@@ -45,10 +51,12 @@ type Variant struct {
 // Prepare checks out, builds and readies a variant's working directory under
 // runDir (one directory per variant). Errors carry the tail of the failing
 // command's output.
-func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string) (*Variant, error) {
-	v := &Variant{Name: spec.Name, spec: spec, planDir: planDir, Workdir: planDir}
+// Its ports (one for each start of its server) come from ports, or from
+// the kernel's ephemeral range when ports is zero.
+func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string, ports plan.PortRange) (*Variant, error) {
+	v := &Variant{Name: spec.Name, spec: spec, planDir: planDir, Workdir: planDir, env: spec.Env, ports: ports}
 	var err error
-	if v.Port, err = freePort(); err != nil {
+	if v.Port, err = freePort(ports); err != nil {
 		return nil, fmt.Errorf("variant %s: %w", v.Name, err)
 	}
 	v.Tmp = filepath.Join(runDir, v.Name+"-tmp")
@@ -63,10 +71,6 @@ func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string) (*V
 	}
 	if spec.Workdir != "" {
 		v.Workdir = v.abs(v.Workdir, spec.Workdir)
-	}
-	v.env = os.Environ()
-	for k, val := range spec.Env {
-		v.env = append(v.env, k+"="+v.Expand(val))
 	}
 	if spec.Build != "" {
 		if out, err := v.shell(ctx, v.Expand(spec.Build)); err != nil {
@@ -148,12 +152,20 @@ func (v *Variant) ServerPID() int {
 	return v.server.Process.Pid
 }
 
-// Env is the environment of the variant's commands.
-func (v *Variant) Env() []string { return v.env }
+// Env is the environment of the variant's commands: iolab's own, and the
+// variant's env: with its templates filled now ({{port}} is the port of
+// the server's current start).
+func (v *Variant) Env() []string {
+	env := os.Environ()
+	for _, k := range slices.Sorted(maps.Keys(v.env)) {
+		env = append(env, k+"="+v.Expand(v.env[k]))
+	}
+	return env
+}
 
 func (v *Variant) shell(ctx context.Context, script string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", script)
-	cmd.Dir, cmd.Env = v.Workdir, v.env
+	cmd.Dir, cmd.Env = v.Workdir, v.Env()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	return cmd.CombinedOutput()
@@ -175,7 +187,7 @@ func (v *Variant) Hook(ctx context.Context, name, script string, params map[stri
 // server gets its own, so a server still letting go of the last one (a
 // socket in TIME_WAIT, a child that lingers) cannot fail the next.
 func (v *Variant) NewPort() error {
-	port, err := freePort()
+	port, err := freePort(v.ports)
 	if err != nil {
 		return fmt.Errorf("variant %s: %w", v.Name, err)
 	}
@@ -191,7 +203,7 @@ func (v *Variant) Start(ctx context.Context, params map[string]string, group *cg
 		return nil
 	}
 	cmd := exec.Command("sh", "-c", v.ExpandWith(v.spec.Start, params))
-	cmd.Dir, cmd.Env = v.Workdir, v.env
+	cmd.Dir, cmd.Env = v.Workdir, v.Env()
 	// Its own process group, so stopping reaches every descendant; and a
 	// SIGKILL to the server if iolab itself dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -308,11 +320,27 @@ func (v *Variant) Close() error {
 	return err
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+// freePort finds a loopback port nothing listens on: any (the kernel's
+// choice) when r is zero, else one of r, tried from a random place in it so
+// that two experiments sharing a range rarely pick the same.
+func freePort(r plan.PortRange) (int, error) {
+	if r.IsZero() {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("find a free port: %w", err)
+		}
+		defer l.Close()
+		return l.Addr().(*net.TCPAddr).Port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	n := r.Hi - r.Lo + 1
+	start := rand.IntN(n)
+	for i := range n {
+		port := r.Lo + (start+i)%n
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			l.Close()
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("no free port in ports %s: every one is in use; widen the range", r)
 }

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// exportServer is a server that provides a file while it runs, as nbdkit
+// behind nbdfuse or a FUSE server provides its export: at start it puts a
+// 1 MiB file of its own at the path it is given (a new file, whatever lay
+// there), listens on $PORT — the environment, not its command line — and
+// serves one byte per connection; stopped, it puts back a 64 KiB
+// placeholder, as an unmounted mount point shows what lies under it. Each
+// start logs its port.
+const exportServer = `import os, signal, socket, sys
+path, port = sys.argv[1], int(os.environ["PORT"])
+def placeholder(*_):
+    with open(path + ".tmp", "wb") as f:
+        f.write(b"p" * 65536)
+    os.replace(path + ".tmp", path)
+    sys.exit(0)
+with open(path + ".tmp", "wb") as f:
+    f.write(b"S" * (1 << 20))
+os.replace(path + ".tmp", path)
+with open("starts.log", "a") as f:
+    f.write("%d\n" % port)
+signal.signal(signal.SIGTERM, placeholder)
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen()
+while True:
+    c, _ = s.accept()
+    c.sendall(b"x")
+    c.close()
+`
+
+// An fs workload whose file a variant's server provides measures that
+// file: opened after every start, once the server is ready, and closed
+// before it stops — never the placeholder under it. The server reads the
+// start's port from env: {PORT: "{{port}}"}, expanded for every start,
+// from the plan's ports: range.
+func TestFSOnAFileTheServerProvides(t *testing.T) {
+	t.Parallel()
+	need(t, "python3")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"serve.py":   exportServer,
+		"export.img": strings.Repeat("p", 65536),
+		"plan.yaml": `name: export
+rounds: 3
+warmup: 0
+ports: 25000-25999
+variants:
+  - name: srv
+    env: {PORT: "{{port}}"}
+    start: exec python3 serve.py export.img
+    ready: {tcp: "127.0.0.1:{{port}}", timeout: 20s}
+workloads:
+  - name: disk
+    fs: {filename: export.img, rw: read, bs: 4k}
+`})
+	db := filepath.Join(t.TempDir(), "x.db")
+	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Runs) != 3 {
+		t.Fatalf("%d runs, want 3: %+v", len(r.Runs), r.Runs)
+	}
+	for _, run := range r.Runs {
+		if run.Status != "ok" {
+			t.Fatalf("run %+v", run)
+		}
+	}
+	// Every run read the server's 1 MiB, not the 64 KiB placeholder.
+	if n := countRows(t, db, `SELECT count(*) FROM run_directions WHERE direction = 'read' AND bytes = 1048576 AND ops = 256`); n != 3 {
+		t.Fatalf("%d of 3 runs read the server's 1 MiB file (256 blocks of 4k)", n)
+	}
+	// One port per start, each from the range, each the one the server
+	// listened on.
+	log, _ := os.ReadFile(filepath.Join(dir, "starts.log"))
+	ports := strings.Fields(string(log))
+	if len(ports) != 3 {
+		t.Fatalf("server started %d times, want 3: %q", len(ports), log)
+	}
+	for _, p := range ports {
+		if n, _ := strconv.Atoi(p); n < 25000 || n > 25999 {
+			t.Fatalf("port %s outside ports: 25000-25999", p)
+		}
+	}
+}
+
+// A port range that is not one is refused with its place in the plan, as
+// is --ports.
+func TestBadPortRange(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": "ports: 26000-25000\nworkloads:\n  - cmd: {run: 'true'}\n"})
+	_, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"))
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "plan.yaml:1:8: ports:") {
+		t.Fatalf("ports: 26000-25000: %v", err)
+	}
+	writeFiles(t, dir, map[string]string{"plan.yaml": "workloads:\n  - cmd: {run: 'true'}\n"})
+	_, err = runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"), "--ports", "0-9")
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "--ports") {
+		t.Fatalf("--ports 0-9: %v", err)
+	}
+}
