@@ -582,8 +582,8 @@ type stagedWorkload struct {
 	// every start has its own.
 	params map[string]string
 	c      *cellBuilder
-	cur   workload.Workload
-	last  workload.Workload // the one the last run used, for its manifest
+	cur    workload.Workload
+	last   workload.Workload // the one the last run used, for its manifest
 }
 
 func (s *stagedWorkload) Kind() string              { return s.first.Kind() }

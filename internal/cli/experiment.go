@@ -224,7 +224,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err := noteOn(ctx, st, id, o.Output.Note); err != nil {
 		return errors.Join(runErr, err)
 	}
-	if err := printExperiment(context.WithoutCancel(ctx), st, id, o.Output, stdout); err != nil {
+	if err := printExperiment(context.WithoutCancel(ctx), st, id, o.Output, stdout, stderr); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if len(skipped) > 0 && runErr == nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -93,45 +94,175 @@ func limitValue(metric, text string) (float64, error) {
 	return units.ParseFloat(text, -1e300, 1e300)
 }
 
-// Check lists every gate the report breaks, each saying which and why.
-func (g Gates) Check(r *report.Report) []string {
-	var out []string
-	for _, c := range r.Comparisons {
-		if !c.Primary || !slices.Contains(g.FailOn, c.Verdict) {
+// Verdict is what the gates made of a report: each gate it broke and each
+// it kept, one line each saying which gate and why.
+type Verdict struct {
+	Failed, Passed []string
+}
+
+// Check judges the report by every gate. A gate no cell can judge — a
+// limit on a metric nothing measured, --fail-on slower with nothing to
+// compare, frames without a frame test, verify without a verified run —
+// is an error naming what the experiment does have: a gate that cannot
+// fail must not pass. A cell that lacks a gated metric other cells of its
+// workload measured (every run of it failed) breaks the gate.
+func (g Gates) Check(r *report.Report) (Verdict, error) {
+	var v Verdict
+	if err := g.judgeable(r); err != nil {
+		return v, err
+	}
+	for _, kind := range []string{stats.Slower, stats.Faster, stats.Inconclusive} {
+		if !slices.Contains(g.FailOn, kind) {
 			continue
 		}
-		what := fmt.Sprintf("%s is %s than %s", c.Variant, c.Verdict, c.Baseline)
-		if c.Verdict == stats.Inconclusive {
-			what = fmt.Sprintf("%s against %s is inconclusive", c.Variant, c.Baseline)
-		}
-		out = append(out, fmt.Sprintf("--fail-on %s: %s %s: %s (ratio %.3f [%.3f, %.3f])",
-			c.Verdict, c.Cell, c.Metric, what, c.Ratio, c.CI95[0], c.CI95[1]))
-	}
-	for _, c := range r.Cells {
-		name := c.Name
-		if c.Variant != "" {
-			name = c.Variant + "/" + c.Name
-		}
-		if slices.Contains(g.FailOn, "frames") && c.Deadline != nil && !c.Deadline.Pass {
-			out = append(out, fmt.Sprintf("--fail-on frames: %s: %s", name, c.Deadline))
-		}
-		for _, l := range g.Limits {
-			s, ok := c.Summary[l.Metric]
-			if !ok || s.N == 0 {
+		broke := 0
+		for _, c := range r.Comparisons {
+			if !c.Primary || c.Verdict != kind {
 				continue
 			}
-			if (l.Below && s.Median >= l.Value) || (!l.Below && s.Median <= l.Value) {
-				out = append(out, fmt.Sprintf("--gate %s: %s: the median is %s", l.Text, name, report.FormatMetric(l.Metric, s.Median)))
+			broke++
+			what := fmt.Sprintf("%s is %s than %s", c.Variant, c.Verdict, c.Baseline)
+			if c.Verdict == stats.Inconclusive {
+				what = fmt.Sprintf("%s against %s is inconclusive", c.Variant, c.Baseline)
 			}
+			v.Failed = append(v.Failed, fmt.Sprintf("--fail-on %s: %s %s: %s (ratio %.3f [%.3f, %.3f])",
+				c.Verdict, c.Cell, c.Metric, what, c.Ratio, c.CI95[0], c.CI95[1]))
 		}
+		if broke == 0 {
+			v.Passed = append(v.Passed, fmt.Sprintf("--fail-on %s: no primary comparison of %d is %s", kind, primaries(r), kind))
+		}
+	}
+	if slices.Contains(g.FailOn, "frames") {
+		v.add(g.framesGate(r))
+	}
+	for _, l := range g.Limits {
+		v.add(l.judge(r))
 	}
 	if slices.Contains(g.FailOn, "verify") {
-		for _, run := range r.Runs {
-			if run.Verify != nil && (run.Verify.Mismatched > 0 || run.Verify.Missing > 0) {
-				out = append(out, fmt.Sprintf("--fail-on verify: %s round %d: %d objects did not match what was written, %d were missing",
-					run.Cell, run.Round, run.Verify.Mismatched, run.Verify.Missing))
+		v.add(verifyGate(r))
+	}
+	return v, nil
+}
+
+// add takes one gate's failures, or its pass.
+func (v *Verdict) add(failed []string, passed string) {
+	if len(failed) > 0 {
+		v.Failed = append(v.Failed, failed...)
+	} else {
+		v.Passed = append(v.Passed, passed)
+	}
+}
+
+// judgeable refuses a gate no cell of the report can judge.
+func (g Gates) judgeable(r *report.Report) error {
+	if slices.ContainsFunc(g.FailOn, func(k string) bool { return k == stats.Slower || k == stats.Faster || k == stats.Inconclusive }) && primaries(r) == 0 {
+		variants := map[string]bool{}
+		for _, c := range r.Cells {
+			variants[c.Variant] = true
+		}
+		return usage("--fail-on %s: nothing to compare: a verdict needs a variant beside the baseline with measured runs of a cell in common (this experiment has %d variant(s) and no comparison)",
+			g.failOn, len(variants))
+	}
+	if slices.Contains(g.FailOn, "frames") && !slices.ContainsFunc(r.Cells, func(c report.CellView) bool { return c.Deadline != nil }) {
+		return usage("--fail-on frames: no frame test with a target frame rate (--fps) in this experiment")
+	}
+	if slices.Contains(g.FailOn, "verify") && !slices.ContainsFunc(r.Runs, func(run report.RunView) bool { return run.Verify != nil }) {
+		return usage("--fail-on verify: no run of this experiment verified objects (s3 --verify, http --verify)")
+	}
+	have := measured(r)
+	for _, l := range g.Limits {
+		if !have[l.Metric] {
+			return usage("--gate %q: no cell of this experiment measured %s; it has: %s", l.Text, l.Metric, strings.Join(slices.Sorted(maps.Keys(have)), ", "))
+		}
+	}
+	return nil
+}
+
+// measured are the metrics some cell of the report has a median of.
+func measured(r *report.Report) map[string]bool {
+	have := map[string]bool{}
+	for _, c := range r.Cells {
+		for m, s := range c.Summary {
+			if s.N > 0 {
+				have[m] = true
 			}
 		}
 	}
-	return out
+	return have
+}
+
+// primaries counts the report's primary comparisons.
+func primaries(r *report.Report) int {
+	n := 0
+	for _, c := range r.Comparisons {
+		if c.Primary {
+			n++
+		}
+	}
+	return n
+}
+
+func cellLabel(c report.CellView) string {
+	if c.Variant != "" {
+		return c.Variant + "/" + c.Name
+	}
+	return c.Name
+}
+
+func (g Gates) framesGate(r *report.Report) ([]string, string) {
+	var failed []string
+	n := 0
+	for _, c := range r.Cells {
+		if c.Deadline == nil {
+			continue
+		}
+		n++
+		if !c.Deadline.Pass {
+			failed = append(failed, fmt.Sprintf("--fail-on frames: %s: %s", cellLabel(c), c.Deadline))
+		}
+	}
+	return failed, fmt.Sprintf("--fail-on frames: %d frame tests kept their frame rate", n)
+}
+
+// judge checks the limit on every cell of a workload that measures its
+// metric: a cell that did not (every run failed) breaks it.
+func (l Limit) judge(r *report.Report) ([]string, string) {
+	kinds := map[string]bool{}
+	for _, c := range r.Cells {
+		if s, ok := c.Summary[l.Metric]; ok && s.N > 0 {
+			kinds[c.Workload] = true
+		}
+	}
+	var failed []string
+	n := 0
+	for _, c := range r.Cells {
+		if !kinds[c.Workload] {
+			continue
+		}
+		n++
+		s, ok := c.Summary[l.Metric]
+		switch {
+		case !ok || s.N == 0:
+			failed = append(failed, fmt.Sprintf("--gate %s: %s: no measured run of it (%d ok runs)", l.Text, cellLabel(c), c.Measured))
+		case (l.Below && s.Median >= l.Value) || (!l.Below && s.Median <= l.Value):
+			failed = append(failed, fmt.Sprintf("--gate %s: %s: the median is %s", l.Text, cellLabel(c), report.FormatMetric(l.Metric, s.Median)))
+		}
+	}
+	return failed, fmt.Sprintf("--gate %s: kept by all %d cells", l.Text, n)
+}
+
+func verifyGate(r *report.Report) ([]string, string) {
+	var failed []string
+	n := 0
+	for _, run := range r.Runs {
+		if run.Verify == nil {
+			continue
+		}
+		n++
+		if run.Verify.Mismatched > 0 || run.Verify.Missing > 0 {
+			failed = append(failed, fmt.Sprintf("--fail-on verify: %s round %d: %d objects did not match what was written, %d were missing",
+				run.Cell, run.Round, run.Verify.Mismatched, run.Verify.Missing))
+		}
+	}
+	return failed, fmt.Sprintf("--fail-on verify: all %d verified runs matched", n)
 }

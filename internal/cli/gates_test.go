@@ -23,8 +23,8 @@ func TestGatesCheck(t *testing.T) {
 			{Cell: "down", Variant: "b", Baseline: "a", Metric: "bytes_per_s", Primary: true, Comparison: stats.Comparison{Verdict: stats.Inconclusive}},
 		},
 		Cells: []report.CellView{
-			{Name: "frames", Variant: "b", Deadline: &report.DeadlineView{TargetFPS: 24, Runs: 3, Passed: 1}},
-			{Name: "disk", Summary: map[string]stats.Summary{"read.lat_p99_ns": {N: 6, Median: 7e6}, "ops_per_s": {N: 6, Median: 900}}},
+			{Name: "frames", Variant: "b", Workload: "frames", Deadline: &report.DeadlineView{TargetFPS: 24, Runs: 3, Passed: 1}},
+			{Name: "disk", Workload: "fs", Summary: map[string]stats.Summary{"read.lat_p99_ns": {N: 6, Median: 7e6}, "ops_per_s": {N: 6, Median: 900}}},
 		},
 		Runs: []report.RunView{{Cell: "s3", Round: 2, Verify: &report.VerifyView{Checked: 10, Mismatched: 1}}},
 	}
@@ -32,7 +32,11 @@ func TestGatesCheck(t *testing.T) {
 	if err := g.parse(); err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(g.Check(r), "\n")
+	v, err := g.Check(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(v.Failed, "\n")
 	for _, want := range []string{
 		"--fail-on slower: up bytes_per_s: b is slower than a (ratio 0.800 [0.700, 0.900])",
 		"--fail-on frames: b/frames: FAIL",
@@ -46,6 +50,9 @@ func TestGatesCheck(t *testing.T) {
 	}
 	if n := strings.Count(got, "\n") + 1; n != 5 {
 		t.Errorf("%d gates failed, want 5 (the unadjusted p99 and the limit kept are not):\n%s", n, got)
+	}
+	if kept := strings.Join(v.Passed, "\n"); kept != "--gate ops_per_s<1e6: kept by all 1 cells" {
+		t.Errorf("gates kept:\n%s", kept)
 	}
 	for _, bad := range []Gates{{failOn: "worse"}, {limits: []string{"p99<5ms"}}, {limits: []string{"read.lat_p99_ns<soon"}}, {limits: []string{"ops_per_s=5"}}} {
 		if err := bad.parse(); err == nil {
@@ -77,5 +84,62 @@ workloads:
 	}
 	if _, _, err := iolab(t, context.Background(), "show", "--db", db, "--gate", "wall_s<1m", "--format", "csv"); err != nil {
 		t.Fatalf("a kept limit: %v", err)
+	}
+}
+
+// A gate that no cell can judge is an error (exit 2) naming what the
+// experiment has, never a pass; a cell that measured nothing of a gated
+// metric its workload's other cells measured breaks the gate.
+func TestGatesThatCannotBeJudged(t *testing.T) {
+	t.Parallel()
+	fsCell := report.CellView{Name: "disk", Variant: "a", Workload: "fs", Measured: 3,
+		Summary: map[string]stats.Summary{"ops_per_s": {N: 3, Median: 900}, "read.lat_p99_ns": {N: 3, Median: 1e6}}}
+	one := &report.Report{Cells: []report.CellView{fsCell}}
+	for _, tc := range []struct {
+		gates Gates
+		want  string
+	}{
+		{Gates{limits: []string{"wall_s<2m"}}, `--gate "wall_s<2m": no cell of this experiment measured wall_s; it has: ops_per_s, read.lat_p99_ns`},
+		{Gates{limits: []string{"frames_fps>1000"}}, "no cell of this experiment measured frames_fps"},
+		{Gates{failOn: "slower"}, "--fail-on slower: nothing to compare"},
+		{Gates{failOn: "frames"}, "--fail-on frames: no frame test"},
+		{Gates{failOn: "verify"}, "--fail-on verify: no run of this experiment verified"},
+	} {
+		if err := tc.gates.parse(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := tc.gates.Check(one)
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v; want exit 2 with %q", tc.gates, err, tc.want)
+		}
+	}
+	failedB := report.CellView{Name: "disk", Variant: "b", Workload: "fs", Summary: map[string]stats.Summary{}}
+	g := Gates{limits: []string{"ops_per_s>100"}}
+	if err := g.parse(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := g.Check(&report.Report{Cells: []report.CellView{fsCell, failedB}})
+	if err != nil || len(v.Failed) != 1 || v.Failed[0] != "--gate ops_per_s>100: b/disk: no measured run of it (0 ok runs)" {
+		t.Fatalf("%v: %q", err, v.Failed)
+	}
+}
+
+// Through the CLI: a gate on a metric an fs run does not measure exits 2
+// and says what it does measure.
+func TestGateOnAnAbsentMetricExits2(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--size", "64k", "--bs", "4k", "--rounds", "2", "--warmup", "0",
+		"--db", filepath.Join(dir, "x.db"), "--gate", "wall_s<2m")
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "no cell of this experiment measured wall_s; it has: ") || !strings.Contains(err.Error(), "ops_per_s") {
+		t.Fatalf("--gate wall_s<2m on fs: %v", err)
+	}
+	_, _, err = iolab(t, context.Background(), "show", "--db", filepath.Join(dir, "x.db"), "--fail-on", "slower")
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "nothing to compare") {
+		t.Fatalf("--fail-on slower with one variant: %v", err)
+	}
+	_, stderr, err := iolab(t, context.Background(), "show", "--db", filepath.Join(dir, "x.db"), "--gate", "ops_per_s>1", "--json")
+	if err != nil || !strings.Contains(stderr, "iolab: gate kept: --gate ops_per_s>1: kept by all 1 cells") {
+		t.Fatalf("a kept gate: %v\n%s", err, stderr)
 	}
 }

@@ -251,7 +251,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 	if id == "" {
 		return runErr
 	}
-	if err := printExperiment(context.WithoutCancel(ctx), st, id, o, stdout); err != nil {
+	if err := printExperiment(context.WithoutCancel(ctx), st, id, o, stdout, stderr); err != nil {
 		return errors.Join(runErr, err)
 	}
 	return runErr
@@ -295,7 +295,7 @@ func newRunner(st *store.Store, stderr io.Writer, runTime time.Duration, quiet b
 	return runner
 }
 
-func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOptions, stdout io.Writer) error {
+func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOptions, stdout, stderr io.Writer) error {
 	data, err := st.Load(ctx, id)
 	if err != nil {
 		return err
@@ -326,8 +326,15 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	if rep == nil { // an export: the runs, not a report
 		rep = report.Build(data, opts)
 	}
-	if failed := o.Gates.Check(rep); len(failed) > 0 {
-		return fmt.Errorf("%w: %s", ErrGate, strings.Join(failed, "; "))
+	v, err := o.Gates.Check(rep)
+	if err != nil {
+		return err
+	}
+	for _, p := range v.Passed {
+		fmt.Fprintf(stderr, "iolab: gate kept: %s\n", p)
+	}
+	if len(v.Failed) > 0 {
+		return fmt.Errorf("%w: %s", ErrGate, strings.Join(v.Failed, "; "))
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newShowCommand(stdout io.Writer) *cobra.Command {
+func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
 	var o RepeatOptions
 	var profile bool
 	var top int
@@ -27,7 +27,7 @@ func newShowCommand(stdout io.Writer) *cobra.Command {
 			if !profile {
 				top = 0
 			}
-			return runShow(cmd.Context(), o, id, top, stdout)
+			return runShow(cmd.Context(), o, id, top, stdout, stderr)
 		},
 	}
 	o.addOutputFlags(cmd.Flags())
@@ -38,7 +38,7 @@ func newShowCommand(stdout io.Writer) *cobra.Command {
 
 // runShow prints a stored experiment again, or with profileTop > 0 its
 // profiles' top functions.
-func runShow(ctx context.Context, o RepeatOptions, id string, profileTop int, stdout io.Writer) error {
+func runShow(ctx context.Context, o RepeatOptions, id string, profileTop int, stdout, stderr io.Writer) error {
 	if err := o.validateOutput(); err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func runShow(ctx context.Context, o RepeatOptions, id string, profileTop int, st
 		return printProfiles(ctx, st, id, o, profileTop, stdout)
 	}
 	o.mergeSegments = true
-	return printExperiment(ctx, st, id, o, stdout)
+	return printExperiment(ctx, st, id, o, stdout, stderr)
 }
 
 func newLsCommand(stdout io.Writer) *cobra.Command {
