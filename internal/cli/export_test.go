@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/perf/benchfmt"
 )
 
 // A stored experiment exports as CSV (a row per run and metric, or per
@@ -89,9 +91,10 @@ workloads:
 	var files []string
 	for i, id := range ids {
 		out, _, err := iolab(t, context.Background(), "show", id, "--db", db, "--format", "bench")
-		if err != nil || !strings.Contains(out, "Unit sec/op Better=lower") || !strings.Contains(out, "BenchmarkNap 1 ") {
+		if err != nil || !strings.Contains(out, "BenchmarkNap 1 ") {
 			t.Fatalf("%v\n%s", err, out)
 		}
+		benchDirections(t, out)
 		files = append(files, filepath.Join(dir, []string{"old.txt", "new.txt"}[i]))
 		if err := os.WriteFile(files[i], []byte(out), 0o644); err != nil {
 			t.Fatal(err)
@@ -102,10 +105,16 @@ workloads:
 	if err != nil || !strings.Contains(string(got), "sec/op") || !strings.Contains(string(got), "vs base") || !strings.Contains(string(got), "n=6") {
 		t.Fatalf("benchstat -col variant: %v\n%s", err, got)
 	}
-	// Two experiments of the same plan.
+	// Two experiments of the same plan: one table per variant, each
+	// comparing the files (a "vs base" column), not a table per file.
 	got, err = exec.Command("benchstat", files[0], files[1]).CombinedOutput()
-	if err != nil || !strings.Contains(string(got), "old.txt") || !strings.Contains(string(got), "new.txt") || !strings.Contains(string(got), "sec/op") {
-		t.Fatalf("benchstat old new: %v\n%s", err, got)
+	if err != nil || !strings.Contains(string(got), "sec/op") || !strings.Contains(string(got), "vs base") {
+		t.Fatalf("benchstat old new does not compare the files: %v\n%s", err, got)
+	}
+	for _, line := range strings.Split(string(got), "\n") {
+		if strings.Contains(line, "old.txt") != strings.Contains(line, "new.txt") {
+			t.Fatalf("benchstat old new puts the files in tables of their own:\n%s", got)
+		}
 	}
 	// The two experiments, cell by cell, unpaired.
 	out, _, err = iolab(t, context.Background(), "compare", ids[1], ids[0], "--db", db)
@@ -119,6 +128,7 @@ workloads:
 		Method      string
 		Comparisons []struct {
 			Variant, Metric string
+			Method          string
 			Unpaired        bool
 			Primary         bool
 			Family          int
@@ -128,11 +138,45 @@ workloads:
 		t.Fatalf("compare --json: %v\n%s", err, out)
 	}
 	for _, c := range between.Comparisons {
-		if !c.Unpaired || (c.Metric == "wall_s") != c.Primary || (c.Primary && c.Family != 2) {
+		// Welch's interval says so: "paired" would claim the pairing that
+		// cancels drift, which runs of two experiments do not have.
+		if !c.Unpaired || !strings.HasPrefix(c.Method, "unpaired-welch") || (c.Metric == "wall_s") != c.Primary || (c.Primary && c.Family != 2) {
 			t.Errorf("%+v", c)
 		}
 	}
 	if _, _, err := iolab(t, context.Background(), "show", ids[0], "--db", db, "--format", "xml"); err == nil || !strings.Contains(err.Error(), "want text, md, csv, ndjson, bench, fio, fio+ or frames") {
 		t.Errorf("--format xml: %v", err)
+	}
+}
+
+// benchDirections reads a bench export with x/perf's own parser, as
+// benchstat does, and checks every unit says which way is better, and the
+// right way: sec/op lower, ops/s and B/s higher, latencies lower.
+func benchDirections(t *testing.T, export string) {
+	t.Helper()
+	r := benchfmt.NewReader(strings.NewReader(export), "export.txt")
+	units := map[string]bool{}
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.SyntaxError:
+			t.Fatalf("benchfmt: %v", rec)
+		case *benchfmt.Result:
+			for _, v := range rec.Values {
+				units[v.Unit] = true
+			}
+		}
+	}
+	if len(units) == 0 {
+		t.Fatalf("no results:\n%s", export)
+	}
+	want := map[string]int{"sec/op": -1, "ops/s": +1, "B/s": +1, "max_rss_bytes": -1}
+	for unit := range units {
+		better := r.Units().GetBetter(unit)
+		if better == 0 {
+			t.Errorf("unit %s: benchstat reads no direction", unit)
+		}
+		if w, ok := want[unit]; ok && better != w {
+			t.Errorf("unit %s: better %d, want %d", unit, better, w)
+		}
 	}
 }

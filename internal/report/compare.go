@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/iolab/iolab/internal/stats"
@@ -23,6 +24,9 @@ type ComparisonView struct {
 	// Primary is the cell's first metric, whose verdicts Holm's
 	// correction covers across the report; the others stand alone.
 	Primary bool `json:"primary"`
+	// Failed, for a Failed verdict, says which side has no measured run
+	// that succeeded, and why.
+	Failed string `json:"failed,omitempty"`
 	stats.Comparison
 }
 
@@ -107,6 +111,14 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			if opts.AutoWarmup {
 				from = r.skipWarmup(d.Cells[i], perCell[base], perCell[i], PrimaryMetric(wl))
 			}
+			if why := failedSide(d.Cells[base], perCell[base], d.Cells[i], perCell[i]); why != "" {
+				// Kept, not dropped: a cell whose variant failed every
+				// run is what the study is about.
+				desc, _ := stats.Describe(PrimaryMetric(wl))
+				r.Comparisons = append(r.Comparisons, ComparisonView{Cell: d.Cells[i].Name, Variant: d.Cells[i].Variant, Baseline: r.Baseline,
+					Metric: PrimaryMetric(wl), Primary: true, Failed: why, Comparison: stats.NoComparison(desc)})
+				continue
+			}
 			metrics := comparedMetrics(wl)
 			if wl == "cmd" {
 				metrics = append(metrics, slices.Sorted(maps.Keys(opts.Custom))...)
@@ -134,7 +146,7 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 	// effect several times; they keep their own, unadjusted verdicts.
 	var family []*stats.Comparison
 	for i := range r.Comparisons {
-		if r.Comparisons[i].Primary {
+		if r.Comparisons[i].Primary && r.Comparisons[i].Verdict != stats.Failed {
 			family = append(family, &r.Comparisons[i].Comparison)
 		}
 	}
@@ -154,6 +166,38 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			"(each variant's rounds back to back), as legacy benchmarks do: any drift of the target during the experiment " +
 			"shows up as a difference between variants; use the default random order for decisions"})
 	}
+}
+
+// failedSide says which of a comparison's two cells has no measured run
+// that succeeded ("b: 0 of 6 runs ok; the first error: ..."), or "".
+func failedSide(base store.Cell, baseRuns []store.Run, c store.Cell, runs []store.Run) string {
+	var why []string
+	for _, side := range []struct {
+		cell store.Cell
+		runs []store.Run
+	}{{base, baseRuns}, {c, runs}} {
+		measured, ok, firstErr := 0, 0, ""
+		for _, run := range side.runs {
+			if run.Warmup {
+				continue
+			}
+			measured++
+			if run.Status == store.StatusOK {
+				ok++
+			} else if firstErr == "" {
+				firstErr = run.Error
+			}
+		}
+		if ok > 0 {
+			continue
+		}
+		w := fmt.Sprintf("%s: 0 of %d measured runs ok", side.cell.Variant, measured)
+		if firstErr != "" {
+			w += "; the first error: " + firstErr
+		}
+		why = append(why, w)
+	}
+	return strings.Join(why, "; ")
 }
 
 func allZero(obs []stats.Obs) bool {
@@ -387,6 +431,9 @@ func mean(v []float64) float64 {
 func (c ComparisonView) MarshalJSON() ([]byte, error) {
 	m := c.Comparison.Fields()
 	m["cell"], m["variant"], m["baseline"], m["metric"], m["primary"] = c.Cell, c.Variant, c.Baseline, c.Metric, c.Primary
+	if c.Failed != "" {
+		m["failed"] = c.Failed
+	}
 	return json.Marshal(m)
 }
 

@@ -146,8 +146,16 @@ func Bench(w io.Writer, d *store.Data) error {
 	if snaps := decodeEnv(d.Env); len(snaps) > 0 {
 		env = snaps[0]
 	}
-	for _, kv := range [][2]string{{"experiment", d.Experiment.ID}, {"plan", d.Experiment.Name}, {"kernel", env.Kernel},
-		{"cpu", env.CPUModel}, {"cpus", strconv.Itoa(env.CPUs)}, {"iolab", env.IolabVersion}} {
+	// What tells two experiments apart (the experiment's ID, iolab's
+	// version) is written as a comment, which benchfmt skips: as a
+	// configuration line it would put each file in a table of its own,
+	// and benchstat old.txt new.txt would compare nothing.
+	fmt.Fprintf(w, "# iolab experiment %s\n", oneLine(d.Experiment.ID))
+	if env.IolabVersion != "" {
+		fmt.Fprintf(w, "# iolab %s\n", oneLine(env.IolabVersion))
+	}
+	for _, kv := range [][2]string{{"plan", d.Experiment.Name}, {"kernel", env.Kernel},
+		{"cpu", env.CPUModel}, {"cpus", strconv.Itoa(env.CPUs)}} {
 		if kv[1] != "" && kv[1] != "0" {
 			fmt.Fprintf(w, "%s: %s\n", kv[0], oneLine(kv[1]))
 		}
@@ -179,7 +187,7 @@ func Bench(w io.Writer, d *store.Data) error {
 				if desc.LowerIsBetter {
 					better = "lower"
 				}
-				fmt.Fprintf(w, "Unit %s Better=%s\n", unit, better)
+				fmt.Fprintf(w, "Unit %s better=%s\n", unit, better) // benchfmt's keys are lower case
 			}
 			fields = append(fields, strconv.FormatFloat(v, 'g', -1, 64), unit)
 		}

@@ -111,8 +111,7 @@ func matrixOf(r *Report, variants []string) *verdictMatrix {
 		if !slices.Contains(m.Cells, c.Cell) {
 			m.Cells = append(m.Cells, c.Cell)
 		}
-		_, format := metricFormat(c.Metric)
-		at[[2]string{c.Variant, c.Cell}] = htmlVerdict{Estimate: estimate(c.Comparison, format), Verdict: c.Verdict}
+		at[[2]string{c.Variant, c.Cell}] = htmlVerdict{Estimate: viewEstimate(c), Verdict: c.Verdict}
 	}
 	if len(m.Cells) == 0 {
 		return nil
@@ -209,10 +208,9 @@ func htmlExperimentOf(r *Report, pg Page) (htmlExperiment, error) {
 		e.Started, e.Ended = first.Local().Format("2006-01-02 15:04:05"), last.Local().Format("2006-01-02 15:04:05")
 	}
 	for _, c := range r.Comparisons {
-		_, format := metricFormat(c.Metric)
 		label, _ := metricFormat(c.Metric)
 		e.Verdicts = append(e.Verdicts, htmlVerdict{Cell: c.Cell, Variant: c.Variant, Metric: label, Primary: c.Primary,
-			Estimate: estimate(c.Comparison, format), MDE: mde(c.Comparison), Verdict: c.Verdict})
+			Estimate: viewEstimate(c), MDE: mde(c.Comparison), Verdict: c.Verdict})
 	}
 	slices.SortStableFunc(e.Verdicts, func(a, b htmlVerdict) int {
 		if a.Primary != b.Primary {

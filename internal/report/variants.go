@@ -106,6 +106,9 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 					verdict = colour(c.Verdict, verdict)
 				}
 				t.Add(c.Variant, medianCI(own, format), estimate(c.Comparison, format), mde(c.Comparison), verdict)
+				if c.Failed != "" {
+					notes = append(notes, "not compared: "+c.Failed)
+				}
 				if why := disagreement(c, base, own); why != "" {
 					notes = append(notes, why)
 				}
@@ -159,7 +162,7 @@ func roundsLine(v *RoundsView) string {
 // colour wraps a verdict's text in its terminal colour: green faster, red
 // slower, yellow inconclusive.
 func colour(verdict, text string) string {
-	code := map[string]string{stats.Faster: "32", stats.Slower: "31", stats.Inconclusive: "33"}[verdict]
+	code := map[string]string{stats.Faster: "32", stats.Slower: "31", stats.Inconclusive: "33", stats.Failed: "31"}[verdict]
 	if code == "" {
 		return text
 	}
@@ -238,6 +241,8 @@ func isPrimary(cs []ComparisonView, metric string) bool {
 // a count the difference.
 func estimate(c stats.Comparison, format func(float64) string) string {
 	switch c.Method {
+	case stats.MethodNone:
+		return "—"
 	case stats.MethodTooFew:
 		return fmt.Sprintf("— (%d paired rounds)", c.N)
 	case stats.MethodSequential:
@@ -245,10 +250,19 @@ func estimate(c stats.Comparison, format func(float64) string) string {
 			return fmt.Sprintf("— (%d paired rounds)", c.N)
 		}
 		return fmt.Sprintf("%.3f [%.3f, %.3f] sequence", c.Ratio, c.CI95[0], c.CI95[1])
-	case stats.MethodDifference:
+	case stats.MethodDifference, stats.MethodUnpairedDifference:
 		return fmt.Sprintf("%s [%s, %s] difference", signed(c.Diff, format), signed(c.DiffCI[0], format), signed(c.DiffCI[1], format))
 	}
 	return fmt.Sprintf("%.3f [%.3f, %.3f]", c.Ratio, c.CI95[0], c.CI95[1])
+}
+
+// viewEstimate is a comparison's estimate, or why there is none.
+func viewEstimate(c ComparisonView) string {
+	if c.Failed != "" {
+		return "not compared: " + c.Failed
+	}
+	_, format := metricFormat(c.Metric)
+	return estimate(c.Comparison, format)
 }
 
 // signed formats a difference in the metric's unit, with its sign.
@@ -283,7 +297,7 @@ func verdictText(c stats.Comparison) string {
 // disagreement explains, in one line, a ratio that points the other way
 // from the medians printed beside it.
 func disagreement(c ComparisonView, base, own stats.Summary) string {
-	if (c.Method != stats.MethodRatio && c.Method != stats.MethodSequential) || base.Median <= 0 || own.Median <= 0 {
+	if (c.Method != stats.MethodRatio && c.Method != stats.MethodSequential && c.Method != stats.MethodUnpaired) || base.Median <= 0 || own.Median <= 0 {
 		return ""
 	}
 	medians := own.Median / base.Median

@@ -23,6 +23,9 @@ const (
 	Slower       = "slower"
 	Same         = "same"
 	Inconclusive = "inconclusive"
+	// Failed: one side has no measured run that succeeded; nothing was
+	// compared (the comparison says why, and is never dropped).
+	Failed = "failed"
 )
 
 // Methods.
@@ -36,7 +39,31 @@ const (
 	// MethodTooFew: fewer than MinPairs rounds with both runs; no interval,
 	// no verdict.
 	MethodTooFew = "too-few-pairs"
+	// MethodUnpaired and MethodUnpairedDifference: runs that shared no
+	// rounds (CompareUnpaired): Welch's t-interval of the log values, or
+	// of the values.
+	MethodUnpaired           = "unpaired-welch"
+	MethodUnpairedDifference = "unpaired-welch-difference"
+	// MethodNone: a Failed comparison.
+	MethodNone = "none"
 )
+
+// NoComparison is the comparison of a cell one side of which has no
+// measured run that succeeded: no estimate, no interval, verdict Failed.
+func NoComparison(m Metric) Comparison {
+	nan := math.NaN()
+	return Comparison{Ratio: nan, CI95: [2]float64{nan, nan}, Diff: nan, DiffCI: [2]float64{nan, nan}, P: nan, PAdjusted: nan,
+		MDE: nan, SlotEffect: nan, PairMedian: nan, Method: MethodNone, Verdict: Failed, LowerIsBetter: m.LowerIsBetter, Family: 1}
+}
+
+// IsDifference says the estimate is a difference (variant - baseline), not
+// a ratio.
+func (c Comparison) IsDifference() bool {
+	return c.Method == MethodDifference || c.Method == MethodUnpairedDifference
+}
+
+// logScale says the estimate is a log ratio.
+func (c Comparison) logScale() bool { return c.Method == MethodRatio || c.Method == MethodUnpaired }
 
 // MinPairs is the fewest paired rounds a comparison needs for an interval.
 const MinPairs = 3
@@ -280,7 +307,7 @@ func tDist(df float64) distuv.StudentsT { return distuv.StudentsT{Mu: 0, Sigma: 
 func (c *Comparison) settle(family int, threshold float64) {
 	c.Family = family
 	lo, hi := c.bounds()
-	if c.Method == MethodRatio {
+	if c.logScale() {
 		c.Ratio, c.CI95 = math.Exp(c.est), [2]float64{math.Exp(lo), math.Exp(hi)}
 		c.SlotEffect = math.Expm1(c.slot)
 		c.Diff, c.DiffCI = math.NaN(), [2]float64{math.NaN(), math.NaN()}
@@ -541,7 +568,7 @@ func (c Comparison) MDEAt(rounds, family int) float64 {
 // maxRoundsFactor times its rounds.
 func (c Comparison) RoundsFor(effect float64, family int) int {
 	delta := math.Log1p(effect)
-	if c.Method == MethodDifference {
+	if c.IsDifference() {
 		delta = effect * c.base
 	}
 	return c.roundsAt(delta, 0, family, 0)
@@ -559,7 +586,7 @@ func (c Comparison) RoundSD() float64 {
 // relative turns an effect on the estimate's scale into a relative one.
 func (c Comparison) relative(scale float64) float64 {
 	switch {
-	case c.Method == MethodRatio:
+	case c.logScale():
 		return math.Expm1(scale)
 	case c.base > 0:
 		return scale / c.base
@@ -606,9 +633,9 @@ func CompareUnpaired(base, variant []float64, m Metric, threshold float64) Compa
 		c.P = 0
 	}
 	c.PAdjusted = c.P
-	c.Method, c.band = MethodDifference, threshold*math.Max(math.Abs(c.base), math.Abs(c.base+c.est))
+	c.Method, c.band = MethodUnpairedDifference, threshold*math.Max(math.Abs(c.base), math.Abs(c.base+c.est))
 	if !useDiff {
-		c.Method, c.band = MethodRatio, math.Log1p(threshold)
+		c.Method, c.band = MethodUnpaired, math.Log1p(threshold)
 	}
 	c.settle(1, threshold)
 	c.PairMedian = math.NaN()

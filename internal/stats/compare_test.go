@@ -303,14 +303,14 @@ func TestCompareUnpaired(t *testing.T) {
 		va[i], vb[i] = a[i].Value, b[i].Value
 	}
 	c := CompareUnpaired(va, vb, timeMetric, 0.02)
-	if !c.Unpaired || c.Method != MethodRatio || c.CI95[0] > 1.10 || c.CI95[1] < 1.10 || c.Verdict != Slower || c.df < 10 || c.df > 22 {
+	if !c.Unpaired || c.Method != MethodUnpaired || c.CI95[0] > 1.10 || c.CI95[1] < 1.10 || c.Verdict != Slower || c.df < 10 || c.df > 22 {
 		t.Fatalf("%+v", c)
 	}
 	if c := CompareUnpaired(va[:1], vb, timeMetric, 0.02); c.Method != MethodTooFew {
 		t.Fatalf("one run: %+v", c)
 	}
 	// Counts compare by the difference of their means.
-	if c := CompareUnpaired([]float64{0, 1, 0, 2}, []float64{5, 6, 4, 5}, Metric{LowerIsBetter: true, Zeroable: true}, 0.02); c.Method != MethodDifference || c.Diff < 4 || c.Verdict != Slower {
+	if c := CompareUnpaired([]float64{0, 1, 0, 2}, []float64{5, 6, 4, 5}, Metric{LowerIsBetter: true, Zeroable: true}, 0.02); c.Method != MethodUnpairedDifference || c.Diff < 4 || c.Verdict != Slower {
 		t.Fatalf("counts: %+v", c)
 	}
 }

@@ -111,3 +111,55 @@ func TestBadPortRange(t *testing.T) {
 		t.Fatalf("--ports 0-9: %v", err)
 	}
 }
+
+// A cell where one variant failed every run stays in the summary — in the
+// study's first table, in the per-metric table with why, and in the JSON
+// — with the verdict failed, never dropped.
+func TestCellWhoseVariantFailedEveryRunIsShown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": `name: failing
+rounds: 3
+warmup: 0
+variants:
+  - {name: a, env: {MODE: a}}
+  - {name: b, env: {MODE: b}}
+workloads:
+  - name: put
+    cmd: {run: "test $MODE-{{size}} != b-small || { echo small PUT refused >&2; exit 1; }"}
+    matrix: {size: [small, large]}
+`})
+	db := filepath.Join(t.TempDir(), "x.db")
+	_, _, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--keep-going")
+	if err == nil {
+		t.Fatal("an experiment with failed runs succeeded")
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pivot := out[strings.Index(out, "primary metric by cell and variant"):]
+	if !strings.Contains(pivot, "put size=small") || !strings.Contains(pivot, "failed") || !strings.Contains(pivot, "put size=large") {
+		t.Fatalf("the study's table lacks the failed cell:\n%s", out)
+	}
+	if !strings.Contains(out, "  not compared: b: 0 of 3 measured runs ok; the first error:") {
+		t.Fatalf("the cell's table does not say why:\n%s", out)
+	}
+	js, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	var r struct {
+		Comparisons []struct {
+			Cell, Variant, Verdict, Failed string
+			Primary                        bool
+		}
+	}
+	decodeInto(t, js, &r)
+	found := false
+	for _, c := range r.Comparisons {
+		if c.Cell == "put size=small" && c.Primary {
+			found = c.Verdict == "failed" && c.Variant == "b" && strings.Contains(c.Failed, "0 of 3 measured runs ok")
+		}
+	}
+	if err != nil || !found {
+		t.Fatalf("JSON lacks the failed comparison (%v): %+v", err, r.Comparisons)
+	}
+}
