@@ -188,3 +188,37 @@ func TestOpsLeaveSyncsOut(t *testing.T) {
 		t.Fatalf("ops %d bytes %d, want 15 and 61440", r.Ops(), r.Bytes())
 	}
 }
+
+// A long operation's bytes are booked over the seconds it lasted, in
+// proportion to its time in each (fio's bandwidth log), not all in the
+// second it ended: a single 10 MiB upload over 3.5 s shows in every
+// second's bytes. Its count stays in the second it completed, and the
+// run's totals are unchanged.
+func TestLongOperationSpreadsItsBytes(t *testing.T) {
+	t.Parallel()
+	const sec = int64(time.Second)
+	series := NewSeries()
+	rec, idle := series.NewRecorder(), series.NewRecorder()
+	rec.Record(Upload, 10<<20, 3*sec+sec/2, 3*sec+sec/2) // from 0 to 3.5 s
+	rec.Record(Upload, 1<<20, 5*sec+sec/2, 1*sec)        // from 4.5 to 5.5 s
+	rec.Close()
+	idle.Close()
+	res := Merge([]*Recorder{rec, idle}, series, time.Now(), 6*time.Second)
+	want := []struct{ ops, bytes int64 }{
+		{0, 10 << 20 * 2 / 7}, {0, 10 << 20 * 2 / 7}, {0, 10 << 20 * 2 / 7}, {1, 10<<20 - 3*(10<<20*2/7)},
+		{0, 1 << 19}, {1, 1 << 19},
+	}
+	if len(res.Series) != len(want) {
+		t.Fatalf("%d seconds: %+v", len(res.Series), res.Series)
+	}
+	var total int64
+	for i, s := range res.Series {
+		if s.Ops != want[i].ops || s.Bytes < want[i].bytes-1 || s.Bytes > want[i].bytes+1 {
+			t.Errorf("second %d: %d ops %d bytes, want %d ops about %d bytes", i, s.Ops, s.Bytes, want[i].ops, want[i].bytes)
+		}
+		total += s.Bytes
+	}
+	if total != 11<<20 || res.ByOp[Upload].Bytes != 11<<20 || res.ByOp[Upload].Ops != 2 {
+		t.Fatalf("seconds hold %d bytes, the run %d bytes in %d uploads", total, res.ByOp[Upload].Bytes, res.ByOp[Upload].Ops)
+	}
+}

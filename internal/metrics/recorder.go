@@ -121,6 +121,10 @@ func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 	if r.ramping = endNs < 0; r.ramping {
 		return
 	}
+	if endNs >= r.secEndNs && sizeBytes > 0 && endNs-latencyNs < endNs/int64(time.Second)*int64(time.Second) {
+		// It began in an earlier second: its bytes moved over all of them.
+		sizeBytes = r.spread(d, sizeBytes, endNs, latencyNs)
+	}
 	if endNs >= r.secEndNs || endNs < r.secEndNs-int64(time.Second) {
 		r.flush(endNs / int64(time.Second))
 	}
@@ -141,6 +145,34 @@ func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 	if r.lat != nil {
 		r.lat.add(d, endNs, latencyNs, sizeBytes)
 	}
+}
+
+// spread books the bytes of an operation that ended in a later second
+// than the one being filled over the seconds it lasted, in proportion to
+// its time in each (as fio's bandwidth log does), and returns the share of
+// its last second, where the operation itself counts. A part before the
+// second being filled (already handed over) is booked in that second.
+func (r *Recorder) spread(d Op, sizeBytes, endNs, latencyNs int64) int64 {
+	const sec = int64(time.Second)
+	startNs, last := endNs-latencyNs, endNs/sec
+	left := sizeBytes
+	for t := r.sec; t < last && left > 0; t++ {
+		from, to := max(startNs, t*sec), (t+1)*sec
+		if t == r.sec {
+			from = startNs // a part before it is booked in it
+		}
+		share := min(left, int64(float64(sizeBytes)*float64(to-from)/float64(latencyNs)))
+		if share <= 0 {
+			continue
+		}
+		left -= share
+		if t == r.sec {
+			r.secBytes[d] += share
+		} else {
+			r.series.addBytes(t, d, share)
+		}
+	}
+	return left
 }
 
 func (r *Recorder) secHist(d Op) *hdrhistogram.Histogram {

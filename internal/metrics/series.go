@@ -86,7 +86,7 @@ func (s *Series) add(sec int64, lat *[NumOps]*hdrhistogram.Histogram, vals []opL
 	defer s.mu.Unlock()
 	var o *openSecond
 	for d := range ops {
-		if ops[d] == 0 {
+		if ops[d] == 0 && bytes[d] == 0 { // bytes alone: a long operation's share (Recorder.spread)
 			continue
 		}
 		if o == nil {
@@ -119,6 +119,21 @@ func (s *Series) add(sec int64, lat *[NumOps]*hdrhistogram.Histogram, vals []opL
 	if o != nil && max > o.max {
 		o.max = max
 	}
+}
+
+// addBytes books bytes of direction d in second sec, which every recorder
+// has yet to finish: part of an operation that ended later (Recorder.spread).
+func (s *Series) addBytes(sec int64, d Op, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.open[sec]
+	if o == nil {
+		o = &openSecond{hist: s.secondHistogram()}
+		s.open[sec] = o
+	}
+	o.bytes += bytes
+	s.bytes += bytes
+	s.dirs[d].Bytes += bytes
 }
 
 func (s *Series) advance(id int, next int64) {

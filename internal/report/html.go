@@ -330,14 +330,8 @@ func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
 				label += " " + d
 			}
 			cdfs = append(cdfs, cdfGroup{Name: label, H: cv.hist[d]})
-			lat := cv.Latency[d]
-			hc.Summary = append(hc.Summary, htmlSummary{Variant: label, Runs: cv.Measured, Median: medianCI(cv.Summary[hc.Metric], metricFormatter(hc.Metric)),
-				CV: fmt.Sprintf("%.1f%%", 100*cv.Summary[hc.Metric].CV), P50: latency(float64(lat.P50)), P99: latency(float64(lat.P99)), P999: latency(float64(lat.P999))})
 		}
-		if len(dirs) == 0 {
-			hc.Summary = append(hc.Summary, htmlSummary{Variant: variantLabel(cv.Variant), Runs: cv.Measured,
-				Median: medianCI(cv.Summary[hc.Metric], metricFormatter(hc.Metric)), CV: fmt.Sprintf("%.1f%%", 100*cv.Summary[hc.Metric].CV)})
-		}
+		hc.Summary = append(hc.Summary, summaryRows(cv, hc.Metric)...)
 	}
 	slices.SortStableFunc(strips, func(a, b stripGroup) int { return a.colour - b.colour })
 	names := make([]string, len(variants))
@@ -374,6 +368,38 @@ func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
 		hc.Plots = appendFigure(hc.Plots, f)
 	}
 	return hc, nil
+}
+
+// summaryRows are a variant's rows of a cell's table: its median of the
+// cell's metric and, per direction (read, write ...), the latency
+// percentiles — and when there are several directions, a row for the
+// whole, then each direction with its own share of the metric
+// (read.ops_per_s), never the whole's figure again.
+func summaryRows(cv CellView, metric string) []htmlSummary {
+	format := metricFormatter(metric)
+	whole := htmlSummary{Variant: variantLabel(cv.Variant), Runs: cv.Measured,
+		Median: medianCI(cv.Summary[metric], format), CV: fmt.Sprintf("%.1f%%", 100*cv.Summary[metric].CV)}
+	dirs := slices.Sorted(maps.Keys(cv.hist))
+	withLatency := func(row htmlSummary, d string) htmlSummary {
+		lat := cv.Latency[d]
+		row.P50, row.P99, row.P999 = latency(float64(lat.P50)), latency(float64(lat.P99)), latency(float64(lat.P999))
+		return row
+	}
+	switch len(dirs) {
+	case 0:
+		return []htmlSummary{whole}
+	case 1:
+		return []htmlSummary{withLatency(whole, dirs[0])}
+	}
+	rows := []htmlSummary{whole}
+	for _, d := range dirs {
+		row := htmlSummary{Variant: variantLabel(cv.Variant) + " " + d, Runs: cv.Measured, Median: "—", CV: "—"}
+		if s, ok := cv.Summary[d+"."+metric]; ok {
+			row.Median, row.CV = medianCI(s, format), fmt.Sprintf("%.1f%%", 100*s.CV)
+		}
+		rows = append(rows, withLatency(row, d))
+	}
+	return rows
 }
 
 // plotSpec is a plot of a cell to draw: its kind, caption and drawing.
@@ -449,17 +475,12 @@ func chosenRun(r *Report, id int64, variants []string) (*htmlRun, error) {
 	vi := slices.Index(variants, pick.Variant)
 	out := &htmlRun{ID: pick.ID, Cell: pick.Cell, Variant: variantLabel(pick.Variant), Why: why, Round: pick.Round,
 		Start: pick.Start.Local().Format("2006-01-02 15:04:05")}
-	var ops, p99, rss, cpu []float64
+	var ops, p99 []float64
 	for _, s := range fullSeconds(*pick) {
 		ops = append(ops, float64(s.Ops))
 		p99 = append(p99, float64(s.P99Ns))
 	}
-	prevCPU := 0.0
-	for _, s := range pick.ServerSeries {
-		rss = append(rss, float64(s.RSSBytes))
-		cpu = append(cpu, s.CPUS-prevCPU)
-		prevCPU = s.CPUS
-	}
+	rss, cpu := serverSeconds(pick.ServerSeries)
 	for _, pl := range []struct {
 		kind, metric, label, title string
 		values                     []float64
@@ -477,6 +498,17 @@ func chosenRun(r *Report, id int64, variants []string) (*htmlRun, error) {
 		out.Plots = appendFigure(out.Plots, f)
 	}
 	return out, nil
+}
+
+// serverSeconds are the server's memory and CPU of each second as drawn:
+// each second's CPU is already that second's (observe measures it so),
+// not a running total to take differences of.
+func serverSeconds(series []metrics.ServerSecond) (rss, cpu []float64) {
+	for _, s := range series {
+		rss = append(rss, float64(s.RSSBytes))
+		cpu = append(cpu, s.CPUS)
+	}
+	return rss, cpu
 }
 
 // htmlHistories groups the histories of one cell and metric (one per
