@@ -163,3 +163,33 @@ workloads:
 		t.Fatalf("JSON lacks the failed comparison (%v): %+v", err, r.Comparisons)
 	}
 }
+
+// A variant's server that the workload never reached — an fs workload on
+// a local file while the server idles — is flagged, not silently
+// compared as if it had served the load.
+func TestIdleServerIsFlagged(t *testing.T) {
+	t.Parallel()
+	need(t, "python3")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"local.img": strings.Repeat("l", 1<<20),
+		"plan.yaml": `name: idle
+rounds: 2
+warmup: 0
+variants:
+  - name: srv
+    start: exec python3 -m http.server {{port}} --bind 127.0.0.1
+    ready: {tcp: "127.0.0.1:{{port}}", timeout: 20s}
+workloads:
+  - name: disk
+    fs: {filename: local.img, rw: randread, bs: 4k, io_size: 4m}
+`})
+	db := filepath.Join(t.TempDir(), "x.db")
+	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasCode(r, "server-idle") {
+		t.Fatalf("no server-idle warning: %+v", r.Warnings)
+	}
+}

@@ -36,6 +36,7 @@ type studyRunJSON struct {
 	Cells []struct {
 		Name, Variant string
 		Params        map[string]string
+		Summary       map[string]struct{ Median float64 }
 	} `json:"cells"`
 	Comparisons []comparisonJSON `json:"comparisons"`
 }
@@ -220,6 +221,10 @@ workloads:
 	}
 	if cpu, ok := x["cgroup_cpu_s"]; ok && (cpu < 2.45 || cpu > 2.75) {
 		t.Errorf("cgroup_cpu_s %.3f, want 2.5 s within 10%%", cpu)
+	}
+	// Per operation: 100 ms of the server's CPU each.
+	if perOp := r.Cells[0].Summary["server_cpu_us_per_op"].Median; perOp < 98e3 || perOp > 110e3 {
+		t.Errorf("server_cpu_us_per_op %.0f, want 100 ms per request within 10%%", perOp)
 	}
 	// Second by second: the memory held in each, the CPU adding up.
 	series := r.Runs[0].ServerSeries

@@ -45,7 +45,7 @@ func PrimaryMetric(workload string) string {
 
 // serverMetrics are compared for every workload whose variants run a
 // server iolab watched.
-var serverMetrics = []string{"server_cpu_s", "server_rss_peak_bytes", "server_read_bytes", "server_write_bytes", "cgroup_memory_peak_bytes"}
+var serverMetrics = []string{"server_cpu_s", "server_cpu_us_per_op", "server_cpu_ns_per_byte", "server_rss_peak_bytes", "server_read_bytes", "server_write_bytes", "cgroup_memory_peak_bytes"}
 
 // comparedMetrics are the metrics compared for a workload, when measured.
 func comparedMetrics(workload string) []string {

@@ -70,6 +70,8 @@ var rows = []row{
 	{"max_rss_bytes", "peak RSS MiB", mib},
 	{"items_per_s", "items/s", count},
 	{"server_cpu_s", "server CPU", seconds},
+	{"server_cpu_us_per_op", "server CPU µs/op", plain},
+	{"server_cpu_ns_per_byte", "server CPU ns/B", plain},
 	{"server_rss_peak_bytes", "server peak RSS MiB", mib},
 	{"server_read_bytes", "server read MiB", mib},
 	{"server_write_bytes", "server write MiB", mib},

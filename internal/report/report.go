@@ -245,6 +245,16 @@ func RunMetrics(res *metrics.Result) map[string]float64 {
 	for k, v := range res.Extra {
 		m[k] = v
 	}
+	// The server's cost of the work, not only its total: a server capped
+	// to a tenth of the I/O uses less CPU per run and more per operation.
+	if cpu, ok := res.Extra["server_cpu_s"]; ok {
+		if ops := res.Ops(); ops > 0 {
+			m["server_cpu_us_per_op"] = 1e6 * cpu / float64(ops)
+		}
+		if b := res.Bytes(); b > 0 {
+			m["server_cpu_ns_per_byte"] = 1e9 * cpu / float64(b)
+		}
+	}
 	for d := metrics.Op(0); d < metrics.NumOps; d++ {
 		ds := res.ByOp[d]
 		if ds.Ops == 0 {
@@ -533,7 +543,31 @@ func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 		cv.Warnings = append(cv.Warnings, stats.Warning{Code: "errors", Message: fmt.Sprintf(
 			"%s: %d operations failed; runs with errors are left out of the summary", c.Name, errs)})
 	}
+	if w, ok := idleServer(c, values); ok {
+		cv.Warnings = append(cv.Warnings, w)
+	}
 	return cv
+}
+
+// idleServer flags a cell whose variant's server, watched through every
+// measured run, used no CPU and moved no bytes while the workload did its
+// operations: the load did not reach it (an fs target on the local disk
+// instead of the server's export, an endpoint of another server).
+func idleServer(c store.Cell, values map[string][]float64) (stats.Warning, bool) {
+	cpu, ops := values["server_cpu_s"], values["ops_per_s"]
+	if len(cpu) == 0 || len(ops) == 0 {
+		return stats.Warning{}, false
+	}
+	for _, k := range []string{"server_cpu_s", "server_read_bytes", "server_write_bytes"} {
+		for _, v := range values[k] {
+			if v > 0 {
+				return stats.Warning{}, false
+			}
+		}
+	}
+	return stats.Warning{Code: "server-idle", Message: fmt.Sprintf(
+		"%s/%s: the variant's server used no CPU and moved no bytes in %d measured runs while the workload did %s operations/s: the load did not reach it — check the workload's target (a path under the server's mount, its {{port}})",
+		c.Variant, c.Name, len(cpu), count(stats.Summarize(ops).Median))}, true
 }
 
 // uncachedRandomReadP50 is the merged read median of a cell that read

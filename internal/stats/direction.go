@@ -35,6 +35,7 @@ var metricTable = map[string]Metric{
 	"max_rss_bytes": lower, "server_rss_peak_bytes": lower, "cgroup_memory_peak_bytes": lower,
 	// The server's use, which may be nothing.
 	"server_cpu_s": fewer, "server_read_bytes": fewer, "server_write_bytes": fewer,
+	"server_cpu_us_per_op": fewer, "server_cpu_ns_per_byte": fewer,
 	"server_threads_max": lower, "server_fds_max": lower,
 	"cgroup_cpu_s": fewer, "cgroup_throttled_s": fewer, "cgroup_oom_kills": fewer,
 	// Counts of things that went wrong.
