@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/metrics"
@@ -421,7 +422,7 @@ func (c *cellBuilder) applyFields(flags *pflag.FlagSet, spec plan.Workload, setu
 		values := val.List
 		if values == nil {
 			values = []plan.Value{val}
-		} else if !repeatable(f) {
+		} else if !flagval.Repeatable(f) {
 			return val.Pos.Errorf("%s.%s: a list, but --%s takes one value", spec.Kind, key, key)
 		}
 		for _, x := range values {
@@ -432,7 +433,7 @@ func (c *cellBuilder) applyFields(flags *pflag.FlagSet, spec plan.Workload, setu
 			if (key == "directory" || key == "filename" || key == "url-file" || key == "id-file") && !filepath.IsAbs(text) {
 				text = filepath.Join(c.p.Dir, text)
 			}
-			if err := setFlag(flags, key, text); err != nil {
+			if err := flagval.Set(flags, key, text); err != nil {
 				return x.Pos.Errorf("%s.%s %q: %v", spec.Kind, key, text, err)
 			}
 		}
@@ -440,14 +441,6 @@ func (c *cellBuilder) applyFields(flags *pflag.FlagSet, spec plan.Workload, setu
 	return nil
 }
 
-// repeatable says whether a flag may be given more than once (-H).
-func repeatable(f *pflag.Flag) bool {
-	if _, ok := f.Value.(pflag.SliceValue); ok {
-		return true
-	}
-	_, ok := f.Value.(pairsValue)
-	return ok
-}
 
 // fields merges a workload's settings with a matrix point.
 func fields(w plan.Workload, point map[string]plan.Value) map[string]plan.Value {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
@@ -58,11 +59,11 @@ func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&o.Resume, "resume", false, "continue the newest unfinished experiment of this plan: finished runs are kept, not repeated")
 	f.BoolVar(&o.KeepGoing, "keep-going", false, "record failed runs and variants that do not build, and go on")
 	f.BoolVar(&o.Calibrate, "calibrate", false, "before a long experiment: run the baseline against itself for a few rounds and say how noisy this machine is, what the plan's rounds can detect and how many rounds a given difference needs (nothing else runs)")
-	intVar(f, &o.CalibrateRounds, "calibrate-rounds", 6, stats.MinPairs, plan.MaxRounds, "rounds of the --calibrate run")
+	flagval.IntVar(f, &o.CalibrateRounds, "calibrate-rounds", 6, stats.MinPairs, plan.MaxRounds, "rounds of the --calibrate run")
 	f.BoolVar(&o.UntilDecided, "until-decided", false, "run the plan's rounds, then add rounds until every primary comparison is decided, at most --max-rounds; "+
 		"verdicts come from a confidence sequence that stays valid however often it is looked at (as the plan's rounds: {min: 6, max: 60})")
 	f.StringVar(&o.Ports, "ports", "", "ports to hand variants' servers as {{port}}, such as 25000-25999 (over the plan's ports:; default: any free port)")
-	intVar(f, &o.MaxRounds, "max-rounds", 0, plan.MinSequentialRounds, plan.MaxRounds, "the most rounds --until-decided runs (default 10 times the plan's rounds, at least 60)")
+	flagval.IntVar(f, &o.MaxRounds, "max-rounds", 0, plan.MinSequentialRounds, plan.MaxRounds, "the most rounds --until-decided runs (default 10 times the plan's rounds, at least 60)")
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/workload/fs"
 )
 
@@ -134,7 +135,7 @@ func (j fioJob) apply(flags *pflag.FlagSet, cmdline map[string]bool) ([]string, 
 		if name == "" || cmdline[name] {
 			continue
 		}
-		if err := setFlag(flags, name, value); err != nil {
+		if err := flagval.Set(flags, name, value); err != nil {
 			return nil, fmt.Errorf("%s: %s=%s: %w", o.at, o.key, value, err)
 		}
 		if note != "" && !slices.Contains(notes, note) {

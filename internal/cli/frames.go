@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/workload/frames"
 )
@@ -33,16 +34,16 @@ func (o *FramesOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.StringVar(&j.Stream, "stream", "", "one file holding every frame at its offset (created if missing), instead of a file per frame")
 	f.StringVar(&o.profile, "profile", "", "frame format by vframetest's names (FULLHD-24bit, 4K-DCI-32bit, 8K-24bit; --list shows all) or WIDTHxHEIGHTxBITS")
 	j.Header = frames.DefaultHeader
-	f.Var(sizeValue{p: &j.Header, max: 1 << 30}, "header", "bytes before each frame's pixels (vframetest's default 64k)")
+	f.Var(flagval.Size{P: &j.Header, Max: 1 << 30}, "header", "bytes before each frame's pixels (vframetest's default 64k)")
 	f.StringVar(&j.Order, "order", frames.OrderSequential, "frame order: sequential, reverse or random (the same permutation every run)")
-	intVar(f, &o.width, "width", 0, 0, 1<<16, "frame width in pixels (instead of --profile)")
-	intVar(f, &o.height, "height", 0, 0, 1<<16, "frame height in pixels")
-	intVar(f, &o.bpp, "bytes-per-pixel", 0, 0, 16, "bytes per pixel")
-	intVar(f, &j.Frames, "frames", 0, 0, frames.MaxFrames, "frames per run (default 100; reading an existing sequence: all of it)")
-	intVar(f, &j.Threads, "threads", 1, 1, 1024, "frames in flight")
-	f.Var(boolIntValue{&j.Direct}, "direct", "O_DIRECT (1 or 0)")
+	flagval.IntVar(f, &o.width, "width", 0, 0, 1<<16, "frame width in pixels (instead of --profile)")
+	flagval.IntVar(f, &o.height, "height", 0, 0, 1<<16, "frame height in pixels")
+	flagval.IntVar(f, &o.bpp, "bytes-per-pixel", 0, 0, 16, "bytes per pixel")
+	flagval.IntVar(f, &j.Frames, "frames", 0, 0, frames.MaxFrames, "frames per run (default 100; reading an existing sequence: all of it)")
+	flagval.IntVar(f, &j.Threads, "threads", 1, 1, 1024, "frames in flight")
+	f.Var(flagval.BoolInt{P: &j.Direct}, "direct", "O_DIRECT (1 or 0)")
 	f.Lookup("direct").NoOptDefVal = "1"
-	floatVar(f, &j.FPS, "fps", 0, 0, 100_000, "target frame rate: frame i may start at i/F and is late after (i+1)/F")
+	flagval.FloatVar(f, &j.FPS, "fps", 0, 0, 100_000, "target frame rate: frame i may start at i/F and is late after (i+1)/F")
 	f.BoolVar(&j.DropLate, "drop-late", false, "with --fps, drop a frame not started by its deadline")
 	f.BoolVar(&j.FailOnLate, "fail-on-late", false, "with --fps, exit 1 when a measured run has a late or dropped frame (FAIL)")
 	f.BoolVar(&j.Read, "read", false, "read the frames back (written once, untimed, before the runs)")

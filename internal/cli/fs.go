@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/units"
@@ -46,39 +47,39 @@ func (o *FSOptions) AddJobFlags(f *pflag.FlagSet) {
 	f.StringVar(&j.Filename, "filename", "", "file or block device shared by all jobs")
 	f.StringVar(&j.Directory, "directory", "", "directory for one file per job (iolab.<job>.0)")
 	f.StringVar(&o.rw, "rw", "read", "read|write|randread|randwrite|rw|randrw")
-	percentVar(f, &j.RWMixRead, "rwmixread", 50, "percentage of reads in rw/randrw")
-	f.Var(sizeValue{p: &j.BlockSize, min: 1, max: 1 << 30}, "bs", "block size (4k, 1m)")
-	f.Var(sizeValue{p: &j.Size}, "size", "file region per job (256m, 1g); default: the existing file's size")
-	f.Var(sizeValue{p: &j.IOSize}, "io_size", "bytes of I/O per job when not time-based (default --size)")
-	f.Var(durationValue{p: &j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
-	f.Var(durationValue{p: &j.RampTime}, "ramp_time", "run each job this long before measuring, as fio does (runtime counts after it)")
-	intVar(f, &j.IODepth, "iodepth", 1, 1, 16384, "operations in flight per job")
-	intVar(f, &j.IODepthBatch, "iodepth_batch_submit", 1, 1, 16384, "io_uring: submit when this many operations are queued")
-	intVar(f, &j.NumJobs, "numjobs", 1, 1, 4096, "parallel jobs")
-	f.Var(boolIntValue{&j.Direct}, "direct", "O_DIRECT: bypass the page cache (1 or 0)")
+	flagval.PercentVar(f, &j.RWMixRead, "rwmixread", 50, "percentage of reads in rw/randrw")
+	f.Var(flagval.Size{P: &j.BlockSize, Min: 1, Max: 1 << 30}, "bs", "block size (4k, 1m)")
+	f.Var(flagval.Size{P: &j.Size}, "size", "file region per job (256m, 1g); default: the existing file's size")
+	f.Var(flagval.Size{P: &j.IOSize}, "io_size", "bytes of I/O per job when not time-based (default --size)")
+	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
+	f.Var(flagval.Duration{P: &j.RampTime}, "ramp_time", "run each job this long before measuring, as fio does (runtime counts after it)")
+	flagval.IntVar(f, &j.IODepth, "iodepth", 1, 1, 16384, "operations in flight per job")
+	flagval.IntVar(f, &j.IODepthBatch, "iodepth_batch_submit", 1, 1, 16384, "io_uring: submit when this many operations are queued")
+	flagval.IntVar(f, &j.NumJobs, "numjobs", 1, 1, 4096, "parallel jobs")
+	f.Var(flagval.BoolInt{P: &j.Direct}, "direct", "O_DIRECT: bypass the page cache (1 or 0)")
 	f.Lookup("direct").NoOptDefVal = "1"
-	f.Var(boolIntValue{&j.Invalidate}, "invalidate", "drop the files' page cache before each run, as fio does (1 or 0)")
-	intVar(f, &j.Fsync, "fsync", 0, 0, maxCount, "fsync after every N writes")
-	intVar(f, &j.Fdatasync, "fdatasync", 0, 0, maxCount, "fdatasync after every N writes")
+	f.Var(flagval.BoolInt{P: &j.Invalidate}, "invalidate", "drop the files' page cache before each run, as fio does (1 or 0)")
+	flagval.IntVar(f, &j.Fsync, "fsync", 0, 0, flagval.MaxCount, "fsync after every N writes")
+	flagval.IntVar(f, &j.Fdatasync, "fdatasync", 0, 0, flagval.MaxCount, "fdatasync after every N writes")
 	f.StringVar(&j.Engine, "ioengine", fs.DefaultEngine, "auto|psync|psync-pool|io_uring|fio, or fio's libaio, sync, pvsync (auto: io_uring when iodepth > 1, else psync; psync has one operation in flight per job as fio's does, psync-pool iodepth; fio runs fio itself on the same job)")
-	percentVar(f, &j.Data.CompressPct, "buffer_compress_percentage", 0, "percentage of each written block that compresses (zeros)")
-	percentVar(f, &j.Data.DedupPct, "dedupe_percentage", 0, "percentage of written blocks that repeat earlier ones")
+	flagval.PercentVar(f, &j.Data.CompressPct, "buffer_compress_percentage", 0, "percentage of each written block that compresses (zeros)")
+	flagval.PercentVar(f, &j.Data.DedupPct, "dedupe_percentage", 0, "percentage of written blocks that repeat earlier ones")
 	f.BoolVar(&o.zeros, "zero_buffers", false, "write zeros instead of random data")
 	f.StringVar(&j.FioPath, "fio", "fio", "fio binary for --ioengine fio")
-	intVar(f, &j.NrFiles, "nrfiles", 1, 1, 1<<20, "files per job, served round robin (iolab.<job>.<file> in --directory)")
-	f.Var(sizeValue{p: &j.FileSize}, "filesize", "size of each file (default --size / --nrfiles)")
-	intVar(f, &j.OpenFiles, "openfiles", 0, 0, 1<<20, "files a job keeps open at a time (default all): each closes when its pass is done and the next opens")
+	flagval.IntVar(f, &j.NrFiles, "nrfiles", 1, 1, 1<<20, "files per job, served round robin (iolab.<job>.<file> in --directory)")
+	f.Var(flagval.Size{P: &j.FileSize}, "filesize", "size of each file (default --size / --nrfiles)")
+	flagval.IntVar(f, &j.OpenFiles, "openfiles", 0, 0, 1<<20, "files a job keeps open at a time (default all): each closes when its pass is done and the next opens")
 	f.Var(pairValue{p: &j.Rate, parse: units.ParseSize, format: units.FormatSize}, "rate", "cap each job's bandwidth, bytes/s: 10m, or READ,WRITE (500k,1m; ,1m caps writes only)")
-	f.Var(pairValue{p: &j.RateIOPS, parse: func(s string) (int64, error) { return units.ParseInt(s, 1, maxRate) },
+	f.Var(pairValue{p: &j.RateIOPS, parse: func(s string) (int64, error) { return units.ParseInt(s, 1, flagval.MaxRate) },
 		format: func(n int64) string { return fmt.Sprint(n) }}, "rate_iops", "cap each job's operations/s: 1000, or READ,WRITE")
-	f.Var(durationValue{p: &j.ThinkTime, unit: time.Microsecond}, "thinktime", "pause this long after every --thinktime_blocks operations complete (microseconds, or 10ms)")
-	intVar(f, &j.ThinkTimeBlocks, "thinktime_blocks", 1, 1, maxCount, "operations between two thinktime pauses")
+	f.Var(flagval.Duration{P: &j.ThinkTime, Unit: time.Microsecond}, "thinktime", "pause this long after every --thinktime_blocks operations complete (microseconds, or 10ms)")
+	flagval.IntVar(f, &j.ThinkTimeBlocks, "thinktime_blocks", 1, 1, flagval.MaxCount, "operations between two thinktime pauses")
 	f.Var(syncRangeValue{&j.SyncFileRange}, "sync_file_range", "sync_file_range(2) after every N writes: FLAGS:N, flags wait_before,write,wait_after (write:8)")
 	f.StringVar(&j.Verify.Kind, "verify", "", "write checked blocks and read them back: md5, crc32c, crc32, crc64, xxhash, sha1, sha256, sha512; a read job checks what it reads")
-	intVar(f, &j.Verify.Backlog, "verify_backlog", 0, 0, maxCount, "read back and check every N written blocks as the job goes (counted as its reads)")
-	f.Var(boolIntValue{&j.Verify.Only}, "verify_only", "check the blocks the write job would write, writing nothing (1 or 0)")
+	flagval.IntVar(f, &j.Verify.Backlog, "verify_backlog", 0, 0, flagval.MaxCount, "read back and check every N written blocks as the job goes (counted as its reads)")
+	f.Var(flagval.BoolInt{P: &j.Verify.Only}, "verify_only", "check the blocks the write job would write, writing nothing (1 or 0)")
 	f.Lookup("verify_only").NoOptDefVal = "1"
-	f.Var(boolIntValue{&j.Verify.Do}, "do_verify", "read back everything written once the run ends (1, the default, or 0)")
+	f.Var(flagval.BoolInt{P: &j.Verify.Do}, "do_verify", "read back everything written once the run ends (1, the default, or 0)")
 }
 
 // fioOutputValue is fio's --output-format, which sets --format.
@@ -165,7 +166,7 @@ func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOption
 		cmdline := map[string]bool{}
 		for name, v := range given {
 			if flags.Lookup(name) != nil {
-				if err := setFlag(flags, name, v); err != nil {
+				if err := flagval.Set(flags, name, v); err != nil {
 					return nil, fmt.Errorf("--%s %q: %w", name, v, err)
 				}
 				cmdline[name] = true

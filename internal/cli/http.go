@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/units"
@@ -33,33 +34,33 @@ type HTTPOptions struct {
 func (o *HTTPOptions) AddJobFlags(f *pflag.FlagSet) {
 	o.Job = httpload.DefaultOptions()
 	j := &o.Job
-	urlVar(f, &j.URL, "url", "URL template; {{i}} is the operation's index, {{worker}} the worker's")
+	flagval.URLVar(f, &j.URL, "url", "URL template; {{i}} is the operation's index, {{worker}} the worker's")
 	f.StringVar(&j.URLFile, "url-file", "", "download: a file of URLs, one per line, used in turn")
 	f.StringVar(&j.IDFile, "id-file", "", "download: a file of ids (what uploads returned), one per line, filling --url's {{id}} in turn")
 	f.StringVar(&j.Method, "method", j.Method, "upload: PUT or POST")
 	f.StringVar(&j.FormField, "form-field", "", "upload the body as this file field of a multipart form")
-	f.Var(pairsValue{p: &o.form, sep: "=", extra: &o.secret}, "form", "extra form field key=value (repeatable)")
-	f.VarP(pairsValue{p: &o.headers, sep: ":", extra: &o.secret}, "header", "H", "request header 'Name: value' (repeatable); values of Authorization, Cookie, *-Key, *Token* and --secret-header names are never stored or printed")
+	f.Var(flagval.Pairs{P: &o.form, Sep: "=", Extra: &o.secret}, "form", "extra form field key=value (repeatable)")
+	f.VarP(flagval.Pairs{P: &o.headers, Sep: ":", Extra: &o.secret}, "header", "H", "request header 'Name: value' (repeatable); values of Authorization, Cookie, *-Key, *Token* and --secret-header names are never stored or printed")
 	f.StringArrayVar(&o.secret, "secret-header", nil, "a header or form field name whose value is a secret, besides the usual ones (repeatable)")
-	secretVar(f, &j.Basic, "basic", "basic auth user:password; never stored or printed")
-	secretVar(f, &j.Bearer, "bearer", "bearer token (default: $IOLAB_HTTP_TOKEN); never stored or printed")
-	urlVar(f, &j.LoginURL, "login-url", "POST here first; its cookies go with every request")
-	secretVar(f, &j.LoginBody, "login-body", "login body: JSON when it starts with {, else a form (user=a&secret=b); never stored or printed")
+	flagval.SecretVar(f, &j.Basic, "basic", "basic auth user:password; never stored or printed")
+	flagval.SecretVar(f, &j.Bearer, "bearer", "bearer token (default: $IOLAB_HTTP_TOKEN); never stored or printed")
+	flagval.URLVar(f, &j.LoginURL, "login-url", "POST here first; its cookies go with every request")
+	flagval.SecretVar(f, &j.LoginBody, "login-body", "login body: JSON when it starts with {, else a form (user=a&secret=b); never stored or printed")
 	f.StringVar(&j.LoginToken, "login-token", "", "JSON field of the login response to send as a bearer token")
 	f.StringVar(&j.IDFromJSON, "id-from-json", "", "upload: JSON field of the response naming what was stored (data.id)")
-	urlVar(f, &j.DownloadURL, "download-url", "upload: download each upload right after, from this URL with {{id}}")
-	f.Var(sizeValue{p: &j.RangeSize}, "range-size", "download: a random range of this many bytes (needs --size of the objects)")
+	flagval.URLVar(f, &j.DownloadURL, "download-url", "upload: download each upload right after, from this URL with {{id}}")
+	f.Var(flagval.Size{P: &j.RangeSize}, "range-size", "download: a random range of this many bytes (needs --size of the objects)")
 	f.StringVar(&o.sizes, "size", "1m", "body size: 8m, a list 1m,100m, or a log-uniform range 1m-5g")
-	intVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, maxConcurrency, "requests in flight")
-	f.Var(durationValue{p: &j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
-	intVar(f, &j.Count, "count", 0, 0, maxCount, "requests per run when not time-based")
-	percentVar(f, &j.Data.CompressPct, "compressible", 0, "percentage of each body that compresses (zeros)")
+	flagval.IntVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, flagval.MaxConcurrency, "requests in flight")
+	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
+	flagval.IntVar(f, &j.Count, "count", 0, 0, flagval.MaxCount, "requests per run when not time-based")
+	flagval.PercentVar(f, &j.Data.CompressPct, "compressible", 0, "percentage of each body that compresses (zeros)")
 	f.BoolVar(&o.zeros, "zeros", false, "bodies of zeros")
 	f.BoolVar(&j.HTTP2, "http2", false, "HTTP/2 over TLS")
 	f.BoolVar(&j.H2C, "h2c", false, "HTTP/2 without TLS")
 	f.BoolVar(&j.Insecure, "insecure", false, "accept any TLS certificate")
 	f.BoolVar(&j.Verify, "verify", false, "download: check the bytes against what the upload of the same index sent")
-	f.Var(durationValue{p: &j.Timeout}, "timeout", "per request")
+	f.Var(flagval.Duration{P: &j.Timeout}, "timeout", "per request")
 }
 
 func (o *HTTPOptions) job(mode string) (httpload.Options, error) {
@@ -83,7 +84,7 @@ func (o *HTTPOptions) job(mode string) (httpload.Options, error) {
 		if !ok {
 			return j, fmt.Errorf("-H: a header without a colon; want 'Name: value'")
 		}
-		maskPair(h, ":", o.secret) // registers a secret value
+		flagval.MaskPair(h, ":", o.secret) // registers a secret value
 		j.Headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
 	j.Form = map[string]string{}
@@ -92,7 +93,7 @@ func (o *HTTPOptions) job(mode string) (httpload.Options, error) {
 		if !ok {
 			return j, fmt.Errorf("--form: a field without =; want key=value")
 		}
-		maskPair(kv, "=", o.secret)
+		flagval.MaskPair(kv, "=", o.secret)
 		j.Form[k] = v
 	}
 	return j, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/segment"
 )
@@ -61,7 +62,7 @@ Apply it with kubectl apply -f -; then iolab show --db postgres://... prints the
 		},
 	}
 	f := job.Flags()
-	intVar(f, &o.segments, "segments", 2, 1, 10000, "pods, each a segment of the load (the Job's completions and parallelism)")
+	flagval.IntVar(f, &o.segments, "segments", 2, 1, 10000, "pods, each a segment of the load (the Job's completions and parallelism)")
 	f.StringVar(&o.name, "name", "iolab-load", "the Job's name (a DNS label)")
 	f.StringVar(&o.namespace, "namespace", "", "the Job's namespace (default: kubectl's)")
 	f.StringVar(&o.image, "image", "", "a container image with iolab as its entrypoint's program (required)")

@@ -5,6 +5,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/redact"
 )
 
@@ -43,13 +44,13 @@ func maskSecrets(n *yaml.Node) bool {
 			masked := v.Value
 			switch {
 			case k.Value == "header" || k.Value == "H":
-				masked = maskPair(v.Value, ":", nil)
+				masked = flagval.MaskPair(v.Value, ":", nil)
 			case k.Value == "form":
-				masked = maskPair(v.Value, "=", nil)
+				masked = flagval.MaskPair(v.Value, "=", nil)
 			case redact.IsSecretName(k.Value):
 				masked = redact.Mask
 				redact.Secret(v.Value)
-				registerBodySecrets(v.Value)
+				flagval.RegisterBodySecrets(v.Value)
 			default:
 				masked = redact.URL(v.Value)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/report"
@@ -76,10 +77,10 @@ const DefaultRounds = stats.MinRunsForCI
 
 // AddFlags registers the repeat flags.
 func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
-	intVar(fs, &o.Rounds, "rounds", DefaultRounds, 1, lab.MaxRuns, "measured rounds; each runs every cell once")
-	intVar(fs, &o.Warmup, "warmup", 1, 0, lab.MaxRuns, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
-	fs.Var(durationValue{p: &o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
-	intVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
+	flagval.IntVar(fs, &o.Rounds, "rounds", DefaultRounds, 1, lab.MaxRuns, "measured rounds; each runs every cell once")
+	flagval.IntVar(fs, &o.Warmup, "warmup", 1, 0, lab.MaxRuns, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
+	fs.Var(flagval.Duration{P: &o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
+	flagval.IntVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "record a failed run and go on with the others (exit 1 at the end)")
 	fs.StringVar(&o.ObservePID, "observe-pid", "", "watch this process tree (the server under test) during every run: its CPU, memory, I/O, threads and files")
 	o.addSegmentFlags(fs)
@@ -93,7 +94,7 @@ func (o *RepeatOptions) addSegmentFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.SegmentGroup, "segment-group", "", "the name of the load the segments share, unique to it (default: from the command and --start-at)")
 	fs.StringVar(&o.startAt, "start-at", "", "start the first run at this instant (2026-11-23T18:00:00Z, or +30s); segments without it meet at a barrier in the store, and all meet again before every run")
 	o.BarrierTimeout = 5 * time.Minute
-	fs.Var(durationValue{p: &o.BarrierTimeout}, "barrier-timeout", "how long a segment waits at a barrier for the others")
+	fs.Var(flagval.Duration{P: &o.BarrierTimeout}, "barrier-timeout", "how long a segment waits at a barrier for the others")
 }
 
 // addOutputFlags registers where results go and how they print.
@@ -419,7 +420,7 @@ func defaultDB() string {
 func dbFlag(f *pflag.FlagSet, p *string) {
 	*p = defaultDB()
 	redact.URL(*p)
-	f.Var(urlValue{p}, "db", "where every run is stored: a SQLite file, or a PostgreSQL database as postgres://user@host:port/db "+
+	f.Var(flagval.URL{P: p}, "db", "where every run is stored: a SQLite file, or a PostgreSQL database as postgres://user@host:port/db "+
 		"(password from PGPASSWORD or ~/.pgpass; never stored or shown) (default from $IOLAB_DB when set)")
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -37,7 +38,7 @@ warnings; then the history of the same cells across the store, with change point
 	}
 	dbFlag(cmd.Flags(), &db)
 	cmd.Flags().StringVarP(&out, "output", "o", "report.html", "the HTML file to write (- for standard output)")
-	intVar(cmd.Flags(), &run, "run", 0, 0, 1<<62, "the run drawn second by second (its id, from show --json); default: the measured run furthest from its variant's median")
+	flagval.IntVar(cmd.Flags(), &run, "run", 0, 0, 1<<62, "the run drawn second by second (its id, from show --json); default: the measured run furthest from its variant's median")
 	return cmd
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/workload/fs"
 )
@@ -39,9 +40,9 @@ that is removed afterwards: sequential write and read of 1 MiB blocks (QD8),
 	f := cmd.Flags()
 	f.StringVar(&o.Dir, "dir", "", "directory to test in (a temp dir is made inside it; default: a temp dir on a disk, not tmpfs)")
 	o.Runtime = 2 * time.Second
-	f.Var(durationValue{p: &o.Runtime}, "runtime", "duration of each run")
+	f.Var(flagval.Duration{P: &o.Runtime}, "runtime", "duration of each run")
 	o.Size = 256 << 20
-	f.Var(sizeValue{p: &o.Size, min: 1 << 20}, "size", "file size per job")
+	f.Var(flagval.Size{P: &o.Size, Min: 1 << 20}, "size", "file size per job")
 	f.StringVar(&o.Engine, "ioengine", fs.DefaultEngine, "auto|psync|psync-pool|io_uring|fio")
 	o.Repeat.AddFlags(f)
 	return cmd

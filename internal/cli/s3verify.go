@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/s3"
 )
@@ -44,10 +45,10 @@ object is missing or differs.`,
 	f := cmd.Flags()
 	dbFlag(f, &o.DB)
 	f.BoolVar(&o.JSON, "json", false, "print JSON")
-	secretVar(f, &o.AccessKey, "access-key", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file)")
-	secretVar(f, &o.SecretKey, "secret-key", "secret key (default: AWS_SECRET_ACCESS_KEY)")
+	flagval.SecretVar(f, &o.AccessKey, "access-key", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file)")
+	flagval.SecretVar(f, &o.SecretKey, "secret-key", "secret key (default: AWS_SECRET_ACCESS_KEY)")
 	f.BoolVar(&o.Insecure, "insecure", false, "accept any TLS certificate")
-	intVar(f, &o.Concurrency, "concurrency", 16, 1, maxConcurrency, "objects read at once")
+	flagval.IntVar(f, &o.Concurrency, "concurrency", 16, 1, flagval.MaxConcurrency, "objects read at once")
 	return cmd
 }
 

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/iolab/iolab/internal/flagval"
 )
 
 func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -32,7 +34,7 @@ func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
 	}
 	o.addOutputFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&profile, "profile", false, "print the servers' profiles: per cell and variant the functions that took the most CPU, and what changed against the baseline")
-	intVar(cmd.Flags(), &top, "top", 15, 1, 10000, "with --profile, how many functions to list")
+	flagval.IntVar(cmd.Flags(), &top, "top", 15, 1, 10000, "with --profile, how many functions to list")
 	return cmd
 }
 
