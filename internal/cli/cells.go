@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/cgroup"
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
@@ -440,7 +440,6 @@ func (c *cellBuilder) applyFields(flags *pflag.FlagSet, spec plan.Workload, setu
 	}
 	return nil
 }
-
 
 // fields merges a workload's settings with a matrix point.
 func fields(w plan.Workload, point map[string]plan.Value) map[string]plan.Value {

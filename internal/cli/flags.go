@@ -21,4 +21,3 @@ func flagError(err error) error {
 	// break the one-line message.
 	return usage("%s", strings.ReplaceAll(err.Error(), "\n", `\n`))
 }
-
