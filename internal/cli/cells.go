@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,11 +25,7 @@ import (
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
 	"github.com/iolab/iolab/internal/workload"
-	"github.com/iolab/iolab/internal/workload/cmd"
-	"github.com/iolab/iolab/internal/workload/frames"
-	"github.com/iolab/iolab/internal/workload/fs"
-	"github.com/iolab/iolab/internal/workload/httpload"
-	"github.com/iolab/iolab/internal/workload/s3"
+	_ "github.com/iolab/iolab/internal/workload/all" // every kind a plan may name
 )
 
 // planCells expands a plan into cells: every workload at every point of its
@@ -126,16 +121,16 @@ func cellName(w plan.Workload, point map[string]plan.Value) string {
 	return strings.Join(parts, " ")
 }
 
-// later are the templates a workload fills itself: per operation (http
-// URLs), per run (a command's {{run}} and {{round}}).
-var later = map[string][]string{"http": {"i", "worker", "id"}, "cmd": {"run", "round"}}
-
 // checkMatrix refuses a matrix field that is neither a key of its
 // workload nor used as a template anywhere: it would only rename cells.
 func checkMatrix(p *plan.Plan, w plan.Workload) error {
-	keys := kindKeys(w.Kind)
+	kind, err := lookupKind(w)
+	if err != nil {
+		return err
+	}
+	keys := kind.Keys()
 	for _, ax := range w.Matrix {
-		if w.Kind == "cmd" || slices.Contains(keys, ax.Field) || usesTemplate(p, w, ax.Field) {
+		if kind.MatrixTemplates || slices.Contains(keys, ax.Field) || usesTemplate(p, w, ax.Field) {
 			continue
 		}
 		return ax.Values[0].KeyPos.Errorf("matrix.%s: not a key of the %s workload, and no {{%s}} uses it; keys: %s",
@@ -189,26 +184,13 @@ func workloadUses(w plan.Workload, name string) bool {
 	return false
 }
 
-// kindKeys are the keys a workload kind accepts: its command's flags.
-func kindKeys(kind string) []string {
-	if kind == "cmd" {
-		return []string{"run", "bytes", "items", "timeout"}
+// lookupKind is the registered kind of a plan's workload.
+func lookupKind(w plan.Workload) (workload.Kind, error) {
+	kind, ok := workload.Lookup(w.Kind)
+	if !ok {
+		return kind, w.Pos.Errorf("workload %q: %v", w.Name, workload.UnknownKind(w.Kind))
 	}
-	f := pflag.NewFlagSet(kind, pflag.ContinueOnError)
-	switch kind {
-	case "fs":
-		new(FSOptions).AddJobFlags(f)
-	case "s3":
-		new(S3Options).AddJobFlags(f)
-	case "http":
-		new(HTTPOptions).AddJobFlags(f)
-		f.String("mode", "", "")
-	case "frames":
-		new(FramesOptions).AddJobFlags(f)
-	}
-	var keys []string
-	f.VisitAll(func(fl *pflag.Flag) { keys = append(keys, fl.Name) })
-	return keys
+	return kind, nil
 }
 
 // cellBuilder builds one cell's workloads: one workload at one matrix
@@ -318,77 +300,31 @@ func (c *cellBuilder) limits(checked map[cgroup.Limits]error) (cgroup.Limits, er
 	return lim, nil
 }
 
-// build makes the workload spec (the measured one, or its setup step).
+// build makes the workload spec (the measured one, or its setup step):
+// its kind's options, set through their flags from the plan's fields, then
+// built for this cell.
 func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, string, error) {
-	switch spec.Kind {
-	case "cmd":
-		return c.buildCmd(spec, setup)
-	case "s3":
-		var o S3Options
-		return c.flagWorkload(spec, setup, o.AddJobFlags, func() (workload.Workload, string, error) {
-			job, err := o.job()
-			if err != nil {
-				return nil, "", err
-			}
-			job.Segment = c.seg
-			wl, err := s3.New(job)
-			return wl, c.v.Workdir, err
-		})
-	case "http":
-		var o HTTPOptions
-		mode := httpload.Upload
-		addFlags := func(f *pflag.FlagSet) {
-			o.AddJobFlags(f)
-			f.StringVar(&mode, "mode", mode, "upload or download")
-		}
-		return c.flagWorkload(spec, setup, addFlags, func() (workload.Workload, string, error) {
-			job, err := o.job(mode)
-			if err != nil {
-				return nil, "", err
-			}
-			job.KeepIDs, job.Segment = setup, c.seg
-			wl, err := httpload.New(job)
-			return wl, c.v.Workdir, err
-		})
-	case "frames":
-		var o FramesOptions
-		return c.flagWorkload(spec, setup, o.AddJobFlags, func() (workload.Workload, string, error) {
-			job, err := o.job()
-			if err != nil {
-				return nil, "", err
-			}
-			job.Segment = c.seg
-			wl, err := frames.New(job)
-			return wl, job.Directory, err
-		})
-	}
-	var o FSOptions
-	return c.flagWorkload(spec, setup, o.AddJobFlags, func() (workload.Workload, string, error) {
-		job, err := o.job()
-		if err != nil {
-			return nil, "", err
-		}
-		target := job.Directory
-		if target == "" {
-			target = job.Filename
-		}
-		job.Segment = c.seg
-		wl, err := fs.New(job)
-		return wl, target, err
-	})
-}
-
-// flagWorkload builds a workload whose plan keys are its command's flags:
-// addFlags registers them, the fields are set through them, and make
-// builds the workload from the parsed options.
-func (c *cellBuilder) flagWorkload(spec plan.Workload, setup bool, addFlags func(*pflag.FlagSet),
-	make func() (workload.Workload, string, error)) (workload.Workload, string, error) {
-	flags := pflag.NewFlagSet(spec.Kind, pflag.ContinueOnError)
-	addFlags(flags)
-	if err := c.applyFields(flags, spec, setup); err != nil {
+	kind, err := lookupKind(spec)
+	if err != nil {
 		return nil, "", err
 	}
-	wl, target, err := make()
+	opts := kind.NewOptions()
+	flags := pflag.NewFlagSet(spec.Kind, pflag.ContinueOnError)
+	opts.AddFlags(flags)
+	if err := c.applyFields(flags, kind, spec, setup); err != nil {
+		return nil, "", err
+	}
+	b := workload.Build{Dir: c.v.Workdir, Env: c.v.Env(), Params: c.params, Limits: c.cmdLimits, Setup: setup, Segment: c.seg}
+	for _, m := range spec.Metrics {
+		if setup {
+			return nil, "", m.Pos.Errorf("workload %q: setup: metrics are read from the measured runs; give them to the workload itself", c.w.Name)
+		}
+		if _, builtin := stats.Describe(m.Name); builtin {
+			return nil, "", m.Pos.Errorf("metric %s: iolab measures a metric of that name itself; call yours something else", m.Name)
+		}
+		b.Metrics = append(b.Metrics, workload.OutputMetric{Name: m.Name, Regex: m.Regex, JSONKey: m.JSONKey, JSONValue: m.JSONValue, Field: m.Field, Scale: m.Scale})
+	}
+	wl, target, err := opts.Build(b)
 	if err != nil {
 		what := fmt.Sprintf("workload %q", c.w.Name)
 		if setup {
@@ -403,7 +339,7 @@ func (c *cellBuilder) flagWorkload(spec plan.Workload, setup bool, addFlags func
 // command, so a plan accepts exactly what the command line accepts. The
 // measured workload also takes the matrix point's fields that are keys;
 // the others are only templates (checkMatrix).
-func (c *cellBuilder) applyFields(flags *pflag.FlagSet, spec plan.Workload, setup bool) error {
+func (c *cellBuilder) applyFields(flags *pflag.FlagSet, kind workload.Kind, spec plan.Workload, setup bool) error {
 	all := spec.Fields
 	if !setup {
 		all = fields(spec, c.point)
@@ -415,9 +351,11 @@ func (c *cellBuilder) applyFields(flags *pflag.FlagSet, spec plan.Workload, setu
 			if _, isMatrix := c.point[key]; isMatrix && !setup {
 				continue
 			}
-			var known []string
-			flags.VisitAll(func(f *pflag.Flag) { known = append(known, f.Name) })
-			return val.KeyPos.Errorf("unknown key %q in %s workload %q; known: %s", key, spec.Kind, c.w.Name, strings.Join(known, ", "))
+			hint := ""
+			if kind.MatrixTemplates {
+				hint = " (matrix fields become {{name}} templates)"
+			}
+			return val.KeyPos.Errorf("unknown key %q in %s workload %q; known: %s%s", key, spec.Kind, c.w.Name, strings.Join(kind.Keys(), ", "), hint)
 		}
 		values := val.List
 		if values == nil {
@@ -426,11 +364,11 @@ func (c *cellBuilder) applyFields(flags *pflag.FlagSet, spec plan.Workload, setu
 			return val.Pos.Errorf("%s.%s: a list, but --%s takes one value", spec.Kind, key, key)
 		}
 		for _, x := range values {
-			text, err := c.expand(x, spec.Kind+"."+key, later[spec.Kind])
+			text, err := c.expand(x, spec.Kind+"."+key, kind.Templates)
 			if err != nil {
 				return err
 			}
-			if (key == "directory" || key == "filename" || key == "url-file" || key == "id-file") && !filepath.IsAbs(text) {
+			if slices.Contains(kind.PathKeys, key) && !filepath.IsAbs(text) {
 				text = filepath.Join(c.p.Dir, text)
 			}
 			if err := flagval.Set(flags, key, text); err != nil {
@@ -451,61 +389,6 @@ func fields(w plan.Workload, point map[string]plan.Value) map[string]plan.Value 
 		f[k] = v
 	}
 	return f
-}
-
-func (c *cellBuilder) buildCmd(spec plan.Workload, setup bool) (workload.Workload, string, error) {
-	o := cmd.Options{Dir: c.v.Workdir, Env: c.v.Env(), Params: c.params, KeepOutput: setup}
-	if !setup {
-		o.Limits = c.cmdLimits
-	}
-	known := kindKeys("cmd")
-	for _, key := range sortedKeys(spec.Fields) {
-		val := spec.Fields[key]
-		if !slices.Contains(known, key) {
-			return nil, "", val.KeyPos.Errorf("unknown key %q in cmd workload %q; known: %s (matrix fields become {{name}} templates)", key, c.w.Name, strings.Join(known, ", "))
-		}
-		if val.List != nil {
-			return nil, "", val.Pos.Errorf("cmd.%s: a list, but it takes one value", key)
-		}
-		var keep []string
-		if key == "run" {
-			keep = later["cmd"]
-		}
-		text, err := c.expand(val, "cmd."+key, keep)
-		if err != nil {
-			return nil, "", err
-		}
-		switch key {
-		case "run":
-			o.Run = text
-		case "bytes":
-			o.BytesPerRun, err = units.ParseSize(text)
-			if err == nil && o.BytesPerRun < 1 {
-				err = errors.New("want a size above 0 such as 1g")
-			}
-		case "items":
-			o.ItemsPerRun, err = units.ParseInt(text, 1, math.MaxInt64)
-		case "timeout":
-			o.Timeout, err = units.ParseDuration(text)
-		}
-		if err != nil {
-			return nil, "", val.Pos.Errorf("cmd.%s %q: %v", key, text, err)
-		}
-	}
-	for _, m := range spec.Metrics {
-		if setup {
-			return nil, "", m.Pos.Errorf("workload %q: setup: metrics are read from the measured runs; give them to the workload itself", c.w.Name)
-		}
-		if _, builtin := stats.Describe(m.Name); builtin {
-			return nil, "", m.Pos.Errorf("metric %s: iolab measures a metric of that name itself; call yours something else", m.Name)
-		}
-		o.Metrics = append(o.Metrics, cmd.Metric{Name: m.Name, Regex: m.Regex, JSONKey: m.JSONKey, JSONValue: m.JSONValue, Field: m.Field, Scale: m.Scale})
-	}
-	wl, err := cmd.New(o)
-	if err != nil {
-		return nil, "", spec.Pos.Errorf("workload %q: %v", c.w.Name, err)
-	}
-	return wl, c.v.Workdir, nil
 }
 
 // portTemplated returns a workload's parameters with what its fields made

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -265,8 +264,8 @@ func splitError(p *plan.Plan) string {
 		}
 	}
 	for _, w := range p.Workloads {
-		if !slices.Contains(splitKinds, w.Kind) {
-			return fmt.Sprintf("workload %q is %s, which does not split its load yet (%s do); each segment would run all of it", w.Name, w.Kind, strings.Join(splitKinds, ", "))
+		if !splits(w.Kind) {
+			return fmt.Sprintf("workload %q is %s, which does not split its load yet (%s do); each segment would run all of it", w.Name, w.Kind, strings.Join(splittingKinds(), ", "))
 		}
 	}
 	if p.MinRounds > 0 {

@@ -10,10 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/iolab/iolab/internal/workload/frames"
+	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/fs"
-	"github.com/iolab/iolab/internal/workload/httpload"
-	"github.com/iolab/iolab/internal/workload/s3"
 )
 
 // FuzzFioJobFile: a job file never panics the parser or the workload it
@@ -41,7 +39,7 @@ func FuzzFioJobFile(f *testing.F) {
 			return
 		}
 		for _, j := range jobs {
-			if job, err := j.job(); err == nil {
+			if job, err := j.Options(); err == nil {
 				_, _ = fs.New(job)
 			}
 		}
@@ -73,37 +71,13 @@ func FuzzWorkloadFlags(f *testing.F) {
 			}
 			_ = build()
 		}
-		var fo FSOptions
-		try(fo.AddJobFlags, func() error {
-			job, err := fo.job()
-			if err == nil {
-				_, err = fs.New(job)
-			}
-			return err
-		})
-		var so S3Options
-		try(so.AddJobFlags, func() error {
-			job, err := so.job()
-			if err == nil {
-				_, err = s3.New(job)
-			}
-			return err
-		})
-		var ho HTTPOptions
-		try(ho.AddJobFlags, func() error {
-			job, err := ho.job(httpload.Upload)
-			if err == nil {
-				_, err = httpload.New(job)
-			}
-			return err
-		})
-		var fr FramesOptions
-		try(fr.AddJobFlags, func() error {
-			job, err := fr.job()
-			if err == nil {
-				_, err = frames.New(job)
-			}
-			return err
-		})
+		// Every registered kind, as the command line and a plan set it.
+		for _, kind := range workload.Kinds() {
+			opts := kind.NewOptions()
+			try(opts.AddFlags, func() error {
+				_, _, err := opts.Build(workload.Build{})
+				return err
+			})
+		}
 	})
 }

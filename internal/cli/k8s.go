@@ -17,6 +17,7 @@ import (
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/segment"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // k8sOptions are the flags of `iolab k8s job`.
@@ -120,9 +121,6 @@ func (o *k8sOptions) planManifest(path, suffix string) (string, error) {
 	return fmt.Sprintf("# the plan %s, mounted at %s in every segment\n%s---\n%s", path, planDir, b, job), nil
 }
 
-// splitKinds are the workloads that run a share of their load.
-var splitKinds = []string{"s3", "fs", "http", "frames"}
-
 func (o *k8sOptions) meta(name string, labels map[string]string) map[string]any {
 	meta := map[string]any{"name": name}
 	if labels != nil {
@@ -145,8 +143,8 @@ func (o *k8sOptions) manifest(command []string, planName *string, suffix string)
 		return "", usage("--image is required: an image whose entrypoint runs iolab")
 	case o.secret == "" || !dnsLabel.MatchString(o.secret):
 		return "", usage("--db-secret %q: want the name of a Secret with key url", o.secret)
-	case planName == nil && !slices.Contains(splitKinds, command[0]):
-		return "", usage("%s: iolab k8s job runs a load split into segments: %s, or a plan of them (cmd is not split)", command[0], strings.Join(splitKinds, ", "))
+	case planName == nil && !splits(command[0]):
+		return "", usage("%s: iolab k8s job runs a load split into segments: %s, or a plan of them", command[0], strings.Join(splittingKinds(), ", "))
 	}
 	for _, a := range command {
 		for _, f := range segmentFlags {
@@ -216,4 +214,21 @@ func randomSuffix() string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// splits says a workload kind takes its share of a load run in segments.
+func splits(kind string) bool {
+	k, ok := workload.Lookup(kind)
+	return ok && k.Splits
+}
+
+// splittingKinds are the kinds that split their load.
+func splittingKinds() []string {
+	var out []string
+	for _, k := range workload.Kinds() {
+		if k.Splits {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }

@@ -9,74 +9,20 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
-	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload/s3"
 )
 
 // S3Options are the flags of `iolab s3`.
 type S3Options struct {
-	Job    s3.Options
-	mix    string
-	sizes  string
-	zeros  bool
+	s3.Flags
 	Repeat RepeatOptions
 }
 
 // AddFlags registers the workload's and the repeat flags.
 func (o *S3Options) AddFlags(f *pflag.FlagSet) {
-	o.AddJobFlags(f)
+	o.Flags.AddFlags(f)
 	o.Repeat.AddFlags(f)
-}
-
-// AddJobFlags registers the workload's options, which plans use as keys.
-func (o *S3Options) AddJobFlags(f *pflag.FlagSet) {
-	o.Job = s3.DefaultOptions()
-	j := &o.Job
-	f.Var(flagval.URLList{P: &j.Endpoint}, "endpoint", "S3 endpoint, http(s)://host:port; several (repeated, or comma-separated) spread the workers over them, each shown apart")
-	f.StringVar(&j.Region, "region", j.Region, "region")
-	f.StringVar(&j.Bucket, "bucket", "", "bucket")
-	flagval.SecretVar(f, &j.AccessKey, "access-key", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file); never stored or printed")
-	flagval.SecretVar(f, &j.SecretKey, "secret-key", "secret key (default: AWS_SECRET_ACCESS_KEY); never stored or printed")
-	f.BoolVar(&j.Insecure, "insecure", false, "accept any TLS certificate")
-	f.StringVar(&j.CA, "ca", "", "PEM file of CA certificates to trust besides the system's (a private CA's or a self-signed server's)")
-	f.StringVar(&j.KeyLayout, "key-layout", "prefix", "object keys: prefix (prefix/stamp/name), flat (prefix-stamp-name, no '/': for stores that flatten keys), sep:X, or a template with {prefix}, {stamp}, ending with {name}")
-	f.StringVar(&j.Lookup, "lookup", j.Lookup, "bucket addressing: auto, path or dns (virtual-host style)")
-	f.BoolVar(&j.HTTP2, "http2", false, "allow HTTP/2 over TLS")
-	f.BoolVar(&j.CreateBucket, "create-bucket", false, "create the bucket if it does not exist")
-	f.StringVar(&o.mix, "mix", "get", "operations and weights: put=20,get=60,head=10,list=5,delete=5 (also multipart, copy)")
-	f.StringVar(&o.sizes, "size", "4k", "object size: 4k, a list 1k,4k,64k, or a log-uniform range 1k-10m")
-	f.Var(flagval.Size{P: &j.RangeSize}, "range-size", "GET a random range of this many bytes")
-	f.Var(flagval.Size{P: &j.PartSize, Min: 5 << 20, Max: 5 << 30}, "part-size", "multipart part size")
-	flagval.IntVar(f, &j.PageSize, "page-size", j.PageSize, 1, 1000, "LIST page size")
-	flagval.IntVar(f, &j.DeleteBatch, "delete-batch", j.DeleteBatch, 1, 1000, "objects per DELETE (more than 1: DeleteObjects)")
-	flagval.IntVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, flagval.MaxConcurrency, "operations in flight")
-	flagval.IntVar(f, &j.Pool, "pool", 0, 0, flagval.MaxConcurrency, "idle connections kept between requests (default: --concurrency); with fewer, connections that come back when the pool is full are closed, as a small pool does")
-	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
-	flagval.IntVar(f, &j.Count, "count", 0, 0, flagval.MaxCount, "operations per run when not time-based")
-	flagval.FloatVar(f, &j.Rate, "rate", 0, 0, flagval.MaxRate, "operations per second across all workers (0: as fast as possible)")
-	flagval.IntVar(f, &j.Objects, "objects", 0, 0, 10_000_000, "objects to prepare for get/head/list/copy/delete (default 4 x concurrency, at least 64)")
-	f.StringVar(&j.Prefix, "prefix", j.Prefix, "key prefix of everything the run writes")
-	flagval.PercentVar(f, &j.Data.CompressPct, "compressible", 0, "percentage of each object that compresses (zeros)")
-	f.BoolVar(&o.zeros, "zeros", false, "objects of zeros")
-	flagval.PercentVar(f, &j.DedupPct, "dedup", 0, "percentage of objects whose content repeats an earlier object")
-	f.BoolVar(&j.Verify, "verify", false, "read back every object the run wrote and check its content")
-	f.BoolVar(&j.Keep, "keep", false, "leave the objects the run created")
-	f.BoolVar(&j.SDKOnly, "sdk-client", false, "send GET, PUT, HEAD and DELETE through minio-go too (default: each worker's own signed connection)")
-}
-
-func (o *S3Options) job() (s3.Options, error) {
-	j := o.Job
-	var err error
-	if j.Mix, err = s3.ParseMix(o.mix); err != nil {
-		return j, fmt.Errorf("--mix %w", err)
-	}
-	if j.Sizes, err = units.ParseSizes(o.sizes); err != nil {
-		return j, fmt.Errorf("--size %w", err)
-	}
-	j.Data.Zeros = o.zeros
-	return j, nil
 }
 
 func newS3Command(stdout, stderr io.Writer) *cobra.Command {
@@ -100,7 +46,7 @@ func runS3(ctx context.Context, o S3Options, command string, stdout, stderr io.W
 	if err := o.Repeat.validate(); err != nil {
 		return err
 	}
-	job, err := o.job()
+	job, err := o.Options()
 	if err != nil {
 		return &UsageError{Err: err}
 	}

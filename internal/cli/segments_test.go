@@ -244,7 +244,7 @@ func TestSegmentRefusedWhereNotSplit(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"plan.yaml": "workloads:\n  - name: c\n    cmd: {run: 'true'}\n"})
 	_, _, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"),
 		"--segment", "0/2", "--start-at", "+1s", "--db", filepath.Join(t.TempDir(), "x.db"))
-	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), `workload "c" is cmd, which does not split its load yet (s3, fs, http, frames do)`) {
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), `workload "c" is cmd, which does not split its load yet (frames, fs, http, s3 do)`) {
 		t.Fatalf("a command's --segment: %v", err)
 	}
 	_, _, err = iolab(t, context.Background(), "fs", "--directory", t.TempDir(), "--size=64k", "--segment", "0/2", "--db", filepath.Join(t.TempDir(), "x.db"))

@@ -27,6 +27,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/iolab/iolab/internal/units"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // Plan is one experiment as written.
@@ -239,9 +240,6 @@ func (p Pos) Errorf(format string, args ...any) error {
 // MaxRounds bounds rounds and warmup on their own; the schedule as a whole
 // is bounded by the lab (lab.MaxRuns), which names the numbers.
 const MaxRounds = 1_000_000
-
-// Kinds are the workloads a plan may use.
-var Kinds = []string{"fs", "frames", "s3", "http", "cmd"}
 
 // Load reads and checks the plan at path.
 func Load(path string) (*Plan, error) {
@@ -666,7 +664,8 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 	if err != nil {
 		return err
 	}
-	known := append([]string{"name", "matrix", "scale", "setup"}, Kinds...)
+	kinds := workload.Names() // every registered kind is a key of its own
+	known := append([]string{"name", "matrix", "scale", "setup"}, kinds...)
 	for _, item := range items {
 		w := Workload{Pos: r.pos(item), Fields: map[string]Value{}}
 		var matrix, scale *yaml.Node
@@ -682,7 +681,7 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 				return nil
 			case "setup":
 				w.Setup = &Workload{Pos: r.pos(v), Fields: map[string]Value{}}
-				return r.fields(v, "setup", Kinds, func(kind string, x *yaml.Node) error {
+				return r.fields(v, "setup", kinds, func(kind string, x *yaml.Node) error {
 					return r.kind(w.Setup, "setup", kind, x)
 				})
 			}
@@ -692,14 +691,14 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 			return err
 		}
 		if w.Kind == "" {
-			return w.Pos.Errorf("workload %q: no kind; give one of: %s", w.Name, strings.Join(Kinds, ", "))
+			return w.Pos.Errorf("workload %q: no kind; give one of: %s", w.Name, strings.Join(kinds, ", "))
 		}
 		if w.Setup != nil && w.Setup.Kind == "" {
 			name := w.Name
 			if name == "" {
 				name = w.Kind
 			}
-			return w.Setup.Pos.Errorf("workload %q: setup: no kind; give one of: %s", name, strings.Join(Kinds, ", "))
+			return w.Setup.Pos.Errorf("workload %q: setup: no kind; give one of: %s", name, strings.Join(kinds, ", "))
 		}
 		if w.Setup != nil {
 			w.Setup.Name = w.Name + " setup"
@@ -732,7 +731,7 @@ func (r reader) kind(w *Workload, what, kind string, v *yaml.Node) error {
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		key, x := v.Content[i].Value, v.Content[i+1]
-		if kind == "cmd" && key == "metrics" {
+		if k, _ := workload.Lookup(kind); k.OutputMetrics && key == "metrics" {
 			if err := r.metrics(x, w); err != nil {
 				return err
 			}

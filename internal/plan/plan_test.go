@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/iolab/iolab/internal/workload/all"
 )
 
 func TestParseDefaultsAndMatrix(t *testing.T) {

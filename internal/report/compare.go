@@ -12,6 +12,7 @@ import (
 
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // ComparisonView is one variant against the baseline on one metric of one
@@ -30,40 +31,26 @@ type ComparisonView struct {
 	stats.Comparison
 }
 
-// PrimaryMetric is the metric a workload is judged by first.
-func PrimaryMetric(workload string) string {
-	switch workload {
-	case "cmd":
-		return "wall_s"
-	case "http":
-		return "bytes_per_s"
-	case "frames":
-		return "frames_fps"
-	}
-	return "ops_per_s"
+// PrimaryMetric is the metric a workload kind is judged by first, as its
+// package registered it; "" for a kind this iolab does not know (a store
+// written by another version), whose cells are listed and never compared.
+func PrimaryMetric(kind string) string {
+	k, _ := workload.Lookup(kind)
+	return k.Primary
 }
 
 // serverMetrics are compared for every workload whose variants run a
 // server iolab watched.
 var serverMetrics = []string{"server_cpu_s", "server_cpu_us_per_op", "server_cpu_ns_per_byte", "server_rss_peak_bytes", "server_read_bytes", "server_write_bytes", "cgroup_memory_peak_bytes"}
 
-// comparedMetrics are the metrics compared for a workload, when measured.
-func comparedMetrics(workload string) []string {
-	return append(clientMetrics(workload), serverMetrics...)
-}
-
-func clientMetrics(workload string) []string {
-	switch workload {
-	case "cmd":
-		return []string{"wall_s", "bytes_per_s", "items_per_s", "max_rss_bytes"}
-	case "s3":
-		return []string{"ops_per_s", "put.lat_p99_ns", "get.lat_p99_ns", "get.ttfb_p99_ns"}
-	case "http":
-		return []string{"bytes_per_s", "upload.lat_p99_ns", "download.lat_p99_ns", "download.ttfb_p99_ns"}
-	case "frames":
-		return []string{"frames_fps", "write.lat_p99_ns", "read.lat_p99_ns", "frames_late"}
+// comparedMetrics are the metrics compared for a workload kind, when
+// measured: its own, as registered, and the server's.
+func comparedMetrics(kind string) []string {
+	k, ok := workload.Lookup(kind)
+	if !ok {
+		return nil
 	}
-	return []string{"ops_per_s", "read.lat_p99_ns", "write.lat_p99_ns"}
+	return append(slices.Clone(k.Metrics), serverMetrics...)
 }
 
 // compare fills r.Comparisons and the experiment-wide diagnosis.
@@ -95,6 +82,9 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			continue
 		}
 		wl := d.Cells[base].Workload
+		if PrimaryMetric(wl) == "" {
+			continue // unknownKinds says so
+		}
 		r.Warnings = append(r.Warnings, driftWarnings(r.derived, d.Cells[base], perCell[base], opts.Order)...)
 		if !opts.AutoWarmup {
 			for _, i := range group {
@@ -120,7 +110,7 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 				continue
 			}
 			metrics := comparedMetrics(wl)
-			if wl == "cmd" {
+			if k, _ := workload.Lookup(wl); k.OutputMetrics {
 				metrics = append(metrics, slices.Sorted(maps.Keys(opts.Custom))...)
 			}
 			for _, m := range metrics {
@@ -291,7 +281,7 @@ func stallWarnings(dm derivedMetrics, c store.Cell, runs []store.Run) []stats.Wa
 	lower := stats.LowerIsBetter(metric)
 	var ws []stats.Warning
 	for _, res := range []struct{ key, what string }{{"env_cpu_stall", "a CPU"}, {"env_memory_stall", "memory"}, {"env_io_stall", "I/O"}} {
-		if res.key == "env_io_stall" && (c.Workload == "fs" || c.Workload == "frames") {
+		if k, _ := workload.Lookup(c.Workload); res.key == "env_io_stall" && k.TouchesDisk {
 			continue // its own I/O makes I/O stall
 		}
 		type point struct {

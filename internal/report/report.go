@@ -19,6 +19,7 @@ import (
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // Report is one experiment as shown and as printed by --json.
@@ -432,7 +433,8 @@ func Build(d *store.Data, opts Options) *Report {
 		r.Cells = append(r.Cells, cv)
 		r.Warnings = append(r.Warnings, cv.Warnings...)
 		r.Warnings = append(r.Warnings, stallWarnings(r.derived, c, perCell[i])...)
-		evidence.TouchesDisk = evidence.TouchesDisk || c.Workload == "fs" || c.Workload == "frames"
+		k, _ := workload.Lookup(c.Workload)
+		evidence.TouchesDisk = evidence.TouchesDisk || k.TouchesDisk
 		for _, run := range perCell[i] {
 			if !run.Warmup && run.Result != nil {
 				evidence.Seconds = append(evidence.Seconds, run.Result.EnvSeries...)
@@ -475,6 +477,7 @@ func Build(d *store.Data, opts Options) *Report {
 	}
 	r.Warnings = append(r.Warnings, env...)
 	r.Warnings = append(r.Warnings, runStatusWarnings(d)...)
+	r.Warnings = append(r.Warnings, unknownKinds(d)...)
 	busy := false
 	for _, w := range env {
 		busy = busy || w.Code == "load-above-cores" || w.Code == "cpu-pressure"
@@ -591,6 +594,23 @@ func decodeEnv(env []store.EnvSnapshot) []envinfo.Snapshot {
 		if json.Unmarshal(e.Snapshot, &s) == nil {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// unknownKinds names the cells of a workload kind this iolab does not know
+// (a store written by another version): listed, never compared or judged.
+func unknownKinds(d *store.Data) []stats.Warning {
+	var out []stats.Warning
+	seen := map[string]bool{}
+	for _, c := range d.Cells {
+		if _, ok := workload.Lookup(c.Workload); ok || seen[c.Workload] {
+			continue
+		}
+		seen[c.Workload] = true
+		out = append(out, stats.Warning{Code: "unknown-workload", Message: fmt.Sprintf(
+			"cells of workload %q (%s): this iolab does not know the kind (it knows %s), so they are listed and not compared",
+			c.Workload, c.Name, strings.Join(workload.Names(), ", "))})
 	}
 	return out
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
+
+	_ "github.com/iolab/iolab/internal/workload/all"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

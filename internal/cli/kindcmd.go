@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/workload"
+)
+
+// kindCommands are a command for every registered workload kind that has
+// no command of its own: its options as flags, the repeat flags, one cell
+// in rounds — so a kind registered anywhere runs from the command line as
+// it runs in a plan.
+func kindCommands(root *cobra.Command, stdout, stderr io.Writer) []*cobra.Command {
+	var out []*cobra.Command
+	for _, kind := range workload.Kinds() {
+		if slices.ContainsFunc(root.Commands(), func(c *cobra.Command) bool { return c.Name() == kind.Name }) {
+			continue
+		}
+		out = append(out, newKindCommand(kind, stdout, stderr))
+	}
+	return out
+}
+
+func newKindCommand(kind workload.Kind, stdout, stderr io.Writer) *cobra.Command {
+	opts := kind.NewOptions()
+	var repeat RepeatOptions
+	cmd := &cobra.Command{
+		Use:   kind.Name,
+		Short: strings.ToUpper(kind.Short[:1]) + kind.Short[1:] + ", repeated in rounds and stored",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runKind(cmd.Context(), kind, opts, repeat, commandLine(cmd), stdout, stderr)
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	repeat.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// runKind runs one workload of a kind as an experiment of one cell.
+func runKind(ctx context.Context, kind workload.Kind, opts workload.Options, repeat RepeatOptions, command string, stdout, stderr io.Writer) error {
+	if err := repeat.validate(); err != nil {
+		return err
+	}
+	if repeat.Segment.Split() && !kind.Splits {
+		return usage("--segment %s: %s does not split its load (%s do); each segment would run all of it", repeat.Segment, kind.Name, strings.Join(splittingKinds(), ", "))
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	w, target, err := opts.Build(workload.Build{Dir: dir, Env: os.Environ(), Segment: repeat.Segment})
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("%s: %w", kind.Name, err)}
+	}
+	cells := []lab.Cell{{Name: kind.Name, Workload: w, Target: target}}
+	plan := lab.Plan{Name: kind.Name, Command: command, Settings: w.Params()}
+	return runExperiment(ctx, repeat, plan, cells, 0, stdout, stderr)
+}

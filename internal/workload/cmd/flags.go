@@ -1,0 +1,50 @@
+package cmd
+
+import (
+	"math"
+
+	"github.com/spf13/pflag"
+
+	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/workload"
+)
+
+func init() {
+	workload.Register(workload.Kind{
+		Name:            "cmd",
+		Short:           "any command, timed as a whole process (wall, CPU, peak RSS), at growing scale",
+		NewOptions:      func() workload.Options { return new(Flags) },
+		Templates:       []string{"run", "round"},
+		MatrixTemplates: true,
+		OutputMetrics:   true,
+		Primary:         "wall_s",
+		Metrics:         []string{"wall_s", "bytes_per_s", "items_per_s", "max_rss_bytes"},
+	})
+}
+
+// Flags are a plan's cmd: keys, declared once.
+type Flags struct {
+	o Options
+}
+
+// AddFlags implements workload.Options.
+func (f *Flags) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.o.Run, "run", "", "the shell command of each run (sh -c); {{run}} and {{round}} are the run's and the round's numbers, matrix fields are {{templates}}")
+	fs.Var(flagval.Size{P: &f.o.BytesPerRun, Min: 1}, "bytes", "bytes one run handles, for bytes_per_s")
+	flagval.IntVar(fs, &f.o.ItemsPerRun, "items", 0, 1, math.MaxInt64, "items one run handles, for items_per_s")
+	fs.Var(flagval.Duration{P: &f.o.Timeout}, "timeout", "kill the command's process group after this long")
+}
+
+// Build implements workload.Options.
+func (f *Flags) Build(b workload.Build) (workload.Workload, string, error) {
+	o := f.o
+	o.Dir, o.Env, o.Params, o.KeepOutput = b.Dir, b.Env, b.Params, b.Setup
+	if !b.Setup {
+		o.Limits = b.Limits
+	}
+	for _, m := range b.Metrics {
+		o.Metrics = append(o.Metrics, Metric{Name: m.Name, Regex: m.Regex, JSONKey: m.JSONKey, JSONValue: m.JSONValue, Field: m.Field, Scale: m.Scale})
+	}
+	w, err := New(o)
+	return w, b.Dir, err
+}
