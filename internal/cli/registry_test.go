@@ -126,3 +126,9 @@ workloads:
 		t.Fatalf("iolab tick --segment: %v", err)
 	}
 }
+
+func init() {
+	kindFixtures["tick"] = func(*testing.T) kindFixture {
+		return kindFixture{local: "ticks: 20, every: 5ms", args: []string{"--ticks", "20"}} // no server's target to measure
+	}
+}

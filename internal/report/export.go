@@ -180,7 +180,7 @@ func Bench(w io.Writer, d *store.Data) error {
 			if !known || math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
-			unit := benchUnit(k)
+			unit := BenchUnit(k)
 			if !units[unit] {
 				units[unit] = true
 				better := "higher"
@@ -198,10 +198,10 @@ func Bench(w io.Writer, d *store.Data) error {
 	return nil
 }
 
-// benchUnit is a metric's unit in the benchmark format: the conventional
+// BenchUnit is a metric's unit in the benchmark format: the conventional
 // ones where benchstat knows them (sec/op for a command's time, B/s),
 // else the metric's own name, which is unique and has no spaces.
-func benchUnit(metric string) string {
+func BenchUnit(metric string) string {
 	switch metric {
 	case "wall_s":
 		return "sec/op"

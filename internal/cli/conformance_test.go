@@ -1,0 +1,356 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/workload"
+)
+
+// kindFixture is how the conformance suite drives one workload kind.
+type kindFixture struct {
+	// local are the kind's keys (a YAML flow mapping's inside) for a
+	// target of the test's own, and args the same as flags.
+	local string
+	args  []string
+	// server, when set, is a variant (YAML) whose server provides the
+	// kind's target, remote the kind's keys against it, files what the
+	// plan's directory holds, and measured checks that every run of
+	// the plan in dir (db) measured the server's target, not another.
+	server, remote string
+	files          map[string]string
+	measured       func(t *testing.T, dir, db string, runs int)
+}
+
+// kindFixtures makes each kind's fixture; a kind registered without one
+// fails the suite. A kind's test file may add its own (registry_test.go).
+var kindFixtures = map[string]func(t *testing.T) kindFixture{
+	"fs":     fsFixture,
+	"frames": framesFixture,
+	"http":   httpFixture,
+	"s3":     s3Fixture,
+	"cmd":    cmdFixture,
+}
+
+// Every registered kind goes through every lifecycle: a single command,
+// a plan whose variant's server provides its target, segments where it
+// splits, and kill -9 then --resume. Each run measured the target it was
+// given; its primary metric reaches every export (read back by a CSV
+// reader, a JSON decoder and x/perf's benchfmt); a gate on it can fail.
+func TestEveryKindConforms(t *testing.T) {
+	t.Parallel()
+	for _, kind := range workload.Kinds() {
+		t.Run(kind.Name, func(t *testing.T) {
+			t.Parallel()
+			mk, ok := kindFixtures[kind.Name]
+			if !ok {
+				t.Fatalf("kind %s has no conformance fixture: add one to kindFixtures", kind.Name)
+			}
+			fx := mk(t)
+			conformCommand(t, kind, fx)
+			if fx.server != "" {
+				conformServerPlan(t, kind, fx)
+			}
+			if kind.Splits {
+				conformSegments(t, kind, fx)
+			}
+			conformResume(t, kind, fx)
+		})
+	}
+}
+
+func conformCommand(t *testing.T, kind workload.Kind, fx kindFixture) {
+	db := filepath.Join(t.TempDir(), "x.db")
+	args := append([]string{kind.Name}, fx.args...)
+	if _, stderr, err := iolab(t, context.Background(), append(args, "--rounds", "2", "--warmup", "0", "--db", db)...); err != nil {
+		t.Fatalf("iolab %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	conformExports(t, kind, db)
+	// A gate on the primary metric that no run can keep fails.
+	gate := kind.Primary + ">1e18"
+	if stats.LowerIsBetter(kind.Primary) {
+		gate = kind.Primary + "<0"
+	}
+	if _, _, err := iolab(t, context.Background(), "show", "--db", db, "--gate", gate); !errors.Is(err, ErrGate) {
+		t.Errorf("--gate %s kept: %v", gate, err)
+	}
+}
+
+// conformExports reads the primary metric back from each export.
+func conformExports(t *testing.T, kind workload.Kind, db string) {
+	show := func(format string) string {
+		out, _, err := iolab(t, context.Background(), "show", "--db", db, "--format", format)
+		if err != nil {
+			t.Fatalf("--format %s: %v", format, err)
+		}
+		return out
+	}
+	rows, err := csv.NewReader(strings.NewReader(show("csv"))).ReadAll()
+	found := 0
+	for _, r := range rows {
+		if len(r) == 9 && r[7] == kind.Primary {
+			found++
+		}
+	}
+	if err != nil || found != 2 {
+		t.Errorf("csv: %d rows of %s for 2 runs (%v)", found, kind.Primary, err)
+	}
+	found = 0
+	for sc := bufio.NewScanner(strings.NewReader(show("ndjson"))); sc.Scan(); {
+		var run struct{ Metrics map[string]float64 }
+		if json.Unmarshal(sc.Bytes(), &run) == nil {
+			if _, ok := run.Metrics[kind.Primary]; ok {
+				found++
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("ndjson: %d runs with %s, want 2", found, kind.Primary)
+	}
+	bench := show("bench")
+	benchDirections(t, bench)
+	if !strings.Contains(bench, " "+report.BenchUnit(kind.Primary)+"\n") && !strings.Contains(bench, " "+report.BenchUnit(kind.Primary)+" ") {
+		t.Errorf("bench: no %s (unit %s):\n%s", kind.Primary, report.BenchUnit(kind.Primary), bench)
+	}
+}
+
+func conformServerPlan(t *testing.T, kind workload.Kind, fx kindFixture) {
+	dir := t.TempDir()
+	files := map[string]string{"plan.yaml": fmt.Sprintf(`name: conform-%s
+rounds: 2
+warmup: 0
+variants:
+  - %s
+workloads:
+  - name: w
+    %s: {%s}
+`, kind.Name, strings.ReplaceAll(fx.server, "\n", "\n    "), kind.Name, fx.remote)}
+	for k, v := range fx.files {
+		files[k] = v
+	}
+	writeFiles(t, dir, files)
+	db := filepath.Join(t.TempDir(), "x.db")
+	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", db, "--json")
+	if err != nil {
+		t.Fatalf("plan against the server: %v", err)
+	}
+	if len(r.Runs) != 2 || r.Runs[0].Status != "ok" || r.Runs[1].Status != "ok" {
+		t.Fatalf("runs %+v", r.Runs)
+	}
+	fx.measured(t, dir, db, 2)
+}
+
+func conformSegments(t *testing.T, kind workload.Kind, fx kindFixture) {
+	db := filepath.Join(t.TempDir(), "x.db")
+	runSegments(t, 2, append(append([]string{kind.Name}, fx.args...), "--rounds", "1", "--warmup", "0", "--db", db, "--segment-group", "conform-"+kind.Name, "--barrier-timeout", "60s")...)
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	var r struct {
+		Status   string
+		Segments struct{ Experiments map[string]string }
+		Runs     []struct{ Status string }
+	}
+	if err != nil || json.Unmarshal([]byte(out), &r) != nil || len(r.Segments.Experiments) != 2 || len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
+		t.Fatalf("segments of %s merged (%v): %s", kind.Name, err, out)
+	}
+}
+
+// conformResume kills iolab (kill -9) in the middle of a plan of the
+// kind and resumes it: every run is done exactly once. iolab is this test
+// binary (testIolab), which knows the kinds the tests register too.
+func conformResume(t *testing.T, kind workload.Kind, fx kindFixture) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: resume-%s
+rounds: 5
+warmup: 0
+cooldown: 400ms
+variants: [{name: a}, {name: b}]
+workloads:
+  - name: w
+    %s: {%s}
+`, kind.Name, kind.Name, fx.local)})
+	db := filepath.Join(t.TempDir(), "x.db")
+	first := testIolab("experiment", filepath.Join(dir, "plan.yaml"), "--db", db)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); countRowsQuiet(db) < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = first.Process.Signal(syscall.SIGKILL)
+	_ = first.Wait()
+	if n := countRowsQuiet(db); n < 2 || n >= 10 {
+		t.Fatalf("%d runs stored before the kill, want some of 10", n)
+	}
+	out, err := testIolab("experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--resume", "--json").Output()
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	everyRunOnce(t, out, 10)
+}
+
+// pyServer is the head of a Python server on $PORT that the tests'
+// variants start: serve(handler) listens, stop(fn) runs fn at SIGTERM.
+const pyServer = `import os, signal, socket, sys, shutil, threading
+PORT = int(os.environ["PORT"])
+def stop_with(fn):
+    def h(*_):
+        fn()
+        os._exit(0)
+    signal.signal(signal.SIGTERM, h)
+def listen():
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", PORT))
+    s.listen()
+    while True:
+        c, _ = s.accept()
+        c.close()
+`
+
+func fsFixture(t *testing.T) kindFixture {
+	dir := t.TempDir()
+	return kindFixture{
+		local: fmt.Sprintf("directory: %q, size: 256k, bs: 4k, rw: read", dir),
+		args:  []string{"--directory", dir, "--size", "256k", "--bs", "4k", "--rw", "read", "--numjobs", "2"},
+		// A file the server creates at start: read whole, 1 MiB a run.
+		server: "name: srv\nenv: {PORT: \"{{port}}\"}\nstart: exec python3 serve.py export.img\nready: {tcp: \"127.0.0.1:{{port}}\", timeout: 20s}",
+		remote: "filename: export.img, rw: read, bs: 4k",
+		files:  map[string]string{"serve.py": exportServer, "export.img": strings.Repeat("p", 65536)},
+		measured: func(t *testing.T, dir, db string, runs int) {
+			if n := countRows(t, db, `SELECT count(*) FROM run_directions WHERE direction = 'read' AND bytes = 1048576`); n != runs {
+				t.Errorf("%d of %d runs read the server's 1 MiB file", n, runs)
+			}
+		},
+	}
+}
+
+func framesFixture(t *testing.T) kindFixture {
+	dir := t.TempDir()
+	return kindFixture{
+		local: fmt.Sprintf("directory: %q, width: 32, height: 32, bytes-per-pixel: 3, frames: 4", dir),
+		args:  []string{"--directory", dir, "--width", "32", "--height", "32", "--bytes-per-pixel", "3", "--frames", "4", "--threads", "2"},
+		// A directory the server makes afresh at start; at stop it says
+		// how many frames it holds.
+		server: "name: srv\nenv: {PORT: \"{{port}}\"}\nstart: exec python3 serve.py\nready: {tcp: \"127.0.0.1:{{port}}\", timeout: 20s}",
+		remote: "directory: served, width: 32, height: 32, bytes-per-pixel: 3, frames: 4, keep: true",
+		files: map[string]string{"serve.py": pyServer + `shutil.rmtree("served", ignore_errors=True)
+os.mkdir("served")
+def seen():
+    with open("seen.log", "a") as f:
+        f.write("%d\n" % len(os.listdir("served")))
+stop_with(seen)
+listen()
+`},
+		measured: func(t *testing.T, dir, db string, runs int) {
+			b, _ := os.ReadFile(filepath.Join(dir, "seen.log"))
+			if got := strings.Fields(string(b)); len(got) != runs || strings.Count(string(b), "4\n") != runs {
+				t.Errorf("the server's directory held %q frames at its stops, want 4 after each of %d runs", got, runs)
+			}
+		},
+	}
+}
+
+func httpFixture(t *testing.T) kindFixture {
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		got.Add(n)
+	}))
+	t.Cleanup(srv.Close)
+	return kindFixture{
+		local:  fmt.Sprintf("url: %q, method: PUT, size: 4k, count: 8", srv.URL+"/up/{{i}}"),
+		args:   []string{"upload", "--url", srv.URL + "/up/{{i}}", "--method", "PUT", "--size", "4k", "--count", "8", "--concurrency", "2"},
+		server: "name: srv\nenv: {PORT: \"{{port}}\"}\nstart: exec python3 serve.py\nready: {tcp: \"127.0.0.1:{{port}}\", timeout: 20s}",
+		remote: `url: "http://127.0.0.1:{{port}}/up/{{i}}", method: PUT, size: 64k, count: 8`,
+		files: map[string]string{"serve.py": pyServer + `import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_PUT(self):
+        n = int(self.headers["Content-Length"])
+        self.rfile.read(n)
+        got.append(n)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+got = []
+def seen():
+    with open("got.log", "a") as f:
+        f.write("%d %d\n" % (len(got), sum(got)))
+stop_with(seen)
+http.server.ThreadingHTTPServer(("127.0.0.1", PORT), H).serve_forever()
+`},
+		measured: func(t *testing.T, dir, db string, runs int) {
+			b, _ := os.ReadFile(filepath.Join(dir, "got.log"))
+			if strings.Count(string(b), "8 524288\n") != runs {
+				t.Errorf("the server got %q, want 8 uploads of 64 KiB in each of %d runs", b, runs)
+			}
+		},
+	}
+}
+
+func s3Fixture(t *testing.T) kindFixture {
+	srv := s3Servers(t)[0]
+	bin := versitygwBin(t)
+	keys := fmt.Sprintf("access-key: %s, secret-key: %s", testAccessKey, testSecretKey)
+	bucket := fmt.Sprintf("conform%d", time.Now().UnixNano()%1e9)
+	return kindFixture{
+		local: fmt.Sprintf("endpoint: %q, bucket: %s, create-bucket: true, mix: put=1, size: 1k, count: 8, %s", srv.endpoint, bucket, keys),
+		args: []string{"--endpoint", srv.endpoint, "--bucket", bucket, "--create-bucket", "--mix", "put=1,get=1", "--size", "1k", "--count", "16", "--concurrency", "2",
+			"--access-key", testAccessKey, "--secret-key", testSecretKey},
+		// Each start gets a data directory of its own, which keeps what
+		// that start's run wrote.
+		server: fmt.Sprintf("name: gw\nstart: \"mkdir data-{{port}} && exec %s --port 127.0.0.1:{{port}} posix data-{{port}}\"\nready: {tcp: \"127.0.0.1:{{port}}\", timeout: 20s}\nenv: {ROOT_ACCESS_KEY: %s, ROOT_SECRET_KEY: %s}", bin, testAccessKey, testSecretKey),
+		remote: `endpoint: "http://127.0.0.1:{{port}}", bucket: served, create-bucket: true, mix: put=1, size: 1k, count: 8, keep: true, ` + keys,
+		measured: func(t *testing.T, dir, db string, runs int) {
+			starts, _ := filepath.Glob(filepath.Join(dir, "data-*"))
+			if len(starts) != runs {
+				t.Fatalf("%d server data directories, want one per run (%d)", len(starts), runs)
+			}
+			for _, d := range starts {
+				objects := 0
+				_ = filepath.Walk(filepath.Join(d, "served"), func(_ string, info os.FileInfo, err error) error {
+					if err == nil && info.Mode().IsRegular() && info.Size() == 1024 {
+						objects++
+					}
+					return nil
+				})
+				if objects != 8 {
+					t.Errorf("%s holds %d objects of 1 KiB, want the run's 8", d, objects)
+				}
+			}
+		},
+	}
+}
+
+func cmdFixture(t *testing.T) kindFixture {
+	return kindFixture{
+		local:  `run: "sleep 0.01"`,
+		args:   []string{"--run", "sleep 0.01"},
+		server: "name: srv\nstart: exec python3 -m http.server {{port}} --bind 127.0.0.1\nready: {http: \"http://127.0.0.1:{{port}}/\", timeout: 20s}",
+		remote: `run: "python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:{{port}}/\").read()' && echo {{port}} >> hits"`,
+		measured: func(t *testing.T, dir, db string, runs int) {
+			b, _ := os.ReadFile(filepath.Join(dir, "hits"))
+			ports := strings.Fields(string(b))
+			if len(ports) != runs || ports[0] == ports[len(ports)-1] {
+				t.Errorf("the command reached servers on ports %q, want one each of %d runs", ports, runs)
+			}
+		},
+	}
+}
