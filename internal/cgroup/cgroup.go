@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/procgroup"
 	"github.com/iolab/iolab/internal/units"
 )
@@ -70,6 +71,15 @@ type Usage struct {
 }
 
 // Metrics are the usage as a run's figures.
+func init() {
+	metrics.Declare(
+		metrics.Def{Name: "cgroup_memory_peak_bytes", Label: "cgroup memory peak MiB", Unit: "B", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax},
+		metrics.Def{Name: "cgroup_cpu_s", Label: "cgroup CPU", Unit: "s", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "cgroup_throttled_s", Label: "cgroup CPU throttled", Unit: "s", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "cgroup_oom_kills", Label: "OOM kills", Unit: "kills", Better: metrics.LowerIsBetter, Zeroable: true},
+	)
+}
+
 func (u Usage) Metrics() map[string]float64 {
 	m := map[string]float64{"cgroup_oom_kills": float64(u.OOMKills)}
 	if u.MemoryPeak > 0 {

@@ -21,7 +21,6 @@ import (
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/profiling"
 	"github.com/iolab/iolab/internal/segment"
-	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
 	"github.com/iolab/iolab/internal/workload"
@@ -319,7 +318,7 @@ func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, 
 		if setup {
 			return nil, "", m.Pos.Errorf("workload %q: setup: metrics are read from the measured runs; give them to the workload itself", c.w.Name)
 		}
-		if _, builtin := stats.Describe(m.Name); builtin {
+		if _, builtin := metrics.Describe(m.Name); builtin {
 			return nil, "", m.Pos.Errorf("metric %s: iolab measures a metric of that name itself; call yours something else", m.Name)
 		}
 		b.Metrics = append(b.Metrics, workload.OutputMetric{Name: m.Name, Regex: m.Regex, JSONKey: m.JSONKey, JSONValue: m.JSONValue, Field: m.Field, Scale: m.Scale})

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -18,8 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iolab/iolab/internal/report"
-	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -82,9 +82,16 @@ func conformCommand(t *testing.T, kind workload.Kind, fx kindFixture) {
 		t.Fatalf("iolab %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
 	conformExports(t, kind, db)
+	// Every metric a run stored is one the catalogue declares: its unit,
+	// direction and merge known to every consumer.
+	for _, name := range distinct(t, db, `SELECT DISTINCT name FROM metrics`) {
+		if _, ok := metrics.Describe(name); !ok {
+			t.Errorf("%s stored metric %s, which no package declares (metrics.Declare)", kind.Name, name)
+		}
+	}
 	// A gate on the primary metric that no run can keep fails.
 	gate := kind.Primary + ">1e18"
-	if stats.LowerIsBetter(kind.Primary) {
+	if def, _ := metrics.Describe(kind.Primary); def.Better == metrics.LowerIsBetter {
 		gate = kind.Primary + "<0"
 	}
 	if _, _, err := iolab(t, context.Background(), "show", "--db", db, "--gate", gate); !errors.Is(err, ErrGate) {
@@ -125,8 +132,9 @@ func conformExports(t *testing.T, kind workload.Kind, db string) {
 	}
 	bench := show("bench")
 	benchDirections(t, bench)
-	if !strings.Contains(bench, " "+report.BenchUnit(kind.Primary)+"\n") && !strings.Contains(bench, " "+report.BenchUnit(kind.Primary)+" ") {
-		t.Errorf("bench: no %s (unit %s):\n%s", kind.Primary, report.BenchUnit(kind.Primary), bench)
+	def, _ := metrics.Describe(kind.Primary)
+	if unit := def.BenchUnit(); !strings.Contains(bench, " "+unit+"\n") && !strings.Contains(bench, " "+unit+" ") {
+		t.Errorf("bench: no %s (unit %s):\n%s", kind.Primary, unit, bench)
 	}
 }
 
@@ -353,4 +361,28 @@ func cmdFixture(t *testing.T) kindFixture {
 			}
 		},
 	}
+}
+
+// distinct are the values of a one-column query of a SQLite store.
+func distinct(t *testing.T, db, query string) []string {
+	t.Helper()
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rows, err := conn.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
 }

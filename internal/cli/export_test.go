@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -12,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/iolab/iolab/internal/metrics"
 )
 
 // A stored experiment exports as CSV (a row per run and metric, or per
@@ -94,7 +97,11 @@ workloads:
 		if err != nil || !strings.Contains(out, "BenchmarkNap 1 ") {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		benchDirections(t, out)
+		for _, w := range []string{"sec/op", "max_rss_bytes"} {
+			if !benchDirections(t, out)[w] {
+				t.Errorf("no %s in the export", w)
+			}
+		}
 		files = append(files, filepath.Join(dir, []string{"old.txt", "new.txt"}[i]))
 		if err := os.WriteFile(files[i], []byte(out), 0o644); err != nil {
 			t.Fatal(err)
@@ -152,7 +159,7 @@ workloads:
 // benchDirections reads a bench export with x/perf's own parser, as
 // benchstat does, and checks every unit says which way is better, and the
 // right way: sec/op lower, ops/s and B/s higher, latencies lower.
-func benchDirections(t *testing.T, export string) {
+func benchDirections(t *testing.T, export string) map[string]bool {
 	t.Helper()
 	r := benchfmt.NewReader(strings.NewReader(export), "export.txt")
 	units := map[string]bool{}
@@ -169,14 +176,18 @@ func benchDirections(t *testing.T, export string) {
 	if len(units) == 0 {
 		t.Fatalf("no results:\n%s", export)
 	}
-	want := map[string]int{"sec/op": -1, "ops/s": +1, "B/s": +1, "max_rss_bytes": -1}
+	metricOf := map[string]string{"sec/op": "wall_s", "ops/s": "ops_per_s", "B/s": "bytes_per_s"}
 	for unit := range units {
-		better := r.Units().GetBetter(unit)
-		if better == 0 {
-			t.Errorf("unit %s: benchstat reads no direction", unit)
+		m := cmp.Or(metricOf[unit], unit)
+		def, ok := metrics.Describe(m)
+		if !ok {
+			t.Errorf("unit %s: no metric of the catalogue", unit)
+			continue
 		}
-		if w, ok := want[unit]; ok && better != w {
-			t.Errorf("unit %s: better %d, want %d", unit, better, w)
+		want := map[metrics.Better]int{metrics.HigherIsBetter: +1, metrics.LowerIsBetter: -1}[def.Better]
+		if got := r.Units().GetBetter(unit); got != want {
+			t.Errorf("unit %s (%s): benchstat reads better %d, want %d", unit, m, got, want)
 		}
 	}
+	return units
 }

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/stats"
-	"github.com/iolab/iolab/internal/units"
 )
 
 // failOnKinds are what --fail-on accepts.
@@ -62,10 +62,11 @@ func (g *Gates) parse() error {
 			return usage("--gate %q: want METRIC<VALUE or METRIC>VALUE, such as 'read.lat_p99_ns<5ms'", text)
 		}
 		l := Limit{Metric: strings.TrimSpace(text[:i]), Below: text[i] == '<', Text: text}
-		if _, known := stats.Describe(l.Metric); !known {
+		def, known := metrics.Describe(l.Metric)
+		if !known {
 			return usage("--gate %q: unknown metric %q (the metrics are those of --json's summaries: ops_per_s, read.lat_p99_ns, wall_s ...)", text, l.Metric)
 		}
-		v, err := limitValue(l.Metric, strings.TrimSpace(text[i+1:]))
+		v, err := def.ParseLimit(strings.TrimSpace(text[i+1:]))
 		if err != nil {
 			return usage("--gate %q: %v", text, err)
 		}
@@ -73,25 +74,6 @@ func (g *Gates) parse() error {
 		g.Limits = append(g.Limits, l)
 	}
 	return nil
-}
-
-// limitValue reads a limit in its metric's unit: durations for times
-// (_ns in nanoseconds, _s in seconds), sizes for bytes, else (rates,
-// counts) a number.
-func limitValue(metric, text string) (float64, error) {
-	switch {
-	case strings.HasSuffix(metric, "_per_s"): // a rate
-	case strings.HasSuffix(metric, "_ns"):
-		d, err := units.ParseDuration(text)
-		return float64(d.Nanoseconds()), err
-	case strings.HasSuffix(metric, "_s"):
-		d, err := units.ParseDuration(text)
-		return d.Seconds(), err
-	case strings.HasSuffix(metric, "_bytes"):
-		b, err := units.ParseSize(text)
-		return float64(b), err
-	}
-	return units.ParseFloat(text, -1e300, 1e300)
 }
 
 // Verdict is what the gates made of a report: each gate it broke and each

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/report"
-	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/units"
 )
@@ -150,7 +150,7 @@ func noHistory(exps []*store.Data, filter report.CellFilter, metric string) erro
 	if len(exps) == 0 {
 		return usage("iolab history: the database holds no experiments yet")
 	}
-	var cells, metrics []string
+	var cells, stored []string
 	for _, d := range exps {
 		for _, c := range d.Cells {
 			name := c.Name
@@ -162,17 +162,17 @@ func noHistory(exps []*store.Data, filter report.CellFilter, metric string) erro
 		for _, r := range d.Runs {
 			if r.Result != nil {
 				for k := range report.RunMetrics(r.Result) {
-					metrics = append(metrics, k)
+					stored = append(stored, k)
 				}
 			}
 		}
 	}
 	slices.Sort(cells)
-	slices.Sort(metrics)
-	if metric != "" && !slices.Contains(metrics, metric) {
-		return usage("--metric %q: no stored run has it; stored metrics: %s", metric, strings.Join(slices.Compact(metrics), ", "))
+	slices.Sort(stored)
+	if metric != "" && !slices.Contains(stored, metric) {
+		return usage("--metric %q: no stored run has it; stored metrics: %s", metric, strings.Join(slices.Compact(stored), ", "))
 	}
-	if _, known := stats.Describe(metric); metric != "" && !known {
+	if def, known := metrics.Describe(metric); metric != "" && !(known && def.Judged()) {
 		return usage("--metric %q: iolab does not know which way is better for it: it is neither a metric iolab judges nor one a plan's metrics: declare", metric)
 	}
 	return usage("iolab history %s: no cell with measured runs matches; stored cells: %s", strings.Join(filter, " "), strings.Join(slices.Compact(cells), ", "))

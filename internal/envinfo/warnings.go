@@ -9,6 +9,18 @@ import (
 	"github.com/iolab/iolab/internal/stats"
 )
 
+// The machine's stall during a run, which the lab adds to each run from
+// this package's per-second watch: the mean share of the run's seconds in
+// which some task waited (for a CPU, memory, I/O), and the worst second's.
+func init() {
+	for _, what := range []string{"cpu", "memory", "io"} {
+		metrics.Declare(
+			metrics.Def{Name: "env_" + what + "_stall", Unit: "share", Merge: metrics.MergeMax},
+			metrics.Def{Name: "env_" + what + "_stall_peak", Unit: "share", Merge: metrics.MergeMax},
+		)
+	}
+}
+
 // Evidence is what the runs measured that helps judge the environment.
 type Evidence struct {
 	// Starved names cells whose throughput varied much more than their

@@ -22,7 +22,6 @@ import (
 
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
-	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
@@ -666,7 +665,7 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		res = &metrics.Result{Start: run.EndedAt}
 		run.Result = res
 	}
-	if err := r.Store.SaveRun(ctx, expID, run, report.RunMetrics(res)); err != nil {
+	if err := r.Store.SaveRun(ctx, expID, run, metrics.RunMetrics(res)); err != nil {
 		return err
 	}
 	if m, ok := c.Workload.(workload.Manifester); ok {

@@ -21,6 +21,19 @@ import (
 	"github.com/iolab/iolab/internal/metrics"
 )
 
+// The figures a watch adds to a run of a server it watched (what cli's
+// server watch makes of a TreePeak).
+func init() {
+	metrics.Declare(
+		metrics.Def{Name: "server_cpu_s", Label: "server CPU", Unit: "s", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "server_rss_peak_bytes", Label: "server peak RSS MiB", Unit: "B", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax},
+		metrics.Def{Name: "server_read_bytes", Label: "server read MiB", Unit: "B", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "server_write_bytes", Label: "server write MiB", Unit: "B", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "server_threads_max", Label: "server threads", Unit: "threads", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax},
+		metrics.Def{Name: "server_fds_max", Label: "server open files", Unit: "files", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax},
+	)
+}
+
 // TreePeak is what a watch saw of a process tree.
 type TreePeak struct {
 	// RSSBytes is the tree's peak resident memory: the larger of the

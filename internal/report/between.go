@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -56,7 +57,8 @@ func CompareExperiments(a, b *store.Data, threshold float64) *Between {
 			continue
 		}
 		for _, m := range comparedMetrics(c.Workload) {
-			desc, known := stats.Describe(m)
+			def, known := metrics.Describe(m)
+			desc, known := def.Stat(), known && def.Judged()
 			va, vb := values(dm, ra[key], m), values(dm, rb[key], m)
 			if !known || len(va) == 0 || len(vb) == 0 {
 				continue

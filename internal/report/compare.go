@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
@@ -104,17 +105,19 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			if why := failedSide(d.Cells[base], perCell[base], d.Cells[i], perCell[i]); why != "" {
 				// Kept, not dropped: a cell whose variant failed every
 				// run is what the study is about.
-				desc, _ := stats.Describe(PrimaryMetric(wl))
+				def, _ := metrics.Describe(PrimaryMetric(wl))
+				desc := def.Stat()
 				r.Comparisons = append(r.Comparisons, ComparisonView{Cell: d.Cells[i].Name, Variant: d.Cells[i].Variant, Baseline: r.Baseline,
 					Metric: PrimaryMetric(wl), Primary: true, Failed: why, Comparison: stats.NoComparison(desc)})
 				continue
 			}
-			metrics := comparedMetrics(wl)
+			compared := comparedMetrics(wl)
 			if k, _ := workload.Lookup(wl); k.OutputMetrics {
-				metrics = append(metrics, slices.Sorted(maps.Keys(opts.Custom))...)
+				compared = append(compared, slices.Sorted(maps.Keys(opts.Custom))...)
 			}
-			for _, m := range metrics {
-				desc, known := stats.Describe(m)
+			for _, m := range compared {
+				def, declared := metrics.Describe(m)
+				desc, known := def.Stat(), declared && def.Judged()
 				if lower, custom := opts.Custom[m]; custom {
 					desc, known = stats.Metric{LowerIsBetter: lower}, true
 				}
@@ -278,7 +281,8 @@ func driftWarnings(dm derivedMetrics, c store.Cell, runs []store.Run, order stri
 // whatever else the numbers suggest.
 func stallWarnings(dm derivedMetrics, c store.Cell, runs []store.Run) []stats.Warning {
 	metric := PrimaryMetric(c.Workload)
-	lower := stats.LowerIsBetter(metric)
+	def, _ := metrics.Describe(metric)
+	lower := def.Better == metrics.LowerIsBetter
 	var ws []stats.Warning
 	for _, res := range []struct{ key, what string }{{"env_cpu_stall", "a CPU"}, {"env_memory_stall", "memory"}, {"env_io_stall", "I/O"}} {
 		if k, _ := workload.Lookup(c.Workload); res.key == "env_io_stall" && k.TouchesDisk {

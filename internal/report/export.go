@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/iolab/iolab/internal/envinfo"
-	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/store"
 )
 
@@ -175,16 +175,16 @@ func Bench(w io.Writer, d *store.Data) error {
 		m := RunMetrics(r.run.Result)
 		var fields []string
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			desc, known := stats.Describe(k)
+			def, known := metrics.Describe(k)
 			v := m[k]
 			if !known || math.IsNaN(v) || math.IsInf(v, 0) {
 				continue
 			}
-			unit := BenchUnit(k)
-			if !units[unit] {
+			unit := def.BenchUnit()
+			if !units[unit] && def.Judged() {
 				units[unit] = true
 				better := "higher"
-				if desc.LowerIsBetter {
+				if def.Better == metrics.LowerIsBetter {
 					better = "lower"
 				}
 				fmt.Fprintf(w, "Unit %s better=%s\n", unit, better) // benchfmt's keys are lower case
@@ -196,21 +196,6 @@ func Bench(w io.Writer, d *store.Data) error {
 		}
 	}
 	return nil
-}
-
-// BenchUnit is a metric's unit in the benchmark format: the conventional
-// ones where benchstat knows them (sec/op for a command's time, B/s),
-// else the metric's own name, which is unique and has no spaces.
-func BenchUnit(metric string) string {
-	switch metric {
-	case "wall_s":
-		return "sec/op"
-	case "bytes_per_s":
-		return "B/s"
-	case "ops_per_s":
-		return "ops/s"
-	}
-	return metric
 }
 
 var notName = regexp.MustCompile(`[^A-Za-z0-9_=./+-]+`)

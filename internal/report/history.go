@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/iolab/iolab/internal/history"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -109,7 +110,8 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 			if m == "" {
 				m = PrimaryMetric(c.Workload)
 			}
-			desc, known := stats.Describe(m)
+			def, known := metrics.Describe(m)
+			desc, known := def.Stat(), known && def.Judged()
 			if lower, custom := facts.custom[m]; custom && !known {
 				desc, known = stats.Metric{LowerIsBetter: lower}, true
 			}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -21,79 +20,30 @@ func JSON(w io.Writer, r *Report) error {
 	return enc.Encode(r)
 }
 
-// row is one metric line of the terminal table.
-type row struct {
-	key, label string
-	format     func(float64) string
-}
-
-var rows = []row{
-	{"ops_per_s", "IOPS", count},
-	{"bytes_per_s", "MiB/s", mib},
-	{"read.ops_per_s", "read IOPS", count},
-	{"read.lat_p50_ns", "read lat p50", latency},
-	{"read.lat_p99_ns", "read lat p99", latency},
-	{"write.ops_per_s", "write IOPS", count},
-	{"write.lat_p50_ns", "write lat p50", latency},
-	{"write.lat_p99_ns", "write lat p99", latency},
-	{"sync.ops_per_s", "syncs/s", count},
-	{"sync.lat_p99_ns", "sync lat p99", latency},
-	{"put.ops_per_s", "put ops/s", count},
-	{"put.lat_p50_ns", "put lat p50", latency},
-	{"put.lat_p99_ns", "put lat p99", latency},
-	{"get.ops_per_s", "get ops/s", count},
-	{"get.lat_p50_ns", "get lat p50", latency},
-	{"get.lat_p99_ns", "get lat p99", latency},
-	{"get.ttfb_p99_ns", "get TTFB p99", latency},
-	{"head.lat_p99_ns", "head lat p99", latency},
-	{"list.lat_p99_ns", "list lat p99", latency},
-	{"list_keys_per_s", "LIST keys/s", count},
-	{"delete.lat_p99_ns", "delete lat p99", latency},
-	{"multipart.lat_p99_ns", "multipart lat p99", latency},
-	{"copy.lat_p99_ns", "copy lat p99", latency},
-	{"upload.lat_p50_ns", "upload lat p50", latency},
-	{"upload.lat_p99_ns", "upload lat p99", latency},
-	{"download.lat_p50_ns", "download lat p50", latency},
-	{"download.lat_p99_ns", "download lat p99", latency},
-	{"download.ttfb_p99_ns", "download TTFB p99", latency},
-	{"frames_fps", "frames/s", plain},
-	{"frames_late", "late frames", plain},
-	{"frames_dropped", "dropped frames", plain},
-	{"frames_success_pct", "frames ok %", plain},
-	{"open.lat_p99_ns", "open p99", latency},
-	{"close.lat_p99_ns", "close p99", latency},
-	{"cpu_us_per_op", "CPU µs/op", plain},
-	{"connections_opened", "connections", plain},
-	{"wall_s", "wall", seconds},
-	{"user_s", "user CPU", seconds},
-	{"sys_s", "sys CPU", seconds},
-	{"max_rss_bytes", "peak RSS MiB", mib},
-	{"items_per_s", "items/s", count},
-	{"server_cpu_s", "server CPU", seconds},
-	{"server_cpu_us_per_op", "server CPU µs/op", plain},
-	{"server_cpu_ns_per_byte", "server CPU ns/B", plain},
-	{"server_rss_peak_bytes", "server peak RSS MiB", mib},
-	{"server_read_bytes", "server read MiB", mib},
-	{"server_write_bytes", "server write MiB", mib},
-	{"server_threads_max", "server threads", plain},
-	{"server_fds_max", "server open files", plain},
-	{"cgroup_memory_peak_bytes", "cgroup memory peak MiB", mib},
-	{"cgroup_cpu_s", "cgroup CPU", seconds},
-	{"cgroup_throttled_s", "cgroup CPU throttled", seconds},
-	{"cgroup_oom_kills", "OOM kills", plain},
+// rowOrder is the order of the terminal table's rows: its layout; each
+// metric's label and format are the catalogue's (metrics.Describe).
+var rowOrder = []string{
+	"ops_per_s", "bytes_per_s", "read.ops_per_s", "read.lat_p50_ns", "read.lat_p99_ns",
+	"write.ops_per_s", "write.lat_p50_ns", "write.lat_p99_ns", "sync.ops_per_s", "sync.lat_p99_ns",
+	"put.ops_per_s", "put.lat_p50_ns", "put.lat_p99_ns", "get.ops_per_s", "get.lat_p50_ns", "get.lat_p99_ns", "get.ttfb_p99_ns",
+	"head.lat_p99_ns", "list.lat_p99_ns", "list_keys_per_s", "delete.lat_p99_ns", "multipart.lat_p99_ns", "copy.lat_p99_ns",
+	"upload.lat_p50_ns", "upload.lat_p99_ns", "download.lat_p50_ns", "download.lat_p99_ns", "download.ttfb_p99_ns",
+	"frames_fps", "frames_late", "frames_dropped", "frames_success_pct", "open.lat_p99_ns", "close.lat_p99_ns",
+	"cpu_us_per_op", "connections_opened", "wall_s", "user_s", "sys_s", "max_rss_bytes", "items_per_s",
+	"server_cpu_s", "server_cpu_us_per_op", "server_cpu_ns_per_byte", "server_rss_peak_bytes", "server_read_bytes", "server_write_bytes",
+	"server_threads_max", "server_fds_max", "cgroup_memory_peak_bytes", "cgroup_cpu_s", "cgroup_throttled_s", "cgroup_oom_kills",
 }
 
 // endpointRows are the rows of each endpoint of a workload spread over
 // several (endpoint.N.*), in their order.
-func endpointRows(summary map[string]stats.Summary) []row {
-	var out []row
+func endpointRows(summary map[string]stats.Summary) []string {
+	var out []string
 	for n := 1; ; n++ {
 		p := fmt.Sprintf("endpoint.%d.", n)
 		if _, ok := summary[p+"ops_per_s"]; !ok {
 			return out
 		}
-		out = append(out, row{p + "ops_per_s", fmt.Sprintf("endpoint %d ops/s", n), count},
-			row{p + "lat_p99_ns", fmt.Sprintf("endpoint %d lat p99", n), latency}, row{p + "errors", fmt.Sprintf("endpoint %d errors", n), plain})
+		out = append(out, p+"ops_per_s", p+"lat_p99_ns", p+"errors")
 	}
 }
 
@@ -140,17 +90,18 @@ func Terminal(w io.Writer, r *Report) error {
 		fmt.Fprintln(tw, "  metric\tmedian\t95% CI\tmean ± sd\tCV\tn\t")
 		_, reads := c.Summary["read.ops_per_s"]
 		_, writes := c.Summary["write.ops_per_s"]
-		for _, rw := range append(slices.Clone(rows), endpointRows(c.Summary)...) {
-			s, ok := c.Summary[rw.key]
-			if !ok || (!(reads && writes) && (rw.key == "read.ops_per_s" || rw.key == "write.ops_per_s")) {
+		for _, key := range append(slices.Clone(rowOrder), endpointRows(c.Summary)...) {
+			s, ok := c.Summary[key]
+			if !ok || (!(reads && writes) && (key == "read.ops_per_s" || key == "write.ops_per_s")) {
 				continue // per-direction IOPS repeat the total when only one direction ran
 			}
+			label, format := metricFormat(key)
 			ci := "n<6"
 			if s.CI95 != nil {
-				ci = fmt.Sprintf("[%s, %s]", rw.format(s.CI95[0]), rw.format(s.CI95[1]))
+				ci = fmt.Sprintf("[%s, %s]", format(s.CI95[0]), format(s.CI95[1]))
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s ± %s\t%.1f%%\t%d\t\n", rw.label, rw.format(s.Median), ci,
-				rw.format(s.Mean), rw.format(s.SD), 100*s.CV, s.N)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s ± %s\t%.1f%%\t%d\t\n", label, format(s.Median), ci,
+				format(s.Mean), format(s.SD), 100*s.CV, s.N)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -209,9 +160,10 @@ func Markdown(w io.Writer, r *Report) error {
 		for _, c := range r.Cells {
 			fmt.Fprintf(w, "\n### %s\n\n%s\n\n", c.Name, formatParams(c.Params))
 			t := &Table{Header: []string{"metric", "median [95% CI]", "mean ± sd", "CV", "n"}}
-			for _, rw := range rows {
-				if s, ok := c.Summary[rw.key]; ok {
-					t.Add(rw.label, medianCI(s, rw.format), rw.format(s.Mean)+" ± "+rw.format(s.SD), fmt.Sprintf("%.1f%%", 100*s.CV), fmt.Sprint(s.N))
+			for _, key := range rowOrder {
+				if s, ok := c.Summary[key]; ok {
+					label, format := metricFormat(key)
+					t.Add(label, medianCI(s, format), format(s.Mean)+" ± "+format(s.SD), fmt.Sprintf("%.1f%%", 100*s.CV), fmt.Sprint(s.N))
 				}
 			}
 			if err := t.Render(w, true); err != nil {
@@ -284,26 +236,8 @@ func formatParams(p map[string]string) string {
 
 func count(v float64) string { return stats.FormatValue(v) }
 
+func plain(v float64) string { return metrics.FormatPlain(v) }
+
 func seconds(v float64) string { return latency(v * 1e9) }
 
-// plain writes a figure in plain digits: 4520, not 4.52e+03.
-func plain(v float64) string {
-	if a := math.Abs(v); a >= 1000 && a < 1e15 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
-}
-
-func mib(v float64) string { return fmt.Sprintf("%.4g", v/(1<<20)) }
-
-func latency(ns float64) string {
-	switch a := math.Abs(ns); {
-	case a >= 1e9:
-		return fmt.Sprintf("%.3gs", ns/1e9)
-	case a >= 1e6:
-		return fmt.Sprintf("%.3gms", ns/1e6)
-	case a >= 1e3:
-		return fmt.Sprintf("%.3gµs", ns/1e3)
-	}
-	return fmt.Sprintf("%.0fns", ns)
-}
+func latency(ns float64) string { return metrics.FormatNs(ns) }

@@ -235,48 +235,8 @@ func deadlineOf(runs []store.Run) *DeadlineView {
 	return d
 }
 
-// RunMetrics derives a run's metrics, keyed by the names summaries use.
-func RunMetrics(res *metrics.Result) map[string]float64 {
-	m := map[string]float64{"cpu_s": res.CPUUserS + res.CPUSysS}
-	if ops := res.Ops(); ops > 0 {
-		m["ops_per_s"] = res.PerSecond(ops)
-		m["bytes_per_s"] = res.PerSecond(res.Bytes())
-		m["cpu_us_per_op"] = 1e6 * (res.CPUUserS + res.CPUSysS) / float64(ops)
-	}
-	for k, v := range res.Extra {
-		m[k] = v
-	}
-	// The server's cost of the work, not only its total: a server capped
-	// to a tenth of the I/O uses less CPU per run and more per operation.
-	if cpu, ok := res.Extra["server_cpu_s"]; ok {
-		if ops := res.Ops(); ops > 0 {
-			m["server_cpu_us_per_op"] = 1e6 * cpu / float64(ops)
-		}
-		if b := res.Bytes(); b > 0 {
-			m["server_cpu_ns_per_byte"] = 1e9 * cpu / float64(b)
-		}
-	}
-	for d := metrics.Op(0); d < metrics.NumOps; d++ {
-		ds := res.ByOp[d]
-		if ds.Ops == 0 {
-			continue
-		}
-		p := d.String() + "."
-		m[p+"ops_per_s"] = res.RateOf(d, ds.Ops)
-		if d != metrics.Sync {
-			m[p+"bytes_per_s"] = res.RateOf(d, ds.Bytes)
-		}
-		lat := metrics.PercentilesOf(ds.Lat)
-		m[p+"lat_p50_ns"] = float64(lat.P50)
-		m[p+"lat_p99_ns"] = float64(lat.P99)
-		if ds.TTFB != nil {
-			ttfb := metrics.PercentilesOf(ds.TTFB)
-			m[p+"ttfb_p50_ns"] = float64(ttfb.P50)
-			m[p+"ttfb_p99_ns"] = float64(ttfb.P99)
-		}
-	}
-	return m
-}
+// RunMetrics is a run's metrics (metrics.RunMetrics).
+func RunMetrics(res *metrics.Result) map[string]float64 { return metrics.RunMetrics(res) }
 
 func dirView(res *metrics.Result, d metrics.Op) *DirView {
 	ds := res.ByOp[d]

@@ -18,6 +18,8 @@ import (
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 
+	_ "github.com/iolab/iolab/internal/cgroup"  // declares the cgroup_ metrics
+	_ "github.com/iolab/iolab/internal/observe" // declares the server_ metrics
 	_ "github.com/iolab/iolab/internal/workload/all"
 )
 

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/scaling"
 	"github.com/iolab/iolab/internal/stats"
@@ -224,6 +225,20 @@ func (r *Report) flatten(v ScaleView) {
 // FormatMetric formats a value in a metric's unit, in the unit that
 // reads best at its size (extrapolations reach hours and terabytes).
 func FormatMetric(metric string, v float64) string {
+	if d, ok := metrics.Describe(metric); ok {
+		switch {
+		case strings.HasSuffix(d.Unit, "/s"): // a rate, not a time
+			return count(v)
+		case d.Unit == "B":
+			return humanBytes(v)
+		case d.Unit == "s":
+			return humanSeconds(v)
+		case d.Unit == "ns":
+			return latency(v)
+		}
+		return fmt.Sprintf("%.3g", v)
+	}
+	// A plan's own metric: its name's suffix says what it counts.
 	switch {
 	case strings.HasSuffix(metric, "_per_s"): // a rate, not a time
 		return count(v)

@@ -271,22 +271,24 @@ func mergeResults(rs []*metrics.Result) *metrics.Result {
 	return out
 }
 
-// mergeExtra merges a segment's derived value into the load's: counts
-// and rates add up; peaks, the worst of anything, a host's stall and wall
-// times are the largest segment's; a pass is every segment's; percentiles
-// and latencies cannot be merged from figures (the histograms are).
+// mergeExtra merges a segment's figure into the load's as the catalogue
+// says the metric merges: counts and rates of segments that ran at once
+// add up; peaks, the worst of anything, a host's stall and a process's
+// time are the largest segment's; a pass is every segment's; percentiles
+// and costs per operation are recomputed from the merged run (its
+// histograms), never merged from figures. A plan's own metric, which no
+// catalogue declares, adds up.
 func mergeExtra(into map[string]float64, k string, v float64) {
 	prev, seen := into[k]
-	switch {
-	case k == "frames_pass":
+	def, _ := metrics.Describe(k)
+	switch def.Merge {
+	case metrics.MergeMin:
 		if !seen || v < prev {
 			into[k] = v
 		}
-	case strings.HasSuffix(k, "_peak") || strings.HasSuffix(k, "_peak_bytes") || strings.HasPrefix(k, "max_") ||
-		strings.Contains(k, "_worst_") || strings.HasPrefix(k, "env_") ||
-		k == "wall_s" || k == "ingest_s" || k == "exit_code" || k == "frames_target_fps":
+	case metrics.MergeMax:
 		into[k] = max(prev, v)
-	case strings.Contains(k, "lat_p") || strings.HasSuffix(k, "_ns") || strings.HasSuffix(k, "_pct"):
+	case metrics.MergeRecompute:
 	default:
 		into[k] = prev + v
 	}

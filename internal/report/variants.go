@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
 )
 
@@ -37,12 +38,12 @@ func (t *Table) Render(w io.Writer, markdown bool) error {
 	return tw.Flush()
 }
 
-// metricFormat returns a metric's label and value format.
+// metricFormat returns a metric's label and value format, as the
+// catalogue declares them; a metric it does not know (a plan's own,
+// read from a command's output) is shown by its name, in plain digits.
 func metricFormat(metric string) (string, func(float64) string) {
-	for _, r := range rows {
-		if r.key == metric {
-			return r.label, r.format
-		}
+	if d, ok := metrics.Describe(metric); ok {
+		return d.Label, d.Format
 	}
 	return metric, plain
 }

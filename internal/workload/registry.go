@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/cgroup"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/segment"
 )
 
@@ -91,6 +92,16 @@ type OutputMetric struct {
 	Regex                     *regexp.Regexp
 	JSONKey, JSONValue, Field string
 	Scale                     float64
+}
+
+// What workloads of several kinds measure (s3 and http both).
+func init() {
+	metrics.Declare(
+		metrics.Def{Name: "connections_opened", Label: "connections", Unit: "connections", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "verify_checked", Unit: "objects", Better: metrics.HigherIsBetter, Zeroable: true},
+		metrics.Def{Name: "verify_mismatched", Unit: "objects", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "verify_missing", Unit: "objects", Better: metrics.LowerIsBetter, Zeroable: true},
+	)
 }
 
 var (

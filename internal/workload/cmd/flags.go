@@ -6,10 +6,19 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/workload"
 )
 
 func init() {
+	metrics.Declare(
+		metrics.Def{Name: "wall_s", Label: "wall", Unit: "s", Bench: "sec/op", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax},
+		metrics.Def{Name: "user_s", Label: "user CPU", Unit: "s", Better: metrics.LowerIsBetter},
+		metrics.Def{Name: "sys_s", Label: "sys CPU", Unit: "s", Better: metrics.LowerIsBetter},
+		metrics.Def{Name: "max_rss_bytes", Label: "peak RSS MiB", Unit: "B", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax},
+		metrics.Def{Name: "items_per_s", Label: "items/s", Unit: "items/s", Better: metrics.HigherIsBetter},
+		metrics.Def{Name: "exit_code", Unit: "code", Merge: metrics.MergeMax},
+	)
 	workload.Register(workload.Kind{
 		Name:            "cmd",
 		Short:           "any command, timed as a whole process (wall, CPU, peak RSS), at growing scale",

@@ -6,10 +6,22 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/workload"
 )
 
 func init() {
+	metrics.Declare(
+		metrics.Def{Name: "frames_fps", Label: "frames/s", Unit: "frames/s", Better: metrics.HigherIsBetter}, // segments play at once: rates add up
+		metrics.Def{Name: "frames_late", Label: "late frames", Unit: "frames", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "frames_dropped", Label: "dropped frames", Unit: "frames", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "frames_done", Unit: "frames", Better: metrics.HigherIsBetter, Zeroable: true},
+		metrics.Def{Name: "frames_failed", Unit: "frames"},
+		metrics.Def{Name: "frames_success_pct", Label: "frames ok %", Unit: "%", Merge: metrics.MergeRecompute},
+		metrics.Def{Name: "frames_worst_late_ns", Unit: "ns", Better: metrics.LowerIsBetter, Zeroable: true, Merge: metrics.MergeMax},
+		metrics.Def{Name: "frames_target_fps", Unit: "frames/s", Merge: metrics.MergeMax},
+		metrics.Def{Name: "frames_pass", Unit: "pass", Merge: metrics.MergeMin},
+	)
 	workload.Register(workload.Kind{
 		Name:        "frames",
 		Short:       "video frames as files, written or read on a deadline (as frametest)",

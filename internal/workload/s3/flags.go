@@ -6,11 +6,20 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
 )
 
 func init() {
+	metrics.Declare(
+		metrics.Def{Name: "list_keys", Unit: "keys"},
+		metrics.Def{Name: "list_keys_per_s", Label: "LIST keys/s", Unit: "ops/s"},
+		metrics.Def{Name: "late_starts", Unit: "operations", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "endpoint.*.ops_per_s", Label: "endpoint * ops/s", Unit: "ops/s"},
+		metrics.Def{Name: "endpoint.*.lat_p99_ns", Label: "endpoint * lat p99", Unit: "ns", Merge: metrics.MergeRecompute},
+		metrics.Def{Name: "endpoint.*.errors", Label: "endpoint * errors", Unit: "operations"},
+	)
 	workload.Register(workload.Kind{
 		Name:       "s3",
 		Short:      "S3 objects: PUT, GET, HEAD, LIST, DELETE, multipart, COPY and mixes",

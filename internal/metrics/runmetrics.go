@@ -1,0 +1,63 @@
+package metrics
+
+func init() {
+	Declare(
+		Def{Name: "ops_per_s", Label: "IOPS", OpLabel: "ops/s", OpLabels: map[string]string{"read": "read IOPS", "write": "write IOPS", "sync": "syncs/s"},
+			Unit: "ops/s", Bench: "ops/s", Better: HigherIsBetter, Merge: MergeRecompute, PerOp: true},
+		Def{Name: "bytes_per_s", Label: "MiB/s", Unit: "B/s", Bench: "B/s", Better: HigherIsBetter, PerOp: true}, // a command's adds up
+		Def{Name: "cpu_s", Unit: "s", Better: LowerIsBetter, Merge: MergeRecompute},
+		Def{Name: "cpu_us_per_op", Label: "CPU µs/op", Unit: "µs/op", Better: LowerIsBetter, Merge: MergeRecompute},
+		Def{Name: "lat_p50_ns", Label: "lat p50", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
+		Def{Name: "lat_p99_ns", Label: "lat p99", OpLabels: map[string]string{"open": "open p99", "close": "close p99"},
+			Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
+		Def{Name: "ttfb_p50_ns", Label: "TTFB p50", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
+		Def{Name: "ttfb_p99_ns", Label: "TTFB p99", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
+		// The server's cost of the work: less CPU per run can be more per
+		// operation (a server capped to a tenth of the I/O).
+		Def{Name: "server_cpu_us_per_op", Label: "server CPU µs/op", Unit: "µs/op", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
+		Def{Name: "server_cpu_ns_per_byte", Label: "server CPU ns/B", Unit: "ns/B", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
+	)
+}
+
+// RunMetrics derives a run's metrics, keyed by the names summaries use.
+func RunMetrics(res *Result) map[string]float64 {
+	m := map[string]float64{"cpu_s": res.CPUUserS + res.CPUSysS}
+	if ops := res.Ops(); ops > 0 {
+		m["ops_per_s"] = res.PerSecond(ops)
+		m["bytes_per_s"] = res.PerSecond(res.Bytes())
+		m["cpu_us_per_op"] = 1e6 * (res.CPUUserS + res.CPUSysS) / float64(ops)
+	}
+	for k, v := range res.Extra {
+		m[k] = v
+	}
+	// The server's cost of the work, not only its total: a server capped
+	// to a tenth of the I/O uses less CPU per run and more per operation.
+	if cpu, ok := res.Extra["server_cpu_s"]; ok {
+		if ops := res.Ops(); ops > 0 {
+			m["server_cpu_us_per_op"] = 1e6 * cpu / float64(ops)
+		}
+		if b := res.Bytes(); b > 0 {
+			m["server_cpu_ns_per_byte"] = 1e9 * cpu / float64(b)
+		}
+	}
+	for d := Op(0); d < NumOps; d++ {
+		ds := res.ByOp[d]
+		if ds.Ops == 0 {
+			continue
+		}
+		p := d.String() + "."
+		m[p+"ops_per_s"] = res.RateOf(d, ds.Ops)
+		if d != Sync {
+			m[p+"bytes_per_s"] = res.RateOf(d, ds.Bytes)
+		}
+		lat := PercentilesOf(ds.Lat)
+		m[p+"lat_p50_ns"] = float64(lat.P50)
+		m[p+"lat_p99_ns"] = float64(lat.P99)
+		if ds.TTFB != nil {
+			ttfb := PercentilesOf(ds.TTFB)
+			m[p+"ttfb_p50_ns"] = float64(ttfb.P50)
+			m[p+"ttfb_p99_ns"] = float64(ttfb.P99)
+		}
+	}
+	return m
+}
