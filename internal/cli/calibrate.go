@@ -51,7 +51,7 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 		b[i].Variant = again
 	}
 	cells := append(a, b...)
-	sp := storedPlan{Path: p.Path, Text: text, Baseline: p.Baseline, Threshold: p.Threshold, Order: lab.OrderRandom, Seed: seed}
+	sp := store.PlanRecord{Path: p.Path, Text: text, Baseline: p.Baseline, Threshold: p.Threshold, Order: lab.OrderRandom, Seed: seed}
 	lp := lab.Plan{Name: p.Name + " calibration", Command: command + " --calibrate", Rounds: o.CalibrateRounds, Warmup: p.Warmup,
 		Cooldown: p.Cooldown, Seed: seed, Order: lab.OrderRandom, Settings: sp,
 		BeforeRound: roundHook(p, "before_round", p.Hooks.BeforeRound), AfterRound: roundHook(p, "after_round", p.Hooks.AfterRound)}

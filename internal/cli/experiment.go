@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -66,31 +65,6 @@ func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-// storedPlan is what an experiment keeps of its plan: the text, to refuse a
-// resume of a changed plan, and what reports need.
-type storedPlan struct {
-	Path      string            `json:"plan_path"`
-	Text      string            `json:"plan_text"`
-	Baseline  string            `json:"baseline"`
-	Threshold float64           `json:"threshold"`
-	Order     string            `json:"order"`
-	Seed      uint64            `json:"seed"`
-	Commits   map[string]string `json:"commits,omitempty"`
-	// Sequential is set when the experiment stops when decided.
-	Sequential  *report.SequentialRounds `json:"sequential,omitempty"`
-	AutoWarmup  bool                     `json:"auto_warmup,omitempty"`
-	Extrapolate plan.Extrapolate         `json:"extrapolate,omitempty"`
-	// Custom are the metrics read from commands' output, lower is better
-	// or not.
-	Custom map[string]bool `json:"custom_metrics,omitempty"`
-}
-
-// reportOptions are how the experiment's report compares.
-func (sp storedPlan) reportOptions() report.Options {
-	return report.Options{Baseline: sp.Baseline, Threshold: sp.Threshold, Order: sp.Order,
-		Sequential: sp.Sequential, AutoWarmup: sp.AutoWarmup, Extrapolate: sp.Extrapolate, Custom: sp.Custom}
-}
-
 func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, command string, stdout, stderr io.Writer) error {
 	if err := o.Output.validateOutput(); err != nil {
 		return err
@@ -137,7 +111,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	defer st.Close()
 	resume, seed := "", p.Seed
 	if o.Resume {
-		var sp storedPlan
+		var sp store.PlanRecord
 		if resume, sp, err = findResumable(ctx, st, p, stored, o.Output.Segment); err != nil {
 			return err
 		}
@@ -178,8 +152,8 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 			fmt.Fprintf(stderr, "iolab: %s\n", advice)
 		}
 	}
-	sp := storedPlan{Path: path, Text: stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
-		Seed: seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: p.Extrapolate, Custom: map[string]bool{}}
+	sp := store.PlanRecord{Path: path, Text: stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
+		Seed: seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: store.Extrapolate(p.Extrapolate), Custom: map[string]bool{}}
 	for _, w := range p.Workloads {
 		for _, m := range w.Metrics {
 			sp.Custom[m.Name] = m.LowerIsBetter
@@ -189,7 +163,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		if len(variants) < 2 {
 			return usage("%s: stopping when decided (--until-decided, rounds: {min, max}) compares variants; the plan has %d", path, len(variants))
 		}
-		sp.Sequential = &report.SequentialRounds{Min: p.MinRounds, Max: p.Rounds}
+		sp.Sequential = &store.SequentialRounds{Min: p.MinRounds, Max: p.Rounds}
 	}
 	for _, v := range variants {
 		if v.Commit != "" {
@@ -212,7 +186,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	}
 	rounds := fmt.Sprint(p.Rounds)
 	if sp.Sequential != nil {
-		lp.Decided = decided(st, sp.reportOptions())
+		lp.Decided = decided(st, report.OptionsFor(sp))
 		rounds = fmt.Sprintf("%d to %d rounds, until decided", p.MinRounds, p.Rounds)
 	}
 	fmt.Fprintf(stderr, "iolab: %s: %d variants x %d cells x (%d warm-up + %s), %s order\n",
@@ -350,10 +324,10 @@ func roundHook(p *plan.Plan, name, script string) func(context.Context) error {
 // findResumable finds the newest unfinished experiment of the plan and
 // refuses if the plan changed since; text is the plan as stored
 // (redactPlan).
-func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text string, seg segment.Segment) (string, storedPlan, error) {
+func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text string, seg segment.Segment) (string, store.PlanRecord, error) {
 	exps, err := st.ListExperiments(ctx)
 	if err != nil {
-		return "", storedPlan{}, err
+		return "", store.PlanRecord{}, err
 	}
 	mine := ""
 	if seg.Split() {
@@ -363,8 +337,8 @@ func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text stri
 		if e.Name != p.Name || e.Status == "done" || e.Segment != mine { // a segment resumes its own
 			continue
 		}
-		var sp storedPlan
-		if json.Unmarshal(e.Plan, &sp) != nil || sp.Text == "" {
+		sp, ok := e.PlanRecord()
+		if !ok || sp.Text == "" {
 			continue
 		}
 		if sp.Text != text || sp.Order != p.Order {
@@ -373,5 +347,5 @@ func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text stri
 		}
 		return e.ID, sp, nil
 	}
-	return "", storedPlan{}, usage("--resume: no unfinished experiment of plan %q in %s", p.Name, st.Path())
+	return "", store.PlanRecord{}, usage("--resume: no unfinished experiment of plan %q in %s", p.Name, st.Path())
 }

@@ -44,8 +44,7 @@ func printProfiles(ctx context.Context, st *store.Store, id string, o RepeatOpti
 	if len(stored) == 0 {
 		return usage("--profile: experiment %s has no profiles; give a variant of its plan a profile: (go_pprof: URL, or perf: true)", data.Experiment.ID)
 	}
-	var sp storedPlan
-	_ = json.Unmarshal(data.Experiment.Plan, &sp)
+	sp, _ := data.Experiment.PlanRecord()
 	views, err := profileViews(data, stored, sp.Baseline, top)
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -308,9 +307,8 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 		}
 	}
 	var opts report.Options
-	var sp storedPlan // experiments of plans keep how to compare
-	if json.Unmarshal(data.Experiment.Plan, &sp) == nil {
-		opts = sp.reportOptions()
+	if sp, ok := data.Experiment.PlanRecord(); ok { // experiments of plans keep how to compare
+		opts = report.OptionsFor(sp)
 	}
 	opts.Segments = segments
 	opts.Series = o.Series

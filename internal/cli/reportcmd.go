@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -65,9 +64,9 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 			}
 		}
 		var opts report.Options
-		var sp storedPlan
-		if json.Unmarshal(d.Experiment.Plan, &sp) == nil {
-			opts = sp.reportOptions()
+		sp, ok := d.Experiment.PlanRecord()
+		if ok {
+			opts = report.OptionsFor(sp)
 		}
 		opts.Series, opts.Segments = true, segments
 		pg.Reports = append(pg.Reports, report.Build(d, opts))

@@ -395,7 +395,7 @@ func (r *Report) skipWarmup(c store.Cell, base, runs []store.Run, metric string)
 const CodeWarmupLeftOut = "warmup-left-out"
 
 // roundsView says how an experiment that stops when decided ended.
-func (r *Report) roundsView(d *store.Data, sr SequentialRounds) *RoundsView {
+func (r *Report) roundsView(d *store.Data, sr store.SequentialRounds) *RoundsView {
 	v := &RoundsView{Min: sr.Min, Max: sr.Max, Decided: true}
 	for _, run := range d.Runs {
 		if !run.Warmup {

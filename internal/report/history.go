@@ -199,12 +199,8 @@ type expFacts struct {
 
 func experimentFacts(d *store.Data) expFacts {
 	f := expFacts{common: map[string]string{}}
-	var plan struct {
-		Commits map[string]string `json:"commits"`
-		Custom  map[string]bool   `json:"custom_metrics"`
-	}
-	if json.Unmarshal(d.Experiment.Plan, &plan) == nil {
-		f.commits, f.custom = plan.Commits, plan.Custom
+	if rec, ok := d.Experiment.PlanRecord(); ok {
+		f.commits, f.custom = rec.Commits, rec.Custom
 	}
 	snaps := decodeEnv(d.Env)
 	if len(snaps) == 0 {

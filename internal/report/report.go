@@ -16,7 +16,6 @@ import (
 
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
-	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
@@ -326,13 +325,13 @@ type Options struct {
 	Order     string
 	// Sequential, set for an experiment that stopped when decided, judges
 	// the primary metrics by a confidence sequence over those rounds.
-	Sequential *SequentialRounds
+	Sequential *store.SequentialRounds
 	// AutoWarmup leaves out the rounds of each comparison still warming
 	// up (warmup_per_variant: auto).
 	AutoWarmup bool
 	// Extrapolate is where scale fits predict, and the caps they are
 	// checked against.
-	Extrapolate plan.Extrapolate
+	Extrapolate store.Extrapolate
 	// Custom are the metrics cmd workloads read from their commands'
 	// output, each with whether lower is better: compared (unadjusted)
 	// and fitted against scale like the built-in ones.
@@ -341,11 +340,11 @@ type Options struct {
 	Segments *SegmentsView
 }
 
-// SequentialRounds are the fewest and most rounds of an experiment that
-// stops when decided.
-type SequentialRounds struct {
-	Min int `json:"min"`
-	Max int `json:"max"`
+// OptionsFor are the options an experiment's plan record asks its report
+// to compare with.
+func OptionsFor(rec store.PlanRecord) Options {
+	return Options{Baseline: rec.Baseline, Threshold: rec.Threshold, Order: rec.Order,
+		Sequential: rec.Sequential, AutoWarmup: rec.AutoWarmup, Extrapolate: rec.Extrapolate, Custom: rec.Custom}
 }
 
 // RoundsView is how an experiment that stops when decided ended: after

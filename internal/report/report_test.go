@@ -255,7 +255,7 @@ func TestScaleFitsCheckLimits(t *testing.T) {
 			d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: int64(i + 1), Round: round, Status: store.StatusOK, Result: res})
 		}
 	}
-	r := Build(d, Options{Extrapolate: plan.Extrapolate{At: []float64{1e7}}})
+	r := Build(d, Options{Extrapolate: store.Extrapolate{At: []float64{1e7}}})
 	var rss []FitView
 	for _, f := range r.Fits {
 		if f.Metric == "max_rss_bytes" && f.Cell == "idx" {

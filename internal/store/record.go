@@ -1,0 +1,54 @@
+package store
+
+import "encoding/json"
+
+// PlanRecord is what an experiment of a plan keeps of it (experiments.plan
+// holds it as JSON): the plan's text, to refuse a resume of a changed plan,
+// and everything its report needs to compare as the plan asked — written
+// by the command that runs the plan, read by show, report, history, compare
+// and resume alike, through this one type.
+type PlanRecord struct {
+	Path      string  `json:"plan_path"`
+	Text      string  `json:"plan_text"`
+	Baseline  string  `json:"baseline"`
+	Threshold float64 `json:"threshold"`
+	Order     string  `json:"order"`
+	Seed      uint64  `json:"seed"`
+	// Commits are the git commits the variants were built from.
+	Commits map[string]string `json:"commits,omitempty"`
+	// Sequential is set when the experiment stops when decided.
+	Sequential *SequentialRounds `json:"sequential,omitempty"`
+	AutoWarmup bool              `json:"auto_warmup,omitempty"`
+	// Extrapolate is where scale fits predict, and the caps they are
+	// checked against.
+	Extrapolate Extrapolate `json:"extrapolate,omitempty"`
+	// Custom are the metrics read from commands' output (a plan's
+	// metrics:), each with whether lower is better.
+	Custom map[string]bool `json:"custom_metrics,omitempty"`
+}
+
+// SequentialRounds are the fewest and most rounds of an experiment that
+// stops when decided.
+type SequentialRounds struct {
+	Min int `json:"min"`
+	Max int `json:"max"`
+}
+
+// Extrapolate names the scales a scale study's fits predict, and caps —
+// per metric, a value the cost cannot exceed — a prediction is checked
+// against.
+type Extrapolate struct {
+	At   []float64          `json:"at,omitempty"`
+	Caps map[string]float64 `json:"caps,omitempty"`
+}
+
+// PlanRecord decodes the experiment's plan record; ok is false when it
+// keeps none. A command's experiment (iolab fs) keeps its settings there
+// instead, which read as a record of zero values; only a plan's has Text.
+func (e Experiment) PlanRecord() (PlanRecord, bool) {
+	var r PlanRecord
+	if len(e.Plan) == 0 || json.Unmarshal(e.Plan, &r) != nil {
+		return PlanRecord{}, false
+	}
+	return r, true
+}
