@@ -69,9 +69,9 @@ func planCells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) (
 				if err != nil {
 					return nil, err
 				}
-				run := &variantRun{v: v, hooks: p.Hooks, params: c.params}
+				var serverLimits cgroup.Limits
 				if v.HasServer() {
-					run.limits = limits
+					serverLimits = limits
 				} else {
 					c.cmdLimits = limits
 				}
@@ -89,7 +89,7 @@ func planCells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) (
 					wl = &stagedWorkload{first: wl, c: c, params: c.portTemplated(wl.Params())}
 				}
 				cells = append(cells, lab.Cell{Name: name, Variant: v.Name, Workload: wl, Target: target,
-					Around: run, PerStart: perStart, Params: cellParams(c, limits)})
+					Around: v.Lifecycle(p.Hooks, c.params, serverLimits), PerStart: perStart, Params: cellParams(c, limits)})
 			}
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/units"
+	"github.com/iolab/iolab/internal/variant"
 )
 
 // RepeatOptions are the flags every measuring command shares: how often to
@@ -151,7 +152,7 @@ func (o *RepeatOptions) validate() error {
 		return err
 	}
 	if o.ObservePID != "" {
-		if _, err := checkPID(o.ObservePID); err != nil {
+		if _, err := variant.CheckPID(o.ObservePID); err != nil {
 			return usage("--observe-pid %v", err)
 		}
 	}
@@ -236,12 +237,12 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 	}
 	plan.Rounds, plan.Warmup, plan.Cooldown, plan.Seed, plan.KeepGoing = o.Rounds, o.Warmup, o.Cooldown, o.Seed, o.KeepGoing
 	if o.ObservePID != "" {
-		pid, err := checkPID(o.ObservePID)
+		pid, err := variant.CheckPID(o.ObservePID)
 		if err != nil {
 			return usage("--observe-pid %v", err)
 		}
 		for i := range cells {
-			cells[i].Around = pidObserver{pid}
+			cells[i].Around = variant.PIDObserver{PID: pid}
 		}
 	}
 	id, runErr := newRunner(st, stderr, runTime, o.Quiet).Run(ctx, plan, cells)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/observe"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
@@ -53,19 +54,7 @@ type Cell struct {
 // the server to each as it ends, and the function it returns stops and
 // says what it saw.
 type Observer interface {
-	Observe(each func(metrics.ServerSecond)) (stop func() Observation)
-}
-
-// Observation is what an Observer saw of a run.
-type Observation struct {
-	// Extra are figures to add to the run's (server_cpu_s,
-	// server_rss_peak_bytes ...).
-	Extra map[string]float64
-	// Profiles are profiles taken during the run, by kind.
-	Profiles map[string][]byte
-	// Err fails the run: what was asked for could not be observed (a
-	// profile endpoint that answers 404).
-	Err error
+	Observe(each func(metrics.ServerSecond)) (stop func() observe.Observation)
 }
 
 // Around wraps each run of a cell. AfterRun is called whenever BeforeRun
@@ -722,7 +711,7 @@ func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes
 		}
 	}
 	if err == nil {
-		var stopObserving func() Observation
+		var stopObserving func() observe.Observation
 		if o, ok := c.Around.(Observer); ok {
 			stopObserving = o.Observe(each)
 		}

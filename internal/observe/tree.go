@@ -34,6 +34,19 @@ func init() {
 	)
 }
 
+// Observation is what was seen of a process during a run: figures to add
+// to the run's, profiles, and why it could not be seen as asked.
+type Observation struct {
+	// Extra are figures to add to the run's (server_cpu_s,
+	// server_rss_peak_bytes ...).
+	Extra map[string]float64
+	// Profiles are profiles taken during the run, by kind.
+	Profiles map[string][]byte
+	// Err fails the run: what was asked for could not be observed (a
+	// profile endpoint that answers 404).
+	Err error
+}
+
 // TreePeak is what a watch saw of a process tree.
 type TreePeak struct {
 	// RSSBytes is the tree's peak resident memory: the larger of the

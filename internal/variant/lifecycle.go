@@ -1,4 +1,4 @@
-package cli
+package variant
 
 import (
 	"cmp"
@@ -11,21 +11,22 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/cgroup"
-	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/observe"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/procgroup"
 	"github.com/iolab/iolab/internal/profiling"
 	"github.com/iolab/iolab/internal/units"
-	"github.com/iolab/iolab/internal/variant"
 )
 
-// variantRun wraps each run of a variant's cell: the plan's run hooks and
-// the variant's server — on a port of its own, in a cgroup of the cell's
-// limits — started fresh for every run and always stopped.
-type variantRun struct {
-	v      *variant.Variant
+// Lifecycle wraps each run of a variant's cell (lab.Around, lab.Observer):
+// the plan's run hooks and the variant's server — on a port of its own,
+// in a cgroup of the cell's limits — started fresh for every run, watched
+// and profiled while the workload runs, and always stopped. The workload's
+// own set-up against the server (lab.Cell.PerStart) comes between
+// BeforeRun and the run, its close before AfterRun.
+type Lifecycle struct {
+	v      *Variant
 	hooks  plan.Hooks
 	params map[string]string // the cell's matrix point
 	limits cgroup.Limits     // for the server
@@ -35,7 +36,16 @@ type variantRun struct {
 	observed int
 }
 
-func (r *variantRun) BeforeRun(ctx context.Context) error {
+// Lifecycle is the lifecycle of the variant's runs of a cell: the plan's
+// run hooks, the cell's matrix point (params) for their templates, and
+// the limits of the server's cgroup.
+func (v *Variant) Lifecycle(hooks plan.Hooks, params map[string]string, limits cgroup.Limits) *Lifecycle {
+	return &Lifecycle{v: v, hooks: hooks, params: params, limits: limits}
+}
+
+// BeforeRun starts the run: a new port, the before_run hook, the cgroup,
+// the server, ready.
+func (r *Lifecycle) BeforeRun(ctx context.Context) error {
 	if r.v.HasServer() {
 		if err := r.v.NewPort(); err != nil {
 			return err
@@ -65,7 +75,7 @@ func (r *variantRun) BeforeRun(ctx context.Context) error {
 // Observe implements lab.Observer: the server's whole process tree (or
 // the process the variant names to observe), read from /proc every second
 // while the workload runs, and its cgroup's accounting.
-func (r *variantRun) Observe(each func(metrics.ServerSecond)) func() lab.Observation {
+func (r *Lifecycle) Observe(each func(metrics.ServerSecond)) func() observe.Observation {
 	pid := r.v.ServerPID()
 	if pid == 0 {
 		pid = r.observed
@@ -75,8 +85,8 @@ func (r *variantRun) Observe(each func(metrics.ServerSecond)) func() lab.Observa
 	}
 	watch := watchServer(pid, each, r.group)
 	captures, err := r.startProfiles(pid)
-	return func() lab.Observation {
-		obs := lab.Observation{Extra: watch(), Err: err}
+	return func() observe.Observation {
+		obs := observe.Observation{Extra: watch(), Err: err}
 		for kind, c := range captures {
 			data, perr := c.Stop()
 			if perr != nil {
@@ -94,7 +104,7 @@ func (r *variantRun) Observe(each func(metrics.ServerSecond)) func() lab.Observa
 
 // startProfiles starts the profiles the variant asks for, of the server
 // pid's process tree.
-func (r *variantRun) startProfiles(pid int) (map[string]profiling.Capture, error) {
+func (r *Lifecycle) startProfiles(pid int) (map[string]profiling.Capture, error) {
 	spec := r.v.Spec().Profile
 	if spec == nil {
 		return nil, nil
@@ -150,7 +160,7 @@ func watchServer(pid int, each func(metrics.ServerSecond), group *cgroup.Group) 
 // resolveObserved finds the process a variant names to observe: a PID,
 // or the one in a PID file (read before every run: the target may have
 // restarted).
-func (r *variantRun) resolveObserved() error {
+func (r *Lifecycle) resolveObserved() error {
 	o := r.v.Spec().Observe
 	if o == nil || r.v.HasServer() {
 		return nil
@@ -167,7 +177,7 @@ func (r *variantRun) resolveObserved() error {
 		}
 		text, what = strings.TrimSpace(string(b)), "observe.pidfile "+path
 	}
-	pid, err := checkPID(text)
+	pid, err := CheckPID(text)
 	if err != nil {
 		return fmt.Errorf("variant %s: %s: %w", r.v.Name, what, err)
 	}
@@ -175,8 +185,8 @@ func (r *variantRun) resolveObserved() error {
 	return nil
 }
 
-// checkPID parses a PID of a running process.
-func checkPID(text string) (int, error) {
+// CheckPID parses a PID of a running process.
+func CheckPID(text string) (int, error) {
 	pid, err := units.ParseInt(text, 1, 1<<22)
 	if err != nil {
 		return 0, fmt.Errorf("%q: %v; want the PID of a running process", text, err)
@@ -187,19 +197,22 @@ func checkPID(text string) (int, error) {
 	return int(pid), nil
 }
 
-// pidObserver watches a process iolab did not start (--observe-pid)
+// PIDObserver watches a process iolab did not start (--observe-pid)
 // during every run of a single command.
-type pidObserver struct{ pid int }
+type PIDObserver struct{ PID int }
 
-func (pidObserver) BeforeRun(context.Context) error { return nil }
-func (pidObserver) AfterRun(context.Context) error  { return nil }
+func (PIDObserver) BeforeRun(context.Context) error { return nil }
+func (PIDObserver) AfterRun(context.Context) error  { return nil }
 
-func (o pidObserver) Observe(each func(metrics.ServerSecond)) func() lab.Observation {
-	watch := watchServer(o.pid, each, nil)
-	return func() lab.Observation { return lab.Observation{Extra: watch()} }
+// Observe watches the process's tree during a run.
+func (o PIDObserver) Observe(each func(metrics.ServerSecond)) func() observe.Observation {
+	watch := watchServer(o.PID, each, nil)
+	return func() observe.Observation { return observe.Observation{Extra: watch()} }
 }
 
-func (r *variantRun) AfterRun(ctx context.Context) error {
+// AfterRun stops the server and its cgroup, runs the after_run hook and
+// says why the server failed (killed for memory, a stop that failed).
+func (r *Lifecycle) AfterRun(ctx context.Context) error {
 	stopErr := r.v.Stop()
 	var oom, rmErr error
 	if r.group != nil {
