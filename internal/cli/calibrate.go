@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/iolab/iolab/internal/experiment"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/report"
@@ -38,11 +39,11 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 	}
 	// The same variant twice, each cell built twice: two copies that must
 	// compare as equal.
-	a, err := planCells(&only, variants, segment.Whole)
+	a, err := experiment.Cells(&only, variants, segment.Whole)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	b, err := planCells(&only, []*variant.Variant{variants[0]}, segment.Whole)
+	b, err := experiment.Cells(&only, []*variant.Variant{variants[0]}, segment.Whole)
 	if err != nil {
 		return &UsageError{Err: err}
 	}

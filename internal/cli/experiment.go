@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iolab/iolab/internal/cgroup"
+	"github.com/iolab/iolab/internal/experiment"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
@@ -143,7 +144,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err != nil {
 		return err
 	}
-	cells, err := planCells(p, variants, o.Output.Segment)
+	cells, err := experiment.Cells(p, variants, o.Output.Segment)
 	if err != nil {
 		return &UsageError{Err: err}
 	}

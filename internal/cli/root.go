@@ -17,6 +17,7 @@ import (
 	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
+	_ "github.com/iolab/iolab/internal/workload/all" // every workload kind iolab has
 )
 
 // UsageError is bad input: an unknown flag or value, a missing path. It
