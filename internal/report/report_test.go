@@ -78,22 +78,6 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func TestTerminalGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := Terminal(&buf, Build(experiment(), Options{})); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "fs.txt", buf.Bytes())
-}
-
-func TestJSONGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := JSON(&buf, Build(experiment(), Options{})); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "fs.json", buf.Bytes())
-}
-
 func TestBuildLeavesWarmupAndFailedRunsOut(t *testing.T) {
 	r := Build(experiment(), Options{})
 	s := r.Summary["ops_per_s"]
