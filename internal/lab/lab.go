@@ -112,7 +112,7 @@ var ErrInterrupted = errors.New("interrupted; finished runs are stored")
 
 // Runner runs plans against a store.
 type Runner struct {
-	Store *store.Store
+	Store store.Results
 	// Progress receives live progress; nil for none.
 	Progress *Progress
 

@@ -7,8 +7,6 @@ import (
 	"testing"
 )
 
-func TestLease(t *testing.T) { eachBackend(t, lease) }
-
 func lease(t *testing.T, dsn string) {
 	ctx := context.Background()
 	s, _, _ := withExperiment(t, dsn, "e1", nil)

@@ -301,7 +301,10 @@ func (s *Store) AddNote(ctx context.Context, id, text string) error {
 	}
 	defer tx.Rollback()
 	var raw string
-	if err := tx.QueryRowContext(ctx, `SELECT notes FROM experiments WHERE id = ?`, id).Scan(&raw); err != nil {
+	switch err := tx.QueryRowContext(ctx, `SELECT notes FROM experiments WHERE id = ?`, id).Scan(&raw); {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("%w: %s", ErrNoExperiment, id)
+	case err != nil:
 		return s.wrap(err)
 	}
 	var notes []Note

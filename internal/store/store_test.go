@@ -29,8 +29,6 @@ func eachBackend(t *testing.T, test func(t *testing.T, dsn string)) {
 	})
 }
 
-func TestRoundTrip(t *testing.T) { eachBackend(t, roundTrip) }
-
 func roundTrip(t *testing.T, path string) {
 	ctx := context.Background()
 	s, err := Open(ctx, path)

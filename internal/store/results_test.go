@@ -1,0 +1,206 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// resultsSuite is the conformance suite of Results: each entry tests the
+// methods it names, on a store of its own; every method of the interface
+// must be named by one, and the suite runs on SQLite and PostgreSQL alike.
+var resultsSuite = []struct {
+	name    string
+	methods []string
+	test    func(t *testing.T, dsn string)
+}{
+	{"round trip", []string{"CreateExperiment", "SaveRun", "FinishExperiment", "Load", "Close"}, roundTrip},
+	{"experiments", []string{"ListExperiments", "LoadExperiment", "AddNote", "SetExperimentStatus", "SaveEnv", "Path"}, experimentsConform},
+	{"a run as it goes", []string{"BeginRun", "AppendSeries", "AppendServerSeries", "AppendEnvSeries", "MarkCutRuns", "Profiles"}, runConform},
+	{"objects", []string{"SaveObjects", "Objects"}, objectsConform},
+	{"lease", []string{"AcquireLease", "Heartbeat", "ReleaseLease"}, lease},
+	{"segments", []string{"ArriveAtBarrier", "Barrier", "Members"}, segmentsConform},
+}
+
+func TestResultsConformance(t *testing.T) {
+	covered := map[string]bool{}
+	for _, c := range resultsSuite {
+		for _, m := range c.methods {
+			covered[m] = true
+		}
+	}
+	iface := reflect.TypeFor[Results]()
+	for i := range iface.NumMethod() {
+		if m := iface.Method(i).Name; !covered[m] {
+			t.Errorf("Results.%s is tested by no entry of resultsSuite", m)
+		}
+	}
+	for _, c := range resultsSuite {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			eachBackend(t, c.test)
+		})
+	}
+}
+
+func experimentsConform(t *testing.T, dsn string) {
+	ctx := context.Background()
+	var s Results
+	s, older, _ := withExperiment(t, dsn, "20260101-000000-aaaa", nil)
+	if s.Path() == "" {
+		t.Fatal("no path")
+	}
+	newer := &Experiment{ID: "20260102-000000-bbbb", Name: "y", Command: "c", Plan: json.RawMessage(`{"plan_text": "p", "seed": 7}`),
+		CreatedAt: older.CreatedAt.Add(time.Hour), Status: "running"}
+	if err := s.CreateExperiment(ctx, newer, []Cell{{Name: "c", Workload: "cmd", Params: map[string]string{}}}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListExperiments(ctx)
+	if err != nil || len(list) != 2 || list[0].ID != newer.ID || list[1].ID != older.ID {
+		t.Fatalf("list, newest first: %v %+v", err, list)
+	}
+	if rec, ok := list[0].PlanRecord(); !ok || rec.Text != "p" || rec.Seed != 7 {
+		t.Fatalf("the plan record: %+v", rec)
+	}
+	d, err := s.LoadExperiment(ctx, list[0])
+	if err != nil || d.Experiment.ID != newer.ID || len(d.Cells) != 1 {
+		t.Fatalf("load of a listed experiment: %v %+v", err, d)
+	}
+	for id, want := range map[string]string{"": newer.ID, "bbbb": newer.ID, "20260101": older.ID} {
+		if d, err := s.Load(ctx, id); err != nil || d.Experiment.ID != want {
+			t.Errorf("load %q: %v, want %s", id, err, want)
+		}
+	}
+	if _, err := s.Load(ctx, "2026010"); !errors.Is(err, ErrAmbiguousID) {
+		t.Errorf("an ambiguous prefix: %v", err)
+	}
+	if err := s.AddNote(ctx, older.ID, "VM-7"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddNote(ctx, "nope", "x"); !errors.Is(err, ErrNoExperiment) {
+		t.Errorf("a note on no experiment: %v", err)
+	}
+	if err := s.SetExperimentStatus(ctx, older.ID, "interrupted"); err != nil {
+		t.Fatal(err)
+	}
+	snap := EnvSnapshot{Round: 2, Phase: "after", TakenAt: time.Now().UTC().Truncate(time.Second), Snapshot: json.RawMessage(`{"kernel":"6.1"}`)}
+	if err := s.SaveEnv(ctx, older.ID, snap); err != nil {
+		t.Fatal(err)
+	}
+	d, err = s.Load(ctx, older.ID)
+	if err != nil || d.Experiment.Status != "interrupted" || len(d.Experiment.Notes) != 1 || d.Experiment.Notes[0].Text != "VM-7" ||
+		len(d.Env) != 1 || d.Env[0].Round != 2 || d.Env[0].Phase != "after" || !d.Env[0].TakenAt.Equal(snap.TakenAt) {
+		t.Fatalf("%v: %+v", err, d)
+	}
+}
+
+func runConform(t *testing.T, dsn string) {
+	ctx := context.Background()
+	var s Results
+	s, e, cells := withExperiment(t, dsn, "runs", []Cell{{Name: "c", Workload: "fs", Params: map[string]string{}}})
+	run := &Run{CellID: cells[0].ID, Round: 1, Slot: 0}
+	if err := s.BeginRun(ctx, e.ID, run); err != nil || run.ID == 0 {
+		t.Fatalf("begin: %v, id %d", err, run.ID)
+	}
+	d, _ := s.Load(ctx, e.ID)
+	if len(d.Runs) != 1 || d.Runs[0].Status != StatusRunning {
+		t.Fatalf("a begun run: %+v", d.Runs)
+	}
+	// Seconds as they come, the run's end cut by Ctrl-C.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := s.AppendSeries(cancelled, run.ID, []metrics.Second{{T: 0, Ops: 3, Bytes: 12}, {T: 1, Ops: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendServerSeries(cancelled, run.ID, []metrics.ServerSecond{{T: 0, RSSBytes: 1 << 20, CPUS: 0.25}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.AppendEnvSeries(cancelled, run.ID, []metrics.EnvSecond{{T: 5, IOStall: 0.5}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run.Status, run.EndedAt = StatusInterrupted, time.Now()
+	run.Result = &metrics.Result{Start: time.Now(), Duration: 2 * time.Second, Profiles: map[string][]byte{"perf": {1, 2, 3}}}
+	if err := s.SaveRun(cancelled, e.ID, run, map[string]float64{"ops_per_s": 3.5}); err != nil {
+		t.Fatal(err)
+	}
+	// Another begun run whose runner died: marked interrupted.
+	cut := &Run{CellID: cells[0].ID, Round: 2}
+	if err := s.BeginRun(ctx, e.ID, cut); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkCutRuns(ctx, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Load(ctx, e.ID)
+	if err != nil || len(d.Runs) != 2 {
+		t.Fatalf("%v: %+v", err, d)
+	}
+	got := d.Runs[0].Result
+	if d.Runs[0].Status != StatusInterrupted || len(got.Series) != 2 || got.Series[0].Bytes != 12 || len(got.ServerSeries) != 1 ||
+		got.ServerSeries[0].CPUS != 0.25 || len(got.EnvSeries) != 1 || got.EnvSeries[0].IOStall != 0.5 {
+		t.Fatalf("the run's seconds: %+v", got)
+	}
+	if d.Runs[1].Status != StatusInterrupted {
+		t.Fatalf("a cut run left %s", d.Runs[1].Status)
+	}
+	profiles, err := s.Profiles(ctx, e.ID)
+	if err != nil || !slices.Equal(profiles[run.ID]["perf"], []byte{1, 2, 3}) {
+		t.Fatalf("profiles: %v %v", err, profiles)
+	}
+}
+
+func objectsConform(t *testing.T, dsn string) {
+	ctx := context.Background()
+	var s Results
+	s, e, cells := withExperiment(t, dsn, "objects", []Cell{{Name: "c", Workload: "s3", Params: map[string]string{}}})
+	run := &Run{CellID: cells[0].ID, Status: StatusOK, EndedAt: time.Now(), Result: &metrics.Result{}}
+	if err := s.SaveRun(ctx, e.ID, run, nil); err != nil {
+		t.Fatal(err)
+	}
+	objs := []Object{{CellID: cells[0].ID, Key: "a/1", Size: 4096, Seed: 1 << 62, ContentSeed: 9}, {CellID: cells[0].ID, Key: "a/2", Size: 1}}
+	if err := s.SaveObjects(ctx, e.ID, run.ID, objs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Objects(ctx, e.ID)
+	if err != nil || !slices.Equal(got, objs) {
+		t.Fatalf("%v: %+v", err, got)
+	}
+}
+
+func segmentsConform(t *testing.T, dsn string) {
+	ctx := context.Background()
+	var s Results
+	s, _, _ = withExperiment(t, dsn, "solo", nil)
+	for i, seg := range []string{"0/2", "1/2"} {
+		e := &Experiment{ID: "seg-" + seg[:1], Name: "x", Command: "c", Plan: json.RawMessage(`{}`), CreatedAt: time.Now().Add(time.Duration(i) * time.Second),
+			Status: "running", SegmentGroup: "load", Segment: seg}
+		if err := s.CreateExperiment(ctx, e, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	members, err := s.Members(ctx, "load")
+	if err != nil || len(members) != 2 || members[0].Segment != "0/2" || members[1].ID != "seg-1" {
+		t.Fatalf("members: %v %+v", err, members)
+	}
+	if err := s.ArriveAtBarrier(ctx, "load run 0", 1, "host-b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ArriveAtBarrier(ctx, "load run 0", 0, "host-a"); err != nil {
+		t.Fatal(err)
+	}
+	arrived, last, err := s.Barrier(ctx, "load run 0")
+	if err != nil || !slices.Equal(arrived, []int{0, 1}) || time.Since(last) > time.Minute {
+		t.Fatalf("barrier: %v %v %v", err, arrived, last)
+	}
+	if arrived, _, err := s.Barrier(ctx, "load run 1"); err != nil || len(arrived) != 0 {
+		t.Fatalf("a barrier nobody reached: %v %v", err, arrived)
+	}
+}
