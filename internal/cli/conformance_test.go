@@ -81,26 +81,46 @@ func conformCommand(t *testing.T, kind workload.Kind, fx kindFixture) {
 	if _, stderr, err := iolab(t, context.Background(), append(args, "--rounds", "2", "--warmup", "0", "--db", db)...); err != nil {
 		t.Fatalf("iolab %s: %v\n%s", strings.Join(args, " "), err, stderr)
 	}
-	conformExports(t, kind, db)
-	// Every metric a run stored is one the catalogue declares: its unit,
-	// direction and merge known to every consumer.
-	for _, name := range distinct(t, db, `SELECT DISTINCT name FROM metrics`) {
+	stored := distinct(t, db, `SELECT DISTINCT name FROM metrics`)
+	// Every metric a run stored is one the catalogue declares — its unit,
+	// direction and merge known to every consumer — and every export
+	// carries it.
+	for _, name := range stored {
 		if _, ok := metrics.Describe(name); !ok {
 			t.Errorf("%s stored metric %s, which no package declares (metrics.Declare)", kind.Name, name)
 		}
 	}
-	// A gate on the primary metric that no run can keep fails.
-	gate := kind.Primary + ">1e18"
-	if def, _ := metrics.Describe(kind.Primary); def.Better == metrics.LowerIsBetter {
-		gate = kind.Primary + "<0"
+	conformExports(t, kind, db, stored)
+	// A gate on each metric it judges, set where no run can keep it, fails.
+	args = []string{"show", "--db", db}
+	var gates []string
+	for _, name := range stored {
+		def, _ := metrics.Describe(name)
+		switch def.Better {
+		case metrics.LowerIsBetter:
+			gates = append(gates, name+"<0")
+		case metrics.HigherIsBetter:
+			gates = append(gates, name+">1e18")
+		}
 	}
-	if _, _, err := iolab(t, context.Background(), "show", "--db", db, "--gate", gate); !errors.Is(err, ErrGate) {
-		t.Errorf("--gate %s kept: %v", gate, err)
+	for _, g := range gates {
+		args = append(args, "--gate", g)
+	}
+	_, _, err := iolab(t, context.Background(), args...)
+	if !errors.Is(err, ErrGate) {
+		t.Fatalf("gates %v kept: %v", gates, err)
+	}
+	for _, g := range gates {
+		if !strings.Contains(err.Error(), "--gate "+g+":") {
+			t.Errorf("--gate %s kept", g)
+		}
 	}
 }
 
-// conformExports reads the primary metric back from each export.
-func conformExports(t *testing.T, kind workload.Kind, db string) {
+// conformExports reads every stored metric back from CSV (a CSV reader)
+// and NDJSON (a JSON decoder), and from benchfmt (x/perf's parser) with
+// its direction.
+func conformExports(t *testing.T, kind workload.Kind, db string, stored []string) {
 	show := func(format string) string {
 		out, _, err := iolab(t, context.Background(), "show", "--db", db, "--format", format)
 		if err != nil {
@@ -109,32 +129,31 @@ func conformExports(t *testing.T, kind workload.Kind, db string) {
 		return out
 	}
 	rows, err := csv.NewReader(strings.NewReader(show("csv"))).ReadAll()
-	found := 0
+	inCSV := map[string]int{}
 	for _, r := range rows {
-		if len(r) == 9 && r[7] == kind.Primary {
-			found++
+		if len(r) == 9 {
+			inCSV[r[7]]++
 		}
 	}
-	if err != nil || found != 2 {
-		t.Errorf("csv: %d rows of %s for 2 runs (%v)", found, kind.Primary, err)
-	}
-	found = 0
+	inNDJSON := map[string]int{}
 	for sc := bufio.NewScanner(strings.NewReader(show("ndjson"))); sc.Scan(); {
 		var run struct{ Metrics map[string]float64 }
 		if json.Unmarshal(sc.Bytes(), &run) == nil {
-			if _, ok := run.Metrics[kind.Primary]; ok {
-				found++
+			for m := range run.Metrics {
+				inNDJSON[m]++
 			}
 		}
 	}
-	if found != 2 {
-		t.Errorf("ndjson: %d runs with %s, want 2", found, kind.Primary)
-	}
 	bench := show("bench")
-	benchDirections(t, bench)
-	def, _ := metrics.Describe(kind.Primary)
-	if unit := def.BenchUnit(); !strings.Contains(bench, " "+unit+"\n") && !strings.Contains(bench, " "+unit+" ") {
-		t.Errorf("bench: no %s (unit %s):\n%s", kind.Primary, unit, bench)
+	units := benchDirections(t, bench)
+	for _, m := range stored {
+		def, _ := metrics.Describe(m)
+		if inCSV[m] == 0 || inNDJSON[m] == 0 || !units[def.BenchUnit()] {
+			t.Errorf("%s: metric %s in %d CSV rows, %d NDJSON lines, benchfmt %v (%v)", kind.Name, m, inCSV[m], inNDJSON[m], units[def.BenchUnit()], err)
+		}
+	}
+	if inCSV[kind.Primary] != 2 || inNDJSON[kind.Primary] != 2 {
+		t.Errorf("%s: the primary metric in %d CSV rows and %d NDJSON lines, want one per run (2)", kind.Name, inCSV[kind.Primary], inNDJSON[kind.Primary])
 	}
 }
 
