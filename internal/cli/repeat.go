@@ -376,19 +376,19 @@ func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*stor
 // writeExperiment prints a stored experiment's report, and returns it,
 // or exports its runs (and returns no report).
 func writeExperiment(data *store.Data, opts report.Options, o RepeatOptions, st *store.Store, stdout io.Writer) (*report.Report, error) {
-	switch o.Format { // the exports are the runs as stored, not a report
-	case report.FormatCSV:
-		return nil, report.CSV(stdout, data, o.Series)
-	case report.FormatNDJSON:
-		return nil, report.NDJSON(stdout, data, o.Series)
-	case report.FormatBench:
-		return nil, report.Bench(stdout, data)
-	case report.FormatFrames:
-		return nil, report.FramesCSV(stdout, data)
-	case report.FormatFio, report.FormatFioPlus:
-		return nil, report.FioJSON(stdout, data, o.Format == report.FormatFioPlus, Version())
-	}
 	rep := report.Build(data, opts)
+	switch o.Format { // the exports write the model's runs whole
+	case report.FormatCSV:
+		return rep, report.CSV(stdout, rep, o.Series)
+	case report.FormatNDJSON:
+		return rep, report.NDJSON(stdout, rep, o.Series)
+	case report.FormatBench:
+		return rep, report.Bench(stdout, rep)
+	case report.FormatFrames:
+		return rep, report.FramesCSV(stdout, rep)
+	case report.FormatFio, report.FormatFioPlus:
+		return rep, report.FioJSON(stdout, rep, o.Format == report.FormatFioPlus, Version())
+	}
 	switch {
 	case o.JSON:
 		return rep, report.JSON(stdout, rep)

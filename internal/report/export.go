@@ -25,29 +25,12 @@ const (
 	FormatFrames = "frames"
 )
 
-// exportRun is one run as the exports see it.
-type exportRun struct {
-	cell store.Cell
-	run  store.Run
-}
-
-func exportRuns(d *store.Data) []exportRun {
-	cells := map[int64]store.Cell{}
-	for _, c := range d.Cells {
-		cells[c.ID] = c
-	}
-	out := make([]exportRun, 0, len(d.Runs))
-	for _, run := range d.Runs {
-		if run.Result != nil {
-			out = append(out, exportRun{cells[run.CellID], run})
-		}
-	}
-	return out
-}
+// The exports write the runs of a report's model whole: each run's
+// metrics, seconds and frames as measured, in the order they ran.
 
 // CSV writes one row per run and metric — or, with series, one row per
 // run and second of its per-second series — for a spreadsheet or pandas.
-func CSV(w io.Writer, d *store.Data, series bool) error {
+func CSV(w io.Writer, r *Report, series bool) error {
 	cw := csv.NewWriter(w)
 	head := []string{"experiment", "cell", "variant", "round", "slot", "warmup", "status"}
 	if series {
@@ -55,17 +38,17 @@ func CSV(w io.Writer, d *store.Data, series bool) error {
 	} else {
 		_ = cw.Write(append(head, "metric", "value"))
 	}
-	for _, r := range exportRuns(d) {
-		row := []string{d.Experiment.ID, r.cell.Name, r.cell.Variant, strconv.Itoa(r.run.Round), strconv.Itoa(r.run.Slot),
-			strconv.FormatBool(r.run.Warmup), r.run.Status}
+	for _, run := range r.Runs {
+		row := []string{r.Experiment, run.cell.Name, run.cell.Variant, strconv.Itoa(run.Round), strconv.Itoa(run.Slot),
+			strconv.FormatBool(run.Warmup), run.Status}
 		if series {
-			for _, s := range r.run.Result.Series {
+			for _, s := range run.res.Series {
 				_ = cw.Write(append(slices.Clone(row), strconv.FormatInt(s.T, 10), strconv.FormatInt(s.Ops, 10), strconv.FormatInt(s.Bytes, 10),
 					strconv.FormatInt(s.P50Ns, 10), strconv.FormatInt(s.P99Ns, 10), strconv.FormatInt(s.MaxNs, 10)))
 			}
 			continue
 		}
-		m := RunMetrics(r.run.Result)
+		m := run.metrics
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if v := m[k]; !math.IsNaN(v) && !math.IsInf(v, 0) {
 				_ = cw.Write(append(slices.Clone(row), k, strconv.FormatFloat(v, 'g', -1, 64)))
@@ -81,17 +64,17 @@ func CSV(w io.Writer, d *store.Data, series bool) error {
 // and due (with a frame rate), started, and ended, each relative to the
 // run's start and as Unix nanoseconds; how long open, I/O and close took;
 // how late it ended, and whether it was dropped.
-func FramesCSV(w io.Writer, d *store.Data) error {
+func FramesCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"experiment", "cell", "variant", "round", "warmup", "status", "frame", "pos", "thread",
 		"release_ns", "deadline_ns", "start_ns", "end_ns", "open_ns", "io_ns", "close_ns", "late_ns", "dropped",
 		"release_unix_ns", "deadline_unix_ns", "start_unix_ns", "end_unix_ns"})
 	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
-	for _, r := range exportRuns(d) {
-		fps, _ := strconv.ParseFloat(r.cell.Params["fps"], 64)
-		t0 := r.run.Result.Start.UnixNano()
-		for _, f := range r.run.Result.Frames {
-			row := []string{d.Experiment.ID, r.cell.Name, r.cell.Variant, strconv.Itoa(r.run.Round), strconv.FormatBool(r.run.Warmup), r.run.Status,
+	for _, run := range r.Runs {
+		fps, _ := strconv.ParseFloat(run.cell.Params["fps"], 64)
+		t0 := run.res.Start.UnixNano()
+		for _, f := range run.res.Frames {
+			row := []string{r.Experiment, run.cell.Name, run.cell.Variant, strconv.Itoa(run.Round), strconv.FormatBool(run.Warmup), run.Status,
 				strconv.Itoa(f.Frame), strconv.Itoa(f.Pos), strconv.Itoa(f.Thread)}
 			release, deadline := "", ""
 			releaseAbs, deadlineAbs := "", ""
@@ -115,18 +98,18 @@ func FramesCSV(w io.Writer, d *store.Data) error {
 
 // NDJSON writes one JSON object per run (its metrics; with series, its
 // per-second series too), a line each, for jq and log pipelines.
-func NDJSON(w io.Writer, d *store.Data, series bool) error {
+func NDJSON(w io.Writer, r *Report, series bool) error {
 	enc := json.NewEncoder(w)
-	for _, r := range exportRuns(d) {
+	for _, run := range r.Runs {
 		m := map[string]any{}
-		for k, v := range RunMetrics(r.run.Result) {
+		for k, v := range run.metrics {
 			m[k] = finite(v)
 		}
-		line := map[string]any{"experiment": d.Experiment.ID, "cell": r.cell.Name, "variant": r.cell.Variant, "params": r.cell.Params,
-			"round": r.run.Round, "slot": r.run.Slot, "warmup": r.run.Warmup, "status": r.run.Status, "error": r.run.Error,
-			"start": r.run.Result.Start, "metrics": m}
+		line := map[string]any{"experiment": r.Experiment, "cell": run.cell.Name, "variant": run.cell.Variant, "params": run.cell.Params,
+			"round": run.Round, "slot": run.Slot, "warmup": run.Warmup, "status": run.Status, "error": run.Error,
+			"start": run.res.Start, "metrics": m}
 		if series {
-			line["series"] = r.run.Result.Series
+			line["series"] = run.res.Series
 		}
 		if err := enc.Encode(line); err != nil {
 			return err
@@ -141,20 +124,20 @@ func NDJSON(w io.Writer, d *store.Data, series bool) error {
 // `benchstat -col variant exp.txt`. Configuration lines carry the
 // environment and the variant; Unit lines say which way is better; each
 // run is one line of its metrics with units.
-func Bench(w io.Writer, d *store.Data) error {
+func Bench(w io.Writer, rep *Report) error {
 	var env envinfo.Snapshot
-	if snaps := decodeEnv(d.Env); len(snaps) > 0 {
-		env = snaps[0]
+	if rep.Env != nil {
+		env = *rep.Env
 	}
 	// What tells two experiments apart (the experiment's ID, iolab's
 	// version) is written as a comment, which benchfmt skips: as a
 	// configuration line it would put each file in a table of its own,
 	// and benchstat old.txt new.txt would compare nothing.
-	fmt.Fprintf(w, "# iolab experiment %s\n", oneLine(d.Experiment.ID))
+	fmt.Fprintf(w, "# iolab experiment %s\n", oneLine(rep.Experiment))
 	if env.IolabVersion != "" {
 		fmt.Fprintf(w, "# iolab %s\n", oneLine(env.IolabVersion))
 	}
-	for _, kv := range [][2]string{{"plan", d.Experiment.Name}, {"kernel", env.Kernel},
+	for _, kv := range [][2]string{{"plan", rep.Name}, {"kernel", env.Kernel},
 		{"cpu", env.CPUModel}, {"cpus", strconv.Itoa(env.CPUs)}} {
 		if kv[1] != "" && kv[1] != "0" {
 			fmt.Fprintf(w, "%s: %s\n", kv[0], oneLine(kv[1]))
@@ -162,17 +145,17 @@ func Bench(w io.Writer, d *store.Data) error {
 	}
 	units := map[string]bool{}
 	variant := "\x00"
-	for _, r := range exportRuns(d) {
-		if r.run.Warmup || r.run.Status != store.StatusOK {
+	for _, run := range rep.Runs {
+		if run.Warmup || run.Status != store.StatusOK {
 			continue
 		}
-		if r.cell.Variant != variant {
-			variant = r.cell.Variant
+		if run.cell.Variant != variant {
+			variant = run.cell.Variant
 			if variant != "" {
 				fmt.Fprintf(w, "variant: %s\n", oneLine(variant))
 			}
 		}
-		m := RunMetrics(r.run.Result)
+		m := run.metrics
 		var fields []string
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			def, known := metrics.Describe(k)
@@ -192,7 +175,7 @@ func Bench(w io.Writer, d *store.Data) error {
 			fields = append(fields, strconv.FormatFloat(v, 'g', -1, 64), unit)
 		}
 		if len(fields) > 0 {
-			fmt.Fprintf(w, "%s 1 %s\n", benchName(r.cell.Name), strings.Join(fields, " "))
+			fmt.Fprintf(w, "%s 1 %s\n", benchName(run.cell.Name), strings.Join(fields, " "))
 		}
 	}
 	return nil

@@ -28,29 +28,36 @@ const (
 // clat_ns and lat_ns both (slat_ns is empty). bw_*/iops_* come from the
 // per-second series, for a job that only reads or only writes. An "iolab"
 // object beside fio's fields says what was merged.
-func FioJSON(w io.Writer, d *store.Data, bins bool, version string) error {
+func FioJSON(w io.Writer, r *Report, bins bool, version string) error {
 	doc := fioDoc{
 		Version:     "iolab-" + version,
-		Timestamp:   d.Experiment.CreatedAt.Unix(),
-		TimestampMs: d.Experiment.CreatedAt.UnixMilli(),
-		Time:        d.Experiment.CreatedAt.Format("Mon Jan _2 15:04:05 2006"),
+		Timestamp:   r.created.Unix(),
+		TimestampMs: r.created.UnixMilli(),
+		Time:        r.created.Format("Mon Jan _2 15:04:05 2006"),
 		Jobs:        []fioJob{},
 		DiskUtil:    []any{},
 	}
-	for _, c := range d.Cells {
+	for _, c := range r.Cells {
 		var runs []*metrics.Result
 		var ids []int64
-		for _, r := range d.Runs {
-			if r.CellID == c.ID && !r.Warmup && r.Status == store.StatusOK && r.Result != nil {
-				runs = append(runs, r.Result)
-				ids = append(ids, r.ID)
+		var cell store.Cell
+		for _, run := range r.Runs {
+			if run.Cell == c.Name && run.Variant == c.Variant {
+				cell = run.cell
+				if !run.Warmup && run.Status == store.StatusOK {
+					runs = append(runs, run.res)
+					ids = append(ids, run.ID)
+				}
 			}
+		}
+		if cell.Name == "" {
+			cell = store.Cell{Name: c.Name, Variant: c.Variant, Workload: c.Workload, Params: c.Params}
 		}
 		name := c.Name
 		if c.Variant != "" {
 			name = c.Variant + "/" + c.Name
 		}
-		doc.Jobs = append(doc.Jobs, fioJobOf(name, c, runs, ids, d.Experiment.ID, bins))
+		doc.Jobs = append(doc.Jobs, fioJobOf(name, cell, runs, ids, r.Experiment, bins))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

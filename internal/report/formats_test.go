@@ -30,7 +30,7 @@ func twoVariants() *store.Data {
 	return d
 }
 
-// Every format has a golden file, of a one-cell experiment and of one of
+// Every format renders the report's model and has a golden file, of a one-cell experiment and of one of
 // two variants: a change to any format shows as a diff here.
 func TestEveryFormatGolden(t *testing.T) {
 	for _, f := range []struct {
@@ -40,11 +40,11 @@ func TestEveryFormatGolden(t *testing.T) {
 		{"txt", func(w io.Writer, d *store.Data) error { return Terminal(w, Build(d, optionsOf(d))) }},
 		{"md", func(w io.Writer, d *store.Data) error { return Markdown(w, Build(d, optionsOf(d))) }},
 		{"json", func(w io.Writer, d *store.Data) error { return JSON(w, Build(d, optionsOf(d))) }},
-		{"csv", func(w io.Writer, d *store.Data) error { return CSV(w, d, false) }},
-		{"ndjson", func(w io.Writer, d *store.Data) error { return NDJSON(w, d, false) }},
-		{"bench", Bench},
-		{"fio.json", func(w io.Writer, d *store.Data) error { return FioJSON(w, d, false, "iolab-test") }},
-		{"fioplus.json", func(w io.Writer, d *store.Data) error { return FioJSON(w, d, true, "iolab-test") }},
+		{"csv", func(w io.Writer, d *store.Data) error { return CSV(w, Build(d, optionsOf(d)), false) }},
+		{"ndjson", func(w io.Writer, d *store.Data) error { return NDJSON(w, Build(d, optionsOf(d)), false) }},
+		{"bench", func(w io.Writer, d *store.Data) error { return Bench(w, Build(d, optionsOf(d))) }},
+		{"fio.json", func(w io.Writer, d *store.Data) error { return FioJSON(w, Build(d, optionsOf(d)), false, "iolab-test") }},
+		{"fioplus.json", func(w io.Writer, d *store.Data) error { return FioJSON(w, Build(d, optionsOf(d)), true, "iolab-test") }},
 	} {
 		for fixture, d := range map[string]*store.Data{"one": experiment(), "variants": twoVariants()} {
 			var buf bytes.Buffer

@@ -55,6 +55,8 @@ type Report struct {
 	Segments *SegmentsView `json:"segments,omitempty"`
 	// derived caches each run's metrics while the report is built.
 	derived derivedMetrics
+	// created is when the experiment began (fio's JSON says so).
+	created time.Time
 }
 
 // derivedMetrics caches RunMetrics by run: computing them walks every
@@ -117,6 +119,10 @@ type RunView struct {
 	FrameSeries []metrics.FrameTiming `json:"frame_series,omitempty"`
 	// metrics are the run's metrics by name, for plots (RunMetrics).
 	metrics map[string]float64
+	// res is the run as measured and cell the cell it ran, which the
+	// exports (CSV, NDJSON, benchfmt, fio's JSON) write out whole.
+	res  *metrics.Result
+	cell store.Cell
 }
 
 // DirView is one kind of operation of a run.
@@ -361,7 +367,7 @@ const DefaultThreshold = 0.02
 
 // Build assembles the report of a stored experiment.
 func Build(d *store.Data, opts Options) *Report {
-	r := &Report{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Command: d.Experiment.Command,
+	r := &Report{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Command: d.Experiment.Command, created: d.Experiment.CreatedAt,
 		Status: d.Experiment.Status, Notes: d.Experiment.Notes, Runs: []RunView{}, Warnings: []stats.Warning{}, derived: derivedMetrics{},
 		Segments: opts.Segments}
 	cellByID := map[int64]int{}
@@ -378,7 +384,7 @@ func Build(d *store.Data, opts Options) *Report {
 			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes,
 			Ops: objectOps(res), Verify: verifyView(res), Frames: framesView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
 		v.Lat, v.TTFB = mergedLatency(res)
-		v.metrics = r.derived.of(res)
+		v.metrics, v.res, v.cell = r.derived.of(res), res, d.Cells[ci]
 		if opts.Series {
 			v.Series, v.FrameSeries, v.ServerSeries, v.EnvSeries = res.Series, res.Frames, res.ServerSeries, res.EnvSeries
 		}
