@@ -193,3 +193,22 @@ workloads:
 		t.Fatalf("no server-idle warning: %+v", r.Warnings)
 	}
 }
+
+// A load too small to share is refused by every segment at once, the
+// first included, naming the segment left with nothing: before, segment
+// 0/2 of --concurrency 1 waited at the barrier five minutes for 1/2,
+// which had refused.
+func TestEverySegmentRefusesAStarvedLoad(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "x.db")
+	_, _, err := iolab(t, context.Background(), "http", "upload", "--url", "http://127.0.0.1:9/{{i}}", "--concurrency", "1", "--count", "4",
+		"--segment", "0/2", "--segment-group", "g", "--db", db)
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "leaves segment 1/2 no worker") {
+		t.Fatalf("segment 0/2 of one worker: %v", err)
+	}
+	_, _, err = iolab(t, context.Background(), "fs", "--directory", t.TempDir(), "--size", "64k", "--numjobs", "1",
+		"--segment", "0/2", "--segment-group", "g", "--db", db)
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "leaves segment 1/2 no job") {
+		t.Fatalf("segment 0/2 of one job: %v", err)
+	}
+}

@@ -77,6 +77,17 @@ func (s Segment) Share(total int) int {
 	return n
 }
 
+// Starved says whether some segment of the load gets none of total (total
+// < N), and the first such: every segment asks, not only the starved one,
+// so all refuse the load at once rather than wait at a barrier for one
+// that never comes.
+func (s Segment) Starved(total int) (Segment, bool) {
+	if !s.Split() || total >= s.N {
+		return Segment{}, false
+	}
+	return Segment{I: max(total, 0), N: s.N}, true
+}
+
 // First is the index of the segment's first unit of total (its jobs are
 // First .. First+Share-1), so names built from it never collide.
 func (s Segment) First(total int) int {

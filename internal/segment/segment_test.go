@@ -92,3 +92,22 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Every segment of a load too small to share says so, naming the first
+// left with nothing — not only that one, which would leave the others
+// waiting at a barrier for it.
+func TestStarvedIsTheSameInEverySegment(t *testing.T) {
+	t.Parallel()
+	for i := range 3 {
+		s := Segment{I: i, N: 3}
+		if got, ok := s.Starved(2); !ok || got != (Segment{I: 2, N: 3}) {
+			t.Errorf("%s of 2: %v %v", s, got, ok)
+		}
+		if _, ok := s.Starved(3); ok {
+			t.Errorf("%s of 3: starved", s)
+		}
+	}
+	if _, ok := Whole.Starved(0); ok {
+		t.Error("the whole load starved")
+	}
+}

@@ -76,8 +76,9 @@ func New(opts Options) (*FS, error) {
 		if opts.Engine == EngineFio {
 			return nil, fmt.Errorf("--ioengine fio with --segment %s: fio numbers its jobs' files from 0 in every process; use iolab's engines", seg)
 		}
-		if opts.NumJobs = seg.Share(f.whole); opts.NumJobs == 0 {
-			return nil, fmt.Errorf("--numjobs %d over %d segments leaves segment %s no job; give at least %d", f.whole, seg.N, seg, seg.N)
+		opts.NumJobs = seg.Share(f.whole)
+		if s, ok := seg.Starved(f.whole); ok {
+			return nil, fmt.Errorf("--numjobs %d over %d segments leaves segment %s no job; give at least %d", f.whole, seg.N, s, seg.N)
 		}
 		opts.jobOffset = seg.First(f.whole)
 	}

@@ -106,12 +106,19 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--url %q has {{id}}: give the ids with --id-file (in a plan, a setup step's {{ids}})", o.URL)
 	case o.LoginToken != "" && o.LoginURL == "":
 		return fmt.Errorf("--login-token needs --login-url")
-	case o.Segment.Share(o.Concurrency) == 0:
-		return fmt.Errorf("--concurrency %d over %d segments leaves segment %s no worker; give at least %d", o.Concurrency, o.Segment.N, o.Segment, o.Segment.N)
-	case o.Count > 0 && o.Segment.Share(int(o.Count)) == 0:
-		return fmt.Errorf("--count %d over %d segments leaves segment %s nothing to do", o.Count, o.Segment.N, o.Segment)
+	case starved(o.Segment, o.Concurrency):
+		s, _ := o.Segment.Starved(o.Concurrency)
+		return fmt.Errorf("--concurrency %d over %d segments leaves segment %s no worker; give at least %d", o.Concurrency, o.Segment.N, s, o.Segment.N)
+	case o.Count > 0 && starved(o.Segment, int(o.Count)):
+		s, _ := o.Segment.Starved(int(o.Count))
+		return fmt.Errorf("--count %d over %d segments leaves segment %s nothing to do", o.Count, o.Segment.N, s)
 	case o.Segment.Split() && o.KeepIDs:
 		return fmt.Errorf("a segment keeps no ids for a later step: it uploads only its share")
 	}
 	return o.Data.Validate()
+}
+
+func starved(seg segment.Segment, total int) bool {
+	_, ok := seg.Starved(total)
+	return ok
 }

@@ -210,15 +210,16 @@ func (o Options) share() (Options, error) {
 	}
 	whole := o
 	o.Concurrency = seg.Share(whole.Concurrency)
-	if o.Concurrency == 0 {
-		return o, fmt.Errorf("--concurrency %d over %d segments leaves segment %s no worker; give at least %d", whole.Concurrency, seg.N, seg, seg.N)
+	if s, ok := seg.Starved(whole.Concurrency); ok {
+		return o, fmt.Errorf("--concurrency %d over %d segments leaves segment %s no worker; give at least %d", whole.Concurrency, seg.N, s, seg.N)
 	}
 	if whole.Pool > 0 {
 		o.Pool = max(seg.Share(whole.Pool), 1)
 	}
 	if whole.Count > 0 {
-		if o.Count = int64(seg.Share(int(whole.Count))); o.Count == 0 {
-			return o, fmt.Errorf("--count %d over %d segments leaves segment %s nothing to do", whole.Count, seg.N, seg)
+		o.Count = int64(seg.Share(int(whole.Count)))
+		if s, ok := seg.Starved(int(whole.Count)); ok {
+			return o, fmt.Errorf("--count %d over %d segments leaves segment %s nothing to do", whole.Count, seg.N, s)
 		}
 	}
 	o.Rate = seg.Rate(whole.Rate)
