@@ -30,9 +30,9 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/pgtest"
-	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/store"
 )
 
@@ -126,7 +126,7 @@ func main() {
 		_ = pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	merged, _, err := report.MergeSegments(parts)
+	merged, _, err := analysis.MergeSegments(parts)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/experiment"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
@@ -66,7 +67,7 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 	if err != nil {
 		return err
 	}
-	rep := report.Build(data, report.Options{Baseline: p.Baseline, Threshold: p.Threshold, Order: lab.OrderRandom})
+	rep := analysis.Build(data, analysis.Options{Baseline: p.Baseline, Threshold: p.Threshold, Order: lab.OrderRandom})
 	// The plan's own family: every primary comparison it will make.
 	family := max(1, len(a)*(len(p.Variants)-1))
 	fmt.Fprintf(stdout, "calibration of %s: %s against itself, %d rounds (stored as experiment %s)\n\n", p.Name, p.Baseline, o.CalibrateRounds, id)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/report"
 )
 
@@ -42,12 +43,12 @@ func runCompare(ctx context.Context, db, a, b, threshold, format string, asJSON 
 	if err != nil {
 		return err
 	}
-	bt := report.CompareExperiments(da, dbb, th)
+	bt := analysis.CompareExperiments(da, dbb, th)
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"a": bt.A, "b": bt.B, "threshold": bt.Threshold, "method": "unpaired",
 			"comparisons": bt.Comparisons, "only_a": bt.OnlyA, "only_b": bt.OnlyB})
 	}
-	return report.WriteBetween(stdout, bt, da, dbb, format == "md")
+	return report.WriteBetween(stdout, bt, format == "md")
 }

@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/experiment"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
-	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
@@ -187,7 +187,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	}
 	rounds := fmt.Sprint(p.Rounds)
 	if sp.Sequential != nil {
-		lp.Decided = decided(st, report.OptionsFor(sp))
+		lp.Decided = decided(st, analysis.OptionsFor(sp))
 		rounds = fmt.Sprintf("%d to %d rounds, until decided", p.MinRounds, p.Rounds)
 	}
 	fmt.Fprintf(stderr, "iolab: %s: %d variants x %d cells x (%d warm-up + %s), %s order\n",
@@ -273,13 +273,13 @@ func untilDecided(p *plan.Plan, o ExperimentOptions) error {
 // decided says whether every primary comparison of an experiment that
 // stops when decided is decided, judging the stored runs as its report
 // will.
-func decided(st *store.Store, opts report.Options) func(context.Context, string) (bool, error) {
+func decided(st *store.Store, opts analysis.Options) func(context.Context, string) (bool, error) {
 	return func(ctx context.Context, id string) (bool, error) {
 		data, err := st.Load(ctx, id)
 		if err != nil {
 			return false, err
 		}
-		rep := report.Build(data, opts)
+		rep := analysis.Build(data, opts)
 		n := 0
 		for _, c := range rep.Comparisons {
 			if !c.Primary {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
-	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/stats"
 )
 
@@ -88,7 +88,7 @@ type Verdict struct {
 // is an error naming what the experiment does have: a gate that cannot
 // fail must not pass. A cell that lacks a gated metric other cells of its
 // workload measured (every run of it failed) breaks the gate.
-func (g Gates) Check(r *report.Report) (Verdict, error) {
+func (g Gates) Check(r *analysis.Report) (Verdict, error) {
 	var v Verdict
 	if err := g.judgeable(r); err != nil {
 		return v, err
@@ -136,7 +136,7 @@ func (v *Verdict) add(failed []string, passed string) {
 }
 
 // judgeable refuses a gate no cell of the report can judge.
-func (g Gates) judgeable(r *report.Report) error {
+func (g Gates) judgeable(r *analysis.Report) error {
 	if slices.ContainsFunc(g.FailOn, func(k string) bool { return k == stats.Slower || k == stats.Faster || k == stats.Inconclusive }) && primaries(r) == 0 {
 		variants := map[string]bool{}
 		for _, c := range r.Cells {
@@ -145,10 +145,10 @@ func (g Gates) judgeable(r *report.Report) error {
 		return usage("--fail-on %s: nothing to compare: a verdict needs a variant beside the baseline with measured runs of a cell in common (this experiment has %d variant(s) and no comparison)",
 			g.failOn, len(variants))
 	}
-	if slices.Contains(g.FailOn, "frames") && !slices.ContainsFunc(r.Cells, func(c report.CellView) bool { return c.Deadline != nil }) {
+	if slices.Contains(g.FailOn, "frames") && !slices.ContainsFunc(r.Cells, func(c analysis.CellView) bool { return c.Deadline != nil }) {
 		return usage("--fail-on frames: no frame test with a target frame rate (--fps) in this experiment")
 	}
-	if slices.Contains(g.FailOn, "verify") && !slices.ContainsFunc(r.Runs, func(run report.RunView) bool { return run.Verify != nil }) {
+	if slices.Contains(g.FailOn, "verify") && !slices.ContainsFunc(r.Runs, func(run analysis.RunView) bool { return run.Verify != nil }) {
 		return usage("--fail-on verify: no run of this experiment verified objects (s3 --verify, http --verify)")
 	}
 	have := measured(r)
@@ -161,7 +161,7 @@ func (g Gates) judgeable(r *report.Report) error {
 }
 
 // measured are the metrics some cell of the report has a median of.
-func measured(r *report.Report) map[string]bool {
+func measured(r *analysis.Report) map[string]bool {
 	have := map[string]bool{}
 	for _, c := range r.Cells {
 		for m, s := range c.Summary {
@@ -174,7 +174,7 @@ func measured(r *report.Report) map[string]bool {
 }
 
 // primaries counts the report's primary comparisons.
-func primaries(r *report.Report) int {
+func primaries(r *analysis.Report) int {
 	n := 0
 	for _, c := range r.Comparisons {
 		if c.Primary {
@@ -184,14 +184,14 @@ func primaries(r *report.Report) int {
 	return n
 }
 
-func cellLabel(c report.CellView) string {
+func cellLabel(c analysis.CellView) string {
 	if c.Variant != "" {
 		return c.Variant + "/" + c.Name
 	}
 	return c.Name
 }
 
-func (g Gates) framesGate(r *report.Report) ([]string, string) {
+func (g Gates) framesGate(r *analysis.Report) ([]string, string) {
 	var failed []string
 	n := 0
 	for _, c := range r.Cells {
@@ -208,7 +208,7 @@ func (g Gates) framesGate(r *report.Report) ([]string, string) {
 
 // judge checks the limit on every cell of a workload that measures its
 // metric: a cell that did not (every run failed) breaks it.
-func (l Limit) judge(r *report.Report) ([]string, string) {
+func (l Limit) judge(r *analysis.Report) ([]string, string) {
 	kinds := map[string]bool{}
 	for _, c := range r.Cells {
 		if s, ok := c.Summary[l.Metric]; ok && s.N > 0 {
@@ -227,13 +227,13 @@ func (l Limit) judge(r *report.Report) ([]string, string) {
 		case !ok || s.N == 0:
 			failed = append(failed, fmt.Sprintf("--gate %s: %s: no measured run of it (%d ok runs)", l.Text, cellLabel(c), c.Measured))
 		case (l.Below && s.Median >= l.Value) || (!l.Below && s.Median <= l.Value):
-			failed = append(failed, fmt.Sprintf("--gate %s: %s: the median is %s", l.Text, cellLabel(c), report.FormatMetric(l.Metric, s.Median)))
+			failed = append(failed, fmt.Sprintf("--gate %s: %s: the median is %s", l.Text, cellLabel(c), analysis.FormatMetric(l.Metric, s.Median)))
 		}
 	}
 	return failed, fmt.Sprintf("--gate %s: kept by all %d cells", l.Text, n)
 }
 
-func verifyGate(r *report.Report) ([]string, string) {
+func verifyGate(r *analysis.Report) ([]string, string) {
 	var failed []string
 	n := 0
 	for _, run := range r.Runs {

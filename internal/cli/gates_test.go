@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/stats"
 )
 
@@ -16,17 +16,17 @@ import (
 // limit on a median.
 func TestGatesCheck(t *testing.T) {
 	t.Parallel()
-	r := &report.Report{
-		Comparisons: []report.ComparisonView{
+	r := &analysis.Report{
+		Comparisons: []analysis.ComparisonView{
 			{Cell: "up", Variant: "b", Baseline: "a", Metric: "bytes_per_s", Primary: true, Comparison: stats.Comparison{Verdict: stats.Slower, Ratio: 0.8, CI95: [2]float64{0.7, 0.9}}},
 			{Cell: "up", Variant: "b", Baseline: "a", Metric: "upload.lat_p99_ns", Comparison: stats.Comparison{Verdict: stats.Slower}},
 			{Cell: "down", Variant: "b", Baseline: "a", Metric: "bytes_per_s", Primary: true, Comparison: stats.Comparison{Verdict: stats.Inconclusive}},
 		},
-		Cells: []report.CellView{
-			{Name: "frames", Variant: "b", Workload: "frames", Deadline: &report.DeadlineView{TargetFPS: 24, Runs: 3, Passed: 1}},
+		Cells: []analysis.CellView{
+			{Name: "frames", Variant: "b", Workload: "frames", Deadline: &analysis.DeadlineView{TargetFPS: 24, Runs: 3, Passed: 1}},
 			{Name: "disk", Workload: "fs", Summary: map[string]stats.Summary{"read.lat_p99_ns": {N: 6, Median: 7e6}, "ops_per_s": {N: 6, Median: 900}}},
 		},
-		Runs: []report.RunView{{Cell: "s3", Round: 2, Verify: &report.VerifyView{Checked: 10, Mismatched: 1}}},
+		Runs: []analysis.RunView{{Cell: "s3", Round: 2, Verify: &analysis.VerifyView{Checked: 10, Mismatched: 1}}},
 	}
 	g := Gates{failOn: "slower,frames,verify", limits: []string{"read.lat_p99_ns<5ms", "ops_per_s>1000", "ops_per_s<1e6"}}
 	if err := g.parse(); err != nil {
@@ -92,9 +92,9 @@ workloads:
 // metric its workload's other cells measured breaks the gate.
 func TestGatesThatCannotBeJudged(t *testing.T) {
 	t.Parallel()
-	fsCell := report.CellView{Name: "disk", Variant: "a", Workload: "fs", Measured: 3,
+	fsCell := analysis.CellView{Name: "disk", Variant: "a", Workload: "fs", Measured: 3,
 		Summary: map[string]stats.Summary{"ops_per_s": {N: 3, Median: 900}, "read.lat_p99_ns": {N: 3, Median: 1e6}}}
-	one := &report.Report{Cells: []report.CellView{fsCell}}
+	one := &analysis.Report{Cells: []analysis.CellView{fsCell}}
 	for _, tc := range []struct {
 		gates Gates
 		want  string
@@ -113,12 +113,12 @@ func TestGatesThatCannotBeJudged(t *testing.T) {
 			t.Errorf("%+v: %v; want exit 2 with %q", tc.gates, err, tc.want)
 		}
 	}
-	failedB := report.CellView{Name: "disk", Variant: "b", Workload: "fs", Summary: map[string]stats.Summary{}}
+	failedB := analysis.CellView{Name: "disk", Variant: "b", Workload: "fs", Summary: map[string]stats.Summary{}}
 	g := Gates{limits: []string{"ops_per_s>100"}}
 	if err := g.parse(); err != nil {
 		t.Fatal(err)
 	}
-	v, err := g.Check(&report.Report{Cells: []report.CellView{fsCell, failedB}})
+	v, err := g.Check(&analysis.Report{Cells: []analysis.CellView{fsCell, failedB}})
 	if err != nil || len(v.Failed) != 1 || v.Failed[0] != "--gate ops_per_s>100: b/disk: no measured run of it (0 ok runs)" {
 		t.Fatalf("%v: %q", err, v.Failed)
 	}

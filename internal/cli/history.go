@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/store"
@@ -32,7 +33,7 @@ word in the cell's name or workload; every term must hold.`,
   iolab history rw=randread bs=4k
   iolab history upload --metric put.lat_p99_ns --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runHistory(cmd.Context(), db, report.CellFilter(args), metric, threshold, format, asJSON, stdout)
+			return runHistory(cmd.Context(), db, analysis.CellFilter(args), metric, threshold, format, asJSON, stdout)
 		},
 	}
 	dbFlag(cmd.Flags(), &db)
@@ -69,7 +70,7 @@ func parseThreshold(text string) (float64, error) {
 	return th, nil
 }
 
-func runHistory(ctx context.Context, db string, filter report.CellFilter, metric, threshold, format string, asJSON bool, stdout io.Writer) error {
+func runHistory(ctx context.Context, db string, filter analysis.CellFilter, metric, threshold, format string, asJSON bool, stdout io.Writer) error {
 	st, th, err := openToCompare(ctx, db, format, threshold)
 	if err != nil {
 		return err
@@ -79,7 +80,7 @@ func runHistory(ctx context.Context, db string, filter report.CellFilter, metric
 	if err != nil {
 		return err
 	}
-	hs := report.BuildHistory(exps, filter, metric, th)
+	hs := analysis.BuildHistory(exps, filter, metric, th)
 	if len(hs) == 0 {
 		return noHistory(exps, filter, metric)
 	}
@@ -134,7 +135,7 @@ func mergeGroups(exps []*store.Data) ([]*store.Data, error) {
 		case g == "":
 			out = append(out, d)
 		case groups[g] != nil:
-			merged, _, err := report.MergeSegments(groups[g])
+			merged, _, err := analysis.MergeSegments(groups[g])
 			if err != nil {
 				return nil, err
 			}
@@ -146,7 +147,7 @@ func mergeGroups(exps []*store.Data) ([]*store.Data, error) {
 }
 
 // noHistory says why nothing matched: what cells and metrics there are.
-func noHistory(exps []*store.Data, filter report.CellFilter, metric string) error {
+func noHistory(exps []*store.Data, filter analysis.CellFilter, metric string) error {
 	if len(exps) == 0 {
 		return usage("iolab history: the database holds no experiments yet")
 	}
@@ -161,7 +162,7 @@ func noHistory(exps []*store.Data, filter report.CellFilter, metric string) erro
 		}
 		for _, r := range d.Runs {
 			if r.Result != nil {
-				for k := range report.RunMetrics(r.Result) {
+				for k := range metrics.RunMetrics(r.Result) {
 					stored = append(stored, k)
 				}
 			}

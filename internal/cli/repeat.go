@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/redact"
@@ -301,15 +302,15 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	if err != nil {
 		return err
 	}
-	var segments *report.SegmentsView
+	var segments *analysis.SegmentsView
 	if o.mergeSegments && data.Experiment.SegmentGroup != "" {
 		if data, segments, err = loadSegments(ctx, st, data); err != nil {
 			return err
 		}
 	}
-	var opts report.Options
+	var opts analysis.Options
 	if sp, ok := data.Experiment.PlanRecord(); ok { // experiments of plans keep how to compare
-		opts = report.OptionsFor(sp)
+		opts = analysis.OptionsFor(sp)
 	}
 	opts.Segments = segments
 	opts.Series = o.Series
@@ -324,7 +325,7 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 		return nil
 	}
 	if rep == nil { // an export: the runs, not a report
-		rep = report.Build(data, opts)
+		rep = analysis.Build(data, opts)
 	}
 	v, err := o.Gates.Check(rep)
 	if err != nil {
@@ -342,7 +343,7 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 // loadSegments loads every segment of the load data is a segment of and
 // merges them; a segment whose runner died is named, and the load called
 // partial.
-func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*store.Data, *report.SegmentsView, error) {
+func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*store.Data, *analysis.SegmentsView, error) {
 	members, err := st.Members(ctx, data.Experiment.SegmentGroup)
 	if err != nil {
 		return nil, nil, err
@@ -357,7 +358,7 @@ func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*stor
 		}
 		parts = append(parts, d)
 	}
-	merged, view, err := report.MergeSegments(parts)
+	merged, view, err := analysis.MergeSegments(parts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -367,7 +368,7 @@ func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*stor
 		}
 		if why := m.Gone(); why != "" {
 			view.Died = append(view.Died, fmt.Sprintf("segment %s %s", m.Segment, why))
-			merged.Experiment.Status = report.StatusPartial
+			merged.Experiment.Status = analysis.StatusPartial
 		}
 	}
 	return merged, view, nil
@@ -375,8 +376,8 @@ func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*stor
 
 // writeExperiment prints a stored experiment's report, and returns it,
 // or exports its runs (and returns no report).
-func writeExperiment(data *store.Data, opts report.Options, o RepeatOptions, st *store.Store, stdout io.Writer) (*report.Report, error) {
-	rep := report.Build(data, opts)
+func writeExperiment(data *store.Data, opts analysis.Options, o RepeatOptions, st *store.Store, stdout io.Writer) (*analysis.Report, error) {
+	rep := analysis.Build(data, opts)
 	switch o.Format { // the exports write the model's runs whole
 	case report.FormatCSV:
 		return rep, report.CSV(stdout, rep, o.Series)

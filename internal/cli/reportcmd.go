@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/store"
@@ -57,19 +58,19 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 		if err != nil {
 			return err
 		}
-		var segments *report.SegmentsView
+		var segments *analysis.SegmentsView
 		if d.Experiment.SegmentGroup != "" { // a load run in segments is drawn whole
 			if d, segments, err = loadSegments(ctx, st, d); err != nil {
 				return err
 			}
 		}
-		var opts report.Options
+		var opts analysis.Options
 		sp, ok := d.Experiment.PlanRecord()
 		if ok {
-			opts = report.OptionsFor(sp)
+			opts = analysis.OptionsFor(sp)
 		}
 		opts.Series, opts.Segments = true, segments
-		pg.Reports = append(pg.Reports, report.Build(d, opts))
+		pg.Reports = append(pg.Reports, analysis.Build(d, opts))
 		shown = append(shown, d)
 		stored, err := st.Profiles(ctx, d.Experiment.ID)
 		if err != nil {
@@ -92,7 +93,7 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 	if err != nil {
 		return err
 	}
-	pg.Histories = report.HistoriesFor(all, shown, 0)
+	pg.Histories = analysis.HistoriesFor(all, shown, 0)
 	var page bytes.Buffer
 	if err := report.HTML(&page, pg); err != nil {
 		return err
@@ -104,11 +105,11 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 	if err := writeFileAtomic(out, page.Bytes()); err != nil {
 		return fmt.Errorf("-o %s: %w", out, err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s): open it in a browser\n", out, report.FormatMetric("page_bytes", float64(page.Len())))
+	fmt.Fprintf(stdout, "wrote %s (%s): open it in a browser\n", out, analysis.FormatMetric("page_bytes", float64(page.Len())))
 	return nil
 }
 
-func hasRun(reports []*report.Report, id int64) bool {
+func hasRun(reports []*analysis.Report, id int64) bool {
 	for _, r := range reports {
 		for _, run := range r.Runs {
 			if run.ID == id {

@@ -212,3 +212,30 @@ func FormatPlain(v float64) string {
 	}
 	return fmt.Sprintf("%.3g", v)
 }
+
+// FormatSeconds writes seconds in the unit that reads best at their size
+// (extrapolations reach hours and days).
+func FormatSeconds(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 2*86400:
+		return fmt.Sprintf("%.3g days", v/86400)
+	case a >= 2*3600:
+		return fmt.Sprintf("%.3g h", v/3600)
+	case a >= 120:
+		return fmt.Sprintf("%.3g min", v/60)
+	}
+	return FormatNs(v * 1e9)
+}
+
+// FormatBytes writes a size in the largest binary unit it is 1 or more of,
+// moving up a unit before three digits would round to four (1020 MiB is
+// 0.996 GiB).
+func FormatBytes(v float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := 0
+	for i < len(units)-1 && math.Abs(v) >= 999.5 {
+		v /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.3g %s", v, units[i])
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/store"
@@ -30,7 +31,7 @@ const (
 
 // CSV writes one row per run and metric — or, with series, one row per
 // run and second of its per-second series — for a spreadsheet or pandas.
-func CSV(w io.Writer, r *Report, series bool) error {
+func CSV(w io.Writer, r *analysis.Report, series bool) error {
 	cw := csv.NewWriter(w)
 	head := []string{"experiment", "cell", "variant", "round", "slot", "warmup", "status"}
 	if series {
@@ -39,16 +40,16 @@ func CSV(w io.Writer, r *Report, series bool) error {
 		_ = cw.Write(append(head, "metric", "value"))
 	}
 	for _, run := range r.Runs {
-		row := []string{r.Experiment, run.cell.Name, run.cell.Variant, strconv.Itoa(run.Round), strconv.Itoa(run.Slot),
+		row := []string{r.Experiment, run.StoredCell.Name, run.StoredCell.Variant, strconv.Itoa(run.Round), strconv.Itoa(run.Slot),
 			strconv.FormatBool(run.Warmup), run.Status}
 		if series {
-			for _, s := range run.res.Series {
+			for _, s := range run.Result.Series {
 				_ = cw.Write(append(slices.Clone(row), strconv.FormatInt(s.T, 10), strconv.FormatInt(s.Ops, 10), strconv.FormatInt(s.Bytes, 10),
 					strconv.FormatInt(s.P50Ns, 10), strconv.FormatInt(s.P99Ns, 10), strconv.FormatInt(s.MaxNs, 10)))
 			}
 			continue
 		}
-		m := run.metrics
+		m := run.Metrics
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if v := m[k]; !math.IsNaN(v) && !math.IsInf(v, 0) {
 				_ = cw.Write(append(slices.Clone(row), k, strconv.FormatFloat(v, 'g', -1, 64)))
@@ -64,17 +65,17 @@ func CSV(w io.Writer, r *Report, series bool) error {
 // and due (with a frame rate), started, and ended, each relative to the
 // run's start and as Unix nanoseconds; how long open, I/O and close took;
 // how late it ended, and whether it was dropped.
-func FramesCSV(w io.Writer, r *Report) error {
+func FramesCSV(w io.Writer, r *analysis.Report) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"experiment", "cell", "variant", "round", "warmup", "status", "frame", "pos", "thread",
 		"release_ns", "deadline_ns", "start_ns", "end_ns", "open_ns", "io_ns", "close_ns", "late_ns", "dropped",
 		"release_unix_ns", "deadline_unix_ns", "start_unix_ns", "end_unix_ns"})
 	i64 := func(n int64) string { return strconv.FormatInt(n, 10) }
 	for _, run := range r.Runs {
-		fps, _ := strconv.ParseFloat(run.cell.Params["fps"], 64)
-		t0 := run.res.Start.UnixNano()
-		for _, f := range run.res.Frames {
-			row := []string{r.Experiment, run.cell.Name, run.cell.Variant, strconv.Itoa(run.Round), strconv.FormatBool(run.Warmup), run.Status,
+		fps, _ := strconv.ParseFloat(run.StoredCell.Params["fps"], 64)
+		t0 := run.Result.Start.UnixNano()
+		for _, f := range run.Result.Frames {
+			row := []string{r.Experiment, run.StoredCell.Name, run.StoredCell.Variant, strconv.Itoa(run.Round), strconv.FormatBool(run.Warmup), run.Status,
 				strconv.Itoa(f.Frame), strconv.Itoa(f.Pos), strconv.Itoa(f.Thread)}
 			release, deadline := "", ""
 			releaseAbs, deadlineAbs := "", ""
@@ -98,18 +99,18 @@ func FramesCSV(w io.Writer, r *Report) error {
 
 // NDJSON writes one JSON object per run (its metrics; with series, its
 // per-second series too), a line each, for jq and log pipelines.
-func NDJSON(w io.Writer, r *Report, series bool) error {
+func NDJSON(w io.Writer, r *analysis.Report, series bool) error {
 	enc := json.NewEncoder(w)
 	for _, run := range r.Runs {
 		m := map[string]any{}
-		for k, v := range run.metrics {
+		for k, v := range run.Metrics {
 			m[k] = finite(v)
 		}
-		line := map[string]any{"experiment": r.Experiment, "cell": run.cell.Name, "variant": run.cell.Variant, "params": run.cell.Params,
+		line := map[string]any{"experiment": r.Experiment, "cell": run.StoredCell.Name, "variant": run.StoredCell.Variant, "params": run.StoredCell.Params,
 			"round": run.Round, "slot": run.Slot, "warmup": run.Warmup, "status": run.Status, "error": run.Error,
-			"start": run.res.Start, "metrics": m}
+			"start": run.Result.Start, "metrics": m}
 		if series {
-			line["series"] = run.res.Series
+			line["series"] = run.Result.Series
 		}
 		if err := enc.Encode(line); err != nil {
 			return err
@@ -124,7 +125,7 @@ func NDJSON(w io.Writer, r *Report, series bool) error {
 // `benchstat -col variant exp.txt`. Configuration lines carry the
 // environment and the variant; Unit lines say which way is better; each
 // run is one line of its metrics with units.
-func Bench(w io.Writer, rep *Report) error {
+func Bench(w io.Writer, rep *analysis.Report) error {
 	var env envinfo.Snapshot
 	if rep.Env != nil {
 		env = *rep.Env
@@ -149,13 +150,13 @@ func Bench(w io.Writer, rep *Report) error {
 		if run.Warmup || run.Status != store.StatusOK {
 			continue
 		}
-		if run.cell.Variant != variant {
-			variant = run.cell.Variant
+		if run.StoredCell.Variant != variant {
+			variant = run.StoredCell.Variant
 			if variant != "" {
 				fmt.Fprintf(w, "variant: %s\n", oneLine(variant))
 			}
 		}
-		m := run.metrics
+		m := run.Metrics
 		var fields []string
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			def, known := metrics.Describe(k)
@@ -175,7 +176,7 @@ func Bench(w io.Writer, rep *Report) error {
 			fields = append(fields, strconv.FormatFloat(v, 'g', -1, 64), unit)
 		}
 		if len(fields) > 0 {
-			fmt.Fprintf(w, "%s 1 %s\n", benchName(run.cell.Name), strings.Join(fields, " "))
+			fmt.Fprintf(w, "%s 1 %s\n", benchName(run.StoredCell.Name), strings.Join(fields, " "))
 		}
 	}
 	return nil
@@ -203,3 +204,11 @@ func benchName(cell string) string {
 
 // oneLine keeps a configuration value on its line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// finite is a value JSON can carry: NaN and infinities are null.
+func finite(v float64) any {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return v
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -28,12 +29,12 @@ const (
 // clat_ns and lat_ns both (slat_ns is empty). bw_*/iops_* come from the
 // per-second series, for a job that only reads or only writes. An "iolab"
 // object beside fio's fields says what was merged.
-func FioJSON(w io.Writer, r *Report, bins bool, version string) error {
+func FioJSON(w io.Writer, r *analysis.Report, bins bool, version string) error {
 	doc := fioDoc{
 		Version:     "iolab-" + version,
-		Timestamp:   r.created.Unix(),
-		TimestampMs: r.created.UnixMilli(),
-		Time:        r.created.Format("Mon Jan _2 15:04:05 2006"),
+		Timestamp:   r.Created.Unix(),
+		TimestampMs: r.Created.UnixMilli(),
+		Time:        r.Created.Format("Mon Jan _2 15:04:05 2006"),
 		Jobs:        []fioJob{},
 		DiskUtil:    []any{},
 	}
@@ -43,9 +44,9 @@ func FioJSON(w io.Writer, r *Report, bins bool, version string) error {
 		var cell store.Cell
 		for _, run := range r.Runs {
 			if run.Cell == c.Name && run.Variant == c.Variant {
-				cell = run.cell
+				cell = run.StoredCell
 				if !run.Warmup && run.Status == store.StatusOK {
-					runs = append(runs, run.res)
+					runs = append(runs, run.Result)
 					ids = append(ids, run.ID)
 				}
 			}

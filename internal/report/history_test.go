@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/analysis/analysistest"
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -14,7 +16,7 @@ import (
 // The same cell in another directory is the same cell; what changed
 // under it (the kernel, the variant's commit) is said between neighbours.
 func TestHistoryLinesUpCellsAndSaysWhatChanged(t *testing.T) {
-	a, b, c := experiment(), experiment(), experiment()
+	a, b, c := analysistest.Experiment(), analysistest.Experiment(), analysistest.Experiment()
 	for i, d := range []struct {
 		data                 *store.Data
 		id, dir, kernel, sha string
@@ -32,7 +34,7 @@ func TestHistoryLinesUpCellsAndSaysWhatChanged(t *testing.T) {
 		snap, _ := json.Marshal(envinfo.Snapshot{Hostname: "lab", Kernel: d.kernel, CPUs: 2, CPUModel: "Test CPU", IolabVersion: "dev"})
 		x.Env[0].Snapshot = snap
 	}
-	hs := BuildHistory([]*store.Data{a, b, c}, CellFilter{"rw=randread"}, "", 0)
+	hs := analysis.BuildHistory([]*store.Data{a, b, c}, analysis.CellFilter{"rw=randread"}, "", 0)
 	if len(hs) != 1 || len(hs[0].Steps) != 3 {
 		t.Fatalf("histories %+v, want one of 3 experiments", hs)
 	}
@@ -54,7 +56,7 @@ func TestHistoryLinesUpCellsAndSaysWhatChanged(t *testing.T) {
 	if !strings.Contains(buf.String(), "changed: commit 1111111 → 2222222; kernel 6.1.0 → 6.5.0") || !strings.Contains(buf.String(), "3 experiments: a change point needs 8") {
 		t.Errorf("history text:\n%s", buf.String())
 	}
-	if hs := BuildHistory([]*store.Data{a, b, c}, CellFilter{"rw=randwrite"}, "", 0); len(hs) != 0 {
+	if hs := analysis.BuildHistory([]*store.Data{a, b, c}, analysis.CellFilter{"rw=randwrite"}, "", 0); len(hs) != 0 {
 		t.Errorf("rw=randwrite matched %+v", hs)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -19,8 +20,8 @@ import (
 // Page is what the HTML report shows: experiments, and the histories of
 // their cells across the store.
 type Page struct {
-	Reports   []*Report
-	Histories []HistoryView
+	Reports   []*analysis.Report
+	Histories []analysis.HistoryView
 	// Profiles are the servers' profiles as `iolab show --profile`
 	// prints them, by experiment.
 	Profiles map[string]string
@@ -68,7 +69,7 @@ type htmlPage struct {
 }
 
 type htmlExperiment struct {
-	*Report
+	*analysis.Report
 	Started, Ended string
 	Verdicts       []htmlVerdict
 	Matrix         *verdictMatrix
@@ -101,7 +102,7 @@ type verdictRow struct {
 	Marks   []htmlVerdict // per cell; Verdict "" where there is none
 }
 
-func matrixOf(r *Report, variants []string) *verdictMatrix {
+func matrixOf(r *analysis.Report, variants []string) *verdictMatrix {
 	m := &verdictMatrix{}
 	at := map[[2]string]htmlVerdict{}
 	for _, c := range r.Comparisons {
@@ -163,7 +164,7 @@ type htmlHistoryRow struct {
 
 // variantOrder is the report's variants, the baseline first: the order
 // of colours in every plot.
-func variantOrder(r *Report) []string {
+func variantOrder(r *analysis.Report) []string {
 	var out []string
 	if r.Baseline != "" {
 		out = append(out, r.Baseline)
@@ -183,7 +184,7 @@ func variantLabel(v string) string {
 	return v
 }
 
-func htmlExperimentOf(r *Report, pg Page) (htmlExperiment, error) {
+func htmlExperimentOf(r *analysis.Report, pg Page) (htmlExperiment, error) {
 	e := htmlExperiment{Report: r, Profiles: pg.Profiles[r.Experiment]}
 	var text bytes.Buffer
 	plain := *r
@@ -262,7 +263,7 @@ func htmlExperimentOf(r *Report, pg Page) (htmlExperiment, error) {
 	}
 	if env := r.Env; env != nil {
 		e.Env = [][2]string{{"host", env.Hostname}, {"kernel", env.Kernel}, {"CPU", fmt.Sprintf("%s x%d", env.CPUModel, env.CPUs)},
-			{"memory", humanBytes(float64(env.MemTotalBytes))}, {"iolab", strings.TrimSpace(env.IolabVersion + " " + env.IolabCommit)}, {"Go", env.GoVersion}}
+			{"memory", metrics.FormatBytes(float64(env.MemTotalBytes))}, {"iolab", strings.TrimSpace(env.IolabVersion + " " + env.IolabCommit)}, {"Go", env.GoVersion}}
 		if env.Governor != "" {
 			e.Env = append(e.Env, [2]string{"CPU governor", env.Governor})
 		}
@@ -273,9 +274,9 @@ func htmlExperimentOf(r *Report, pg Page) (htmlExperiment, error) {
 	return e, nil
 }
 
-func measured(run RunView) bool { return !run.Warmup && run.Status == store.StatusOK }
+func measured(run analysis.RunView) bool { return !run.Warmup && run.Status == store.StatusOK }
 
-func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
+func htmlCellOf(r *analysis.Report, name string, variants []string) (htmlCell, error) {
 	hc := htmlCell{Name: name}
 	var cdfs []cdfGroup
 	var strips []stripGroup
@@ -287,7 +288,7 @@ func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
 			continue
 		}
 		vi := slices.Index(variants, cv.Variant)
-		hc.Workload, hc.Params, hc.Metric = cv.Workload, formatParams(cv.Params), PrimaryMetric(cv.Workload)
+		hc.Workload, hc.Params, hc.Metric = cv.Workload, formatParams(cv.Params), analysis.PrimaryMetric(cv.Workload)
 		switch hc.Metric {
 		case "ops_per_s", "bytes_per_s":
 			secondsMetric = hc.Metric
@@ -297,7 +298,7 @@ func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
 			if run.Cell != name || run.Variant != cv.Variant || run.Status != store.StatusOK {
 				continue
 			}
-			v, ok := run.metrics[hc.Metric]
+			v, ok := run.Metrics[hc.Metric]
 			if !ok {
 				continue
 			}
@@ -323,13 +324,13 @@ func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
 		}
 		g.colour = vi
 		strips = append(strips, g)
-		dirs := slices.Sorted(maps.Keys(cv.hist))
+		dirs := slices.Sorted(maps.Keys(cv.Hist))
 		for _, d := range dirs {
 			label := variantLabel(cv.Variant)
 			if len(dirs) > 1 {
 				label += " " + d
 			}
-			cdfs = append(cdfs, cdfGroup{Name: label, H: cv.hist[d]})
+			cdfs = append(cdfs, cdfGroup{Name: label, H: cv.Hist[d]})
 		}
 		hc.Summary = append(hc.Summary, summaryRows(cv, hc.Metric)...)
 	}
@@ -375,11 +376,11 @@ func htmlCellOf(r *Report, name string, variants []string) (htmlCell, error) {
 // percentiles — and when there are several directions, a row for the
 // whole, then each direction with its own share of the metric
 // (read.ops_per_s), never the whole's figure again.
-func summaryRows(cv CellView, metric string) []htmlSummary {
+func summaryRows(cv analysis.CellView, metric string) []htmlSummary {
 	format := metricFormatter(metric)
 	whole := htmlSummary{Variant: variantLabel(cv.Variant), Runs: cv.Measured,
 		Median: medianCI(cv.Summary[metric], format), CV: fmt.Sprintf("%.1f%%", 100*cv.Summary[metric].CV)}
-	dirs := slices.Sorted(maps.Keys(cv.hist))
+	dirs := slices.Sorted(maps.Keys(cv.Hist))
 	withLatency := func(row htmlSummary, d string) htmlSummary {
 		lat := cv.Latency[d]
 		row.P50, row.P99, row.P999 = latency(float64(lat.P50)), latency(float64(lat.P99)), latency(float64(lat.P999))
@@ -418,7 +419,7 @@ func appendFigure(fs []figure, f figure) []figure {
 
 // fullSeconds are the seconds a run lasted the whole of: the last,
 // partial second's count is not a rate.
-func fullSeconds(run RunView) []metrics.Second {
+func fullSeconds(run analysis.RunView) []metrics.Second {
 	var out []metrics.Second
 	for _, s := range run.Series {
 		if float64(s.T+1) <= run.DurationS+0.01 {
@@ -436,8 +437,8 @@ func metricFormatter(metric string) func(float64) string {
 // chosenRun is the run whose seconds the report draws: id when it is one
 // of r's, else of the measured runs that lasted two seconds or more the
 // one furthest from its variant's median; nil when there is none.
-func chosenRun(r *Report, id int64, variants []string) (*htmlRun, error) {
-	var pick *RunView
+func chosenRun(r *analysis.Report, id int64, variants []string) (*htmlRun, error) {
+	var pick *analysis.RunView
 	why := ""
 	for i := range r.Runs {
 		if id != 0 && r.Runs[i].ID == id {
@@ -455,11 +456,11 @@ func chosenRun(r *Report, id int64, variants []string) (*htmlRun, error) {
 			var med float64
 			for _, c := range r.Cells {
 				if c.Name == run.Cell && c.Variant == run.Variant {
-					metric = PrimaryMetric(c.Workload)
+					metric = analysis.PrimaryMetric(c.Workload)
 					med = c.Summary[metric].Median
 				}
 			}
-			v := run.metrics[metric]
+			v := run.Metrics[metric]
 			if v <= 0 || med <= 0 {
 				continue
 			}
@@ -513,9 +514,9 @@ func serverSeconds(series []metrics.ServerSecond) (rss, cpu []float64) {
 
 // htmlHistories groups the histories of one cell and metric (one per
 // variant) into one plot and table.
-func htmlHistories(hs []HistoryView) ([]htmlHistory, error) {
+func htmlHistories(hs []analysis.HistoryView) ([]htmlHistory, error) {
 	var keys []string
-	groups := map[string][]HistoryView{}
+	groups := map[string][]analysis.HistoryView{}
 	for _, h := range hs {
 		k := h.Workload + "\x00" + formatParams(h.Params) + "\x00" + h.Metric
 		if _, ok := groups[k]; !ok {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/observe"
 	"github.com/iolab/iolab/internal/stats"
@@ -57,10 +58,10 @@ func TestServerCPUSecondsAreDrawnAsObserved(t *testing.T) {
 func TestSummaryRowsPerDirection(t *testing.T) {
 	t.Parallel()
 	sum := func(v float64) stats.Summary { return stats.Summary{N: 6, Median: v, CV: 0.01} }
-	cv := CellView{Variant: "a", Measured: 6,
+	cv := analysis.CellView{Variant: "a", Measured: 6,
 		Summary: map[string]stats.Summary{"ops_per_s": sum(1000), "read.ops_per_s": sum(700), "write.ops_per_s": sum(300)},
 		Latency: map[string]metrics.Percentiles{"read": {P99: 2e6}, "write": {P99: 5e6}},
-		hist:    map[string]*hdrhistogram.Histogram{"read": nil, "write": nil}}
+		Hist:    map[string]*hdrhistogram.Histogram{"read": nil, "write": nil}}
 	rows := summaryRows(cv, "ops_per_s")
 	if len(rows) != 3 {
 		t.Fatalf("%d rows: %+v", len(rows), rows)

@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/scaling"
 	"github.com/iolab/iolab/internal/stats"
 )
@@ -100,7 +101,7 @@ func (u unitTicks) Ticks(min, max float64) []plot.Tick {
 }
 
 func metricTicks(metric string) func(float64) string {
-	return func(v float64) string { return FormatMetric(metric, v) }
+	return func(v float64) string { return analysis.FormatMetric(metric, v) }
 }
 
 func linearAxis(a *plot.Axis, metric string) {
@@ -471,7 +472,7 @@ func runSecondsPlot(metric, label, title string, values []float64, variant int) 
 // scalePlot draws a cost against scale on log axes: each scale's median
 // with its interval, the best model's curve, and the band where one run
 // would land (95% prediction interval) out to the extrapolations.
-func scalePlot(v ScaleView) (figure, error) {
+func scalePlot(v analysis.ScaleView) (figure, error) {
 	label, _ := metricFormat(v.Metric)
 	p := newPlot(fmt.Sprintf("%s by %s", label, v.Axis), v.Axis, label)
 	logAxis(&p.X, scaling.Format)
@@ -570,7 +571,7 @@ func addFit(p *plot.Plot, f scaling.Fit, lo, hi float64, k int) ([]legendEntry, 
 
 // historyPlot draws a cell's median [95% CI] per experiment, one colour
 // per variant, with a dashed line before each change point.
-func historyPlot(metric string, hs []HistoryView) (figure, error) {
+func historyPlot(metric string, hs []analysis.HistoryView) (figure, error) {
 	// The experiments of all variants, in time order, share the x axis.
 	var order []string
 	at := map[string]time.Time{}

@@ -9,12 +9,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
 )
 
 // JSON writes r as indented JSON.
-func JSON(w io.Writer, r *Report) error {
+func JSON(w io.Writer, r *analysis.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
@@ -49,7 +50,7 @@ func endpointRows(summary map[string]stats.Summary) []string {
 
 // Terminal writes the human summary: per cell a table of median, 95% CI,
 // mean ± sd, CV and n, the merged latency percentiles, then the warnings.
-func Terminal(w io.Writer, r *Report) error {
+func Terminal(w io.Writer, r *analysis.Report) error {
 	measured, warm, other := 0, 0, 0
 	for _, run := range r.Runs {
 		switch {
@@ -146,7 +147,7 @@ func writeWarnings(w io.Writer, ws []stats.Warning, markdown bool) {
 
 // Markdown writes the comparison report as Markdown: per cell the variant
 // table, then the diagnosis.
-func Markdown(w io.Writer, r *Report) error {
+func Markdown(w io.Writer, r *analysis.Report) error {
 	fmt.Fprintf(w, "## Experiment %s: %s (%s)\n\n`%s`\n", r.Experiment, r.Name, r.Status, r.Command)
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "\n> %s — %s\n", n.Text, n.At.Local().Format("2006-01-02 15:04"))
@@ -182,7 +183,7 @@ func Markdown(w io.Writer, r *Report) error {
 }
 
 // writeDeadlines lists the frame-rate verdicts of every variant's cells.
-func writeDeadlines(w io.Writer, r *Report, markdown bool) {
+func writeDeadlines(w io.Writer, r *analysis.Report, markdown bool) {
 	first := true
 	for _, c := range r.Cells {
 		if c.Deadline == nil {

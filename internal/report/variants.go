@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
 )
@@ -50,8 +51,8 @@ func metricFormat(metric string) (string, func(float64) string) {
 
 // writeVariants writes, per cell and compared metric, the table
 // variant | median [95% CI] | ratio vs baseline [95% CI] | MDE | verdict.
-func writeVariants(w io.Writer, r *Report, markdown bool) error {
-	byCell := map[string][]ComparisonView{}
+func writeVariants(w io.Writer, r *analysis.Report, markdown bool) error {
+	byCell := map[string][]analysis.ComparisonView{}
 	var cells []string
 	for _, c := range r.Comparisons {
 		if _, ok := byCell[c.Cell]; !ok {
@@ -59,7 +60,7 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 		}
 		byCell[c.Cell] = append(byCell[c.Cell], c)
 	}
-	summaries := map[string]CellView{}
+	summaries := map[string]analysis.CellView{}
 	for _, c := range r.Cells {
 		summaries[c.Variant+"\x00"+c.Name] = c
 	}
@@ -148,7 +149,7 @@ func writeVariants(w io.Writer, r *Report, markdown bool) error {
 }
 
 // roundsLine says when an experiment that stops when decided stopped.
-func roundsLine(v *RoundsView) string {
+func roundsLine(v *analysis.RoundsView) string {
 	switch {
 	case v.Decided && v.Ran < v.Max:
 		return fmt.Sprintf("stopped after %d rounds (of %d to %d): every primary comparison was decided", v.Ran, v.Min, v.Max)
@@ -170,7 +171,7 @@ func colour(verdict, text string) string {
 	return "\033[" + code + "m" + text + "\033[0m"
 }
 
-func lowerIsBetter(cs []ComparisonView, metric string) bool {
+func lowerIsBetter(cs []analysis.ComparisonView, metric string) bool {
 	for _, c := range cs {
 		if c.Metric == metric {
 			return c.LowerIsBetter
@@ -182,7 +183,7 @@ func lowerIsBetter(cs []ComparisonView, metric string) bool {
 // writePivot writes, for a study of several cells (a branch x size
 // study), one table of its primary metric: a row per cell, a column per
 // variant — the baseline's median, the others' ratio to it and verdict.
-func writePivot(w io.Writer, r *Report, cells []string, byCell map[string][]ComparisonView, summaries map[string]CellView, markdown bool) error {
+func writePivot(w io.Writer, r *analysis.Report, cells []string, byCell map[string][]analysis.ComparisonView, summaries map[string]analysis.CellView, markdown bool) error {
 	if len(cells) < 2 {
 		return nil
 	}
@@ -204,7 +205,7 @@ func writePivot(w io.Writer, r *Report, cells []string, byCell map[string][]Comp
 	}
 	t := &Table{Header: append([]string{"cell", r.Baseline}, variants...)}
 	for _, cell := range cells {
-		var primary *ComparisonView
+		var primary *analysis.ComparisonView
 		row := make([]string, len(variants))
 		for i := range byCell[cell] {
 			c := byCell[cell][i]
@@ -229,7 +230,7 @@ func writePivot(w io.Writer, r *Report, cells []string, byCell map[string][]Comp
 	return t.Render(w, markdown)
 }
 
-func isPrimary(cs []ComparisonView, metric string) bool {
+func isPrimary(cs []analysis.ComparisonView, metric string) bool {
 	for _, c := range cs {
 		if c.Metric == metric {
 			return c.Primary
@@ -258,7 +259,7 @@ func estimate(c stats.Comparison, format func(float64) string) string {
 }
 
 // viewEstimate is a comparison's estimate, or why there is none.
-func viewEstimate(c ComparisonView) string {
+func viewEstimate(c analysis.ComparisonView) string {
 	if c.Failed != "" {
 		return "not compared: " + c.Failed
 	}
@@ -297,7 +298,7 @@ func verdictText(c stats.Comparison) string {
 
 // disagreement explains, in one line, a ratio that points the other way
 // from the medians printed beside it.
-func disagreement(c ComparisonView, base, own stats.Summary) string {
+func disagreement(c analysis.ComparisonView, base, own stats.Summary) string {
 	if (c.Method != stats.MethodRatio && c.Method != stats.MethodSequential && c.Method != stats.MethodUnpaired) || base.Median <= 0 || own.Median <= 0 {
 		return ""
 	}

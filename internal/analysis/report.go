@@ -1,9 +1,13 @@
-// Package report turns a stored experiment into what people and programs
-// read: per-run numbers, per-cell summaries with confidence intervals, and
-// the warnings that say why numbers may be noisy. Build assembles a Report
-// from store data only, so `iolab show` prints exactly what the live run
-// printed; renderers have the shape func(w io.Writer, r *Report) error.
-package report
+// Package analysis turns stored runs into the report model: per-run
+// numbers, per-cell summaries with confidence intervals, comparisons of
+// variants with their verdicts, the warnings that say why numbers may be
+// noisy, scale fits, the merge of a load's segments, histories across
+// experiments. Build assembles a Report from store data only, so `iolab
+// show` prints exactly what the live run printed. It renders nothing:
+// package report writes the model as text, Markdown, JSON, CSV, NDJSON,
+// benchfmt, fio's JSON and HTML, each a func(w io.Writer, ...) error of
+// the model alone.
+package analysis
 
 import (
 	"encoding/json"
@@ -55,8 +59,8 @@ type Report struct {
 	Segments *SegmentsView `json:"segments,omitempty"`
 	// derived caches each run's metrics while the report is built.
 	derived derivedMetrics
-	// created is when the experiment began (fio's JSON says so).
-	created time.Time
+	// Created is when the experiment began.
+	Created time.Time `json:"-"`
 }
 
 // derivedMetrics caches RunMetrics by run: computing them walks every
@@ -68,7 +72,7 @@ func (dm derivedMetrics) of(res *metrics.Result) map[string]float64 {
 	if m, ok := dm[res]; ok {
 		return m
 	}
-	m := RunMetrics(res)
+	m := metrics.RunMetrics(res)
 	if dm != nil {
 		dm[res] = m
 	}
@@ -117,12 +121,12 @@ type RunView struct {
 	EnvSeries []metrics.EnvSecond `json:"env_series,omitempty"`
 	// FrameSeries is a frame test's per-frame timings (with --series).
 	FrameSeries []metrics.FrameTiming `json:"frame_series,omitempty"`
-	// metrics are the run's metrics by name, for plots (RunMetrics).
-	metrics map[string]float64
-	// res is the run as measured and cell the cell it ran, which the
-	// exports (CSV, NDJSON, benchfmt, fio's JSON) write out whole.
-	res  *metrics.Result
-	cell store.Cell
+	// Metrics are the run's metrics by name (metrics.RunMetrics).
+	Metrics map[string]float64 `json:"-"`
+	// Result is the run as measured and StoredCell the cell it ran, which
+	// the exports (CSV, NDJSON, benchfmt, fio's JSON) write out whole.
+	Result     *metrics.Result `json:"-"`
+	StoredCell store.Cell      `json:"-"`
 }
 
 // DirView is one kind of operation of a run.
@@ -191,9 +195,9 @@ type CellView struct {
 	TimingOverheadNs float64 `json:"timing_overhead_ns"`
 	// Deadline is a frame test's verdict on its target frame rate.
 	Deadline *DeadlineView `json:"deadline,omitempty"`
-	// hist merges the measured runs' latency histograms per direction,
+	// Hist merges the measured runs' latency histograms per direction,
 	// for plots.
-	hist map[string]*hdrhistogram.Histogram
+	Hist map[string]*hdrhistogram.Histogram `json:"-"`
 }
 
 // DeadlineView says whether a frame test kept its target frame rate in
@@ -239,9 +243,6 @@ func deadlineOf(runs []store.Run) *DeadlineView {
 	}
 	return d
 }
-
-// RunMetrics is a run's metrics (metrics.RunMetrics).
-func RunMetrics(res *metrics.Result) map[string]float64 { return metrics.RunMetrics(res) }
 
 func dirView(res *metrics.Result, d metrics.Op) *DirView {
 	ds := res.ByOp[d]
@@ -367,7 +368,7 @@ const DefaultThreshold = 0.02
 
 // Build assembles the report of a stored experiment.
 func Build(d *store.Data, opts Options) *Report {
-	r := &Report{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Command: d.Experiment.Command, created: d.Experiment.CreatedAt,
+	r := &Report{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Command: d.Experiment.Command, Created: d.Experiment.CreatedAt,
 		Status: d.Experiment.Status, Notes: d.Experiment.Notes, Runs: []RunView{}, Warnings: []stats.Warning{}, derived: derivedMetrics{},
 		Segments: opts.Segments}
 	cellByID := map[int64]int{}
@@ -384,7 +385,7 @@ func Build(d *store.Data, opts Options) *Report {
 			Read: dirView(res, metrics.Read), Write: dirView(res, metrics.Write), Sync: dirView(res, metrics.Sync), Notes: res.Notes,
 			Ops: objectOps(res), Verify: verifyView(res), Frames: framesView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
 		v.Lat, v.TTFB = mergedLatency(res)
-		v.metrics, v.res, v.cell = r.derived.of(res), res, d.Cells[ci]
+		v.Metrics, v.Result, v.StoredCell = r.derived.of(res), res, d.Cells[ci]
 		if opts.Series {
 			v.Series, v.FrameSeries, v.ServerSeries, v.EnvSeries = res.Series, res.Frames, res.ServerSeries, res.EnvSeries
 		}
@@ -489,10 +490,10 @@ func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 	if len(overhead) > 0 {
 		cv.TimingOverheadNs = stats.Summarize(overhead).Median
 	}
-	cv.hist = map[string]*hdrhistogram.Histogram{}
+	cv.Hist = map[string]*hdrhistogram.Histogram{}
 	for d, h := range merged {
 		cv.Latency[d.String()] = metrics.PercentilesOf(h)
-		cv.hist[d.String()] = h
+		cv.Hist[d.String()] = h
 	}
 	label := c.Name + " " + PrimaryMetric(c.Workload)
 	if c.Variant != "" {
@@ -535,7 +536,7 @@ func idleServer(c store.Cell, values map[string][]float64) (stats.Warning, bool)
 	}
 	return stats.Warning{Code: "server-idle", Message: fmt.Sprintf(
 		"%s/%s: the variant's server used no CPU and moved no bytes in %d measured runs while the workload did %s operations/s: the load did not reach it — check the workload's target (a path under the server's mount, its {{port}})",
-		c.Variant, c.Name, len(cpu), count(stats.Summarize(ops).Median))}, true
+		c.Variant, c.Name, len(cpu), stats.FormatValue(stats.Summarize(ops).Median))}, true
 }
 
 // uncachedRandomReadP50 is the merged read median of a cell that read

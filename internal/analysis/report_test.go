@@ -1,0 +1,165 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/analysis/analysistest"
+	"github.com/iolab/iolab/internal/envinfo"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
+
+	_ "github.com/iolab/iolab/internal/cgroup"  // declares the cgroup_ metrics
+	_ "github.com/iolab/iolab/internal/observe" // declares the server_ metrics
+	_ "github.com/iolab/iolab/internal/workload/all"
+)
+
+func TestBuildLeavesWarmupAndFailedRunsOut(t *testing.T) {
+	r := Build(analysistest.Experiment(), Options{})
+	s := r.Summary["ops_per_s"]
+	if s.N != 6 || s.Median != 9975 {
+		t.Fatalf("summary %+v: want the 6 ok measured runs, median 9975", s)
+	}
+	codes := map[string]bool{}
+	for _, w := range r.Warnings {
+		codes[w.Code] = true
+	}
+	for _, want := range []string{"first-run-outlier", "high-cv", "errors", "failed-runs", "rotational-disk"} {
+		if !codes[want] {
+			t.Errorf("no %s warning in %+v", want, r.Warnings)
+		}
+	}
+	if codes["too-few-runs"] {
+		t.Error("too-few-runs with 6 runs")
+	}
+}
+
+// The server's figures are compared between variants like the client's;
+// a figure that is zero on both sides (a server that wrote nothing) is
+// not a comparison.
+func TestServerMetricsCompared(t *testing.T) {
+	d := &store.Data{Experiment: store.Experiment{ID: "x"},
+		Cells: []store.Cell{{ID: 1, Name: "up", Variant: "a", Workload: "http"}, {ID: 2, Name: "up", Variant: "b", Workload: "http"}}}
+	for round := 0; round < 6; round++ {
+		for cell, rss := range map[int64]float64{1: 100 << 20, 2: 200 << 20} {
+			res := &metrics.Result{Duration: time.Second, Extra: map[string]float64{
+				"server_cpu_s": 1 + 0.01*float64(round), "server_rss_peak_bytes": rss + float64(round<<10),
+				"server_write_bytes": 0, "server_read_bytes": float64(cell) * 4096 * float64(round+1)}}
+			res.ByOp[metrics.Upload] = metrics.OpStats{Ops: 10, Bytes: 10 << 20}
+			d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: cell, Round: round, Slot: int(cell - 1), Status: store.StatusOK, Result: res})
+		}
+	}
+	r := Build(d, Options{Baseline: "a"})
+	got := map[string]string{}
+	for _, c := range r.Comparisons {
+		got[c.Metric] = c.Verdict
+	}
+	if got["server_rss_peak_bytes"] != "slower" || got["server_cpu_s"] == "" || got["server_read_bytes"] == "" {
+		t.Errorf("comparisons %v: want the server's figures compared, twice the RSS slower", got)
+	}
+	if _, ok := got["server_write_bytes"]; ok {
+		t.Errorf("server_write_bytes compared though zero on both sides: %v", got)
+	}
+}
+
+// A variant still warming up over its first measured runs is named, with
+// how many runs; a steady variant is not.
+func TestVariantWarmupIsNamed(t *testing.T) {
+	d := &store.Data{Experiment: store.Experiment{ID: "x"},
+		Cells: []store.Cell{{ID: 1, Name: "c", Variant: "a", Workload: "fs"}, {ID: 2, Name: "c", Variant: "fresh", Workload: "fs"}}}
+	for round := 0; round < 12; round++ {
+		for cell := int64(1); cell <= 2; cell++ {
+			iops := 1000 * (1 + 0.01*float64((round*7+int(cell))%3-1))
+			if cell == 2 {
+				iops /= 1 + math.Exp(-float64(round)) // 1+e^-k slower at first
+			}
+			res := &metrics.Result{Duration: time.Second}
+			res.ByOp[metrics.Read] = metrics.OpStats{Ops: int64(iops), Bytes: int64(iops) * 4096}
+			d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: cell, Round: round, Slot: int(cell - 1), Status: store.StatusOK, Result: res})
+		}
+	}
+	r := Build(d, Options{Baseline: "a"})
+	var named []string
+	for _, w := range r.Warnings {
+		if w.Code == stats.CodeVariantWarmup {
+			named = append(named, w.Message)
+		}
+	}
+	if len(named) != 1 || !strings.HasPrefix(named[0], "fresh/c ops_per_s: its first 3 measured runs") {
+		t.Errorf("warm-up warnings %q", named)
+	}
+}
+
+// Throughput that swings while the CPU per operation holds, under CPU
+// pressure, is named CPU starvation, and the trend it makes is not blamed
+// on the target.
+func TestCPUStarvationIsNamed(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	d := &store.Data{Experiment: store.Experiment{ID: "x"}, Cells: []store.Cell{{ID: 1, Name: "frames-4k", Workload: "fs"}}}
+	for i, pressure := range []float64{5, 83, 68, 20} {
+		snap, _ := json.Marshal(envinfo.Snapshot{TakenAt: t0.Add(time.Duration(i) * time.Minute), CPUs: 2, Load1: 1 + pressure/20,
+			PressureCPU: pressure, PressureMemory: -1, PressureIO: -1, MemTotalBytes: 8 << 30, MemAvailableBytes: 6 << 30})
+		d.Env = append(d.Env, store.EnvSnapshot{Round: i, Phase: "before", TakenAt: t0, Snapshot: snap})
+	}
+	for round := 0; round < 8; round++ {
+		ops := 1000 * (1 + 0.12*float64(round)) // doubling as the load fell
+		res := &metrics.Result{Duration: time.Second, CPUUserS: ops * 50e-6, CPUSysS: 0}
+		res.ByOp[metrics.Read] = metrics.OpStats{Ops: int64(ops), Bytes: int64(ops) * 4096}
+		d.Runs = append(d.Runs, store.Run{ID: int64(round + 1), CellID: 1, Round: round, Status: store.StatusOK, Result: res})
+	}
+	r := Build(d, Options{})
+	var pressure, trend string
+	for _, w := range r.Warnings {
+		switch w.Code {
+		case "cpu-pressure":
+			pressure = w.Message
+		case stats.CodeTrend:
+			trend = w.Message
+		}
+	}
+	if !strings.Contains(pressure, "at worst PSI cpu some avg10 83%") || !strings.Contains(pressure, "frames-4k's throughput varied by") || !strings.Contains(pressure, "starved of CPU") {
+		t.Errorf("cpu-pressure: %q", pressure)
+	}
+	if !strings.Contains(trend, "likelier cause is the benchmark starved of CPU") {
+		t.Errorf("trend: %q", trend)
+	}
+}
+
+// Run by run, throughput that falls as tasks wait longer for a CPU is
+// named starvation, with the worst run; the same stall without that
+// pattern is not.
+func TestStallPerRunNamesStarvation(t *testing.T) {
+	build := func(opsOf func(stall float64) float64) *Report {
+		t0 := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+		d := &store.Data{Experiment: store.Experiment{ID: "x"}, Cells: []store.Cell{{ID: 1, Name: "up", Workload: "http"}}}
+		for round, stall := range []float64{0.05, 0.6, 0.2, 0.8, 0.1, 0.4, 0.3, 0.7} {
+			res := &metrics.Result{Start: t0.Add(time.Duration(round) * time.Minute), Duration: time.Second,
+				Extra: map[string]float64{"env_cpu_stall": stall, "env_memory_stall": 0, "env_io_stall": 0}}
+			// Its seconds: the worst one is a little worse than the run.
+			res.EnvSeries = []metrics.EnvSecond{{T: res.Start.Unix() + 1, CPUStall: stall * 0.9}, {T: res.Start.Unix() + 2, CPUStall: stall * 1.1}}
+			ops := opsOf(stall)
+			res.ByOp[metrics.Upload] = metrics.OpStats{Ops: int64(ops), Bytes: int64(ops) << 20}
+			d.Runs = append(d.Runs, store.Run{ID: int64(round + 1), CellID: 1, Round: round, Status: store.StatusOK, Result: res})
+		}
+		return Build(d, Options{})
+	}
+	find := func(r *Report) string {
+		for _, w := range r.Warnings {
+			if w.Code == "starved" {
+				return w.Message
+			}
+		}
+		return ""
+	}
+	starved := find(build(func(stall float64) float64 { return 1000 * (1 - stall/1.2) }))
+	if !strings.HasPrefix(starved, "up bytes_per_s got worse as tasks waited longer for a CPU (Kendall tau -1.00") || !strings.Contains(starved, "waited for a CPU 80% of the time (its worst second, at "+time.Date(2026, 11, 22, 8, 3, 2, 0, time.UTC).Local().Format("15:04:05")+": 88%)") {
+		t.Errorf("starved: %q", starved)
+	}
+	if w := find(build(func(stall float64) float64 { return 1000 + 10*math.Sin(7*stall) })); w != "" {
+		t.Errorf("no pattern, yet: %q", w)
+	}
+}

@@ -1,0 +1,304 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/segment"
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// StatusPartial is a merged run some segment did not finish: it is listed,
+// never summarised as if the load had been smaller.
+const StatusPartial = "partial"
+
+// SegmentsView is what each segment of a load did, beside the merge.
+type SegmentsView struct {
+	Group string `json:"group"`
+	N     int    `json:"n"`
+	// Experiments are the segments' own experiments, by segment ("0/2").
+	Experiments map[string]string `json:"experiments"`
+	// Missing names segments that stored no experiment.
+	Missing []string `json:"missing,omitempty"`
+	// Died names segments whose runner died before it ended (a kill -9,
+	// a lost host): the runs it had not finished are partial.
+	Died  []string      `json:"died,omitempty"`
+	Cells []SegmentCell `json:"cells"`
+}
+
+// SegmentCell is one cell's figures per segment over its measured runs.
+type SegmentCell struct {
+	Cell     string           `json:"cell"`
+	Segments []SegmentFigures `json:"segments"`
+}
+
+// SegmentFigures are one segment's medians of a cell.
+type SegmentFigures struct {
+	Segment string  `json:"segment"`
+	Runs    int     `json:"runs"`
+	OpsPerS float64 `json:"ops_per_s"`
+	P99Ns   float64 `json:"lat_p99_ns"`
+}
+
+// MergeSegments merges the experiments of one load's segments into one:
+// runs meet by cell, round and slot; operations, bytes and errors add up,
+// latency histograms merge exactly (never percentiles averaged), per-second
+// series add up by wall-clock second, the run spans from the first start
+// to the last end. A run a segment did not finish (or never stored) makes
+// the merged run partial, named in its error.
+func MergeSegments(parts []*store.Data) (*store.Data, *SegmentsView, error) {
+	if len(parts) == 0 {
+		return nil, nil, fmt.Errorf("no segments to merge")
+	}
+	bySeg := map[int]*store.Data{}
+	n := 0
+	view := &SegmentsView{Group: parts[0].Experiment.SegmentGroup, Experiments: map[string]string{}}
+	for _, p := range parts {
+		seg, err := segment.Parse(p.Experiment.Segment)
+		if err != nil {
+			return nil, nil, fmt.Errorf("experiment %s: segment %w", p.Experiment.ID, err)
+		}
+		if n != 0 && seg.N != n {
+			return nil, nil, fmt.Errorf("group %s: experiment %s is a segment of %d, others of %d", view.Group, p.Experiment.ID, seg.N, n)
+		}
+		n = seg.N
+		if prev := bySeg[seg.I]; prev == nil || p.Experiment.CreatedAt.After(prev.Experiment.CreatedAt) {
+			bySeg[seg.I] = p // a segment run again (a restarted pod): its latest
+		}
+	}
+	view.N = n
+	segs := slices.Sorted(maps.Keys(bySeg))
+	for i := range n {
+		if bySeg[i] == nil {
+			view.Missing = append(view.Missing, segment.Segment{I: i, N: n}.String())
+		} else {
+			view.Experiments[segment.Segment{I: i, N: n}.String()] = bySeg[i].Experiment.ID
+		}
+	}
+	base := bySeg[segs[0]]
+	out := &store.Data{Experiment: base.Experiment, Cells: base.Cells, Env: base.Env}
+	out.Experiment.Segment = ""
+	if len(view.Missing) > 0 {
+		out.Experiment.Status = StatusPartial
+	}
+	for _, i := range segs {
+		if st := bySeg[i].Experiment.Status; st != "done" && out.Experiment.Status == "done" {
+			out.Experiment.Status = st
+		}
+	}
+	type key struct {
+		cell, round, slot int
+		warmup            bool
+	}
+	cellOf := func(d *store.Data, id int64) int {
+		for _, c := range d.Cells {
+			if c.ID == id {
+				return c.Index
+			}
+		}
+		return -1
+	}
+	runs := map[key][]*store.Run{} // by segment
+	var order []key
+	for _, i := range segs {
+		d := bySeg[i]
+		for ri := range d.Runs {
+			r := &d.Runs[ri]
+			k := key{cellOf(d, r.CellID), r.Round, r.Slot, r.Warmup}
+			if runs[k] == nil {
+				runs[k] = make([]*store.Run, n)
+				order = append(order, k)
+			}
+			runs[k][i] = r
+		}
+	}
+	for _, k := range order {
+		if k.cell < 0 || k.cell >= len(base.Cells) {
+			return nil, nil, fmt.Errorf("group %s: the segments' experiments do not have the same cells; they are not one load", view.Group)
+		}
+		out.Runs = append(out.Runs, mergeRun(runs[k], base.Cells[k.cell].ID, n))
+	}
+	// Per segment, per cell: medians of its measured runs.
+	for ci, c := range base.Cells {
+		sc := SegmentCell{Cell: c.Name}
+		for _, i := range segs {
+			var ops, p99 []float64
+			for _, r := range bySeg[i].Runs {
+				if cellOf(bySeg[i], r.CellID) != ci || r.Warmup || r.Status != store.StatusOK || r.Result == nil {
+					continue
+				}
+				ops = append(ops, float64(r.Result.Ops())/r.Result.Duration.Seconds())
+				if h := latencyUnion(r.Result, false); h != nil { // only its p99: one walk of one histogram
+					p99 = append(p99, float64(h.ValueAtQuantile(99)))
+				}
+			}
+			f := SegmentFigures{Segment: segment.Segment{I: i, N: n}.String(), Runs: len(ops)}
+			if len(ops) > 0 {
+				f.OpsPerS = stats.Summarize(ops).Median
+			}
+			if len(p99) > 0 {
+				f.P99Ns = stats.Summarize(p99).Median
+			}
+			sc.Segments = append(sc.Segments, f)
+		}
+		view.Cells = append(view.Cells, sc)
+	}
+	return out, view, nil
+}
+
+// mergeRun merges one run across the segments (nil: the segment has none).
+func mergeRun(parts []*store.Run, cellID int64, n int) store.Run {
+	var present []*store.Run
+	var problems []string
+	for i, r := range parts {
+		seg := segment.Segment{I: i, N: n}
+		switch {
+		case r == nil:
+			problems = append(problems, fmt.Sprintf("segment %s has no such run", seg))
+		case r.Status == store.StatusRunning:
+			problems = append(problems, fmt.Sprintf("segment %s did not finish it (still running, or its runner died)", seg))
+			present = append(present, r)
+		case r.Status != store.StatusOK:
+			problems = append(problems, fmt.Sprintf("segment %s %s: %s", seg, r.Status, r.Error))
+			present = append(present, r)
+		default:
+			present = append(present, r)
+		}
+	}
+	first := present[0]
+	m := store.Run{ID: first.ID, CellID: cellID, Round: first.Round, Slot: first.Slot, Warmup: first.Warmup, Status: store.StatusOK}
+	if len(problems) > 0 {
+		m.Status, m.Error = StatusPartial, strings.Join(problems, "; ")
+	}
+	var results []*metrics.Result
+	for _, r := range present {
+		m.EndedAt = later(m.EndedAt, r.EndedAt)
+		if r.Result != nil {
+			results = append(results, r.Result)
+		}
+	}
+	m.Result = &metrics.Result{}
+	if len(results) > 0 {
+		m.Result = mergeResults(results)
+	}
+	return m
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// mergeResults merges results of runs that ran at the same time.
+func mergeResults(rs []*metrics.Result) *metrics.Result {
+	out := &metrics.Result{Start: rs[0].Start, ErrorCodes: map[string]int64{}, Extra: map[string]float64{}}
+	var end time.Time
+	for _, r := range rs {
+		if r.Start.Before(out.Start) {
+			out.Start = r.Start
+		}
+		end = later(end, r.Start.Add(r.Duration))
+	}
+	out.Duration = end.Sub(out.Start)
+	seconds := map[int64]*metrics.Second{}
+	seen := map[metrics.Note]bool{}
+	for _, r := range rs {
+		for d := range r.ByOp {
+			o, s := &out.ByOp[d], r.ByOp[d]
+			o.Ops, o.Bytes, o.Errors = o.Ops+s.Ops, o.Bytes+s.Bytes, o.Errors+s.Errors
+			o.ActiveS = max(o.ActiveS, s.ActiveS)
+			o.Lat = mergeHist(o.Lat, s.Lat)
+			o.TTFB = mergeHist(o.TTFB, s.TTFB)
+		}
+		out.Errors += r.Errors
+		if out.FirstError == "" {
+			out.FirstError = r.FirstError
+		}
+		out.CPUUserS += r.CPUUserS
+		out.CPUSysS += r.CPUSysS
+		out.TimingOverheadNs = max(out.TimingOverheadNs, r.TimingOverheadNs)
+		for k, v := range r.ErrorCodes {
+			out.ErrorCodes[k] += v
+		}
+		for k, v := range r.Extra {
+			mergeExtra(out.Extra, k, v)
+		}
+		for _, note := range r.Notes {
+			if !seen[note] {
+				seen[note] = true
+				out.Notes = append(out.Notes, note)
+			}
+		}
+		// Seconds meet by wall clock: a segment that started later adds
+		// to the seconds it shares with the others.
+		for _, s := range r.Series {
+			at := r.Start.Unix() + s.T
+			m := seconds[at]
+			if m == nil {
+				m = &metrics.Second{T: at}
+				seconds[at] = m
+			}
+			// Per-second percentiles do not merge; the worst segment's
+			// bounds the second's.
+			m.Ops, m.Bytes = m.Ops+s.Ops, m.Bytes+s.Bytes
+			m.P50Ns, m.P99Ns, m.MaxNs = max(m.P50Ns, s.P50Ns), max(m.P99Ns, s.P99Ns), max(m.MaxNs, s.MaxNs)
+		}
+	}
+	if failed, ok := out.Extra["frames_failed"]; ok {
+		out.Extra["frames_success_pct"] = 100 * out.Extra["frames_done"] / max(out.Extra["frames_done"]+failed, 1)
+	}
+	for _, r := range rs {
+		out.Frames = append(out.Frames, r.Frames...)
+	}
+	slices.SortStableFunc(out.Frames, func(a, b metrics.FrameTiming) int { return cmp.Compare(a.Pos, b.Pos) })
+	for _, at := range slices.Sorted(maps.Keys(seconds)) {
+		s := *seconds[at]
+		s.T = at - out.Start.Unix()
+		out.Series = append(out.Series, s)
+	}
+	return out
+}
+
+// mergeExtra merges a segment's figure into the load's as the catalogue
+// says the metric merges: counts and rates of segments that ran at once
+// add up; peaks, the worst of anything, a host's stall and a process's
+// time are the largest segment's; a pass is every segment's; percentiles
+// and costs per operation are recomputed from the merged run (its
+// histograms), never merged from figures. A plan's own metric, which no
+// catalogue declares, adds up.
+func mergeExtra(into map[string]float64, k string, v float64) {
+	prev, seen := into[k]
+	def, _ := metrics.Describe(k)
+	switch def.Merge {
+	case metrics.MergeMin:
+		if !seen || v < prev {
+			into[k] = v
+		}
+	case metrics.MergeMax:
+		into[k] = max(prev, v)
+	case metrics.MergeRecompute:
+	default:
+		into[k] = prev + v
+	}
+}
+
+func mergeHist(into, h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	if h == nil {
+		return into
+	}
+	if into == nil {
+		into = metrics.NewHistogram()
+	}
+	into.Merge(h)
+	return into
+}
