@@ -645,4 +645,11 @@ workloads:
 			t.Fatalf("run %+v", run)
 		}
 	}
+	// Every start had a port of its own: the cell's parameters say
+	// {{port}}, not the port the plan was compiled with.
+	for _, c := range r.Cells {
+		if c.Name == "obj" && c.Params["endpoint"] != "http://127.0.0.1:{{port}}" {
+			t.Errorf("%s/%s endpoint %q", c.Variant, c.Name, c.Params["endpoint"])
+		}
+	}
 }
