@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/analysis/analysistest"
@@ -45,4 +46,25 @@ func optionsOf(d *store.Data) analysis.Options {
 		return analysis.OptionsFor(rec)
 	}
 	return analysis.Options{}
+}
+
+// The HTML page of the two variants, with their seconds, has a golden
+// file too: its tables and every plot's SVG.
+func TestHTMLGolden(t *testing.T) {
+	page := func() []byte {
+		d := analysistest.TwoVariants()
+		opts := optionsOf(d)
+		opts.Series = true
+		var buf bytes.Buffer
+		pg := Page{Reports: []*analysis.Report{analysis.Build(d, opts)}, Generated: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
+		if err := HTML(&buf, pg); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	first := page()
+	if !bytes.Equal(first, page()) {
+		t.Fatal("the same model gave two different pages")
+	}
+	golden(t, "variants.html", first)
 }
