@@ -2,11 +2,15 @@ package cli
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // exportServer is a server that provides a file while it runs, as nbdkit
@@ -210,5 +214,49 @@ func TestEverySegmentRefusesAStarvedLoad(t *testing.T) {
 		"--segment", "0/2", "--segment-group", "g", "--db", db)
 	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "leaves segment 1/2 no job") {
 		t.Fatalf("segment 0/2 of one job: %v", err)
+	}
+}
+
+// One upload that lasts seconds shows in every one of them: the stored
+// per-second series books its bytes over the seconds it moved (as fio's
+// bandwidth log), not all in the last, so the plot of a disk slowing over
+// a day has something to draw.
+func TestLongUploadFillsEverySecond(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 1<<20)
+		for {
+			if _, err := io.ReadFull(r.Body, buf); err != nil {
+				return
+			}
+			time.Sleep(125 * time.Millisecond) // 8 MiB/s
+		}
+	}))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "x.db")
+	if _, stderr, err := iolab(t, context.Background(), "http", "upload", "--url", srv.URL+"/{{i}}", "--method", "PUT", "--size", "24m",
+		"--count", "1", "--rounds", "1", "--warmup", "0", "--db", db); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json", "--series")
+	var r struct {
+		Runs []struct {
+			DurationS float64 `json:"duration_s"`
+			Series    []struct{ T, Ops, Bytes int64 }
+		}
+	}
+	decodeInto(t, out, &r)
+	if err != nil || len(r.Runs) != 1 || r.Runs[0].DurationS < 2 {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var total int64
+	for _, s := range r.Runs[0].Series {
+		if float64(s.T+1) <= r.Runs[0].DurationS && s.Bytes < 2<<20 {
+			t.Errorf("second %d of a %.1f s upload moved %d bytes: %+v", s.T, r.Runs[0].DurationS, s.Bytes, r.Runs[0].Series)
+		}
+		total += s.Bytes
+	}
+	if total != 24<<20 {
+		t.Errorf("the seconds hold %d bytes of 24 MiB", total)
 	}
 }
