@@ -128,6 +128,8 @@ func errorCode(err error) string {
 		return strconv.Itoa(resp.StatusCode)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "canceled"
+	case errors.Is(err, errBodyLength):
+		return "body-length"
 	case errors.Is(err, errShortList):
 		return "list-short"
 	case malformed(err):

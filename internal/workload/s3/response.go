@@ -40,12 +40,39 @@ func readResponse(br *bufio.Reader, method string) (response, error) {
 		case chunked:
 			r.body = &chunkedBody{r: httputil.NewChunkedReader(br), br: br}
 		case length >= 0:
-			r.body = io.LimitReader(br, length)
+			r.body = &lengthBody{r: br, left: length}
 		default:
 			r.body, r.close = br, true
 		}
 		return r, nil
 	}
+}
+
+// errBodyLength is a body that is not the length it should be: cut short
+// by the connection, or not the object's size.
+var errBodyLength = errors.New("body of the wrong length")
+
+// lengthBody is a body framed by Content-Length: its bytes, then io.EOF;
+// a connection that ends before all of them came is errBodyLength, where
+// an io.LimitReader would pass the rest off as a whole, shorter body.
+type lengthBody struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *lengthBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if err == io.EOF && b.left > 0 {
+		err = fmt.Errorf("%w: the connection ended %d bytes before its Content-Length", errBodyLength, b.left)
+	}
+	return n, err
 }
 
 // readHead parses the status line and the headers that frame the body.

@@ -195,6 +195,21 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 		}
 		rangeHdr = fmt.Sprintf("bytes=%d-%d", off, off+o.RangeSize-1)
 	}
+	want := obj.size
+	if rangeHdr != "" {
+		want = o.RangeSize
+	}
+	n, err := w.getBody(ctx, obj, opts, rangeHdr)
+	if err == nil && n != want {
+		// A whole answer of the wrong size is no success either.
+		err = fmt.Errorf("%w: GET %s: %d bytes, the object (or range) has %d", errBodyLength, obj.key, n, want)
+	}
+	return n, err
+}
+
+// getBody reads an object (or a range of it) to its end.
+func (w *worker) getBody(ctx context.Context, obj object, opts minio.GetObjectOptions, rangeHdr string) (int64, error) {
+	o := &w.s.opts
 	if w.fast != nil {
 		return w.fast.do(ctx, http.MethodGet, o.Bucket, obj.key, nil, 0, rangeHdr, struct{ io.Writer }{io.Discard}, w.buf, w.stamp)
 	}

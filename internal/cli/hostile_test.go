@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// halfBodies is a reverse proxy in front of an S3 server that sends every
+// object GET's head as the server sent it — its Content-Length included — and
+// then only the first half of its body before closing the connection,
+// as a proxy that truncates does.
+func halfBodies(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.ModifyResponse = func(resp *http.Response) error {
+		object := strings.Count(strings.Trim(resp.Request.URL.Path, "/"), "/") >= 1 && resp.Request.URL.RawQuery == ""
+		if resp.Request.Method == http.MethodGet && object && resp.StatusCode == http.StatusOK && resp.ContentLength > 1 {
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.LimitReader(resp.Body, resp.ContentLength/2), resp.Body}
+		}
+		return nil
+	}
+	rp.ErrorLog = nil
+	srv := httptest.NewServer(rp)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// A GET whose body is cut short is a failed GET, counted as GET's (code
+// body-length), never a success with half the bytes — in iolab's own
+// client and in minio-go's — and the PUTs beside it on the same
+// connections are not charged with it.
+func TestCutShortGetsAreFailures(t *testing.T) {
+	t.Parallel()
+	srv := s3Servers(t)[0]
+	front := halfBodies(t, srv.endpoint)
+	for _, client := range [][]string{nil, {"--sdk-client"}} {
+		db := filepath.Join(t.TempDir(), "x.db")
+		args := append([]string{"s3", "--endpoint", front, "--bucket", "halves", "--create-bucket", "--access-key", testAccessKey,
+			"--secret-key", testSecretKey, "--mix", "put=1,get=1", "--size", "4k", "--count", "40", "--concurrency", "2",
+			"--rounds", "1", "--warmup", "0", "--keep-going", "--db", db, "--json"}, client...)
+		out, stderr, err := iolab(t, context.Background(), args...)
+		if err == nil || out == "" {
+			t.Fatalf("%v: %v\n%s\n%s", client, err, out, stderr)
+		}
+		var r jsonRunS3
+		decodeInto(t, out, &r)
+		if len(r.Runs) != 1 {
+			t.Fatalf("%v: %s", client, out)
+		}
+		get, put := r.Runs[0].Ops["get"], r.Runs[0].Ops["put"]
+		if get.Ops != 0 || get.Errors == 0 || put.Errors != 0 || put.Ops == 0 {
+			t.Fatalf("%v: get %+v put %+v", client, get, put)
+		}
+		codes, _, _ := iolab(t, context.Background(), "show", "--db", db, "--json")
+		if !strings.Contains(codes, `"get:body-length"`) && !strings.Contains(codes, `"get:network"`) {
+			t.Errorf("%v: the GETs' errors are not counted by what broke them:\n%s", client, codes)
+		}
+	}
+}
