@@ -71,3 +71,40 @@ func TestCutShortGetsAreFailures(t *testing.T) {
 		}
 	}
 }
+
+// shortBodies is an HTTP server whose every answer says Content-Length:
+// 4096 and sends 2048 bytes before closing the connection.
+func shortBodies(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n")
+		buf.Write(make([]byte, 2048))
+		buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// An http download whose body is shorter than its Content-Length is a
+// failed download, with or without --verify.
+func TestCutShortDownloadsAreFailures(t *testing.T) {
+	t.Parallel()
+	url := shortBodies(t)
+	for _, verify := range []string{"--verify=false", "--verify=true"} {
+		out, _, err := iolab(t, context.Background(), "http", "download", "--url", url+"/{{i}}", "--size", "4k", "--count", "8",
+			verify, "--rounds", "1", "--warmup", "0", "--keep-going", "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+		var r jsonRunS3
+		decodeInto(t, out, &r)
+		if err == nil || len(r.Runs) != 1 {
+			t.Fatalf("%s: %v\n%s", verify, err, out)
+		}
+		if d := r.Runs[0].Ops["download"]; d.Ops != 0 || d.Errors != 8 {
+			t.Fatalf("%s: downloads %+v", verify, d)
+		}
+	}
+}
