@@ -108,3 +108,38 @@ func TestCutShortDownloadsAreFailures(t *testing.T) {
 		}
 	}
 }
+
+// A single-value --rate (fio's form, which caps reads and writes) on a
+// job that only reads says nothing of writes, which it never issues.
+func TestRateOnOneDirectionIsNoFalseAlarm(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"--rw", "randread", "--rate", "1m"}, {"--rw", "write", "--rate_iops", "50"}} {
+		out, _, err := iolab(t, context.Background(), append([]string{"fs", "--directory", dir, "--size", "1m", "--bs", "4k",
+			"--runtime", "1s", "--rounds", "1", "--warmup", "0", "--db", filepath.Join(t.TempDir(), "x.db"), "--json"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if r := decode(t, out); hasWarning(r, "rate-not-met") {
+			t.Errorf("%v: %+v", args, r.Warnings)
+		}
+	}
+}
+
+// And a rate no target keeps is still said, for the direction asked.
+func TestRateNotMetIsSaid(t *testing.T) {
+	t.Parallel()
+	out, _, err := iolab(t, context.Background(), "fs", "--directory", t.TempDir(), "--size", "1m", "--bs", "4k", "--rw", "randread",
+		"--rate_iops", "50000000", "--runtime", "1s", "--rounds", "1", "--warmup", "0", "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decode(t, out)
+	said := false
+	for _, w := range r.Warnings {
+		said = said || (w.Code == "rate-not-met" && strings.Contains(w.Message, "reads ran at") && !strings.Contains(w.Message, "writes"))
+	}
+	if !said {
+		t.Fatalf("50M reads/s asked of a psync job, no rate-not-met: %+v", r.Warnings)
+	}
+}
