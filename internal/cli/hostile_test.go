@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -141,5 +144,21 @@ func TestRateNotMetIsSaid(t *testing.T) {
 	}
 	if !said {
 		t.Fatalf("50M reads/s asked of a psync job, no rate-not-met: %+v", r.Warnings)
+	}
+}
+
+// No credentials anywhere is said as that, with where iolab looked — not
+// as "credentials rejected".
+func TestNoCredentialsIsNotRejectedCredentials(t *testing.T) {
+	t.Parallel()
+	srv := s3Servers(t)[0]
+	cmd := testIolab("s3", "--endpoint", srv.endpoint, "--bucket", "nokeys", "--mix", "get=1", "--count", "4",
+		"--rounds", "1", "--warmup", "0", "--db", filepath.Join(t.TempDir(), "x.db"))
+	cmd.Env = []string{iolabInTestEnv + "=1", "HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "no S3 credentials were found — looked in --access-key/--secret-key, AWS_ACCESS_KEY_ID") ||
+		strings.Contains(string(out), "credentials rejected") {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -20,6 +21,9 @@ func TestMain(m *testing.M) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err := Execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		stop()
+		if err != nil { // as cmd/iolab says it
+			fmt.Fprintf(os.Stderr, "iolab: %v\n", err)
+		}
 		os.Exit(ExitCode(err))
 	}
 	os.Exit(m.Run())

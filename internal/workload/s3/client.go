@@ -30,6 +30,8 @@ type client struct {
 	core     minio.Core
 	endpoint string
 	dialed   atomic.Int64
+	// anonymous says no credentials were found: requests go unsigned.
+	anonymous bool
 }
 
 // newClients returns a client for each endpoint; they count connections
@@ -78,8 +80,10 @@ func newClient(o *Options, endpoint string) (*client, error) {
 	if !o.HTTP2 {
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
-	if v, err := credentialsOf(o).GetWithContext(nil); err == nil {
+	if v, err := credentialsOf(o).GetWithContext(nil); err == nil && v.AccessKeyID != "" {
 		redact.Secret(v.AccessKeyID, v.SecretAccessKey, v.SessionToken)
+	} else {
+		c.anonymous = true
 	}
 	lookup := map[string]minio.BucketLookupType{"auto": minio.BucketLookupAuto, "path": minio.BucketLookupPath, "dns": minio.BucketLookupDNS}[o.Lookup]
 	mc, err := minio.New(u.Host, &minio.Options{Creds: credentialsOf(o), Secure: u.Scheme == "https",
@@ -185,6 +189,10 @@ func (c *client) describe(err error) error {
 		return fmt.Errorf("--endpoint %s: TLS handshake failed: the server does not speak TLS there; use http://", c.endpoint)
 	case errors.As(err, &netErr):
 		return fmt.Errorf("--endpoint %s: unreachable (%v)", c.endpoint, netErr.Err)
+	case c.anonymous && (credentialCodes[resp.Code] || resp.StatusCode == http.StatusForbidden):
+		return fmt.Errorf("%s refused an unsigned request (%s): no S3 credentials were found — looked in --access-key/--secret-key, "+
+			"AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, MINIO_ACCESS_KEY/MINIO_SECRET_KEY and the shared credentials file "+
+			"(AWS_SHARED_CREDENTIALS_FILE, else ~/.aws/credentials)", c.endpoint, serverSaid(err))
 	case credentialCodes[resp.Code]:
 		return fmt.Errorf("credentials rejected by %s (%s); check the keys (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --access-key/--secret-key), "+
 			"--region (the signing region) and --lookup path|dns", c.endpoint, serverSaid(err))
