@@ -162,3 +162,17 @@ func TestNoCredentialsIsNotRejectedCredentials(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+// A directory iolab cannot create files in is bad input (exit 2) whatever
+// the filesystem: sysfs, which refuses new files even to root, as
+// /proc/sys did.
+func TestUnwritableTargetsAreBadInput(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--directory", "/sys"}, {"--directory", "/proc/sys"}, {"--filename", "/sys/kernel/iolab-test"}} {
+		_, _, err := iolab(t, context.Background(), append([]string{"fs", "--size", "64k", "--rounds", "1", "--warmup", "0",
+			"--db", filepath.Join(t.TempDir(), "x.db")}, args...)...)
+		if err == nil || ExitCode(err) != 2 || strings.Count(err.Error(), "\n") > 0 {
+			t.Errorf("%v: %v (exit %d)", args, err, ExitCode(err))
+		}
+	}
+}

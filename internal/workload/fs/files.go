@@ -42,7 +42,24 @@ func CheckDirectory(dir string) error {
 	if err := unix.Statfs(dir, &fs); err == nil && fs.Flags&unix.ST_RDONLY != 0 {
 		return fmt.Errorf("--directory %s: read-only filesystem; point --directory at a writable directory", dir)
 	}
-	return nil
+	// Permission bits say nothing to root, and sysfs or procfs refuse new
+	// files to anyone: a file made and removed says it.
+	probe, err := os.CreateTemp(dir, ".iolab-probe-*")
+	if err != nil {
+		return fmt.Errorf("--directory %s: cannot create a file in it (%v); point --directory at a writable directory", dir, unwrapPath(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// unwrapPath is the reason of a path error, without the path the message
+// already names.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // existingSize is the size of a regular file or block device, or -1 when the
@@ -74,7 +91,10 @@ func existingSize(path string) (int64, bool, error) {
 // file", so reads hit real blocks rather than holes.
 func layOut(ctx context.Context, path string, size int64, data datagen.Pattern) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
+	switch {
+	case errors.Is(err, os.ErrPermission), errors.Is(err, unix.EROFS), errors.Is(err, unix.ENOENT):
+		return &workload.InputError{Err: fmt.Errorf("lay out %s: %v; point --filename or --directory at a file iolab can write", path, unwrapPath(err))}
+	case err != nil:
 		return fmt.Errorf("lay out %s: %w", path, err)
 	}
 	defer f.Close()
