@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -174,5 +175,27 @@ func TestUnwritableTargetsAreBadInput(t *testing.T) {
 		if err == nil || ExitCode(err) != 2 || strings.Count(err.Error(), "\n") > 0 {
 			t.Errorf("%v: %v (exit %d)", args, err, ExitCode(err))
 		}
+	}
+}
+
+// http checks its target before the schedule, as s3 does: a download
+// whose first URL answers 404, and an upload to a port nobody listens on,
+// are bad input before any run.
+func TestHTTPPreflight(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "x.db")
+	_, _, err := iolab(t, context.Background(), "http", "download", "--url", srv.URL+"/missing/{{i}}", "--count", "50", "--db", db)
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "/missing/0, the first, before any run: 404 Not Found") {
+		t.Fatalf("a 404 download: %v", err)
+	}
+	dead := freeLoopbackPort(t)
+	_, _, err = iolab(t, context.Background(), "http", "upload", "--url", fmt.Sprintf("http://127.0.0.1:%d/{{i}}", dead), "--count", "5", "--db", db)
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("an upload to nobody: %v", err)
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM runs`); n != 0 {
+		t.Fatalf("%d runs stored for a target that was never there", n)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -21,6 +22,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptrace"
 	"net/textproto"
+	neturl "net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -119,9 +121,72 @@ func (h *HTTP) Prepare(ctx context.Context) error {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	h.bearer = h.opts.Bearer
 	if h.opts.LoginURL != "" {
-		return h.login(ctx)
+		if err := h.login(ctx); err != nil {
+			return err
+		}
+	}
+	return h.preflight(ctx)
+}
+
+// preflight says plainly, before any run, what is wrong with the target,
+// as s3 checks its endpoint and bucket: a download fetches the first byte
+// of the first URL this process will download (a 404 there is a wrong
+// URL, not a schedule of failures); an upload, which must not write
+// before its run, connects to the URL's host.
+func (h *HTTP) preflight(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	i := int64(h.opts.Segment.I) // this process's first operation
+	url := expand(h.opts.URL, i, 0, "")
+	switch {
+	case h.opts.Mode != Download:
+		u, err := neturl.Parse(url)
+		if err != nil || u.Host == "" {
+			return &workload.InputError{Err: fmt.Errorf("--url %s: want http(s)://host[:port]/path", redact.URL(h.opts.URL))}
+		}
+		port := u.Port()
+		switch {
+		case port == "" && u.Scheme == "https":
+			port = "443"
+		case port == "":
+			port = "80"
+		}
+		addr := net.JoinHostPort(u.Hostname(), port)
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return &workload.InputError{Err: fmt.Errorf("--url %s: %s unreachable (%v)", redact.URL(h.opts.URL), addr, unwrapNet(err))}
+		}
+		return c.Close()
+	case len(h.urls) > 0:
+		url = h.urls[i%int64(len(h.urls))]
+	case len(h.ids) > 0:
+		url = expand(h.opts.URL, i, 0, h.ids[i%int64(len(h.ids))])
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return &workload.InputError{Err: fmt.Errorf("download %s: %v", redact.URL(url), err)}
+	}
+	h.decorate(req)
+	req.Header.Set("Range", "bytes=0-0")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return &workload.InputError{Err: fmt.Errorf("download %s, the first, before any run: %v", redact.URL(url), redact.Err(unwrapNet(err)))}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if resp.StatusCode >= 400 && resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
+		return &workload.InputError{Err: fmt.Errorf("download %s, the first, before any run: %s; check --url (and --url-file, --id-file, the login)", redact.URL(url), resp.Status)}
 	}
 	return nil
+}
+
+// unwrapNet is a network error's cause, without the request it repeats.
+func unwrapNet(err error) error {
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 func (h *HTTP) transport() http.RoundTripper {
