@@ -200,6 +200,24 @@ func TestS3CA(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--ca "+keyFile+": no PEM certificate") {
 		t.Fatalf("--ca of a key file: %v", err)
 	}
+	// Objects kept over TLS are checked later over TLS: s3 verify takes
+	// --ca as s3 does, and the run's --lookup from the store.
+	kept := filepath.Join(dir, "kept.db")
+	if _, stderr, err := iolab(t, t.Context(), "s3", "--endpoint", endpoint, "--access-key", testAccessKey, "--secret-key", testSecretKey,
+		"--ca", certFile, "--lookup", "path", "--bucket", "quirks", "--mix", "put=1", "--count", "6", "--keep", "--rounds=1", "--warmup=0", "--db", kept); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	verify := []string{"s3", "verify", "--db", kept, "--access-key", testAccessKey, "--secret-key", testSecretKey}
+	if _, _, err := iolab(t, t.Context(), verify...); err == nil || !strings.Contains(err.Error(), "TLS certificate not trusted") {
+		t.Fatalf("verify without --ca: %v", err)
+	}
+	out, _, err := iolab(t, t.Context(), append(verify, "--ca", certFile)...)
+	if err != nil || !strings.Contains(out, "6 objects checked, 0 differ, 0 missing") {
+		t.Fatalf("verify --ca: %v\n%s", err, out)
+	}
+	if show, _, _ := iolab(t, t.Context(), "show", "--db", kept, "--json"); !strings.Contains(show, `"lookup": "path"`) {
+		t.Errorf("the run's --lookup is not stored for verify:\n%s", show)
+	}
 }
 
 // selfSigned writes a certificate for 127.0.0.1 and its key.

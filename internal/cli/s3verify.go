@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,6 +23,9 @@ type S3VerifyOptions struct {
 	AccessKey   string
 	SecretKey   string
 	Insecure    bool
+	CA          string
+	Region      string
+	Lookup      string
 	Concurrency int
 }
 
@@ -48,6 +52,9 @@ object is missing or differs.`,
 	flagval.SecretVar(f, &o.AccessKey, "access-key", "access key (default: AWS_ACCESS_KEY_ID or the shared credentials file)")
 	flagval.SecretVar(f, &o.SecretKey, "secret-key", "secret key (default: AWS_SECRET_ACCESS_KEY)")
 	f.BoolVar(&o.Insecure, "insecure", false, "accept any TLS certificate")
+	f.StringVar(&o.CA, "ca", "", "PEM file of CA certificates to trust besides the system's, as iolab s3's --ca")
+	f.StringVar(&o.Region, "region", "", "the signing region (default: the run's)")
+	f.StringVar(&o.Lookup, "lookup", "", "bucket addressing: auto, path or dns (default: the run's)")
 	flagval.IntVar(f, &o.Concurrency, "concurrency", 16, 1, flagval.MaxConcurrency, "objects read at once")
 	return cmd
 }
@@ -62,6 +69,9 @@ type verifiedCell struct {
 }
 
 func runS3Verify(ctx context.Context, o S3VerifyOptions, id string, stdout io.Writer) error {
+	if o.Lookup != "" && o.Lookup != "auto" && o.Lookup != "path" && o.Lookup != "dns" {
+		return usage("--lookup %q: want auto, path or dns", o.Lookup)
+	}
 	st, err := openExisting(ctx, o.DB)
 	if err != nil {
 		return err
@@ -94,7 +104,9 @@ func runS3Verify(ctx context.Context, o S3VerifyOptions, id string, stdout io.Wr
 		}
 		opts := s3.DefaultOptions()
 		opts.Endpoint, opts.Bucket = c.Params["endpoint"], c.Params["bucket"]
-		opts.AccessKey, opts.SecretKey, opts.Insecure, opts.Concurrency = o.AccessKey, o.SecretKey, o.Insecure, o.Concurrency
+		opts.AccessKey, opts.SecretKey, opts.Insecure, opts.CA, opts.Concurrency = o.AccessKey, o.SecretKey, o.Insecure, o.CA, o.Concurrency
+		opts.Region = cmp.Or(o.Region, c.Params["region"], opts.Region)
+		opts.Lookup = cmp.Or(o.Lookup, c.Params["lookup"], opts.Lookup)
 		opts.Data.CompressPct, _ = strconv.Atoi(c.Params["compressible"])
 		opts.Data.Zeros = c.Params["zeros"] == "1"
 		v, err := s3.Verify(ctx, opts, seed, list)

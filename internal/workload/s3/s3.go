@@ -111,6 +111,13 @@ func (s *S3) Params() map[string]string {
 	if o.Segment.Split() {
 		p["segments"] = fmt.Sprint(o.Segment.N)
 	}
+	// What a later `iolab s3 verify` needs to reach the store again.
+	if def := DefaultOptions(); o.Region != def.Region {
+		p["region"] = o.Region
+	}
+	if o.Lookup != DefaultOptions().Lookup {
+		p["lookup"] = o.Lookup
+	}
 	if eps := o.endpoints(); len(eps) > 1 {
 		shown := make([]string, len(eps))
 		for i, ep := range eps {
