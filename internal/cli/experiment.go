@@ -293,6 +293,10 @@ func decided(st *store.Store, opts analysis.Options) func(context.Context, strin
 	}
 }
 
+// errInterruptedBuild is a build cut by Ctrl-C or SIGTERM: an
+// interruption, whose exit status is 130.
+var errInterruptedBuild = fmt.Errorf("interrupted: %w", lab.ErrInterrupted)
+
 // prepareVariants builds every variant; with keepGoing a variant that does
 // not build is left out (and named) instead of stopping the experiment.
 func prepareVariants(ctx context.Context, p *plan.Plan, runDir string, keepGoing bool, stderr io.Writer) ([]*variant.Variant, []string, error) {
@@ -300,6 +304,12 @@ func prepareVariants(ctx context.Context, p *plan.Plan, runDir string, keepGoing
 	var skipped []string
 	for _, spec := range p.Variants {
 		v, err := variant.Prepare(ctx, spec, p.Dir, runDir, p.Ports)
+		if err != nil && ctx.Err() != nil {
+			// Ctrl-C while it built: an interruption (exit 130), not a
+			// build that failed; nothing ran, so nothing was stored.
+			return out, nil, fmt.Errorf("variant %s: build %w before any run (nothing stored; run the plan again, or --resume an experiment it began earlier)",
+				spec.Name, errInterruptedBuild)
+		}
 		if err != nil {
 			if !keepGoing || spec.Name == p.Baseline {
 				return out, nil, err

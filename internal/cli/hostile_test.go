@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // halfBodies is a reverse proxy in front of an S3 server that sends every
@@ -197,5 +198,31 @@ func TestHTTPPreflight(t *testing.T) {
 	}
 	if n := countRows(t, db, `SELECT count(*) FROM runs`); n != 0 {
 		t.Fatalf("%d runs stored for a target that was never there", n)
+	}
+}
+
+// Ctrl-C while a variant builds is an interruption — exit 130, saying
+// nothing was stored — not a build that failed (exit 1).
+func TestCtrlCDuringBuildIsAnInterruption(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": "variants:\n  - name: slow\n    build: touch building && sleep 30\nworkloads:\n  - cmd: {run: 'true'}\n"})
+	cmd := testIolab("experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !fileExists(filepath.Join(dir, "building")); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the build never began")
+		}
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 || !strings.Contains(stderr.String(), "variant slow: build interrupted") ||
+		!strings.Contains(stderr.String(), "nothing stored") {
+		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 }
