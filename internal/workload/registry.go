@@ -109,14 +109,15 @@ var (
 	registry   = map[string]Kind{}
 )
 
-// Register adds a kind. A kind registered twice, or without a name,
-// options or primary metric, is a programming error and panics.
+// Register adds a kind. A kind registered twice, or without a name, a
+// line of help, options or a primary metric, is a programming error and
+// panics.
 func Register(k Kind) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	switch {
-	case k.Name == "" || k.NewOptions == nil || k.Primary == "":
-		panic(fmt.Sprintf("workload.Register: kind %q lacks a name, options or primary metric", k.Name))
+	case k.Name == "" || k.Short == "" || k.NewOptions == nil || k.Primary == "":
+		panic(fmt.Sprintf("workload.Register: kind %q lacks a name, a line of help, options or a primary metric", k.Name))
 	case registry[k.Name].Name != "":
 		panic(fmt.Sprintf("workload.Register: kind %q registered twice", k.Name))
 	}
