@@ -161,30 +161,36 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 	}
 }
 
-// failedSide says which of a comparison's two cells has no measured run
-// that succeeded ("b: 0 of 6 runs ok; the first error: ..."), or "".
+// failedSide says which of a comparison's two cells has measured runs
+// that failed and none that succeeded ("b: 3 of 3 measured runs failed;
+// the first error: ..."), or "". A side whose runs were only cut short
+// (interrupted, never finished) has nothing to compare yet, and fails
+// nothing.
 func failedSide(base store.Cell, baseRuns []store.Run, c store.Cell, runs []store.Run) string {
 	var why []string
 	for _, side := range []struct {
 		cell store.Cell
 		runs []store.Run
 	}{{base, baseRuns}, {c, runs}} {
-		measured, ok, firstErr := 0, 0, ""
+		measured, ok, failed, firstErr := 0, 0, 0, ""
 		for _, run := range side.runs {
 			if run.Warmup {
 				continue
 			}
 			measured++
-			if run.Status == store.StatusOK {
+			switch run.Status {
+			case store.StatusOK:
 				ok++
-			} else if firstErr == "" {
-				firstErr = run.Error
+			case store.StatusFailed:
+				if failed++; firstErr == "" {
+					firstErr = run.Error
+				}
 			}
 		}
-		if ok > 0 {
+		if ok > 0 || failed == 0 {
 			continue
 		}
-		w := fmt.Sprintf("%s: 0 of %d measured runs ok", side.cell.Variant, measured)
+		w := fmt.Sprintf("%s: %d of %d measured runs failed", side.cell.Variant, failed, measured)
 		if firstErr != "" {
 			w += "; the first error: " + firstErr
 		}

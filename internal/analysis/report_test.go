@@ -163,3 +163,25 @@ func TestStallPerRunNamesStarvation(t *testing.T) {
 		t.Errorf("no pattern, yet: %q", w)
 	}
 }
+
+// A variant whose measured runs all failed is compared as failed; one
+// whose runs were only cut short (an interrupted experiment) has nothing
+// to compare yet, and is not called failed.
+func TestFailedVariantAgainstInterruptedOne(t *testing.T) {
+	for status, want := range map[string]bool{store.StatusFailed: true, store.StatusInterrupted: false} {
+		d := analysistest.TwoVariants()
+		for i := range d.Runs {
+			if d.Runs[i].CellID == 2 && !d.Runs[i].Warmup {
+				d.Runs[i].Status = status
+			}
+		}
+		r := Build(d, OptionsFor(store.PlanRecord{Baseline: "a"}))
+		failed := false
+		for _, c := range r.Comparisons {
+			failed = failed || (c.Variant == "b" && c.Primary && c.Verdict == stats.Failed)
+		}
+		if failed != want {
+			t.Errorf("b's runs all %s: compared as failed %v, want %v (%+v)", status, failed, want, r.Comparisons)
+		}
+	}
+}

@@ -146,7 +146,7 @@ workloads:
 	if !strings.Contains(pivot, "put size=small") || !strings.Contains(pivot, "failed") || !strings.Contains(pivot, "put size=large") {
 		t.Fatalf("the study's table lacks the failed cell:\n%s", out)
 	}
-	if !strings.Contains(out, "  not compared: b: 0 of 3 measured runs ok; the first error:") {
+	if !strings.Contains(out, "  not compared: b: 3 of 3 measured runs failed; the first error:") {
 		t.Fatalf("the cell's table does not say why:\n%s", out)
 	}
 	js, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
@@ -160,7 +160,7 @@ workloads:
 	found := false
 	for _, c := range r.Comparisons {
 		if c.Cell == "put size=small" && c.Primary {
-			found = c.Verdict == "failed" && c.Variant == "b" && strings.Contains(c.Failed, "0 of 3 measured runs ok")
+			found = c.Verdict == "failed" && c.Variant == "b" && strings.Contains(c.Failed, "3 of 3 measured runs failed")
 		}
 	}
 	if err != nil || !found {
