@@ -436,10 +436,3 @@ func (c ComparisonView) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(m)
 }
-
-func finite(v float64) any {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return nil
-	}
-	return v
-}

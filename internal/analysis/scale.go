@@ -211,11 +211,11 @@ func (r *Report) flatten(v ScaleView) {
 	}
 	for i, f := range v.Fit.Fits {
 		fv := FitView{Variant: v.Variant, Cell: v.Cell, Metric: v.Metric, Model: f.Model,
-			Exponent: finite(f.Exponent), ExponentCI: [2]any{finite(f.ExponentCI[0]), finite(f.ExponentCI[1])},
-			AIC: finite(f.AICc), DeltaAIC: finite(f.DeltaAICc), Best: i == 0, Indistinct: slices.Contains(v.Fit.Indistinct, f.Model),
+			Exponent: stats.JSONNumber(f.Exponent), ExponentCI: [2]any{stats.JSONNumber(f.ExponentCI[0]), stats.JSONNumber(f.ExponentCI[1])},
+			AIC: stats.JSONNumber(f.AICc), DeltaAIC: stats.JSONNumber(f.DeltaAICc), Best: i == 0, Indistinct: slices.Contains(v.Fit.Indistinct, f.Model),
 			Pattern: f.Pattern, Extrapolations: []map[string]any{}, Warnings: v.Fit.Warnings}
 		for _, e := range f.Extrapolations {
-			fv.Extrapolations = append(fv.Extrapolations, map[string]any{"at": e.At, "value": finite(e.Value), "pi95": []any{finite(e.PI95[0]), finite(e.PI95[1])}})
+			fv.Extrapolations = append(fv.Extrapolations, map[string]any{"at": e.At, "value": stats.JSONNumber(e.Value), "pi95": []any{stats.JSONNumber(e.PI95[0]), stats.JSONNumber(e.PI95[1])}})
 		}
 		r.Fits = append(r.Fits, fv)
 	}

@@ -294,8 +294,14 @@ func decided(st *store.Store, opts analysis.Options) func(context.Context, strin
 }
 
 // errInterruptedBuild is a build cut by Ctrl-C or SIGTERM: an
-// interruption, whose exit status is 130.
-var errInterruptedBuild = fmt.Errorf("interrupted: %w", lab.ErrInterrupted)
+// interruption (lab.ErrInterrupted, exit 130), which says only that —
+// lab's own message speaks of finished runs, and a build has none.
+var errInterruptedBuild error = interruptedBuild{}
+
+type interruptedBuild struct{}
+
+func (interruptedBuild) Error() string { return "interrupted" }
+func (interruptedBuild) Unwrap() error { return lab.ErrInterrupted }
 
 // prepareVariants builds every variant; with keepGoing a variant that does
 // not build is left out (and named) instead of stopping the experiment.

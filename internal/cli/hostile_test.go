@@ -38,7 +38,6 @@ func halfBodies(t *testing.T, target string) string {
 		}
 		return nil
 	}
-	rp.ErrorLog = nil
 	srv := httptest.NewServer(rp)
 	t.Cleanup(srv.Close)
 	return srv.URL

@@ -324,9 +324,6 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	if len(o.Gates.FailOn) == 0 && len(o.Gates.Limits) == 0 {
 		return nil
 	}
-	if rep == nil { // an export: the runs, not a report
-		rep = analysis.Build(data, opts)
-	}
 	v, err := o.Gates.Check(rep)
 	if err != nil {
 		return err
@@ -374,8 +371,8 @@ func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*stor
 	return merged, view, nil
 }
 
-// writeExperiment prints a stored experiment's report, and returns it,
-// or exports its runs (and returns no report).
+// writeExperiment prints a stored experiment's report, or one of its
+// exports, and returns the report's model.
 func writeExperiment(data *store.Data, opts analysis.Options, o RepeatOptions, st *store.Store, stdout io.Writer) (*analysis.Report, error) {
 	rep := analysis.Build(data, opts)
 	switch o.Format { // the exports write the model's runs whole

@@ -3,7 +3,6 @@ package metrics
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"sync"
 
@@ -128,18 +127,6 @@ func Describe(name string) (Def, bool) {
 		d.Label = op + " " + d.Label
 	}
 	return d, true
-}
-
-// Declared lists every declared metric's name, sorted.
-func Declared() []string {
-	catalogMu.RLock()
-	defer catalogMu.RUnlock()
-	out := make([]string, 0, len(catalog))
-	for n := range catalog {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Judged says the metric has a direction: comparisons and gates judge it.

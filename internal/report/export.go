@@ -15,6 +15,7 @@ import (
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 )
 
@@ -104,7 +105,7 @@ func NDJSON(w io.Writer, r *analysis.Report, series bool) error {
 	for _, run := range r.Runs {
 		m := map[string]any{}
 		for k, v := range run.Metrics {
-			m[k] = finite(v)
+			m[k] = stats.JSONNumber(v)
 		}
 		line := map[string]any{"experiment": r.Experiment, "cell": run.StoredCell.Name, "variant": run.StoredCell.Variant, "params": run.StoredCell.Params,
 			"round": run.Round, "slot": run.Slot, "warmup": run.Warmup, "status": run.Status, "error": run.Error,
@@ -204,11 +205,3 @@ func benchName(cell string) string {
 
 // oneLine keeps a configuration value on its line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// finite is a value JSON can carry: NaN and infinities are null.
-func finite(v float64) any {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return nil
-	}
-	return v
-}

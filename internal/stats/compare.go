@@ -211,11 +211,11 @@ func Compare(base, variant []Obs, m Metric, threshold float64) Comparison {
 // MDE without data): JSON has no infinity.
 func (c Comparison) Fields() map[string]any {
 	return map[string]any{
-		"ratio": orNil(c.Ratio), "ci95": []any{orNil(c.CI95[0]), orNil(c.CI95[1])},
-		"p": orNil(c.P), "p_adjusted": orNil(c.PAdjusted), "mde": orNil(c.MDE),
-		"rounds_needed": c.RoundsNeeded, "n": c.N, "method": c.Method, "slot_effect": orNil(c.SlotEffect),
+		"ratio": JSONNumber(c.Ratio), "ci95": []any{JSONNumber(c.CI95[0]), JSONNumber(c.CI95[1])},
+		"p": JSONNumber(c.P), "p_adjusted": JSONNumber(c.PAdjusted), "mde": JSONNumber(c.MDE),
+		"rounds_needed": c.RoundsNeeded, "n": c.N, "method": c.Method, "slot_effect": JSONNumber(c.SlotEffect),
 		"verdict": c.Verdict, "lower_is_better": c.LowerIsBetter, "family": c.Family,
-		"diff": orNil(c.Diff), "diff_ci95": []any{orNil(c.DiffCI[0]), orNil(c.DiffCI[1])},
+		"diff": JSONNumber(c.Diff), "diff_ci95": []any{JSONNumber(c.DiffCI[0]), JSONNumber(c.DiffCI[1])},
 		"robust": c.Robust, "outlier_rounds": c.Outliers, "unpaired": c.Unpaired,
 	}
 }
@@ -223,7 +223,8 @@ func (c Comparison) Fields() map[string]any {
 // MarshalJSON writes Fields.
 func (c Comparison) MarshalJSON() ([]byte, error) { return json.Marshal(c.Fields()) }
 
-func orNil(v float64) any {
+// JSONNumber is a value JSON can carry: NaN and infinities are null.
+func JSONNumber(v float64) any {
 	if finite(v) {
 		return v
 	}

@@ -99,12 +99,14 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--frames %d: want 1..%d", o.Frames, MaxFrames)
 	case o.Threads < 1 || o.Threads > 1024:
 		return fmt.Errorf("--threads %d: want 1..1024", o.Threads)
-	case o.Threads < o.Segment.N && o.Segment.Split():
-		return fmt.Errorf("--threads %d over %d segments leaves segment %d/%d no thread; give at least %d", o.Threads, o.Segment.N, o.Threads, o.Segment.N, o.Segment.N)
+	case starved(o.Segment, o.Threads):
+		s, _ := o.Segment.Starved(o.Threads)
+		return fmt.Errorf("--threads %d over %d segments leaves segment %s no thread; give at least %d", o.Threads, o.Segment.N, s, o.Segment.N)
 	case o.Segment.Split() && o.Stream != "":
 		return fmt.Errorf("--stream with --segment %s: the segments would share one file; give each host --directory (or a stream of its own without --segment)", o.Segment)
 	case o.Segment.Split() && o.Frames > 0 && o.Frames < o.Segment.N:
-		return fmt.Errorf("--frames %d over %d segments leaves segment %d/%d no frame", o.Frames, o.Segment.N, o.Frames, o.Segment.N)
+		s, _ := o.Segment.Starved(o.Frames)
+		return fmt.Errorf("--frames %d over %d segments leaves segment %s no frame", o.Frames, o.Segment.N, s)
 	case o.FPS < 0:
 		return fmt.Errorf("--fps: want frames per second > 0")
 	case o.DropLate && o.FPS == 0:
@@ -522,4 +524,9 @@ func (f *Frames) dropCache() {
 		return
 	}
 	f.own(drop)
+}
+
+func starved(seg segment.Segment, total int) bool {
+	_, ok := seg.Starved(total)
+	return ok
 }
