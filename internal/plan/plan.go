@@ -655,7 +655,15 @@ func (r reader) hooks(n *yaml.Node, h *Hooks) error {
 	return r.fields(n, "hooks", known, func(key string, v *yaml.Node) error {
 		dst := map[string]*string{"before_run": &h.BeforeRun, "after_run": &h.AfterRun,
 			"before_round": &h.BeforeRound, "after_round": &h.AfterRound}[key]
-		return r.str(v, "hooks."+key, dst)
+		if err := r.str(v, "hooks."+key, dst); err != nil {
+			return err
+		}
+		// A round hook runs once per round, in the plan's directory, for
+		// no variant and no cell: no template has a value there.
+		if m := Template.FindString(*dst); m != "" && strings.HasSuffix(key, "_round") {
+			return r.pos(v).Errorf("hooks.%s: %s has no value in a round hook, which runs once per round outside any variant or cell; use it in before_run/after_run", key, m)
+		}
+		return nil
 	})
 }
 

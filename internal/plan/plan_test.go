@@ -105,6 +105,7 @@ func TestParseErrorsAreLocated(t *testing.T) {
 		{"workloads:\n  - cmd: {run: x, metrics: [{regex: x}]}\n", "p.yaml:2:29: a metric without a name"},
 		{"workloads:\n  - cmd: {run: x, metrics: [{name: a, regex: x, better: up}]}\n", "p.yaml:2:57: metrics.better \"up\": want lower"},
 		{"workloads:\n  - cmd: {run: x, metrics: [{name: a, regex: x}, {name: a, regex: y}]}\n", "p.yaml:2:50: metric a defined twice"},
+		{"hooks: {after_round: 'echo {{port}}'}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:22: hooks.after_round: {{port}} has no value in a round hook"},
 	}
 	for _, tc := range tests {
 		_, err := Parse("p.yaml", []byte(tc.text))
