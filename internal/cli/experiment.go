@@ -293,15 +293,16 @@ func decided(st *store.Store, opts analysis.Options) func(context.Context, strin
 	}
 }
 
-// errInterruptedBuild is a build cut by Ctrl-C or SIGTERM: an
-// interruption (lab.ErrInterrupted, exit 130), which says only that —
-// lab's own message speaks of finished runs, and a build has none.
-var errInterruptedBuild error = interruptedBuild{}
+// errInterruptedPhase is a phase outside the runs (a build, a later
+// verify) cut by Ctrl-C or SIGTERM: an interruption (lab.ErrInterrupted,
+// exit 130 or 143), which says only that — lab's own message speaks of
+// finished runs, and such a phase has none.
+var errInterruptedPhase error = interruptedPhase{}
 
-type interruptedBuild struct{}
+type interruptedPhase struct{}
 
-func (interruptedBuild) Error() string { return "interrupted" }
-func (interruptedBuild) Unwrap() error { return lab.ErrInterrupted }
+func (interruptedPhase) Error() string { return "interrupted" }
+func (interruptedPhase) Unwrap() error { return lab.ErrInterrupted }
 
 // prepareVariants builds every variant; with keepGoing a variant that does
 // not build is left out (and named) instead of stopping the experiment.
@@ -314,7 +315,7 @@ func prepareVariants(ctx context.Context, p *plan.Plan, runDir string, keepGoing
 			// Ctrl-C while it built: an interruption (exit 130), not a
 			// build that failed; nothing ran, so nothing was stored.
 			return out, nil, fmt.Errorf("variant %s: build %w before any run (nothing stored; run the plan again, or --resume an experiment it began earlier)",
-				spec.Name, errInterruptedBuild)
+				spec.Name, errInterruptedPhase)
 		}
 		if err != nil {
 			if !keepGoing || spec.Name == p.Baseline {

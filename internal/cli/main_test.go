@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
-	"syscall"
 	"testing"
 )
 
@@ -18,13 +14,7 @@ const iolabInTestEnv = "IOLAB_TEST_AS_IOLAB"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(iolabInTestEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := Execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
-		stop()
-		if err != nil { // as cmd/iolab says it
-			fmt.Fprintf(os.Stderr, "iolab: %v\n", err)
-		}
-		os.Exit(ExitCode(err))
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +28,8 @@ type S3VerifyOptions struct {
 	Region      string
 	Lookup      string
 	Concurrency int
+	Timeout     time.Duration
+	Retries     int
 }
 
 func newS3VerifyCommand(stdout io.Writer) *cobra.Command {
@@ -56,6 +59,9 @@ object is missing or differs.`,
 	f.StringVar(&o.Region, "region", "", "the signing region (default: the run's)")
 	f.StringVar(&o.Lookup, "lookup", "", "bucket addressing: auto, path or dns (default: the run's)")
 	flagval.IntVar(f, &o.Concurrency, "concurrency", 16, 1, flagval.MaxConcurrency, "objects read at once")
+	o.Timeout, o.Retries = s3.DefaultTimeout, s3.DefaultRetries
+	f.Var(flagval.Duration{P: &o.Timeout}, "timeout", "bound on each request, as iolab s3's --timeout (0: none)")
+	flagval.IntVar(f, &o.Retries, "retries", o.Retries, 0, 10, "times a request that failed in a way that may pass is sent again, as iolab s3's --retries")
 	return cmd
 }
 
@@ -105,11 +111,15 @@ func runS3Verify(ctx context.Context, o S3VerifyOptions, id string, stdout io.Wr
 		opts := s3.DefaultOptions()
 		opts.Endpoint, opts.Bucket = c.Params["endpoint"], c.Params["bucket"]
 		opts.AccessKey, opts.SecretKey, opts.Insecure, opts.CA, opts.Concurrency = o.AccessKey, o.SecretKey, o.Insecure, o.CA, o.Concurrency
+		opts.Timeout, opts.Retries = o.Timeout, o.Retries
 		opts.Region = cmp.Or(o.Region, c.Params["region"], opts.Region)
 		opts.Lookup = cmp.Or(o.Lookup, c.Params["lookup"], opts.Lookup)
 		opts.Data.CompressPct, _ = strconv.Atoi(c.Params["compressible"])
 		opts.Data.Zeros = c.Params["zeros"] == "1"
 		v, err := s3.Verify(ctx, opts, seed, list)
+		if err == nil && ctx.Err() != nil {
+			err = fmt.Errorf("verify %w after %d of %d objects of %s", errInterruptedPhase, v.Checked, len(list), c.Name)
+		}
 		if err != nil {
 			return err
 		}

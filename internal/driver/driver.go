@@ -35,7 +35,9 @@ func (s *Stop) stop() { s.flag.Store(true) }
 
 // Worker runs until stop is set or its own budget is spent, recording every
 // operation in rec. It returns an error only for a failure that ends the
-// worker (already counted in rec); returning early is not an error.
+// worker (already counted in rec); returning early is not an error. ctx
+// ends at the hard stop: an operation it cuts is an error of its kind
+// (a hung operation is never "no errors").
 type Worker func(ctx context.Context, worker int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error
 
 // Options control one run.
@@ -148,14 +150,21 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	}
 	duration := time.Duration(clock.Now())
 	cpu1 := rusage()
+	if graceExceeded {
+		// Workers whose operations honour the hard stop (network ones)
+		// return at once, each operation cut counted as an error of its
+		// kind: the run keeps its figures.
+		select {
+		case <-done:
+		case <-time.After(cutWait):
+			// Workers still blocked in a system call own their
+			// recorders; nothing of theirs can be merged safely.
+			return nil, fmt.Errorf("run stopped after %v: %w", duration.Round(time.Millisecond), ErrGraceExceeded)
+		}
+	}
 	if duration <= 0 {
 		return nil, fmt.Errorf("the run ended %v into the %v ramp, before anything was measured; give the job more work than the ramp",
 			(opts.Ramp + duration).Round(time.Millisecond), opts.Ramp)
-	}
-	if graceExceeded {
-		// Workers still blocked in a system call own their recorders;
-		// nothing of theirs can be merged safely.
-		return nil, fmt.Errorf("run stopped after %v: %w", duration.Round(time.Millisecond), ErrGraceExceeded)
 	}
 	for _, rec := range recs {
 		rec.Close()
@@ -165,11 +174,18 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	res.CPUUserS = cpu1.user - c0.user
 	res.CPUSysS = cpu1.sys - c0.sys
 	res.TimingOverheadNs = overhead
+	if graceExceeded {
+		return res, fmt.Errorf("run stopped after %v, its operations still in flight cut: %w", duration.Round(time.Millisecond), ErrGraceExceeded)
+	}
 	if interrupted {
 		return res, ctx.Err()
 	}
 	return res, errors.Join(errs...)
 }
+
+// cutWait is how long workers have to return once the hard stop cut
+// their operations.
+const cutWait = 2 * time.Second
 
 // rusageAt returns the process's CPU use at d from now, once that has
 // come (at once when d is 0): the CPU a run is charged starts with its

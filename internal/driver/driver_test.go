@@ -78,6 +78,34 @@ func TestGraceExceeded(t *testing.T) {
 	}
 }
 
+// A worker whose operation hangs until the hard stop cuts it (a network
+// request) returns then: the run keeps its figures, the cut operation
+// counted as an error, where it used to end with no figures and no error.
+func TestHungOperationCutAtTheHardStopKeepsTheFigures(t *testing.T) {
+	t.Parallel()
+	hung := func(ctx context.Context, w int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error {
+		for !stop.Stopped() {
+			if w == 1 {
+				<-ctx.Done() // a request the server never answers
+				rec.OpError(metrics.Get, "cut", errors.New("get: cut at the hard stop"))
+				return nil
+			}
+			s := clock.Now()
+			time.Sleep(time.Millisecond)
+			rec.Record(metrics.Read, 4096, clock.Now(), clock.Now()-s)
+		}
+		return nil
+	}
+	res, err := Run(context.Background(), Options{Workers: 2, Runtime: 50 * time.Millisecond, Grace: 50 * time.Millisecond}, hung)
+	if !errors.Is(err, ErrGraceExceeded) || res == nil {
+		t.Fatalf("err %v, result %v: want the figures with grace exceeded", err, res)
+	}
+	if res.ByOp[metrics.Read].Ops == 0 || res.ByOp[metrics.Get].Errors != 1 || res.Errors != 1 {
+		t.Fatalf("reads %d, get errors %d, errors %d: want the reads and the one cut GET", res.ByOp[metrics.Read].Ops,
+			res.ByOp[metrics.Get].Errors, res.Errors)
+	}
+}
+
 func TestWorkerErrorIsReturned(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")

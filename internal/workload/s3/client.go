@@ -4,18 +4,22 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/signer"
 
 	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/workload"
@@ -32,6 +36,10 @@ type client struct {
 	dialed   atomic.Int64
 	// anonymous says no credentials were found: requests go unsigned.
 	anonymous bool
+	// What listPage signs its requests with, and sends them through.
+	http                  *http.Client
+	access, secret, token string
+	region, lookup        string
 }
 
 // newClients returns a client for each endpoint; they count connections
@@ -82,17 +90,66 @@ func newClient(o *Options, endpoint string) (*client, error) {
 	}
 	if v, err := credentialsOf(o).GetWithContext(nil); err == nil && v.AccessKeyID != "" {
 		redact.Secret(v.AccessKeyID, v.SecretAccessKey, v.SessionToken)
+		c.access, c.secret, c.token = v.AccessKeyID, v.SecretAccessKey, v.SessionToken
 	} else {
 		c.anonymous = true
 	}
 	lookup := map[string]minio.BucketLookupType{"auto": minio.BucketLookupAuto, "path": minio.BucketLookupPath, "dns": minio.BucketLookupDNS}[o.Lookup]
+	rt := transport{rt: errorBodies{tr}, timeout: o.Timeout}
 	mc, err := minio.New(u.Host, &minio.Options{Creds: credentialsOf(o), Secure: u.Scheme == "https",
-		Transport: errorBodies{tr}, Region: o.Region, BucketLookup: lookup})
+		Transport: rt, Region: o.Region, BucketLookup: lookup, MaxRetries: 1 + o.Retries})
 	if err != nil {
 		return nil, fmt.Errorf("--endpoint %s: %w", endpoint, err)
 	}
 	c.Client, c.core = mc, minio.Core{Client: mc}
+	c.http = &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	c.region, c.lookup = o.Region, o.Lookup
 	return c, nil
+}
+
+// emptySHA256 is the SHA-256 of an empty payload, as SigV4 signs it.
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+// listPage lists up to max keys under prefix: one ListObjectsV2 request,
+// signed and sent here because minio-go's one-page listing takes no
+// context — neither Ctrl-C, the run's hard stop nor the count of retries
+// would reach it. It returns the keys the page holds.
+func (c *client) listPage(ctx context.Context, bucket, prefix string, max int) (int, error) {
+	u := *c.EndpointURL()
+	if c.lookup == "dns" {
+		u.Host, u.Path = bucket+"."+u.Host, "/"
+	} else {
+		u.Path = "/" + bucket + "/"
+	}
+	u.RawQuery = url.Values{"list-type": {"2"}, "prefix": {prefix}, "max-keys": {strconv.Itoa(max)}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("X-Amz-Content-Sha256", emptySHA256)
+	if !c.anonymous {
+		req = signer.SignV4(*req, c.access, c.secret, c.token, c.region)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, &noAnswer{err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode >= 300 {
+		return 0, errorResponse(http.MethodGet, resp.StatusCode, body)
+	}
+	var page struct {
+		XMLName  xml.Name
+		Contents []struct{ Key string }
+	}
+	if err := xml.Unmarshal(body, &page); err != nil || page.XMLName.Local != "ListBucketResult" {
+		return 0, minio.ErrorResponse{StatusCode: resp.StatusCode, Message: "a LIST answer that is not a ListBucketResult: " + notS3Message(body)}
+	}
+	return len(page.Contents), nil
 }
 
 // credentialsOf takes keys from the flags, else AWS_ACCESS_KEY_ID and
@@ -138,7 +195,7 @@ func (c *client) preflight(ctx context.Context, o *Options) error {
 		// A HEAD answer has no body, so its code is the client's guess:
 		// a request with a body gets the server's own (SignatureDoesNotMatch,
 		// InvalidAccessKeyId, ...).
-		if _, lerr := c.core.ListObjectsV2(o.Bucket, "", "", "", "", 1); lerr == nil {
+		if _, lerr := c.listPage(ctx, o.Bucket, "", 1); lerr == nil {
 			exists, err = true, nil
 		} else {
 			err = lerr

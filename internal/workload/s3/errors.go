@@ -126,6 +126,8 @@ func errorCode(err error) string {
 		return resp.Code
 	case resp.StatusCode != 0:
 		return strconv.Itoa(resp.StatusCode)
+	case errors.As(err, new(*timeoutError)):
+		return "timeout"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "canceled"
 	case errors.Is(err, errBodyLength):

@@ -43,7 +43,8 @@ type fastConn struct {
 	addr     *net.TCPAddr // the endpoint's address when it is an IP literal
 	dialer   net.Dialer   // without TCP keep-alive probes: four system calls fewer per connection
 	tlsConf  *tls.Config
-	unwatch  func() bool // stops the watch that unblocks conn when the run's context ends
+	unwatch  func() bool   // stops the watch that unblocks conn when the run's context ends
+	timeout  time.Duration // --timeout: each request's deadline
 
 	// buffers reused by every request
 	date, path, scope, scratch []byte
@@ -80,7 +81,7 @@ func newFastConn(c *client, o *Options) *fastConn {
 		addr = &net.TCPAddr{IP: ip, Port: port}
 	}
 	return &fastConn{c: c, endpoint: u, addr: addr, region: o.Region, access: v.AccessKeyID, secret: v.SecretAccessKey,
-		token: v.SessionToken, dialer: net.Dialer{KeepAlive: -1}, tlsConf: tlsConf}
+		token: v.SessionToken, dialer: net.Dialer{KeepAlive: -1}, tlsConf: tlsConf, timeout: o.Timeout}
 }
 
 func (f *fastConn) close() {
@@ -94,6 +95,12 @@ func (f *fastConn) close() {
 func (f *fastConn) connect(ctx context.Context) error {
 	if f.conn != nil {
 		return nil
+	}
+	runCtx := ctx
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
 	}
 	var conn net.Conn
 	var err error
@@ -125,8 +132,20 @@ func (f *fastConn) connect(ctx context.Context) error {
 	f.conn = conn
 	// The run's hard stop must end a request a hung server never answers,
 	// as it does for minio-go's: a deadline in the past wakes the worker.
-	f.unwatch = context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	f.unwatch = context.AfterFunc(runCtx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	return nil
+}
+
+// bound gives the request about to be sent its --timeout; the run's hard
+// stop, if it came, keeps the deadline it set.
+func (f *fastConn) bound(ctx context.Context) {
+	if f.timeout <= 0 {
+		return
+	}
+	_ = f.conn.SetDeadline(time.Now().Add(f.timeout))
+	if ctx.Err() != nil {
+		_ = f.conn.SetDeadline(time.Unix(1, 0))
+	}
 }
 
 // signer returns the HMAC keyed with the day's signing key; SigV4 derives
@@ -212,32 +231,35 @@ func (f *fastConn) writeRequest(method, bucket, key string, size int64, rangeHdr
 }
 
 // do sends one request and copies the response body to dst, calling
-// firstByte when the response begins. It returns the body bytes.
+// firstByte when the response begins. It returns the body bytes. A
+// request that got no whole answer head is a *noAnswer (it may be sent
+// again); one its --timeout ended, a *timeoutError.
 func (f *fastConn) do(ctx context.Context, method, bucket, key string, body io.Reader, size int64, rangeHdr string,
 	dst io.Writer, buf []byte, firstByte func()) (int64, error) {
 	if err := f.connect(ctx); err != nil {
-		return 0, err
+		return 0, &noAnswer{deadlineErr(ctx, f.timeout, err)}
+	}
+	f.bound(ctx)
+	noAnswerFrom := func(err error) error {
+		f.close()
+		return &noAnswer{deadlineErr(ctx, f.timeout, err)}
 	}
 	f.writeRequest(method, bucket, key, size, rangeHdr)
 	if body != nil {
 		if _, err := io.CopyBuffer(f.bw, struct{ io.Reader }{body}, buf); err != nil {
-			f.close()
-			return 0, err
+			return 0, noAnswerFrom(err)
 		}
 	}
 	if err := f.bw.Flush(); err != nil {
-		f.close()
-		return 0, err
+		return 0, noAnswerFrom(err)
 	}
 	if _, err := f.br.Peek(1); err != nil {
-		f.close()
-		return 0, err
+		return 0, noAnswerFrom(err)
 	}
 	firstByte()
 	resp, err := readResponse(f.br, method)
 	if err != nil {
-		f.close()
-		return 0, err
+		return 0, noAnswerFrom(err)
 	}
 	if resp.status >= 300 {
 		b, _ := io.ReadAll(io.LimitReader(resp.body, 64<<10))
@@ -247,7 +269,7 @@ func (f *fastConn) do(ctx context.Context, method, bucket, key string, body io.R
 	n, err := io.CopyBuffer(dst, struct{ io.Reader }{resp.body}, buf)
 	if err != nil {
 		f.close()
-		return n, err
+		return n, deadlineErr(ctx, f.timeout, err)
 	}
 	f.finish(&resp)
 	return n, nil

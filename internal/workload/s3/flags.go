@@ -16,6 +16,8 @@ func init() {
 		metrics.Def{Name: "list_keys", Unit: "keys"},
 		metrics.Def{Name: "list_keys_per_s", Label: "LIST keys/s", Unit: "ops/s"},
 		metrics.Def{Name: "late_starts", Unit: "operations", Better: metrics.LowerIsBetter, Zeroable: true},
+		// Requests sent again (--retries), in all and per operation.
+		metrics.Def{Name: "retries", Unit: "requests", Better: metrics.LowerIsBetter, Zeroable: true, PerOp: true},
 		metrics.Def{Name: "endpoint.*.ops_per_s", Label: "endpoint * ops/s", Unit: "ops/s"},
 		metrics.Def{Name: "endpoint.*.lat_p99_ns", Label: "endpoint * lat p99", Unit: "ns", Merge: metrics.MergeRecompute},
 		metrics.Def{Name: "endpoint.*.errors", Label: "endpoint * errors", Unit: "operations"},
@@ -73,6 +75,8 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	flagval.PercentVar(f, &j.DedupPct, "dedup", 0, "percentage of objects whose content repeats an earlier object")
 	f.BoolVar(&j.Verify, "verify", false, "read back every object the run wrote and check its content")
 	f.BoolVar(&j.Keep, "keep", false, "leave the objects the run created")
+	f.Var(flagval.Duration{P: &j.Timeout}, "timeout", "bound on each request, from its start to the end of its answer (0: none); one that passes it is a timeout error of its operation")
+	flagval.IntVar(f, &j.Retries, "retries", j.Retries, 0, 10, "times a request that failed in a way that may pass (no answer, a timeout, 500, 503 SlowDown) is sent again, after minio-go's backoff; every retry is counted per operation")
 	f.BoolVar(&j.SDKOnly, "sdk-client", false, "send GET, PUT, HEAD and DELETE through minio-go too (default: each worker's own signed connection)")
 }
 

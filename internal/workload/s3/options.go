@@ -60,6 +60,12 @@ type Options struct {
 	// SDKOnly sends GET and PUT through minio-go too, instead of each
 	// worker's own signed connection.
 	SDKOnly bool
+	// Timeout bounds each request (each attempt) from its start to the
+	// end of its answer; 0: none.
+	Timeout time.Duration
+	// Retries is how many times a request that failed in a way that may
+	// pass (no answer, 500, 503 SlowDown) is sent again; each is counted.
+	Retries int
 	// Segment is the share of the load this process runs: its part of
 	// Concurrency, Count and Rate, under a prefix of its own.
 	Segment segment.Segment
@@ -69,8 +75,17 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{Region: "us-east-1", Lookup: "auto", Mix: Mix{{Op: metrics.Get, Weight: 1}},
 		Sizes: units.Sizes{Fixed: []int64{4096}}, PartSize: 5 << 20, PageSize: 1000, DeleteBatch: 1,
-		Concurrency: 16, Objects: 0, Prefix: "iolab"}
+		Concurrency: 16, Objects: 0, Prefix: "iolab", Timeout: DefaultTimeout, Retries: DefaultRetries}
 }
+
+// DefaultTimeout and DefaultRetries are what a request gets without
+// --timeout and --retries: a minute covers a 5 GiB part at 100 MB/s, and
+// two retries ride out a dropped connection without hiding a server that
+// fails.
+const (
+	DefaultTimeout = time.Minute
+	DefaultRetries = 2
+)
 
 // Weighted is one operation of a mix.
 type Weighted struct {

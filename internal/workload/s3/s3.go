@@ -58,6 +58,8 @@ type S3 struct {
 	reserveAt atomic.Int64
 	runs      int
 	kept      []object // written by the last run and left in place (--keep)
+	// ctx is Prepare's: Close, which has none, removes the pool under it.
+	ctx context.Context
 }
 
 // New validates opts.
@@ -118,6 +120,9 @@ func (s *S3) Params() map[string]string {
 	if o.Lookup != DefaultOptions().Lookup {
 		p["lookup"] = o.Lookup
 	}
+	if def := DefaultOptions(); o.Timeout != def.Timeout || o.Retries != def.Retries {
+		p["timeout"], p["retries"] = o.Timeout.String(), fmt.Sprint(o.Retries)
+	}
 	if eps := o.endpoints(); len(eps) > 1 {
 		shown := make([]string, len(eps))
 		for i, ep := range eps {
@@ -135,6 +140,7 @@ func (s *S3) needsPool() bool {
 
 // Prepare checks the endpoint and uploads the objects reads need.
 func (s *S3) Prepare(ctx context.Context) error {
+	s.ctx = ctx
 	clients, err := newClients(&s.opts)
 	if err != nil {
 		return err
@@ -248,21 +254,44 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	if o.Rate > 0 {
 		res.Extra["late_starts"] = float64(pace.Late())
 	}
+	addRetries(workers, res.Extra)
 	var written []object
 	for _, w := range workers {
 		written = append(written, w.written...)
 	}
-	cctx := context.WithoutCancel(ctx)
 	if o.Verify && err == nil {
-		v := verifyObjects(cctx, s.c, o, s.content, written)
+		// Ctrl-C and SIGTERM end the check as they end the load: the run
+		// is kept as interrupted, with what was checked.
+		v := verifyObjects(ctx, s.c, o, s.content, written)
 		v.addTo(res)
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
 	}
 	if o.Keep {
 		s.kept = written
 	} else {
-		s.remove(cctx, written)
+		s.remove(ctx, written)
 	}
 	return res, err
+}
+
+// addRetries adds the requests sent again, in all and per operation.
+func addRetries(workers []*worker, extra map[string]float64) {
+	var sum [metrics.NumOps]int64
+	for _, w := range workers {
+		for op, n := range w.retries {
+			sum[op] += n
+		}
+	}
+	var all int64
+	for op, n := range sum {
+		if n > 0 {
+			extra[metrics.Op(op).String()+".retries"] = float64(n)
+			all += n
+		}
+	}
+	extra["retries"] = float64(all)
 }
 
 // dialed is the connections every endpoint's client opened.
@@ -328,13 +357,25 @@ func (s *S3) Outputs() []string {
 // Close removes the prepared objects unless --keep.
 func (s *S3) Close() error {
 	if s.c != nil && !s.opts.Keep {
-		s.remove(context.Background(), append(slices.Clip(s.pool), s.reserve...))
+		s.remove(s.ctx, append(slices.Clip(s.pool), s.reserve...))
 	}
 	return nil
 }
 
-// remove deletes objects in batches; it is not timed.
+// cleanupGrace is how long removing what a run wrote may go on after
+// Ctrl-C or SIGTERM: a tidy bucket is worth a second, not a hang.
+const cleanupGrace = time.Second
+
+// remove deletes objects in batches; it is not timed. Once ctx ends it
+// has cleanupGrace more.
 func (s *S3) remove(ctx context.Context, objs []object) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(cleanupGrace, cancel) })
+	defer stop()
 	ch := make(chan minio.ObjectInfo, 1000)
 	go func() {
 		defer close(ch)
@@ -342,7 +383,7 @@ func (s *S3) remove(ctx context.Context, objs []object) {
 			ch <- minio.ObjectInfo{Key: o.key}
 		}
 	}()
-	for range s.c.RemoveObjects(ctx, s.opts.Bucket, ch, minio.RemoveObjectsOptions{}) {
+	for range s.c.RemoveObjects(rctx, s.opts.Bucket, ch, minio.RemoveObjectsOptions{}) {
 	}
 }
 
@@ -377,9 +418,12 @@ func verifyObjects(ctx context.Context, c *client, o *Options, cont datagen.Cont
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := next.Add(1) - 1; i < int64(len(objs)); i = next.Add(1) - 1 {
+			for i := next.Add(1) - 1; i < int64(len(objs)) && ctx.Err() == nil; i = next.Add(1) - 1 {
 				obj := objs[i]
 				same, err := readCompare(ctx, c, o.Bucket, obj.key, cont.Verifier(obj.seed, obj.size))
+				if ctx.Err() != nil {
+					return // cut by Ctrl-C: not checked
+				}
 				checked.Add(1)
 				problem := ""
 				switch {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -34,11 +35,17 @@ type worker struct {
 	size    int64 // object size of the operation in progress, for sizes
 	fast    *fastConn
 	stamp   func() // marks the first response byte of the operation in progress
+	// firstByte is when the operation in progress saw its first response
+	// byte (0: not yet); a retry starts it again.
+	firstByte atomic.Int64
+	op        metrics.Op // the operation in progress
+	att       attempts   // minio-go's requests of the operation in progress
+	retries   [metrics.NumOps]int64
 }
 
 func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
-	var firstByte atomic.Int64
-	tctx := httpTrace(ctx, clock, &firstByte)
+	firstByte := &w.firstByte
+	tctx := context.WithValue(httpTrace(ctx, clock, firstByte), attemptsKey{}, &w.att)
 	w.buf = make([]byte, 32<<10)
 	w.stamp = func() { firstByte.CompareAndSwap(0, clock.Now()) }
 	if !w.s.opts.SDKOnly {
@@ -60,13 +67,17 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 			return nil
 		}
 		op := w.s.opts.Mix.pick(w.rng)
-		w.size = 0
+		w.size, w.op = 0, op
 		firstByte.Store(0)
 		start := clock.Now()
 		n, err := w.do(tctx, op)
 		end := clock.Now()
+		w.retries[op] += w.att.take()
 		if err != nil {
 			if ctx.Err() != nil {
+				// The run's hard stop cut it: still an operation that failed.
+				rec.OpError(op, "cut", fmt.Errorf("%s: still in flight when the run's grace period ended; cut after %v",
+					op, time.Duration(end-start).Round(time.Millisecond)))
 				return nil
 			}
 			rec.OpError(op, errorCode(err), explain(op, err))
@@ -97,8 +108,7 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 		obj := w.newObject()
 		var err error
 		if w.fast != nil {
-			_, err = w.fast.do(ctx, http.MethodPut, o.Bucket, obj.key, w.s.content.Body(obj.seed, obj.size), obj.size, "",
-				io.Discard, w.buf, w.stamp)
+			_, err = w.send(ctx, http.MethodPut, obj.key, func() io.Reader { return w.s.content.Body(obj.seed, obj.size) }, obj.size, "", io.Discard)
 		} else {
 			_, err = w.c.PutObject(ctx, o.Bucket, obj.key, w.s.content.Body(obj.seed, obj.size), obj.size, w.s.putOptions())
 		}
@@ -112,13 +122,13 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 		return w.get(ctx)
 	case metrics.Head:
 		if w.fast != nil {
-			_, err := w.fast.do(ctx, http.MethodHead, o.Bucket, w.existing().key, nil, 0, "", io.Discard, w.buf, w.stamp)
+			_, err := w.send(ctx, http.MethodHead, w.existing().key, nil, 0, "", io.Discard)
 			return 0, err
 		}
 		_, err := w.c.StatObject(ctx, o.Bucket, w.existing().key, minio.StatObjectOptions{})
 		return 0, err
 	case metrics.List:
-		return 0, w.list()
+		return 0, w.list(ctx)
 	case metrics.Delete:
 		return 0, w.delete(ctx)
 	case metrics.Multipart:
@@ -137,6 +147,32 @@ func (w *worker) do(ctx context.Context, op metrics.Op) (int64, error) {
 	return 0, fmt.Errorf("operation %s not supported", op)
 }
 
+// send makes a request on the worker's own connection (again); body
+// makes the request's body afresh for each attempt.
+func (w *worker) send(ctx context.Context, method, key string, body func() io.Reader, size int64, rangeHdr string, dst io.Writer) (int64, error) {
+	return w.again(ctx, func() (int64, error) {
+		var b io.Reader
+		if body != nil {
+			b = body()
+		}
+		return w.fast.do(ctx, method, w.s.opts.Bucket, key, b, size, rangeHdr, dst, w.buf, w.stamp)
+	})
+}
+
+// again makes an attempt, and again up to --retries times (after
+// minio-go's backoff) while it fails in a way that may pass; each retry is
+// counted against the operation in progress.
+func (w *worker) again(ctx context.Context, attempt func() (int64, error)) (int64, error) {
+	for try := 0; ; try++ {
+		n, err := attempt()
+		if err == nil || try >= w.s.opts.Retries || !retryable(err) || !backoff(ctx, w.rng, try) {
+			return n, err
+		}
+		w.retries[w.op]++
+		w.firstByte.Store(0) // the answer that counts is the retry's
+	}
+}
+
 // errShortList is a LIST that returned fewer keys than were written under
 // its prefix.
 var errShortList = errors.New("LIST returned fewer keys than were written")
@@ -145,13 +181,17 @@ var errShortList = errors.New("LIST returned fewer keys than were written")
 // fewer than were written there (one that flattens or rewrites "/" in keys
 // lists nothing under the prefix) fails the operation rather than look
 // fast.
-func (w *worker) list() error {
+func (w *worker) list(ctx context.Context) error {
 	o := &w.s.opts
-	res, err := w.c.core.ListObjectsV2(o.Bucket, w.s.listPrefix, "", "", "", o.PageSize)
+	var got int
+	_, err := w.again(ctx, func() (n int64, err error) {
+		got, err = w.c.listPage(ctx, o.Bucket, w.s.listPrefix, o.PageSize)
+		return 0, err
+	})
 	if err != nil {
 		return err
 	}
-	got, want := len(res.Contents), min(o.PageSize, len(w.s.pool))
+	want := min(o.PageSize, len(w.s.pool))
 	w.s.listKeys.Add(int64(got))
 	if got < want {
 		return fmt.Errorf("%w: %d keys under %q, where %d were written (a store that flattens or rewrites '/' in keys? try --key-layout flat)",
@@ -201,8 +241,13 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 	}
 	n, err := w.getBody(ctx, obj, opts, rangeHdr)
 	if err == nil && n != want {
-		// A whole answer of the wrong size is no success either.
+		// A whole answer of the wrong size is no success either; what
+		// followed its Content-Length on the connection is not the next
+		// answer's, so the connection goes with it.
 		err = fmt.Errorf("%w: GET %s: %d bytes, the object (or range) has %d", errBodyLength, obj.key, n, want)
+		if w.fast != nil {
+			w.fast.close()
+		}
 	}
 	return n, err
 }
@@ -211,7 +256,7 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 func (w *worker) getBody(ctx context.Context, obj object, opts minio.GetObjectOptions, rangeHdr string) (int64, error) {
 	o := &w.s.opts
 	if w.fast != nil {
-		return w.fast.do(ctx, http.MethodGet, o.Bucket, obj.key, nil, 0, rangeHdr, struct{ io.Writer }{io.Discard}, w.buf, w.stamp)
+		return w.send(ctx, http.MethodGet, obj.key, nil, 0, rangeHdr, struct{ io.Writer }{io.Discard})
 	}
 	// Core.GetObject is one request; Client.GetObject adds a goroutine and
 	// channels per object for seeking, which a benchmark does not need.
@@ -247,7 +292,7 @@ func (w *worker) delete(ctx context.Context) error {
 		return fmt.Errorf("nothing left to delete: raise --objects or add put to the mix")
 	}
 	if len(keys) == 1 && w.fast != nil {
-		_, err := w.fast.do(ctx, http.MethodDelete, o.Bucket, keys[0], nil, 0, "", io.Discard, w.buf, w.stamp)
+		_, err := w.send(ctx, http.MethodDelete, keys[0], nil, 0, "", io.Discard)
 		return err
 	}
 	if len(keys) == 1 {

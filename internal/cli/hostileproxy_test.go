@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostileModes are the ways hostileFront spoils an answer.
+var hostileModes = []string{"truncate", "wrong-length", "garbage", "close", "stall", "500"}
+
+// hostileFront is a proxy in front of an S3 server that passes every
+// request through and spoils the answer to each object GET in one way:
+//   - flip: one byte of the body changed;
+//   - truncate: the head as sent (its Content-Length), half the body, the
+//     connection closed;
+//   - wrong-length: a Content-Length one short of the body, all of it
+//     sent, the connection kept (what follows is not the next answer);
+//   - garbage: bytes that are not HTTP, the connection closed;
+//   - close: the connection closed unanswered;
+//   - stall: no answer, until the client gives up;
+//   - 500: an S3 InternalError.
+//
+// spoiled, if not nil, gets a value at each spoiled answer (never blocking).
+func hostileFront(t *testing.T, target, mode string, spoiled chan<- string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{}
+	var conns sync.WaitGroup
+	t.Cleanup(func() { l.Close(); conns.Wait(); tr.CloseIdleConnections() })
+	serve := func(conn net.Conn) {
+		defer conns.Done()
+		defer conn.Close()
+		br := bufio.NewReader(conn)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			req.URL.Scheme, req.URL.Host, req.RequestURI = tu.Scheme, tu.Host, ""
+			objectGet := req.Method == http.MethodGet && strings.Count(strings.Trim(req.URL.Path, "/"), "/") >= 1 && req.URL.RawQuery == ""
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				return
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return
+			}
+			if !objectGet || resp.StatusCode != http.StatusOK || len(body) < 2 {
+				resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+				if resp.Write(conn) != nil {
+					return
+				}
+				continue
+			}
+			if spoiled != nil {
+				select {
+				case spoiled <- req.URL.Path:
+				default:
+				}
+			}
+			head := func(length int) string {
+				return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", length)
+			}
+			switch mode {
+			case "flip":
+				body[len(body)/2] ^= 0x5a
+				io.WriteString(conn, head(len(body)))
+				conn.Write(body)
+				continue
+			case "truncate":
+				io.WriteString(conn, head(len(body)))
+				conn.Write(body[:len(body)/2])
+			case "wrong-length":
+				io.WriteString(conn, head(len(body)-1))
+				conn.Write(body)
+				continue
+			case "garbage":
+				conn.Write([]byte("\x00\xff\x13 this is not HTTP\r\n\r\n"))
+			case "close":
+			case "stall":
+				_, _ = io.Copy(io.Discard, conn) // until the client closes
+			case "500":
+				e := "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>"
+				fmt.Fprintf(conn, "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/xml\r\nContent-Length: %d\r\n\r\n%s", len(e), e)
+				continue
+			default:
+				panic("hostileFront: unknown mode " + mode)
+			}
+			return
+		}
+	}
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go serve(conn)
+		}
+	}()
+	return "http://" + l.Addr().String()
+}
+
+// Behind a proxy that spoils every object GET — in each way a hostile or
+// broken server does — a mix of PUTs and GETs ends (within its --timeout
+// and --retries), counts every GET as failed and no PUT, counts the
+// retries against GET, and exits non-zero; with --verify too. Both clients.
+func TestHostileServerAnswers(t *testing.T) {
+	t.Parallel()
+	srv := s3Servers(t)[0]
+	for _, mode := range hostileModes {
+		for _, client := range []string{"fast", "sdk"} {
+			t.Run(mode+"/"+client, func(t *testing.T) {
+				t.Parallel()
+				front := hostileFront(t, srv.endpoint, mode, nil)
+				args := []string{"s3", "--endpoint", front, "--bucket", "hostile-" + mode, "--create-bucket",
+					"--access-key", testAccessKey, "--secret-key", testSecretKey, "--mix", "put=1,get=1", "--size", "4k",
+					"--count", "12", "--concurrency", "2", "--timeout", "1s", "--retries", "1", "--verify",
+					"--rounds", "1", "--warmup", "0", "--keep-going", "--db", filepath.Join(t.TempDir(), "x.db"), "--json"}
+				if client == "sdk" {
+					args = append(args, "--sdk-client")
+				}
+				out, stderr, err := iolab(t, context.Background(), args...)
+				if err == nil || out == "" {
+					t.Fatalf("exit 0 behind a proxy that spoils every GET: %v\n%s\n%s", err, out, stderr)
+				}
+				var r jsonRunS3
+				decodeInto(t, out, &r)
+				if len(r.Runs) != 1 {
+					t.Fatalf("%s", out)
+				}
+				run := r.Runs[0]
+				get, put := run.Ops["get"], run.Ops["put"]
+				if get.Ops != 0 || get.Errors == 0 || put.Errors != 0 || put.Ops == 0 || get.Errors+put.Ops != 12 {
+					t.Fatalf("get %+v, put %+v: want every GET failed, every PUT done", get, put)
+				}
+				retried := run.Extra["get.retries"]
+				if want := mode == "garbage" || mode == "close" || mode == "stall" || mode == "500"; want != (retried == float64(get.Errors)) {
+					t.Errorf("%v GET retries for %d failed GETs (one each when the answer may pass on retry)", retried, get.Errors)
+				}
+				if run.Extra["put.retries"] != 0 || run.Extra["retries"] != retried {
+					t.Errorf("retries %v: want only GET's", run.Extra)
+				}
+				if run.Verify == nil || run.Verify.Checked == 0 || run.Verify.Mismatched+run.Verify.Missing != run.Verify.Checked {
+					t.Errorf("verify %+v: want every object read back found wrong", run.Verify)
+				}
+			})
+		}
+	}
+}
+
+// Ctrl-C or SIGTERM while --verify reads from a server that stalls ends
+// at once (not after --timeout, not after minio-go's retries): the run
+// stored, as interrupted, exit 130 or 143.
+func TestSignalDuringVerify(t *testing.T) {
+	t.Parallel()
+	srv := s3Servers(t)[0]
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			spoiled := make(chan string, 1)
+			front := hostileFront(t, srv.endpoint, "stall", spoiled)
+			db := filepath.Join(t.TempDir(), "x.db")
+			cmd := testIolab("s3", "--endpoint", front, "--bucket", "stalled-verify", "--create-bucket", "--mix", "put", "--size", "4k",
+				"--count", "8", "--concurrency", "2", "--verify", "--timeout", "10m", "--rounds", "1", "--warmup", "0", "--db", db)
+			cmd.Env = append(cmd.Env, "AWS_ACCESS_KEY_ID="+testAccessKey, "AWS_SECRET_ACCESS_KEY="+testSecretKey)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-spoiled: // verify is reading
+			case <-time.After(2 * time.Minute):
+				_ = cmd.Process.Kill()
+				t.Fatalf("verify never began\n%s", stderr.String())
+			}
+			_ = cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute): // the stall's own end is 10 minutes away
+				_ = cmd.Process.Kill()
+				t.Fatalf("%v during verify ignored\n%s", sig, stderr.String())
+			}
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 128+int(sig) {
+				t.Fatalf("%v: %v, want exit %d\n%s", sig, err, 128+int(sig), stderr.String())
+			}
+			if n := countRows(t, db, `SELECT count(*) FROM runs WHERE status = 'interrupted'`); n != 1 {
+				t.Errorf("%d interrupted runs stored, want the one cut in its verify", n)
+			}
+			if n := countRows(t, db, `SELECT count(*) FROM experiments WHERE status = 'interrupted'`); n != 1 {
+				t.Errorf("the experiment is not marked interrupted\n%s", stderr.String())
+			}
+		})
+	}
+}
