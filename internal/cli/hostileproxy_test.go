@@ -20,7 +20,7 @@ import (
 )
 
 // hostileModes are the ways hostileFront spoils an answer.
-var hostileModes = []string{"truncate", "wrong-length", "garbage", "close", "stall", "500"}
+var hostileModes = []string{"flip", "truncate", "wrong-length", "garbage", "close", "stall", "500"}
 
 // hostileFront is a proxy in front of an S3 server that passes every
 // request through and spoils the answer to each object GET in one way:
@@ -81,8 +81,15 @@ func hostileFront(t *testing.T, target, mode string, spoiled chan<- string) stri
 				default:
 				}
 			}
-			head := func(length int) string {
-				return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", length)
+			head := func(length int) string { // the server's, but for its length
+				var b strings.Builder
+				b.WriteString("HTTP/1.1 200 OK\r\n")
+				resp.Header.Del("Content-Length")
+				resp.Header.Del("Transfer-Encoding")
+				resp.Header.Del("Connection")
+				resp.Header.Write(&b)
+				fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n", length)
+				return b.String()
 			}
 			switch mode {
 			case "flip":
@@ -128,7 +135,9 @@ func hostileFront(t *testing.T, target, mode string, spoiled chan<- string) stri
 // Behind a proxy that spoils every object GET — in each way a hostile or
 // broken server does — a mix of PUTs and GETs ends (within its --timeout
 // and --retries), counts every GET as failed and no PUT, counts the
-// retries against GET, and exits non-zero; with --verify too. Both clients.
+// retries against GET, and exits non-zero; with --verify too. A flipped
+// byte is found as the GET arrives (--check-reads), at its offset. Both
+// clients.
 func TestHostileServerAnswers(t *testing.T) {
 	t.Parallel()
 	srv := s3Servers(t)[0]
@@ -137,10 +146,11 @@ func TestHostileServerAnswers(t *testing.T) {
 			t.Run(mode+"/"+client, func(t *testing.T) {
 				t.Parallel()
 				front := hostileFront(t, srv.endpoint, mode, nil)
+				db := filepath.Join(t.TempDir(), "x.db")
 				args := []string{"s3", "--endpoint", front, "--bucket", "hostile-" + mode, "--create-bucket",
 					"--access-key", testAccessKey, "--secret-key", testSecretKey, "--mix", "put=1,get=1", "--size", "4k",
-					"--count", "12", "--concurrency", "2", "--timeout", "1s", "--retries", "1", "--verify",
-					"--rounds", "1", "--warmup", "0", "--keep-going", "--db", filepath.Join(t.TempDir(), "x.db"), "--json"}
+					"--count", "12", "--concurrency", "2", "--timeout", "1s", "--retries", "1", "--verify", "--check-reads",
+					"--rounds", "1", "--warmup", "0", "--keep-going", "--db", db, "--json"}
 				if client == "sdk" {
 					args = append(args, "--sdk-client")
 				}
@@ -164,6 +174,12 @@ func TestHostileServerAnswers(t *testing.T) {
 				}
 				if run.Extra["put.retries"] != 0 || run.Extra["retries"] != retried {
 					t.Errorf("retries %v: want only GET's", run.Extra)
+				}
+				if mode == "flip" {
+					show, _, _ := iolab(t, context.Background(), "show", "--db", db, "--json")
+					if !strings.Contains(show, `"get:content"`) || !strings.Contains(show, "byte 2048 is not what was written") {
+						t.Errorf("flipped GETs not failed as content at byte 2048:\n%s", show)
+					}
 				}
 				if run.Verify == nil || run.Verify.Checked == 0 || run.Verify.Mismatched+run.Verify.Missing != run.Verify.Checked {
 					t.Errorf("verify %+v: want every object read back found wrong", run.Verify)

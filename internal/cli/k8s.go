@@ -12,10 +12,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/workload"
 )
@@ -27,6 +29,9 @@ type k8sOptions struct {
 	segments            int
 	cpu, memory         string
 	namespace           string
+	// secretEnv are NAME=SECRET/KEY: environment variables of the pods
+	// from Secrets, which the command refers to as $(NAME).
+	secretEnv []string
 }
 
 func newK8sCommand(stdout io.Writer) *cobra.Command {
@@ -71,6 +76,8 @@ Apply it with kubectl apply -f -; then iolab show --db postgres://... prints the
 	f.StringVar(&o.credentials, "credentials-secret", "iolab-s3", "Secret holding the S3 keys: aws_access_key_id and aws_secret_access_key (optional)")
 	f.StringVar(&o.cpu, "cpu", "2", "CPU each segment requests and is limited to")
 	f.StringVar(&o.memory, "memory", "2Gi", "memory each segment requests and is limited to")
+	f.StringArrayVar(&o.secretEnv, "secret-env", nil, "NAME=SECRET/KEY: the pods' variable NAME from key KEY of Secret SECRET (repeatable); "+
+		"the command passes a secret as $(NAME), never as its value: --bearer '$(API_TOKEN)', -H 'Authorization: Bearer $(API_TOKEN)'")
 	k8s.AddCommand(job)
 	return k8s
 }
@@ -153,6 +160,15 @@ func (o *k8sOptions) manifest(command []string, planName *string, suffix string)
 			}
 		}
 	}
+	if planName == nil {
+		if err := checkJobCommand(command); err != nil {
+			return "", err
+		}
+	}
+	secretEnv, err := o.secretEnvs()
+	if err != nil {
+		return "", err
+	}
 	group := o.name + "-" + suffix
 	args := append(slices.Clone(command), "--segment-group", group, "--quiet")
 	labels := map[string]string{"app.kubernetes.io/name": "iolab", "iolab/load": group}
@@ -163,6 +179,7 @@ func (o *k8sOptions) manifest(command []string, planName *string, suffix string)
 		{"name": "AWS_ACCESS_KEY_ID", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": o.credentials, "key": "aws_access_key_id", "optional": true}}},
 		{"name": "AWS_SECRET_ACCESS_KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": o.credentials, "key": "aws_secret_access_key", "optional": true}}},
 	}
+	env = append(env, secretEnv...)
 	res := map[string]any{"cpu": o.cpu, "memory": o.memory}
 	meta := o.meta(o.name, labels)
 	container := map[string]any{"name": "iolab", "image": o.image, "args": args, "env": env,
@@ -208,6 +225,57 @@ func (o *k8sOptions) manifest(command []string, planName *string, suffix string)
 	}
 	return fmt.Sprintf("# iolab k8s job: %d segments of %s, group %s\n# then: iolab show --db postgres://... (the merged load)\n%s",
 		o.segments, what, group, b), nil
+}
+
+// envName is a variable --secret-env may set.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// secretEnvs are --secret-env's variables, each from its Secret's key.
+func (o *k8sOptions) secretEnvs() ([]map[string]any, error) {
+	var out []map[string]any
+	for _, e := range o.secretEnv {
+		name, ref, _ := strings.Cut(e, "=")
+		secret, key, ok := strings.Cut(ref, "/")
+		if !envName.MatchString(name) || !ok || !dnsLabel.MatchString(secret) || key == "" {
+			return nil, usage("--secret-env %q: want NAME=SECRET/KEY, e.g. API_TOKEN=iolab-http/token", e)
+		}
+		out = append(out, map[string]any{"name": name, "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": secret, "key": key}}})
+	}
+	return out, nil
+}
+
+// checkJobCommand parses a Job's iolab command as iolab will, so a flag it
+// does not know or a bad value is said once here rather than by N pods,
+// and refuses a secret written into it: a Job's args are readable by
+// anyone who can read its namespace.
+func checkJobCommand(command []string) error {
+	root := NewRoot(io.Discard, io.Discard)
+	cmd, rest, err := root.Find(command)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		return usage("the Job's command, %s: %v", cmd.CommandPath(), err)
+	}
+	var bad string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		s, ok := f.Value.(flagval.Secrets)
+		if !ok || bad != "" {
+			return
+		}
+		for _, v := range s.Secrets() {
+			if v != "" && !redact.IsVarRef(v) {
+				bad = "--" + f.Name
+				return
+			}
+		}
+	})
+	if bad != "" {
+		return usage("%s carries a secret, and a Job's args are readable by anyone who can read its namespace: keep it in a Secret, "+
+			"write it in the command as $(NAME) (%s '$(API_TOKEN)'; a header 'Authorization: Bearer $(API_TOKEN)', a URL's password or token too) "+
+			"and add --secret-env NAME=SECRET/KEY: Kubernetes puts the Secret's value there as each pod starts", bad, bad)
+	}
+	return nil
 }
 
 func randomSuffix() string {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,5 +134,127 @@ workloads:
 		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), want) || strings.Contains(out+err.Error(), "hunter2") {
 			t.Errorf("%s: %v (want %q)", plan, err, want)
 		}
+	}
+}
+
+// k8s job never writes a secret into what it prints — a Job's args and a
+// plan's ConfigMap are readable by anyone who reads the namespace: every
+// kind of secret iolab knows, in a command or in a plan, is refused with
+// the way to pass it, and is printed nowhere. Given as $(NAME) with
+// --secret-env, it becomes a Secret reference.
+func TestK8sJobNeverWritesASecret(t *testing.T) {
+	t.Parallel()
+	sekrit := func(kind string) string { return "sekrit-" + kind + "-7d1e" }
+	s3 := []string{"s3", "--endpoint", "http://s3.svc:9000", "--bucket", "b"}
+	up := []string{"http", "upload", "--url", "http://web.svc/up/{{i}}"}
+	down := []string{"http", "download", "--url", "http://web.svc/f/{{i}}"}
+	commands := map[string][]string{
+		"url-password":    {"http", "upload", "--url", "http://u:" + sekrit("url-password") + "@web.svc/up/{{i}}"},
+		"query-token":     {"http", "download", "--url", "http://web.svc/f/{{i}}?token=" + sekrit("query-token")},
+		"query-signature": {"http", "download", "--url", "http://web.svc/f/{{i}}?X-Amz-Signature=" + sekrit("query-signature")},
+		"query-api-key":   {"http", "download", "--url=http://web.svc/f/{{i}}?api_key=" + sekrit("query-api-key")},
+		"download-url":    append(slices.Clone(up), "--download-url", "http://web.svc/f/{{id}}?access_token="+sekrit("download-url")),
+		"login-url":       append(slices.Clone(up), "--login-url", "http://admin:"+sekrit("login-url")+"@web.svc/login"),
+		"authorization":   append(slices.Clone(up), "-H", "Authorization: Bearer "+sekrit("authorization")),
+		"authorization=":  append(slices.Clone(down), "--header=Authorization: Basic "+sekrit("authorization=")),
+		"api-key-header":  append(slices.Clone(up), "-H", "X-Api-Key: "+sekrit("api-key-header")),
+		"cookie":          append(slices.Clone(down), "-H", "Cookie: session="+sekrit("cookie")),
+		"secret-header":   append(slices.Clone(up), "-H", "X-Custom: "+sekrit("secret-header"), "--secret-header", "X-Custom"),
+		"bearer":          append(slices.Clone(up), "--bearer", sekrit("bearer")),
+		"bearer=":         append(slices.Clone(up), "--bearer="+sekrit("bearer=")),
+		"basic":           append(slices.Clone(up), "--basic", "user:"+sekrit("basic")),
+		"form":            append(slices.Clone(up), "--form-field", "file", "--form", "api_key="+sekrit("form")),
+		"form-token":      append(slices.Clone(up), "--form-field", "file", "--form", "csrf_token="+sekrit("form-token")),
+		"login-body":      append(slices.Clone(up), "--login-url", "http://web.svc/login", "--login-body", `{"user":"u","password":"`+sekrit("login-body")+`"}`),
+		"login-form":      append(slices.Clone(up), "--login-url", "http://web.svc/login", "--login-body", "user=u&secret="+sekrit("login-form")),
+		"access-key":      append(slices.Clone(s3), "--access-key", sekrit("access-key")),
+		"secret-key":      append(slices.Clone(s3), "--secret-key", sekrit("secret-key")),
+		"db":              append(slices.Clone(s3), "--db", "postgres://iolab:"+sekrit("db")+"@pg/iolab"),
+		"endpoint":        {"s3", "--endpoint", "http://k:" + sekrit("endpoint") + "@s3.svc:9000", "--bucket", "b"},
+	}
+	for kind, command := range commands {
+		args := append([]string{"k8s", "job", "--image", "registry.example/iolab:1", "--"}, command...)
+		out, stderr, err := iolab(t, context.Background(), args...)
+		if err == nil || ExitCode(err) != 2 {
+			t.Errorf("%s: a command holding a secret gave a Job (%v):\n%s", kind, err, out)
+			continue
+		}
+		if all := out + stderr + err.Error(); strings.Contains(all, "sekrit-") {
+			t.Errorf("%s: the secret was printed: %s", kind, all)
+		}
+		if !strings.Contains(err.Error(), "Secret") {
+			t.Errorf("%s: the refusal does not say how to pass it: %v", kind, err)
+		}
+	}
+
+	// As $(NAME) with --secret-env: a reference, the value nowhere.
+	out, _, err := iolab(t, context.Background(), "k8s", "job", "--image", "registry.example/iolab:1", "--secret-env", "API_TOKEN=web-keys/token",
+		"--secret-env", "URL_PW=web-keys/pw", "--", "http", "upload", "--url", "http://u:$(URL_PW)@web.svc/up/{{i}}",
+		"-H", "Authorization: Bearer $(API_TOKEN)", "--bearer", "$(API_TOKEN)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(out), &job); err != nil {
+		t.Fatalf("not a batch/v1 Job: %v\n%s", err, out)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	args := strings.Join(c.Args, " ")
+	if !strings.Contains(args, "Authorization: Bearer $(API_TOKEN)") || !strings.Contains(args, "--bearer $(API_TOKEN)") || !strings.Contains(args, "u:$(URL_PW)@") {
+		t.Errorf("args %q: want the references as written", args)
+	}
+	refs := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			refs[e.Name] = e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+		}
+	}
+	if refs["API_TOKEN"] != "web-keys/token" || refs["URL_PW"] != "web-keys/pw" {
+		t.Errorf("env %v: want API_TOKEN and URL_PW from Secret web-keys", refs)
+	}
+	for _, bad := range []string{"API_TOKEN", "API_TOKEN=web-keys", "1X=a/b", "X=Bad_Name/k"} {
+		if _, _, err := iolab(t, context.Background(), "k8s", "job", "--image", "i", "--secret-env", bad, "--", "s3", "--endpoint",
+			"http://s3.svc:9000", "--bucket", "b"); err == nil || ExitCode(err) != 2 {
+			t.Errorf("--secret-env %s: %v", bad, err)
+		}
+	}
+
+	// A plan holding any of them is refused before its ConfigMap.
+	dir := t.TempDir()
+	plans := map[string]string{
+		"header-list":    "header: [\"Authorization: Bearer " + sekrit("header-list") + "\"]",
+		"header":         "header: \"X-Api-Key: " + sekrit("header") + "\"",
+		"header-custom":  "header: [\"X-Custom: " + sekrit("header-custom") + "\"]\n      secret-header: [X-Custom]",
+		"form-list":      "form-field: file\n      form: [\"api_key=" + sekrit("form-list") + "\"]",
+		"bearer-key":     "bearer: " + sekrit("bearer-key"),
+		"basic-key":      "basic: u:" + sekrit("basic-key"),
+		"login-body-key": "login-url: http://web.svc/login\n      login-body: '{\"password\":\"" + sekrit("login-body-key") + "\"}'",
+		"url-pw":         "",
+	}
+	for kind, extra := range plans {
+		url := "http://web.svc/up/{{i}}"
+		if kind == "url-pw" {
+			url = "http://u:" + sekrit("url-pw") + "@web.svc/up/{{i}}?token=" + sekrit("url-token")
+		}
+		text := "workloads:\n  - http:\n      url: " + url + "\n      count: 1\n"
+		if extra != "" {
+			text += "      " + extra + "\n"
+		}
+		path := filepath.Join(dir, kind+".yaml")
+		writeFiles(t, dir, map[string]string{kind + ".yaml": text})
+		out, stderr, err := iolab(t, context.Background(), "k8s", "job", "--image", "registry.example/iolab:1", path)
+		if err == nil || ExitCode(err) != 2 {
+			t.Errorf("plan %s: a plan holding a secret gave a ConfigMap (%v):\n%s", kind, err, out)
+			continue
+		}
+		if all := out + stderr + err.Error(); strings.Contains(all, "sekrit-") {
+			t.Errorf("plan %s: the secret was printed: %s", kind, all)
+		}
+	}
+	// And variables of a variant's environment.
+	writeFiles(t, dir, map[string]string{"env.yaml": "variants:\n  - name: a\n    env: {API_TOKEN: " + sekrit("env") + "}\n" +
+		"workloads:\n  - http:\n      url: http://web.svc/up/{{i}}\n      count: 1\n"})
+	if out, _, err := iolab(t, context.Background(), "k8s", "job", "--image", "i", filepath.Join(dir, "env.yaml")); err == nil || strings.Contains(out, "sekrit-") {
+		t.Errorf("a plan with a secret in a variant's env: %v\n%s", err, out)
 	}
 }

@@ -36,26 +36,26 @@ func redactPlan(text []byte) string {
 func maskSecrets(n *yaml.Node) bool {
 	changed := false
 	if n.Kind == yaml.MappingNode {
+		// Each value of a key, a list's too (header: ["Authorization: ..."]).
+		values := func(v *yaml.Node) []*yaml.Node {
+			if v.Kind == yaml.SequenceNode {
+				return v.Content
+			}
+			return []*yaml.Node{v}
+		}
+		var extra []string // secret-header: names
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if v.Kind != yaml.ScalarNode {
-				continue
+			if k := n.Content[i].Value; k == "secret-header" || k == "secret_header" {
+				for _, v := range values(n.Content[i+1]) {
+					extra = append(extra, v.Value)
+				}
 			}
-			masked := v.Value
-			switch {
-			case k.Value == "header" || k.Value == "H":
-				masked = flagval.MaskPair(v.Value, ":", nil)
-			case k.Value == "form":
-				masked = flagval.MaskPair(v.Value, "=", nil)
-			case redact.IsSecretName(k.Value):
-				masked = redact.Mask
-				redact.Secret(v.Value)
-				flagval.RegisterBodySecrets(v.Value)
-			default:
-				masked = redact.URL(v.Value)
-			}
-			if masked != v.Value {
-				v.Value, v.Style, changed = masked, 0, true
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			for _, v := range values(n.Content[i+1]) {
+				if v.Kind == yaml.ScalarNode && maskValue(n.Content[i].Value, v, extra) {
+					changed = true
+				}
 			}
 		}
 	}
@@ -65,4 +65,27 @@ func maskSecrets(n *yaml.Node) bool {
 		}
 	}
 	return changed
+}
+
+// maskValue masks the scalar v of plan key k if it is, or holds, a
+// secret; extra are the names --secret-header adds.
+func maskValue(k string, v *yaml.Node, extra []string) bool {
+	masked := v.Value
+	switch {
+	case k == "header" || k == "H":
+		masked = flagval.MaskPair(v.Value, ":", extra)
+	case k == "form":
+		masked = flagval.MaskPair(v.Value, "=", extra)
+	case redact.IsSecretName(k):
+		masked = redact.Mask
+		redact.Secret(v.Value)
+		flagval.RegisterBodySecrets(v.Value)
+	default:
+		masked = redact.URL(v.Value)
+	}
+	if masked == v.Value {
+		return false
+	}
+	v.Value, v.Style = masked, 0
+	return true
 }

@@ -9,6 +9,7 @@
 package datagen
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -135,4 +136,75 @@ func (g *Generator) fillSerial(buf []byte, serial uint64) {
 			off = 0
 		}
 	}
+}
+
+// compare compares p with the bytes of block serial (generated blockLen
+// bytes long) from byte at on, and returns the index in p of the first
+// that differs, or -1. It reads the pool where fillSerial copies from,
+// so checking a read costs one pass over it, not a copy and a pass.
+func (g *Generator) compare(p []byte, serial uint64, at, blockLen int) int {
+	if g.pattern.Zeros || g.pattern.CompressPct == 100 {
+		return nonZero(p)
+	}
+	h := (serial + g.seed) * 0x9e3779b97f4a7c15
+	first := int(h>>40) % (poolSize / sectorSize)
+	random := sectorSize - sectorSize*g.pattern.CompressPct/100 // bytes of each sector from the pool
+	for i := 0; i < len(p); {
+		pos := at + i
+		s := pos / sectorSize * sectorSize // the sector's start in the block
+		in := pos - s
+		piece := p[i:min(len(p), i+sectorSize-in)]
+		n := min(random, blockLen-s, sectorSize) // as fillSerial: n of the sector from the pool, then zeros
+		src := g.pool[(first+s/sectorSize)%(poolSize/sectorSize)*sectorSize:]
+		for j := 0; j < len(piece); {
+			b := in + j // byte of the sector
+			switch {
+			case b < 8 && n >= 8: // the stamp
+				var st [8]byte
+				binary.LittleEndian.PutUint64(st[:], stamp(serial, s))
+				k := min(8-b, len(piece)-j)
+				if d := mismatch(piece[j:j+k], st[b:b+k]); d >= 0 {
+					return i + j + d
+				}
+				j += k
+			case b < n: // from the pool
+				k := min(n-b, len(piece)-j)
+				if d := mismatch(piece[j:j+k], src[b:b+k]); d >= 0 {
+					return i + j + d
+				}
+				j += k
+			default: // zeros
+				if d := nonZero(piece[j:]); d >= 0 {
+					return i + j + d
+				}
+				j = len(piece)
+			}
+		}
+		i += len(piece)
+	}
+	return -1
+}
+
+// mismatch is the index of the first byte where a and b (of one length)
+// differ, or -1.
+func mismatch(a, b []byte) int {
+	if bytes.Equal(a, b) {
+		return -1
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// nonZero is the index of the first byte of p that is not zero, or -1.
+func nonZero(p []byte) int {
+	for i, b := range p {
+		if b != 0 {
+			return i
+		}
+	}
+	return -1
 }

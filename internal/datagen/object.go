@@ -124,3 +124,59 @@ func (b *body) Seek(offset int64, whence int) (int64, error) {
 	b.off = offset
 	return offset, nil
 }
+
+// Checker compares a body with what it should hold as the body streams
+// in — a whole object or a range of it — without generating the content
+// first: each byte is compared with the generator's pool where it comes
+// from. One Checker serves one reader after another (Reset), with no
+// allocation per read.
+type Checker struct {
+	c          Content
+	seed       uint64
+	size       int64 // the object's
+	off, end   int64 // the next byte expected, and the end of the range
+	bad        int64 // offset in the object of the first byte that differs; -1 if none
+	blockBytes int   // the size of the blocks the object was generated in
+}
+
+// Checker returns a checker of this content's objects.
+func (c Content) Checker() *Checker { return &Checker{c: c, bad: -1} }
+
+// Reset starts checking bytes [from, to) of the object of this seed and
+// size.
+func (k *Checker) Reset(seed uint64, size, from, to int64) {
+	k.seed, k.size, k.off, k.end, k.bad = seed, size, from, to, -1
+	k.blockBytes = int(min(chunkSize, max(size, 1))) // as Body generates it
+}
+
+// Write compares p with the next bytes expected; it never fails, so a
+// copy into it reads the whole body. Bytes past the range differ.
+func (k *Checker) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && k.bad < 0 {
+		if k.off >= k.end {
+			k.bad = k.off
+			break
+		}
+		bs := int64(k.blockBytes)
+		at := int(k.off % bs)
+		m := min(int64(len(p)), bs-int64(at), k.end-k.off)
+		if i := k.c.gen.compare(p[:m], k.seed<<24|uint64(k.off/bs), at, k.blockBytes); i >= 0 {
+			k.bad = k.off + int64(i)
+			break
+		}
+		k.off += m
+		p = p[m:]
+	}
+	return n, nil
+}
+
+// Differs returns the offset in the object of the first byte that is not
+// what it should be (a body cut short differs at its end), or -1 when the
+// whole range came as it should.
+func (k *Checker) Differs() int64 {
+	if k.bad < 0 && k.off < k.end {
+		return k.off
+	}
+	return k.bad
+}

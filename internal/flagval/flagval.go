@@ -195,6 +195,41 @@ func (v Secret) String() string {
 	return redact.Mask
 }
 func (v Secret) Type() string { return "secret" }
+
+// Secrets says what secrets a flag holds, for what must not be written
+// where others read it (a Kubernetes Job's args).
+type Secrets interface{ Secrets() []string }
+
+func (v Secret) Secrets() []string {
+	if *v.P == "" {
+		return nil
+	}
+	return []string{*v.P}
+}
+
+func (v URL) Secrets() []string { return redact.URLSecrets(*v.P) }
+
+func (v URLList) Secrets() []string {
+	var out []string
+	for _, u := range strings.Split(*v.P, ",") {
+		out = append(out, redact.URLSecrets(strings.TrimSpace(u))...)
+	}
+	return out
+}
+
+func (v Pairs) Secrets() []string {
+	var extra []string
+	if v.Extra != nil {
+		extra = *v.Extra
+	}
+	var out []string
+	for _, pair := range *v.P {
+		if name, value, ok := strings.Cut(pair, v.Sep); ok && redact.IsSecretName(strings.TrimSpace(name), extra...) {
+			out = append(out, strings.TrimSpace(value))
+		}
+	}
+	return out
+}
 func (v Secret) Set(s string) error {
 	*v.P = s
 	redact.Secret(s)

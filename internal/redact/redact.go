@@ -14,6 +14,7 @@ import (
 	"errors"
 	"io"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -26,24 +27,33 @@ const Mask = "***"
 // ones would mangle ordinary words. Known places mask secrets of any length.
 const minScrubLen = 4
 
+// varRef is a whole reference to a variable, after a scheme word.
+var varRef = regexp.MustCompile(`^([A-Za-z]+ )?\$\([A-Za-z_][A-Za-z0-9_]*\)$`)
+
 var registry struct {
 	mu      sync.RWMutex
 	secrets []string // longest first, so a secret's prefix never wins
 }
 
-// Secret registers values as secrets for String; empty and short ones are
-// ignored.
+// Secret registers values as secrets for String; empty and short ones
+// are ignored, and so is a reference to a variable — $(API_TOKEN), which
+// Kubernetes replaces in a Job's args — which is no secret.
 func Secret(values ...string) {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	for _, v := range values {
-		if len(v) < minScrubLen || slices.Contains(registry.secrets, v) {
+		if len(v) < minScrubLen || slices.Contains(registry.secrets, v) || varRef.MatchString(v) {
 			continue
 		}
 		registry.secrets = append(registry.secrets, v)
 	}
 	slices.SortFunc(registry.secrets, func(a, b string) int { return len(b) - len(a) })
 }
+
+// IsVarRef says v is a reference to a variable, $(NAME), after a scheme
+// word for headers ("Bearer $(NAME)"): what Kubernetes expands in a
+// container's args as the pod starts.
+func IsVarRef(v string) bool { return varRef.MatchString(v) }
 
 // String replaces every registered secret in s with Mask.
 func String(s string) string {
@@ -83,7 +93,7 @@ var secretWords = []string{"auth", "cookie", "token", "secret", "password", "pas
 // X-Api-Key, AWS_SECRET_ACCESS_KEY, bearer ... and any name in extra
 // (--secret-header), compared without case.
 func IsSecretName(name string, extra ...string) bool {
-	n := strings.ToLower(name)
+	n := strings.ReplaceAll(strings.ToLower(name), "_", "-") // login_body as login-body
 	for _, w := range secretWords {
 		if strings.Contains(n, w) {
 			return true
@@ -142,6 +152,27 @@ func maskQuery(s string) string {
 		return s
 	}
 	return s[:q+1] + strings.Join(params, "&") + s[end:]
+}
+
+// URLSecrets are the secrets URL masks in s: its password and the values
+// of its secret query parameters.
+func URLSecrets(s string) []string {
+	var out []string
+	if q := strings.IndexByte(s, '?'); q >= 0 {
+		query, _, _ := strings.Cut(s[q+1:], "#")
+		for _, p := range strings.Split(query, "&") {
+			k, v, ok := strings.Cut(p, "=")
+			if name, err := url.QueryUnescape(k); ok && v != "" && err == nil && IsSecretName(name) {
+				out = append(out, unescaped(v))
+			}
+		}
+	}
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		}
+	}
+	return out
 }
 
 func unescaped(v string) string {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -45,6 +46,9 @@ func StartS3(work, name, accessKey, secretKey string) (string, int, func()) {
 		cmd = exec.Command(bin, "server", data, "--address", addr, "--quiet")
 		cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+accessKey, "MINIO_ROOT_PASSWORD="+secretKey)
 	}
+	// It dies with the bench, however the bench ends (log.Fatal skips
+	// the deferred stop).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		log.Fatalf("start %s: %v", name, err)
 	}

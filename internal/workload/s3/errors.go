@@ -132,6 +132,8 @@ func errorCode(err error) string {
 		return "canceled"
 	case errors.Is(err, errBodyLength):
 		return "body-length"
+	case errors.Is(err, errContent):
+		return "content"
 	case errors.Is(err, errShortList):
 		return "list-short"
 	case malformed(err):

@@ -74,6 +74,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.zeros, "zeros", false, "objects of zeros")
 	flagval.PercentVar(f, &j.DedupPct, "dedup", 0, "percentage of objects whose content repeats an earlier object")
 	f.BoolVar(&j.Verify, "verify", false, "read back every object the run wrote and check its content")
+	f.BoolVar(&j.CheckReads, "check-reads", j.CheckReads, "compare every GET's bytes, as they arrive, with what was written (prepared objects, ranges too); a byte that differs fails the GET, naming key and offset")
 	f.BoolVar(&j.Keep, "keep", false, "leave the objects the run created")
 	f.Var(flagval.Duration{P: &j.Timeout}, "timeout", "bound on each request, from its start to the end of its answer (0: none); one that passes it is a timeout error of its operation")
 	flagval.IntVar(f, &j.Retries, "retries", j.Retries, 0, 10, "times a request that failed in a way that may pass (no answer, a timeout, 500, 503 SlowDown) is sent again, after minio-go's backoff; every retry is counted per operation")

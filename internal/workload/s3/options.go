@@ -56,7 +56,10 @@ type Options struct {
 	// object exactly (Data.DedupPct works within objects).
 	DedupPct int
 	Verify   bool
-	Keep     bool
+	// CheckReads compares every GET's bytes, as they arrive, with what
+	// was written.
+	CheckReads bool
+	Keep       bool
 	// SDKOnly sends GET and PUT through minio-go too, instead of each
 	// worker's own signed connection.
 	SDKOnly bool

@@ -98,6 +98,9 @@ func (s *S3) Params() map[string]string {
 	if o.HTTP2 {
 		p["http2"] = "1"
 	}
+	if o.CheckReads != DefaultOptions().CheckReads {
+		p["check_reads"] = fmt.Sprint(o.CheckReads)
+	}
 	if o.Data.CompressPct > 0 {
 		p["compressible"] = fmt.Sprint(o.Data.CompressPct)
 	}
@@ -400,7 +403,9 @@ func (v Verification) addTo(res *metrics.Result) {
 	res.Extra["verify_missing"] = float64(v.Missing)
 	if len(v.Bad) > 0 {
 		res.Errors += v.Mismatched + v.Missing
-		res.FirstError = "verify: " + v.Bad[0]
+		if res.FirstError == "" { // the load's own came first
+			res.FirstError = "verify: " + v.Bad[0]
+		}
 		res.Notes = append(res.Notes, metrics.Note{Code: "verify-failed", Message: fmt.Sprintf(
 			"%d of %d objects read back wrong or missing; first: %s", v.Mismatched+v.Missing, v.Checked, strings.Join(v.Bad, ", "))})
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
 )
@@ -41,12 +42,14 @@ type worker struct {
 	op        metrics.Op // the operation in progress
 	att       attempts   // minio-go's requests of the operation in progress
 	retries   [metrics.NumOps]int64
+	check     *datagen.Checker // --check-reads
 }
 
 func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 	firstByte := &w.firstByte
 	tctx := context.WithValue(httpTrace(ctx, clock, firstByte), attemptsKey{}, &w.att)
 	w.buf = make([]byte, 32<<10)
+	w.check = w.s.content.Checker()
 	w.stamp = func() { firstByte.CompareAndSwap(0, clock.Now()) }
 	if !w.s.opts.SDKOnly {
 		w.fast = newFastConn(w.c, &w.s.opts)
@@ -173,6 +176,9 @@ func (w *worker) again(ctx context.Context, attempt func() (int64, error)) (int6
 	}
 }
 
+// errContent is a read whose bytes are not what was written.
+var errContent = errors.New("content differs")
+
 // errShortList is a LIST that returned fewer keys than were written under
 // its prefix.
 var errShortList = errors.New("LIST returned fewer keys than were written")
@@ -227,19 +233,29 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 	obj := w.existing()
 	w.size = obj.size
 	opts := minio.GetObjectOptions{}
-	rangeHdr := ""
+	rangeHdr, off := "", int64(0)
 	if o.RangeSize > 0 && obj.size > o.RangeSize {
-		off := w.rng.Int64N(obj.size - o.RangeSize + 1)
+		off = w.rng.Int64N(obj.size - o.RangeSize + 1)
 		if err := opts.SetRange(off, off+o.RangeSize-1); err != nil {
 			return 0, err
 		}
 		rangeHdr = fmt.Sprintf("bytes=%d-%d", off, off+o.RangeSize-1)
 	}
-	want := obj.size
+	from, want := int64(0), obj.size
 	if rangeHdr != "" {
-		want = o.RangeSize
+		from, want = off, o.RangeSize
 	}
-	n, err := w.getBody(ctx, obj, opts, rangeHdr)
+	var dst io.Writer = struct{ io.Writer }{io.Discard}
+	if o.CheckReads {
+		w.check.Reset(obj.seed, obj.size, from, from+want)
+		dst = w.check
+	}
+	n, err := w.getBody(ctx, obj, opts, rangeHdr, dst)
+	if err == nil && o.CheckReads && n == want {
+		if at := w.check.Differs(); at >= 0 {
+			err = fmt.Errorf("%w: GET %s: byte %d is not what was written", errContent, obj.key, at)
+		}
+	}
 	if err == nil && n != want {
 		// A whole answer of the wrong size is no success either; what
 		// followed its Content-Length on the connection is not the next
@@ -252,11 +268,11 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// getBody reads an object (or a range of it) to its end.
-func (w *worker) getBody(ctx context.Context, obj object, opts minio.GetObjectOptions, rangeHdr string) (int64, error) {
+// getBody reads an object (or a range of it) to its end, into dst.
+func (w *worker) getBody(ctx context.Context, obj object, opts minio.GetObjectOptions, rangeHdr string, dst io.Writer) (int64, error) {
 	o := &w.s.opts
 	if w.fast != nil {
-		return w.send(ctx, http.MethodGet, obj.key, nil, 0, rangeHdr, struct{ io.Writer }{io.Discard})
+		return w.send(ctx, http.MethodGet, obj.key, nil, 0, rangeHdr, dst)
 	}
 	// Core.GetObject is one request; Client.GetObject adds a goroutine and
 	// channels per object for seeking, which a benchmark does not need.
@@ -267,7 +283,7 @@ func (w *worker) getBody(ctx context.Context, obj object, opts minio.GetObjectOp
 	defer r.Close()
 	// Plain Writer and Reader, so the copy uses the worker's buffer and not
 	// io.Discard's small pooled ones.
-	return io.CopyBuffer(struct{ io.Writer }{io.Discard}, struct{ io.Reader }{r}, w.buf)
+	return io.CopyBuffer(dst, struct{ io.Reader }{r}, w.buf)
 }
 
 // delete removes objects this worker wrote, newest first, else ones
