@@ -70,7 +70,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err := o.Output.validateOutput(); err != nil {
 		return err
 	}
-	text, err := os.ReadFile(path)
+	text, err := plan.ReadFile(path)
 	if err != nil {
 		return usage("%s: %v", path, err)
 	}

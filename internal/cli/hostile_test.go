@@ -225,3 +225,31 @@ func TestCtrlCDuringBuildIsAnInterruption(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 }
+
+// Input that would exhaust memory or never end is refused before any
+// work, naming the flag or the file's position: a plan of nested
+// brackets, a frame rate or operation rate whose period is longer than
+// the run.
+func TestInputCaps(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	writeFiles(t, dir, map[string]string{"bomb.yaml": "workloads: " + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + "\n"})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"experiment", filepath.Join(dir, "bomb.yaml")}, "bomb.yaml:1:76: brackets nested deeper than 64 levels"},
+		{[]string{"experiment", "/dev/zero"}, "a plan may hold at most 4 MiB"},
+		{[]string{"frames", "--directory", dir, "--profile", "2K-24bit", "--fps", "1e-30", "--frames", "4"}, "--fps 1e-30 for 4: a schedule of"},
+		{[]string{"s3", "--endpoint", "http://127.0.0.1:1", "--bucket", "bbb", "--rate", "0.01", "--runtime", "10s"},
+			"--rate 0.01: one every 1m40s, longer than the run (--runtime 10s)"},
+		{[]string{"s3", "--endpoint", "http://127.0.0.1:1", "--bucket", "bbb", "--rate", "1e-9", "--count", "10"}, "longer than the 24h0m0s iolab allows"},
+		{[]string{"fs", "--directory", dir, "--size", "1m", "--rate_iops", "1", "--runtime", "500ms"}, "one every 1s, longer than the run"},
+	} {
+		_, _, err := iolab(t, context.Background(), append(tc.args, "--db", db)...)
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v (exit %d), want %q", tc.args, err, ExitCode(err), tc.want)
+		}
+	}
+}

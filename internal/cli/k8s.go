@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -95,7 +94,7 @@ const planDir = "/etc/iolab"
 // (experiment PLAN) in segments. A plan that holds secrets is refused:
 // anyone who can read the namespace reads a ConfigMap.
 func (o *k8sOptions) planManifest(path, suffix string) (string, error) {
-	text, err := os.ReadFile(path)
+	text, err := plan.ReadFile(path)
 	if err != nil {
 		return "", usage("%s: %v", path, err)
 	}

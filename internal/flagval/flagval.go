@@ -165,6 +165,39 @@ func FloatVar(f *pflag.FlagSet, p *float64, name string, def, min, max float64, 
 	f.Var(Float{P: p, Min: min, Max: max}, name, usage)
 }
 
+// MaxSpan is the longest a paced schedule may take when no runtime bounds
+// it (--fps with --frames, --rate with --count).
+const MaxSpan = 24 * time.Hour
+
+// CheckPeriod refuses a rate (operations, frames or blocks per second)
+// that cannot mean what was asked: its period — one every 1/perSecond
+// seconds — longer than the runtime, or, with a count and no runtime, a
+// schedule longer than MaxSpan. Every paced workload asks it, so a rate is
+// judged alike everywhere; 0 (no pacing) passes.
+func CheckPeriod(flag string, perSecond float64, runtime time.Duration, count int64) error {
+	if perSecond <= 0 {
+		return nil
+	}
+	period := 1 / perSecond // seconds
+	switch {
+	case runtime > 0 && period > runtime.Seconds():
+		return fmt.Errorf("%s %g: one every %s, longer than the run (--runtime %v); give at least %.3g", flag, perSecond,
+			spell(period), runtime, 1/runtime.Seconds())
+	case runtime <= 0 && count > 0 && float64(count)*period > MaxSpan.Seconds():
+		return fmt.Errorf("%s %g for %d: a schedule of %s, longer than the %v iolab allows; give at least %.3g", flag, perSecond, count,
+			spell(float64(count)*period), MaxSpan, float64(count)/MaxSpan.Seconds())
+	}
+	return nil
+}
+
+// spell says a number of seconds as a duration, however large.
+func spell(s float64) string {
+	if s > float64(math.MaxInt64)/1e9 {
+		return fmt.Sprintf("%.3g s", s)
+	}
+	return time.Duration(s * 1e9).Round(time.Millisecond).String()
+}
+
 // Bounds shared by several commands.
 const (
 	MaxConcurrency = 10_000        // requests in flight in one process (s3, http)

@@ -252,6 +252,9 @@ func Load(path string) (*Plan, error) {
 
 // Parse checks a plan's text; path is used in messages and for Dir.
 func Parse(path string, text []byte) (*Plan, error) {
+	if err := checkCaps(path, text); err != nil {
+		return nil, err
+	}
 	var raw yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	if err := dec.Decode(&raw); err != nil {

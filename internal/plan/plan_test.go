@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -251,5 +252,35 @@ func TestScaleExampleParses(t *testing.T) {
 	w := p.Workloads[0]
 	if w.Scale != "lines" || len(w.Matrix[0].Values) != 6 || len(w.Metrics) != 1 || w.Metrics[0].Name != "sort_s" || len(p.Extrapolate.At) != 2 || w.ScaleAdvice() != "" {
 		t.Fatalf("%+v", p)
+	}
+}
+
+// A plan of 100,000 nested brackets (200 KB) is refused before the YAML
+// parser sees it — it took 15 GiB there — naming where it passed the
+// cap, in bounded memory; so is one past the size cap, and brackets in
+// quotes and comments do not count.
+func TestNestingAndSizeCaps(t *testing.T) {
+	bomb := "workloads: " + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + "\n"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Parse("bomb.yaml", []byte(bomb))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "bomb.yaml:1:76: brackets nested deeper than 64 levels") {
+		t.Fatalf("%v", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 100<<20 {
+		t.Errorf("refusing the bomb allocated %d MiB", alloc>>20)
+	}
+	big := "# " + strings.Repeat("x", MaxPlanBytes) + "\nworkloads: []\n"
+	if _, err := Parse("big.yaml", []byte(big)); err == nil || !strings.Contains(err.Error(), "a plan may hold at most") {
+		t.Errorf("a plan past the size cap: %v", err)
+	}
+	quoted := "# [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n" +
+		"workloads:\n  - cmd: {run: \"echo '" + strings.Repeat("[", 100) + "'\"}\n"
+	if err := checkCaps("quoted.yaml", []byte(quoted)); err != nil {
+		t.Errorf("brackets in quotes and comments counted: %v", err)
+	}
+	if err := checkCaps("apostrophe.yaml", []byte("note: it's\nx: "+strings.Repeat("[", 65)+"\n")); err == nil {
+		t.Error("an apostrophe in a word hid the brackets after it")
 	}
 }

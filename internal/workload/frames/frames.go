@@ -24,6 +24,7 @@ import (
 
 	"github.com/iolab/iolab/internal/datagen"
 	"github.com/iolab/iolab/internal/driver"
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/units"
@@ -117,6 +118,11 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--order %q: want sequential, reverse or random", o.Order)
 	case o.Header < 0 || o.Header > 1<<30:
 		return fmt.Errorf("--header: want 0..1g bytes")
+	}
+	if err := flagval.CheckPeriod("--fps", o.FPS, 0, int64(max(o.Frames, 1))); err != nil {
+		return err
+	}
+	switch {
 	case o.Stream != "" && o.Profile.empty():
 		return errors.New("--stream with the empty profile: a stream of empty frames is no I/O at all")
 	}

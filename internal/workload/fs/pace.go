@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/units"
 )
@@ -54,6 +55,9 @@ func (o *Options) validatePace() error {
 			return fmt.Errorf("--rate/--rate_iops: want values >= 0")
 		case o.Rate[d] > 0 && o.RateIOPS[d] > 0:
 			return fmt.Errorf("--rate and --rate_iops both cap %ss: give one", metrics.Op(d))
+		}
+		if err := flagval.CheckPeriod(fmt.Sprintf("--rate/--rate_iops (%ss, in operations/s)", metrics.Op(d)), o.opsPerSecond(metrics.Op(d)), o.Runtime, 0); err != nil {
+			return err
 		}
 	}
 	switch {

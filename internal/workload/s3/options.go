@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/units"
@@ -203,6 +204,11 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--dedup %d: want 0..100", o.DedupPct)
 	case o.Runtime == 0 && o.Count == 0:
 		return fmt.Errorf("--runtime or --count is required")
+	}
+	if err := flagval.CheckPeriod("--rate", o.Rate, o.Runtime, o.Count); err != nil {
+		return err
+	}
+	switch {
 	case len(o.Sizes.Fixed) == 0 && o.Sizes.Max == 0:
 		return fmt.Errorf("--size is required")
 	}
