@@ -9,8 +9,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -234,6 +236,89 @@ func TestSignalDuringVerify(t *testing.T) {
 			}
 			if n := countRows(t, db, `SELECT count(*) FROM experiments WHERE status = 'interrupted'`); n != 1 {
 				t.Errorf("the experiment is not marked interrupted\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+// hostileHTTP is an HTTP server that keeps what is PUT and answers every
+// GET of it spoiled in one of hostileFront's ways.
+func hostileHTTP(t *testing.T, mode string) string {
+	t.Helper()
+	var mu sync.Mutex
+	kept := map[string][]byte{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			kept[r.URL.Path] = b
+			mu.Unlock()
+			fmt.Fprintf(w, `{"id":%q}`, path.Base(r.URL.Path))
+			return
+		}
+		mu.Lock()
+		body := bytes.Clone(kept[r.URL.Path])
+		mu.Unlock()
+		if mode == "500" {
+			http.Error(w, "boom", http.StatusInternalServerError)
+			return
+		}
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		head := func(n int) { fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", n) }
+		switch mode {
+		case "flip":
+			body[len(body)/2] ^= 0x5a
+			head(len(body))
+			buf.Write(body)
+		case "truncate":
+			head(len(body))
+			buf.Write(body[:len(body)/2])
+		case "wrong-length":
+			head(len(body) - 1)
+			buf.Write(body)
+		case "garbage":
+			buf.WriteString("\x00\xff\x13 this is not HTTP\r\n\r\n")
+		case "close":
+		case "stall":
+			buf.Flush()
+			_, _ = io.Copy(io.Discard, conn)
+		default:
+			panic("hostileHTTP: unknown mode " + mode)
+		}
+		buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// The same for http: uploads, each downloaded back with --verify, from a
+// server that spoils every download; every download fails (none is a
+// success), every upload stands, within --timeout, exit non-zero.
+func TestHostileHTTPDownloads(t *testing.T) {
+	t.Parallel()
+	for _, mode := range hostileModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			url := hostileHTTP(t, mode)
+			out, stderr, err := iolab(t, context.Background(), "http", "upload", "--url", url+"/f/{{i}}", "--id-from-json", "id",
+				"--download-url", url+"/f/{{id}}",
+				"--verify", "--size", "4k", "--count", "6", "--timeout", "1s", "--rounds", "1", "--warmup", "0", "--keep-going",
+				"--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+			if err == nil || out == "" {
+				t.Fatalf("exit 0 from a server that spoils every download: %v\n%s\n%s", err, out, stderr)
+			}
+			var r jsonRunS3
+			decodeInto(t, out, &r)
+			if len(r.Runs) != 1 {
+				t.Fatalf("%s", out)
+			}
+			up, down := r.Runs[0].Ops["upload"], r.Runs[0].Ops["download"]
+			if up.Ops != 6 || up.Errors != 0 || down.Ops != 0 || down.Errors != 6 {
+				t.Fatalf("uploads %+v, downloads %+v: want 6 uploads, 6 failed downloads", up, down)
 			}
 		})
 	}

@@ -70,7 +70,8 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&j.HTTP2, "http2", false, "HTTP/2 over TLS")
 	f.BoolVar(&j.H2C, "h2c", false, "HTTP/2 without TLS")
 	f.BoolVar(&j.Insecure, "insecure", false, "accept any TLS certificate")
-	f.BoolVar(&j.Verify, "verify", false, "download: check the bytes against what the upload of the same index sent")
+	f.BoolVar(&j.Verify, "verify", false, "download: compare every byte, as it arrives, with what the upload of the same index sent (ranges too); a byte that differs fails the download, naming its offset")
+	f.BoolVar(&j.Verify, "check-reads", false, "the same as --verify, by the name s3 gives it")
 	f.Var(flagval.Duration{P: &j.Timeout}, "timeout", "per request")
 }
 

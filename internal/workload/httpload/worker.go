@@ -2,9 +2,11 @@ package httpload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -26,6 +28,7 @@ type worker struct {
 	firstByte  atomic.Int64
 	mismatched *atomic.Int64
 	verified   *atomic.Int64
+	check      *datagen.Checker // --verify's, made at the first download
 	// busyNs is the time spent uploading and downloading, for rates of
 	// each direction over its own time when they take turns.
 	busyNs [2]int64
@@ -95,7 +98,7 @@ func (w *worker) upload(i, size int64) (string, bool) {
 	start := w.begin()
 	resp, err := w.h.client.Do(req)
 	if err != nil {
-		w.rec.OpError(metrics.Upload, "network", redact.Err(err))
+		w.rec.OpError(metrics.Upload, errorCode(w.ctx, err), redact.Err(err))
 		return "", false
 	}
 	reply, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
@@ -126,26 +129,31 @@ func (w *worker) download(url string, seed uint64, size int64) {
 		return
 	}
 	w.h.decorate(req)
-	ranged := o.RangeSize > 0 && size > o.RangeSize
-	if ranged {
-		off := w.rng.Int64N(size - o.RangeSize + 1)
-		req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", off, off+o.RangeSize-1))
+	from, want := int64(0), size
+	if o.RangeSize > 0 && size > o.RangeSize {
+		from, want = w.rng.Int64N(size-o.RangeSize+1), o.RangeSize
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-%d", from, from+want-1))
 	}
 	start := w.begin()
 	resp, err := w.h.client.Do(req)
 	if err != nil {
-		w.rec.OpError(metrics.Download, "network", redact.Err(err))
+		w.rec.OpError(metrics.Download, errorCode(w.ctx, err), redact.Err(err))
 		return
 	}
 	defer resp.Body.Close()
 	// Plain Writers on both sides, so CopyBuffer reads in the worker's
-	// 256 KiB buffer rather than io.Discard's 8 KiB ones.
+	// 256 KiB buffer rather than io.Discard's 8 KiB ones; with --verify
+	// every byte is compared, as it arrives, with what the upload sent.
 	var dst io.Writer = struct{ io.Writer }{io.Discard}
-	var verifier *datagen.Verifier
-	check := o.Verify && !ranged
-	if check {
-		verifier = w.h.content.Verifier(seed, size)
-		dst = verifier
+	if o.Verify {
+		if w.check == nil {
+			w.check = w.h.content.Checker()
+		}
+		if resp.StatusCode == http.StatusOK { // the whole body: a server that ignores Range sends it
+			from, want = 0, size
+		}
+		w.check.Reset(seed, size, from, from+want)
+		dst = w.check
 	}
 	n, err := io.CopyBuffer(dst, struct{ io.Reader }{resp.Body}, w.buf)
 	end := w.clock.Now()
@@ -154,16 +162,31 @@ func (w *worker) download(url string, seed uint64, size int64) {
 		w.rec.OpError(metrics.Download, strconv.Itoa(resp.StatusCode), fmt.Errorf("download %s: %s", redact.URL(url), resp.Status))
 		return
 	case err != nil:
-		w.rec.OpError(metrics.Download, "network", fmt.Errorf("download %s: %w", redact.URL(url), redact.Err(err)))
+		w.rec.OpError(metrics.Download, errorCode(w.ctx, err), fmt.Errorf("download %s: %w", redact.URL(url), redact.Err(err)))
 		return
 	}
-	w.done(metrics.Download, n, start, end)
-	if check {
+	if o.Verify {
 		w.verified.Add(1)
-		if !verifier.Matches() {
+		if at := w.check.Differs(); at >= 0 {
 			w.mismatched.Add(1)
+			w.rec.OpError(metrics.Download, "content", fmt.Errorf("download %s: byte %d of %d is not what the upload of it sent", redact.URL(url), at, n))
+			return
 		}
 	}
+	w.done(metrics.Download, n, start, end)
+}
+
+// errorCode is how a failed request is counted: "timeout" for one --timeout
+// ended, "cut" for one the run's hard stop ended, else "network".
+func errorCode(ctx context.Context, err error) string {
+	var ne net.Error
+	switch {
+	case ctx.Err() != nil:
+		return "cut"
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "network"
 }
 
 func (w *worker) begin() int64 {
