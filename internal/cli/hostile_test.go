@@ -229,7 +229,7 @@ func TestCtrlCDuringBuildIsAnInterruption(t *testing.T) {
 // Input that would exhaust memory or never end is refused before any
 // work, naming the flag or the file's position: a plan of nested
 // brackets, a frame rate or operation rate whose period is longer than
-// the run.
+// the run, a mix that deletes more objects than it can have.
 func TestInputCaps(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -246,6 +246,11 @@ func TestInputCaps(t *testing.T) {
 			"--rate 0.01: one every 1m40s, longer than the run (--runtime 10s)"},
 		{[]string{"s3", "--endpoint", "http://127.0.0.1:1", "--bucket", "bbb", "--rate", "1e-9", "--count", "10"}, "longer than the 24h0m0s iolab allows"},
 		{[]string{"fs", "--directory", dir, "--size", "1m", "--rate_iops", "1", "--runtime", "500ms"}, "one every 1s, longer than the run"},
+		// A mix that deletes more than it writes, where it would run out.
+		{[]string{"s3", "--endpoint", "http://127.0.0.1:1", "--bucket", "bbb", "--mix", "put=1,delete=9", "--runtime", "5s"},
+			"--mix put=1,delete=9 deletes 9 objects for each 1 it writes, and a --runtime run would run out of them"},
+		{[]string{"s3", "--endpoint", "http://127.0.0.1:1", "--bucket", "bbb", "--mix", "delete", "--delete-batch", "10", "--count", "100"},
+			"--count 100 may delete 1000, and --objects 64 prepares fewer; give --objects 1000"},
 	} {
 		_, _, err := iolab(t, context.Background(), append(tc.args, "--db", db)...)
 		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {

@@ -116,7 +116,7 @@ func TestS3QuirkyStores(t *testing.T) {
 		{"unsupported multipart", []string{"--mix", "multipart", "--size", "6m", "--count", "2", "--key-layout", "flat"}, "multipart:404",
 			`multipart: HTTP 404, no S3 error in the answer; the body begins "404 page not found" (19 bytes); multipart not supported by this server?`},
 		{"copy without a result", []string{"--mix", "copy", "--count", "4", "--objects", "4", "--key-layout", "flat"}, "copy:malformed-response",
-			"copy: HTTP 200, but not the answer S3 gives: a malformed success"},
+			"copy: HTTP 200, but not the answer S3 gives: a malformed success (200 OK); copy not supported by this server?"},
 		{"list dates", []string{"--mix", "list", "--count", "4", "--objects", "4", "--key-layout", "flat", "--prefix", "baddates"},
 			"list:malformed-response", "list: an answer that does not parse as S3's"},
 	} {

@@ -142,11 +142,20 @@ func (c *client) listPage(ctx context.Context, bucket, prefix string, max int) (
 	if resp.StatusCode >= 300 {
 		return 0, errorResponse(http.MethodGet, resp.StatusCode, body)
 	}
+	// Read as an S3 client reads it: a key whose date or size does not
+	// parse is a malformed answer, not a key.
 	var page struct {
 		XMLName  xml.Name
-		Contents []struct{ Key string }
+		Contents []struct {
+			Key          string
+			LastModified time.Time
+			Size         int64
+		}
 	}
-	if err := xml.Unmarshal(body, &page); err != nil || page.XMLName.Local != "ListBucketResult" {
+	if err := xml.Unmarshal(body, &page); err != nil {
+		return 0, err
+	}
+	if page.XMLName.Local != "ListBucketResult" {
 		return 0, minio.ErrorResponse{StatusCode: resp.StatusCode, Message: "a LIST answer that is not a ListBucketResult: " + notS3Message(body)}
 	}
 	return len(page.Contents), nil

@@ -167,11 +167,16 @@ func serverSaid(err error) string {
 func explain(op metrics.Op, err error) error {
 	msg := serverSaid(err)
 	resp := minio.ToErrorResponse(err)
-	switch resp.StatusCode {
-	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+	switch code := resp.StatusCode; {
+	case code == http.StatusNotFound || code == http.StatusMethodNotAllowed || code == http.StatusNotImplemented:
 		if strings.HasPrefix(resp.Message, notS3) {
 			msg += fmt.Sprintf("; %s not supported by this server?", op)
 		}
+	case code >= 200 && code < 300:
+		// A success without the result S3 sends (an empty 200 to COPY):
+		// what a server that routes an operation it lacks to a generic
+		// handler answers.
+		msg += fmt.Sprintf("; %s not supported by this server?", op)
 	}
 	return &opError{msg: fmt.Sprintf("%s: %s", op, msg), err: err}
 }

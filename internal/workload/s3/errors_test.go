@@ -46,7 +46,7 @@ func TestErrorsSayWhatTheServerSaid(t *testing.T) {
 		}
 	}
 	ok := minio.ErrorResponse{StatusCode: http.StatusOK, Code: "200 OK", Message: "200 OK"}
-	if errorCode(ok) != "malformed-response" || !strings.Contains(explain(metrics.Copy, ok).Error(), "copy: HTTP 200, but not the answer S3 gives: a malformed success") {
+	if errorCode(ok) != "malformed-response" || !strings.Contains(explain(metrics.Copy, ok).Error(), "copy: HTTP 200, but not the answer S3 gives: a malformed success (200 OK); copy not supported by this server?") {
 		t.Errorf("2xx error: %s, %v", errorCode(ok), explain(metrics.Copy, ok))
 	}
 }

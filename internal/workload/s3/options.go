@@ -208,6 +208,9 @@ func (o *Options) Validate() error {
 	if err := flagval.CheckPeriod("--rate", o.Rate, o.Runtime, o.Count); err != nil {
 		return err
 	}
+	if err := o.checkDeletes(); err != nil {
+		return err
+	}
 	switch {
 	case len(o.Sizes.Fixed) == 0 && o.Sizes.Max == 0:
 		return fmt.Errorf("--size is required")
@@ -222,6 +225,41 @@ func (o *Options) Validate() error {
 	}
 	if err := o.Data.Validate(); err != nil {
 		return fmt.Errorf("--compressible: %w", err)
+	}
+	return nil
+}
+
+// checkDeletes refuses a mix that deletes more objects than it writes
+// where it would run out of them: deletes take what the run wrote, then
+// what prepare wrote for them (--objects, put back untimed before the
+// next run), and never an object a read may pick. A --runtime run of such
+// a mix empties both; a --count run needs --objects for every delete it
+// may make.
+func (o *Options) checkDeletes() error {
+	del := 0
+	writes := 0
+	for _, w := range o.Mix {
+		switch w.Op {
+		case metrics.Delete:
+			del = w.Weight * o.DeleteBatch
+		case metrics.Put, metrics.Multipart, metrics.Copy:
+			writes += w.Weight
+		}
+	}
+	if del <= writes {
+		return nil
+	}
+	objects := o.Objects
+	if objects == 0 {
+		objects = max(4*o.Concurrency, 64)
+	}
+	switch need := o.Count * int64(o.DeleteBatch); {
+	case o.Runtime > 0:
+		return fmt.Errorf("--mix %s deletes %d objects for each %d it writes, and a --runtime run would run out of them: "+
+			"write at least as many as it deletes, or give --count with --objects at least --count x --delete-batch", o.Mix, del, writes)
+	case int64(objects) < need:
+		return fmt.Errorf("--mix %s deletes more objects than it writes: --count %d may delete %d, and --objects %d prepares fewer; give --objects %d",
+			o.Mix, o.Count, need, objects, need)
 	}
 	return nil
 }
