@@ -112,8 +112,11 @@ var fioStonewall = map[string]bool{"stonewall": true, "wait_for_previous": true}
 
 // apply sets the fs flags from the job's options and names the job after
 // its section; flags in cmdline (given on the command line) are left as they
-// are. It returns notes on what runs differently from fio.
-func (j fioJob) apply(flags *pflag.FlagSet, cmdline map[string]bool) ([]string, error) {
+// are, and where the job file sets one to another value that is said: fio
+// keeps the job file's. fresh is a set of the flags at their defaults, to
+// read the job's values with. It returns notes on what runs differently
+// from fio.
+func (j fioJob) apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) ([]string, error) {
 	var notes []string
 	if !cmdline["name"] {
 		_ = flags.Set("name", j.name) // fio names a job by its section; name= may follow
@@ -132,7 +135,15 @@ func (j fioJob) apply(flags *pflag.FlagSet, cmdline map[string]bool) ([]string, 
 		if o.key == "time_based" {
 			timeBased = value != "0"
 		}
-		if name == "" || cmdline[name] {
+		if name != "" && cmdline[name] {
+			given := flags.Lookup(name).Value.String()
+			if flagval.Set(fresh, name, value) == nil && fresh.Lookup(name).Value.String() != given {
+				notes = append(notes, fmt.Sprintf("%s: %s=%s in the job file; --%s=%s on the command line wins here (fio would keep the job file's)",
+					o.at, o.key, o.value, name, given))
+			}
+			continue
+		}
+		if name == "" {
 			continue
 		}
 		if err := flagval.Set(flags, name, value); err != nil {

@@ -162,6 +162,8 @@ func TestFioJobFileErrors(t *testing.T) {
 		{"bad size", "[j]\nbs=4kk\n", "bad.fio:2: bs=4kk:"},
 		{"bad engine", "[j]\nioengine=mmap\n", "bad.fio:2: ioengine=mmap: iolab runs io_uring, libaio, null, psync"},
 		{"unset variable", "[j]\ndirectory=${IOLAB_NO_SUCH_VARIABLE}\n", "bad.fio:2: directory: environment variable IOLAB_NO_SUCH_VARIABLE is not set"},
+		// fio reads 4KiB as 4000 bytes: refused with both spellings.
+		{"IEC size", "[j]\nbs=4KiB\n", "bad.fio:2: bs=4KiB: 4KiB is 4000 bytes to fio (IEC suffixes count in 1000s there) and 4096 to most tools: write 4k for 4096, or 4000"},
 	}
 	for _, tc := range tests {
 		path := filepath.Join(dir, "bad.fio")
@@ -385,5 +387,34 @@ func TestFioShapedJSONOutput(t *testing.T) {
 	out, _, err = iolab(t, context.Background(), "show", "--db", db, "--format", "fio")
 	if err != nil || strings.Contains(out, `"bins"`) || !strings.Contains(out, `"total_ios": 512`) {
 		t.Errorf("show --format fio: %v\n%.400s", err, out)
+	}
+}
+
+// A job-file run keeps the job file as it ran in its stored command, and
+// a command-line flag that overrides one of its values is said (fio keeps
+// the job file's).
+func TestFioJobFileIsStoredAndOverridesAreSaid(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	job := "[global]\nnumjobs=2\nbs=4k\nsize=256k\nio_size=64k\n[reader]\nrw=randread\n"
+	writeFiles(t, dir, map[string]string{"job.fio": job})
+	db := filepath.Join(dir, "x.db")
+	_, stderr, err := iolab(t, context.Background(), "fs", filepath.Join(dir, "job.fio"), "--directory", dir, "--numjobs=1", "--bs=4k",
+		"--rounds", "1", "--warmup", "0", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "job.fio:2: numjobs=2 in the job file; --numjobs=1 on the command line wins here (fio would keep the job file's)") ||
+		strings.Contains(stderr, "bs=4k in the job file") {
+		t.Errorf("the override is not said, or an equal value is:\n%s", stderr)
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct{ Command string }
+	decodeInto(t, out, &r)
+	if !strings.Contains(r.Command, "job.fio as it ran:\n"+strings.TrimRight(job, "\n")) {
+		t.Errorf("stored command %q does not carry the job file", r.Command)
 	}
 }

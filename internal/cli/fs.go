@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload/fs"
@@ -82,7 +85,9 @@ func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOption
 				cmdline[name] = true
 			}
 		}
-		notes, err := j.apply(flags, cmdline)
+		fresh := pflag.NewFlagSet(j.name, pflag.ContinueOnError)
+		new(FSOptions).Flags.AddFlags(fresh)
+		notes, err := j.apply(flags, fresh, cmdline)
 		if err != nil {
 			return nil, err
 		}
@@ -104,13 +109,21 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 		Args: maxOneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			jobs := []FSOptions{o}
+			command := commandLine(cmd)
 			if len(args) == 1 {
 				var err error
 				if jobs, err = fioJobs(args[0], cmd.Flags(), stderr); err != nil {
 					return &UsageError{Err: err}
 				}
+				// The job file as it ran, in the record: the file may
+				// change, and the command alone would not run again.
+				text, err := os.ReadFile(args[0])
+				if err != nil {
+					return &UsageError{Err: err}
+				}
+				command += " " + shellQuote(args[0]) + "\n# " + args[0] + " as it ran:\n" + redact.String(strings.TrimRight(string(text), "\n"))
 			}
-			return runFS(cmd.Context(), o.Repeat, jobs, commandLine(cmd), stdout, stderr)
+			return runFS(cmd.Context(), o.Repeat, jobs, command, stdout, stderr)
 		},
 	}
 	o.AddFlags(cmd.Flags())

@@ -258,3 +258,49 @@ func TestInputCaps(t *testing.T) {
 		}
 	}
 }
+
+// --lat-log holds the measured operations only: a warm-up run's are not
+// in it, and each measured run's are all there.
+func TestLatencyLogLeavesOutWarmup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "lat.csv")
+	out, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--size", "256k", "--bs", "4k", "--rw", "randread",
+		"--io_size", "64k", "--rounds", "2", "--warmup", "1", "--lat-log", log, "--db", filepath.Join(dir, "x.db"), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Runs []struct {
+			ID     int64    `json:"id"`
+			Warmup bool     `json:"warmup"`
+			Read   s3OpJSON `json:"read"`
+		} `json:"runs"`
+	}
+	decodeInto(t, out, &r)
+	text, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]int64{}
+	for _, l := range strings.Split(strings.TrimSpace(string(text)), "\n") {
+		run, _, _ := strings.Cut(l, ",")
+		lines[run]++
+	}
+	warmups := 0
+	for _, run := range r.Runs {
+		id := fmt.Sprint(run.ID)
+		switch {
+		case run.Warmup:
+			warmups++
+			if lines[id] != 0 {
+				t.Errorf("warm-up run %s has %d lines in the latency log", id, lines[id])
+			}
+		case lines[id] != run.Read.Ops || run.Read.Ops == 0:
+			t.Errorf("run %s: %d lines, %d reads measured", id, lines[id], run.Read.Ops)
+		}
+	}
+	if warmups != 1 || len(r.Runs) != 3 {
+		t.Fatalf("%d runs, %d warm-up", len(r.Runs), warmups)
+	}
+}

@@ -33,6 +33,8 @@ import (
 type Size struct {
 	P        *int64
 	Min, Max int64
+	// Fio reads it as fio does (units.ParseFioSize).
+	Fio bool
 }
 
 func (v Size) String() string {
@@ -43,7 +45,11 @@ func (v Size) String() string {
 }
 func (v Size) Type() string { return "size" }
 func (v Size) Set(s string) error {
-	n, err := units.ParseSize(s)
+	parse := units.ParseSize
+	if v.Fio {
+		parse = units.ParseFioSize
+	}
+	n, err := parse(s)
 	if err != nil {
 		return err
 	}

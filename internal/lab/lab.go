@@ -615,7 +615,7 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		}
 	})
 	rctx := metrics.WithSecondSink(ctx, sink)
-	if r.latencyLog != nil {
+	if r.latencyLog != nil && !run.Warmup { // measured operations only
 		rctx = metrics.WithLatencyLog(rctx, r.latencyLog, run.ID)
 	}
 	res, err := r.runAround(rctx, c, progress, each)
@@ -635,7 +635,7 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	if storeErr != nil && err == nil {
 		err = fmt.Errorf("storing the per-second series: %w", storeErr)
 	}
-	if r.latencyLog != nil && err == nil {
+	if r.latencyLog != nil && !run.Warmup && err == nil {
 		err = r.latencyLog.Err() // the run's copy of its latencies is not whole
 	}
 	run.EndedAt = time.Now()

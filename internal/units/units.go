@@ -42,6 +42,29 @@ func ParseSize(s string) (int64, error) {
 	return n << shift, nil
 }
 
+// ParseFioSize is ParseSize in fio's vocabulary: fio (in its default
+// kb_base=1024) reads IEC suffixes as powers of 1000 — 4KiB is 4000
+// bytes there — so a size written so is refused with both spellings,
+// rather than read as another number than fio reads.
+func ParseFioSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if strings.HasSuffix(t, "ib") {
+		n, err := ParseSize(s)
+		if err != nil {
+			return 0, err
+		}
+		digits := strings.TrimRight(t, "kmgtpib")
+		shift, _ := sizeShift(t[len(digits):])
+		dec, _ := strconv.ParseInt(digits, 10, 64)
+		for range shift / 10 {
+			dec *= 1000
+		}
+		return 0, fmt.Errorf("%s is %d bytes to fio (IEC suffixes count in 1000s there) and %d to most tools: write %s for %d, or %d",
+			strings.TrimSpace(s), dec, n, FormatSize(n), n, dec)
+	}
+	return ParseSize(s)
+}
+
 func sizeShift(unit string) (uint, bool) {
 	if unit == "" || unit == "b" {
 		return 0, true
