@@ -128,12 +128,20 @@ func (j fioJob) apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) ([]s
 			return nil, fmt.Errorf("%s: %s: %w", o.at, o.key, err)
 		}
 		var note string
+		raw := value
 		name, err := fioFlag(o.key, &value, &note)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.at, err)
 		}
 		if o.key == "time_based" {
 			timeBased = value != "0"
+		}
+		if name == "ioengine" && cmdline[name] && flags.Lookup(name).Value.String() == fs.EngineFio {
+			// --ioengine=fio runs fio with the job's own engine.
+			if err := flagval.Set(flags, name, fs.EngineFio+":"+raw); err != nil {
+				return nil, fmt.Errorf("%s: %s=%s: %w", o.at, o.key, raw, err)
+			}
+			continue
 		}
 		if name != "" && cmdline[name] {
 			given := flags.Lookup(name).Value.String()

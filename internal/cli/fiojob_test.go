@@ -418,3 +418,53 @@ func TestFioJobFileIsStoredAndOverridesAreSaid(t *testing.T) {
 		t.Errorf("stored command %q does not carry the job file", r.Command)
 	}
 }
+
+// --ioengine=fio runs fio with the job's own engine — a job file's
+// libaio reaches fio, as does fio:libaio on the command line — and fio's
+// own figures (slat, clat, lat, disk util) are kept with the run.
+func TestFioRunsTheJobsEngine(t *testing.T) {
+	t.Parallel()
+	fio, err := exec.LookPath("fio")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("fio is not installed")
+		}
+		t.Skip("fio is not installed")
+	}
+	dir := t.TempDir()
+	argsLog := filepath.Join(dir, "fio-args")
+	writeFiles(t, dir, map[string]string{
+		"fio.sh":  "#!/bin/sh\necho \"$@\" >> " + argsLog + "\nexec " + fio + " \"$@\"\n",
+		"job.fio": "[global]\nioengine=libaio\niodepth=4\nbs=4k\nsize=256k\n[reader]\nrw=randread\n",
+	})
+	if err := os.Chmod(filepath.Join(dir, "fio.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"fs", filepath.Join(dir, "job.fio"), "--ioengine=fio"},
+		{"fs", "--ioengine=fio:libaio", "--rw=randread", "--iodepth=4", "--bs=4k", "--size=256k"},
+	} {
+		os.Remove(argsLog)
+		out, stderr, err := iolab(t, context.Background(), append(args, "--directory", dir, "--fio", filepath.Join(dir, "fio.sh"),
+			"--runtime=300ms", "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(dir, "x.db"))...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr)
+		}
+		ran, _ := os.ReadFile(argsLog)
+		if !strings.Contains(string(ran), "--ioengine=libaio") {
+			t.Errorf("%v: fio ran with %s, not the job's libaio", args, ran)
+		}
+		var r struct {
+			Cells []struct{ Params map[string]string }
+			Runs  []struct{ Extra map[string]float64 }
+		}
+		decodeInto(t, out, &r)
+		if r.Cells[0].Params["ioengine"] != "fio:libaio" {
+			t.Errorf("%v: stored ioengine %q, want fio:libaio", args, r.Cells[0].Params["ioengine"])
+		}
+		x := r.Runs[0].Extra
+		if x["read.fio_clat_mean_ns"] <= 0 || x["read.fio_lat_mean_ns"] < x["read.fio_clat_mean_ns"] || x["read.fio_clat_p99_ns"] <= 0 {
+			t.Errorf("%v: fio's own figures not kept: %v", args, x)
+		}
+	}
+}

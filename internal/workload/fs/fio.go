@@ -87,9 +87,12 @@ func (o *Options) fioArgs() []string {
 	return args
 }
 
-// fioEngine is the fio ioengine that matches the job: io_uring for queued
-// I/O, psync for one operation at a time.
+// fioEngine is the fio ioengine of the job: its own (FioEngine), else
+// io_uring for queued I/O and psync for one operation at a time.
 func (o *Options) fioEngine() string {
+	if o.FioEngine != "" {
+		return o.FioEngine
+	}
 	if o.IODepth > 1 {
 		return "io_uring"
 	}
@@ -146,7 +149,7 @@ func (f *FS) runFio(ctx context.Context) (*metrics.Result, error) {
 		res.CPUSysS = time.Duration(ru.Stime.Nano()).Seconds()
 	}
 	res.Notes = append(res.Notes, metrics.Note{Code: "fio-engine",
-		Message: "ran by fio " + fioVersion(stdout.Bytes()) + "; latency is fio's completion latency (clat); no per-second series"})
+		Message: "ran by fio " + fioVersion(stdout.Bytes()) + " with ioengine=" + f.opts.fioEngine() + "; latency is fio's completion latency (clat); no per-second series"})
 	if f.opts.Verify.on() && f.opts.Verify.Do && !f.opts.Verify.Only && f.opts.readShare() < 100 {
 		res.Notes = append(res.Notes, metrics.Note{Code: "fio-verify-reads", Message: "fio counts its verify pass as the job's reads " +
 			"and time; iolab's own engines read back after the run, unmeasured: compare the write figures, or use --do_verify 0"})
@@ -163,8 +166,12 @@ func lastLine(b []byte) string {
 }
 
 type fioOutput struct {
-	Version string   `json:"fio version"`
-	Jobs    []fioJob `json:"jobs"`
+	Version  string   `json:"fio version"`
+	Jobs     []fioJob `json:"jobs"`
+	DiskUtil []struct {
+		Name string  `json:"name"`
+		Util float64 `json:"util"`
+	} `json:"disk_util"`
 }
 
 type fioJob struct {
@@ -178,12 +185,15 @@ type fioDir struct {
 	IOBytes   int64  `json:"io_bytes"`
 	TotalIOs  int64  `json:"total_ios"`
 	RuntimeMs int64  `json:"runtime"`
+	Slat      fioLat `json:"slat_ns"`
 	Clat      fioLat `json:"clat_ns"`
 	Lat       fioLat `json:"lat_ns"`
 }
 
 type fioLat struct {
-	Bins map[string]int64 `json:"bins"`
+	Mean       float64          `json:"mean"`
+	Percentile map[string]int64 `json:"percentile"`
+	Bins       map[string]int64 `json:"bins"`
 }
 
 func fioVersion(out []byte) string {
@@ -226,6 +236,23 @@ func parseFioJSON(out []byte) (*metrics.Result, error) {
 			metrics.RecordLatencyN(h, v, n)
 		}
 		res.ByOp[d] = metrics.OpStats{Ops: fd.TotalIOs, Bytes: fd.IOBytes, Lat: h}
+		// fio's own figures, kept as it reported them.
+		if res.Extra == nil {
+			res.Extra = map[string]float64{}
+		}
+		op := d.String() + "."
+		res.Extra[op+"fio_slat_mean_ns"], res.Extra[op+"fio_clat_mean_ns"], res.Extra[op+"fio_lat_mean_ns"] = fd.Slat.Mean, fd.Clat.Mean, fd.Lat.Mean
+		for name, key := range map[string]string{"fio_clat_p50_ns": "50.000000", "fio_clat_p99_ns": "99.000000"} {
+			if v, ok := fd.Clat.Percentile[key]; ok {
+				res.Extra[op+name] = float64(v)
+			}
+		}
+	}
+	for _, du := range o.DiskUtil {
+		if res.Extra == nil {
+			res.Extra = map[string]float64{}
+		}
+		res.Extra["fio_disk_util_pct"] = max(res.Extra["fio_disk_util_pct"], du.Util)
 	}
 	res.Duration = time.Duration(runtimeMs) * time.Millisecond
 	if j.Error != 0 {

@@ -7,11 +7,23 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
 )
 
 func init() {
+	// fio's own figures of a run fio ran (--ioengine fio), as it reports
+	// them: the means of submission, completion and total latency, the
+	// completion percentiles, and the disks' utilisation.
+	metrics.Declare(
+		metrics.Def{Name: "fio_slat_mean_ns", Label: "fio slat mean", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
+		metrics.Def{Name: "fio_clat_mean_ns", Label: "fio clat mean", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
+		metrics.Def{Name: "fio_lat_mean_ns", Label: "fio lat mean", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
+		metrics.Def{Name: "fio_clat_p50_ns", Label: "fio clat p50", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
+		metrics.Def{Name: "fio_clat_p99_ns", Label: "fio clat p99", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
+		metrics.Def{Name: "fio_disk_util_pct", Label: "fio disk util", Unit: "%", Merge: metrics.MergeMax},
+	)
 	workload.Register(workload.Kind{
 		Name:        "fs",
 		Short:       "file and block I/O with fio's options",

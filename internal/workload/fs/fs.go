@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,9 @@ func New(opts Options) (*FS, error) {
 		return nil, err
 	}
 	f := &FS{}
+	if by, ok := strings.CutPrefix(opts.Engine, EngineFio+":"); ok {
+		opts.Engine, opts.FioEngine = EngineFio, by
+	}
 	if e := FioEngines[opts.Engine]; e != "" && e != opts.Engine {
 		f.notes = append(f.notes, metrics.Note{Code: "fio-engine", Message: fmt.Sprintf(
 			"ioengine=%s runs as iolab's %s", opts.Engine, e)})

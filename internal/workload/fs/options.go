@@ -81,6 +81,10 @@ func synchronous(engine string) bool { return engine == EnginePsync || engine ==
 
 // Options is one fs job in fio's vocabulary. Sizes are bytes.
 type Options struct {
+	// FioEngine is the ioengine fio runs with --ioengine fio: the job's own
+	// (fio:libaio; a job file's ioengine=libaio), else io_uring for
+	// queued I/O and psync for one operation at a time.
+	FioEngine string
 	Filename  string // a file or block device shared by all jobs
 	Directory string // or a directory holding one file per job
 	RW        Pattern
@@ -204,14 +208,27 @@ func (o *Options) Validate() error {
 	if _, err := ParsePattern(string(o.RW)); err != nil {
 		return fmt.Errorf("--rw %w", err)
 	}
-	if _, fio := FioEngines[o.Engine]; !validEngine(o.Engine) && !fio {
-		return fmt.Errorf("--ioengine %q: want one of %s, or fio's %s", o.Engine, strings.Join(Engines, ", "),
-			strings.Join(slices.Sorted(maps.Keys(FioEngines)), ", "))
+	_, fio := FioEngines[o.Engine]
+	if by, ok := strings.CutPrefix(o.Engine, EngineFio+":"); ok {
+		_, fio = FioEngines[by]
+	}
+	if !validEngine(o.Engine) && !fio {
+		return fmt.Errorf("--ioengine %q: want one of %s, fio's %s, or fio:ENGINE (fio run with its ENGINE, e.g. fio:libaio)", o.Engine,
+			strings.Join(Engines, ", "), strings.Join(slices.Sorted(maps.Keys(FioEngines)), ", "))
 	}
 	if err := o.Data.Validate(); err != nil {
 		return fmt.Errorf("--buffer_compress_percentage/--dedupe_percentage: %w", err)
 	}
 	return nil
+}
+
+// engineName is the engine as a flag gives it: fio:libaio for fio run
+// with its own.
+func (o *Options) engineName() string {
+	if o.Engine == EngineFio && o.FioEngine != "" {
+		return EngineFio + ":" + o.FioEngine
+	}
+	return o.Engine
 }
 
 func validEngine(e string) bool {
@@ -228,7 +245,7 @@ func (o *Options) Params() map[string]string {
 	p := map[string]string{
 		"rw": string(o.RW), "bs": units.FormatSize(o.BlockSize), "size": units.FormatSize(o.Size),
 		"iodepth": fmt.Sprint(o.IODepth), "numjobs": fmt.Sprint(o.NumJobs),
-		"direct": fmt.Sprint(boolInt(o.Direct)), "ioengine": o.Engine,
+		"direct": fmt.Sprint(boolInt(o.Direct)), "ioengine": o.engineName(),
 	}
 	if o.RW == RW || o.RW == RandRW {
 		p["rwmixread"] = fmt.Sprint(o.RWMixRead)
