@@ -304,3 +304,42 @@ func TestLatencyLogLeavesOutWarmup(t *testing.T) {
 		t.Fatalf("%d runs, %d warm-up", len(r.Runs), warmups)
 	}
 }
+
+// A failed I/O names its file, offset and length, as fio's
+// "read offset=110608384, buflen=4096" does: against a disk that fails
+// every read (nbdkit's error filter, mounted with nbdfuse).
+func TestIOErrorNamesOffsetAndLength(t *testing.T) {
+	t.Parallel()
+	nbdfuse, err := exec.LookPath("nbdfuse")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("nbdfuse is not installed (apt-get install nbdkit nbdfuse)")
+		}
+		t.Skip("nbdfuse is not installed")
+	}
+	mnt := t.TempDir()
+	cmd := exec.Command(nbdfuse, mnt, "--command", "nbdkit", "-s", "--filter=error", "memory", "size=4M", "error-rate=100%", "error=EIO")
+	cmd.SysProcAttr = procAttrDieWithParent()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = exec.Command("fusermount3", "-u", mnt).Run()
+		_ = exec.Command("umount", mnt).Run()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	disk := filepath.Join(mnt, "nbd")
+	for deadline := time.Now().Add(30 * time.Second); !fileExists(disk); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("nbdfuse never mounted its disk")
+		}
+	}
+	for _, engine := range []string{"psync", "io_uring"} {
+		_, _, err = iolab(t, context.Background(), "fs", "--filename", disk, "--rw", "randread", "--size", "64k", "--bs", "4k",
+			"--ioengine", engine, "--rounds", "1", "--warmup", "0", "--db", filepath.Join(t.TempDir(), "x.db"))
+		if err == nil || !strings.Contains(err.Error(), "read "+disk+" offset=") || !strings.Contains(err.Error(), " buflen=4096: input/output error") {
+			t.Errorf("%s: %v", engine, err)
+		}
+	}
+}

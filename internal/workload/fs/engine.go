@@ -179,7 +179,7 @@ func (is *issuer) readBacklog() error {
 			_ = unix.Close(fd)
 		}
 		if err != nil || n != len(is.vbuf) {
-			err = p.file.ioError("read", n, err, len(is.vbuf))
+			err = p.file.ioError("read", p.off, n, err, len(is.vbuf))
 			is.rec.Error(err)
 			return err
 		}
@@ -204,16 +204,17 @@ func (is *issuer) think() {
 	}
 }
 
-// ioError describes a failed or short operation on the file.
-func (file *jobFile) ioError(op string, n int, err error, want int) error {
+// ioError describes a failed or short operation on the file, with its
+// offset and length as fio names them (offset=110608384, buflen=4096).
+func (file *jobFile) ioError(op string, off int64, n int, err error, want int) error {
 	if err == nil {
 		err = io.ErrShortWrite
 		if op == "read" {
 			err = io.ErrUnexpectedEOF
 		}
-		return fmt.Errorf("%s %s: %d of %d bytes: %w", op, file.path, n, want, err)
+		return fmt.Errorf("%s %s offset=%d buflen=%d: %d of %d bytes: %w", op, file.path, off, want, n, want, err)
 	}
-	return fmt.Errorf("%s %s: %w", op, file.path, err)
+	return fmt.Errorf("%s %s offset=%d buflen=%d: %w", op, file.path, off, want, err)
 }
 
 // psyncWorker is one of iodepth synchronous issuers of a job: pread/pwrite
@@ -257,7 +258,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 		end := clock.Now()
 		yield.Tick(end)
 		if err != nil || n != len(buf) {
-			err = p.file.ioError(p.dir().String(), n, err, len(buf))
+			err = p.file.ioError(p.dir().String(), p.off, n, err, len(buf))
 			rec.Error(err)
 			return err
 		}
@@ -547,7 +548,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 				if c.Res < 0 {
 					e = unix.Errno(-c.Res)
 				}
-				err := s.op.file.ioError(s.op.dir().String(), max(int(c.Res), 0), e, bs)
+				err := s.op.file.ioError(s.op.dir().String(), s.op.off, max(int(c.Res), 0), e, bs)
 				rec.Error(err)
 				if firstErr == nil {
 					firstErr = err
