@@ -424,13 +424,8 @@ func TestFioJobFileIsStoredAndOverridesAreSaid(t *testing.T) {
 // own figures (slat, clat, lat, disk util) are kept with the run.
 func TestFioRunsTheJobsEngine(t *testing.T) {
 	t.Parallel()
-	fio, err := exec.LookPath("fio")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("fio is not installed")
-		}
-		t.Skip("fio is not installed")
-	}
+	need(t, "fio")
+	fio, _ := exec.LookPath("fio")
 	dir := t.TempDir()
 	argsLog := filepath.Join(dir, "fio-args")
 	writeFiles(t, dir, map[string]string{

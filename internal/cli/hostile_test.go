@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iolab/iolab/internal/procgroup"
 )
 
 // halfBodies is a reverse proxy in front of an S3 server that sends every
@@ -310,17 +312,15 @@ func TestLatencyLogLeavesOutWarmup(t *testing.T) {
 // every read (nbdkit's error filter, mounted with nbdfuse).
 func TestIOErrorNamesOffsetAndLength(t *testing.T) {
 	t.Parallel()
-	nbdfuse, err := exec.LookPath("nbdfuse")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("nbdfuse is not installed (apt-get install nbdkit nbdfuse)")
-		}
-		t.Skip("nbdfuse is not installed")
-	}
+	need(t, "nbdfuse")
+	nbdfuse, _ := exec.LookPath("nbdfuse")
 	mnt := t.TempDir()
 	cmd := exec.Command(nbdfuse, mnt, "--command", "nbdkit", "-s", "--filter=error", "memory", "size=4M", "error-rate=100%", "error=EIO")
 	cmd.SysProcAttr = procAttrDieWithParent()
-	if err := cmd.Start(); err != nil {
+	// From the thread that lives as long as the test binary: the fs
+	// workers retire the threads they ran on, and Pdeathsig follows the
+	// thread that forked.
+	if err := procgroup.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -336,7 +336,7 @@ func TestIOErrorNamesOffsetAndLength(t *testing.T) {
 		}
 	}
 	for _, engine := range []string{"psync", "io_uring"} {
-		_, _, err = iolab(t, context.Background(), "fs", "--filename", disk, "--rw", "randread", "--size", "64k", "--bs", "4k",
+		_, _, err := iolab(t, context.Background(), "fs", "--filename", disk, "--rw", "randread", "--size", "64k", "--bs", "4k",
 			"--ioengine", engine, "--rounds", "1", "--warmup", "0", "--db", filepath.Join(t.TempDir(), "x.db"))
 		if err == nil || !strings.Contains(err.Error(), "read "+disk+" offset=") || !strings.Contains(err.Error(), " buflen=4096: input/output error") {
 			t.Errorf("%s: %v", engine, err)
