@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
@@ -44,23 +46,41 @@ type fioJob struct {
 
 type fioOpt struct{ key, value, at string }
 
-// readFioJobs parses a fio job file. Jobs run one after another, as fio runs
+// maxJobFileBytes bounds what is read of a job file (a path such as
+// /dev/zero never ends).
+const maxJobFileBytes = 1 << 20
+
+// readFioJobs parses a fio job file, read once: its text is returned too,
+// for the record of what ran. Jobs run one after another, as fio runs
 // them with stonewall; jobs fio would run at the same time are refused.
-func readFioJobs(path string) ([]fioJob, error) {
+func readFioJobs(path string) ([]fioJob, []byte, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		// Most often a flag's value after a space: --direct 1.
-		return nil, fmt.Errorf("%q is not a job file (no such file); flags take values as --flag=value (e.g. --direct=1)", path)
+		return nil, nil, fmt.Errorf("%q is not a job file (no such file); flags take values as --flag=value (e.g. --direct=1)", path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("job file: %w", err)
+		return nil, nil, fmt.Errorf("job file: %w", err)
 	}
 	defer f.Close()
+	text, err := io.ReadAll(io.LimitReader(f, maxJobFileBytes+1))
+	switch {
+	case err != nil:
+		return nil, nil, fmt.Errorf("job file %s: %w", path, err)
+	case len(text) > maxJobFileBytes:
+		return nil, nil, fmt.Errorf("job file %s: more than 1 MiB; a fio job file is far smaller", path)
+	}
+	jobs, err := parseFioJobs(path, text)
+	return jobs, text, err
+}
+
+// parseFioJobs reads the jobs of a job file's text.
+func parseFioJobs(path string, text []byte) ([]fioJob, error) {
 	var global []fioOpt
 	var jobs []fioJob
 	const none, inGlobal = -2, -1
 	cur := none // the section being read: a job's index, or one of those
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(text))
 	for n := 1; sc.Scan(); n++ {
 		at := fmt.Sprintf("%s:%d", path, n)
 		line := strings.TrimSpace(sc.Text())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -61,15 +60,15 @@ func (o *FSOptions) addNameFlag(f *pflag.FlagSet) {
 // fioJobs returns the jobs of a fio job file as options, each over the fs
 // flags' defaults with the job file's options and, over those, the job
 // flags given on the command line; notes go to stderr.
-func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOptions, error) {
-	jobs, err := readFioJobs(path)
+func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOptions, []byte, error) {
+	jobs, text, err := readFioJobs(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	given := map[string]string{}
 	cmdFlags.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
 	if _, ok := given["name"]; ok && len(jobs) > 1 {
-		return nil, fmt.Errorf("--name: %s has %d jobs, named by their sections", path, len(jobs))
+		return nil, nil, fmt.Errorf("--name: %s has %d jobs, named by their sections", path, len(jobs))
 	}
 	out := make([]FSOptions, len(jobs))
 	for i, j := range jobs {
@@ -80,7 +79,7 @@ func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOption
 		for name, v := range given {
 			if flags.Lookup(name) != nil {
 				if err := flagval.Set(flags, name, v); err != nil {
-					return nil, fmt.Errorf("--%s %q: %w", name, v, err)
+					return nil, nil, fmt.Errorf("--%s %q: %w", name, v, err)
 				}
 				cmdline[name] = true
 			}
@@ -89,13 +88,13 @@ func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOption
 		new(FSOptions).Flags.AddFlags(fresh)
 		notes, err := j.apply(flags, fresh, cmdline)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "iolab: [%s] %s\n", j.name, n)
 		}
 	}
-	return out, nil
+	return out, text, nil
 }
 
 func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -111,16 +110,13 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 			jobs := []FSOptions{o}
 			command := commandLine(cmd)
 			if len(args) == 1 {
+				var text []byte
 				var err error
-				if jobs, err = fioJobs(args[0], cmd.Flags(), stderr); err != nil {
+				if jobs, text, err = fioJobs(args[0], cmd.Flags(), stderr); err != nil {
 					return &UsageError{Err: err}
 				}
 				// The job file as it ran, in the record: the file may
 				// change, and the command alone would not run again.
-				text, err := os.ReadFile(args[0])
-				if err != nil {
-					return &UsageError{Err: err}
-				}
 				command += " " + shellQuote(args[0]) + "\n# " + args[0] + " as it ran:\n" + redact.String(strings.TrimRight(string(text), "\n"))
 			}
 			return runFS(cmd.Context(), o.Repeat, jobs, command, stdout, stderr)

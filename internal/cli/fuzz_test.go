@@ -31,7 +31,7 @@ func FuzzFioJobFile(f *testing.F) {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		jobs, err := fioJobs(path, pflag.NewFlagSet("fs", pflag.ContinueOnError), io.Discard)
+		jobs, _, err := fioJobs(path, pflag.NewFlagSet("fs", pflag.ContinueOnError), io.Discard)
 		if err != nil {
 			if !at.MatchString(err.Error()) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("%q: %q names no place", text, err)

@@ -75,19 +75,3 @@ func BenchmarkChecker(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkVerifier(b *testing.B) {
-	c := ContentOf(Pattern{}, 42)
-	body := make([]byte, 1<<20)
-	io.ReadFull(c.Body(7, 1<<20), body)
-	b.SetBytes(1 << 20)
-	for b.Loop() {
-		v := c.Verifier(7, 1<<20)
-		for i := 0; i < len(body); i += 32 << 10 {
-			v.Write(body[i : i+32<<10])
-		}
-		if !v.Matches() {
-			b.Fatal("differs")
-		}
-	}
-}

@@ -208,20 +208,21 @@ func BenchmarkBody(b *testing.B) {
 		body, _ := readAll(c.Body(7, size), 1<<20)
 		b.SetBytes(size)
 		for b.Loop() {
-			v := c.Verifier(7, size)
+			v := c.Checker()
+			v.Reset(7, size, 0, size)
 			for off := 0; off < size; off += 32 << 10 {
 				v.Write(body[off : off+32<<10])
 			}
-			if !v.Matches() {
+			if v.Differs() >= 0 {
 				b.Fatal("the object's own bytes do not match")
 			}
 		}
 	})
 }
 
-// The verifier accepts exactly the object: not a flipped byte, not one
+// The checker accepts exactly the object: not a flipped byte, not one
 // byte short or long, whatever the pieces it is written in.
-func TestVerifier(t *testing.T) {
+func TestCheckerAcceptsExactlyTheObject(t *testing.T) {
 	t.Parallel()
 	c := ContentOf(Pattern{CompressPct: 30}, 9)
 	const size = 200<<10 + 13
@@ -240,14 +241,15 @@ func TestVerifier(t *testing.T) {
 		{"another object", func() []byte { b, _ := readAll(c.Body(4, size), 64<<10); return b }(), false},
 	} {
 		for _, piece := range []int{1 << 20, 32 << 10, 7} {
-			v := c.Verifier(3, size)
+			v := c.Checker()
+			v.Reset(3, size, 0, size)
 			for off := 0; off < len(tc.data); off += piece {
 				if n, err := v.Write(tc.data[off:min(off+piece, len(tc.data))]); err != nil || n != min(piece, len(tc.data)-off) {
 					t.Fatalf("%s: write: %d, %v", tc.name, n, err)
 				}
 			}
-			if v.Matches() != tc.match {
-				t.Errorf("%s in %d-byte pieces: matches %v, want %v", tc.name, piece, v.Matches(), tc.match)
+			if (v.Differs() < 0) != tc.match {
+				t.Errorf("%s in %d-byte pieces: differs at %d, want a match %v", tc.name, piece, v.Differs(), tc.match)
 			}
 		}
 	}

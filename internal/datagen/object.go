@@ -1,7 +1,6 @@
 package datagen
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"time"
@@ -38,43 +37,6 @@ func ContentOf(p Pattern, seed uint64) Content {
 func (c Content) Body(seed uint64, size int64) io.ReadSeeker {
 	return &body{gen: c.gen, seed: seed, size: size, chunk: make([]byte, min(chunkSize, max(size, 1))), loaded: -1}
 }
-
-// Verifier returns a writer that compares what is written to it, byte for
-// byte, with the object of this seed and size: a read-back check that
-// regenerates the content as it goes (at the generator's speed, several
-// times that of a CRC) and cannot be fooled by a collision.
-func (c Content) Verifier(seed uint64, size int64) *Verifier {
-	return &Verifier{want: c.Body(seed, size), size: size}
-}
-
-// Verifier is what Content.Verifier returns; it never fails a Write, so a
-// copy into it reads the whole body.
-type Verifier struct {
-	want    io.Reader
-	buf     []byte
-	size, n int64
-	differs bool
-}
-
-func (v *Verifier) Write(p []byte) (int, error) {
-	n := len(p)
-	v.n += int64(n)
-	for len(p) > 0 && !v.differs {
-		if v.buf == nil {
-			v.buf = make([]byte, chunkSize)
-		}
-		k := min(len(p), len(v.buf))
-		got, _ := io.ReadFull(v.want, v.buf[:k])
-		if got < k || !bytes.Equal(p[:k], v.buf[:k]) {
-			v.differs = true // longer than the object, or other bytes
-		}
-		p = p[k:]
-	}
-	return n, nil
-}
-
-// Matches says whether exactly the object was written.
-func (v *Verifier) Matches() bool { return !v.differs && v.n == v.size }
 
 type body struct {
 	gen    *Generator

@@ -204,16 +204,14 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--dedup %d: want 0..100", o.DedupPct)
 	case o.Runtime == 0 && o.Count == 0:
 		return fmt.Errorf("--runtime or --count is required")
+	case len(o.Sizes.Fixed) == 0 && o.Sizes.Max == 0:
+		return fmt.Errorf("--size is required")
 	}
 	if err := flagval.CheckPeriod("--rate", o.Rate, o.Runtime, o.Count); err != nil {
 		return err
 	}
 	if err := o.checkDeletes(); err != nil {
 		return err
-	}
-	switch {
-	case len(o.Sizes.Fixed) == 0 && o.Sizes.Max == 0:
-		return fmt.Errorf("--size is required")
 	}
 	for _, ep := range o.endpoints() {
 		if !strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://") {
@@ -249,10 +247,7 @@ func (o *Options) checkDeletes() error {
 	if del <= writes {
 		return nil
 	}
-	objects := o.Objects
-	if objects == 0 {
-		objects = max(4*o.Concurrency, 64)
-	}
+	objects := o.objects()
 	switch need := o.Count * int64(o.DeleteBatch); {
 	case o.Runtime > 0:
 		return fmt.Errorf("--mix %s deletes %d objects for each %d it writes, and a --runtime run would run out of them: "+
@@ -262,6 +257,15 @@ func (o *Options) checkDeletes() error {
 			o.Mix, o.Count, need, objects, need)
 	}
 	return nil
+}
+
+// objects is how many objects prepare writes for reads (and again for
+// deletes): --objects, else 4 per worker and at least 64.
+func (o *Options) objects() int {
+	if o.Objects > 0 {
+		return o.Objects
+	}
+	return max(4*o.Concurrency, 64)
 }
 
 // share is the segment's part of the load (Validate first).

@@ -154,10 +154,7 @@ func (s *S3) Prepare(ctx context.Context) error {
 			return err
 		}
 	}
-	n := s.opts.Objects
-	if n == 0 {
-		n = max(4*s.opts.Concurrency, 64)
-	}
+	n := s.opts.objects()
 	rng := rand.New(rand.NewPCG(7, 7))
 	stamp := time.Now().UnixNano()
 	s.listPrefix = s.layout.Key(s.opts.Prefix, stamp, "pool-")
@@ -372,9 +369,6 @@ const cleanupGrace = time.Second
 // remove deletes objects in batches; it is not timed. Once ctx ends it
 // has cleanupGrace more.
 func (s *S3) remove(ctx context.Context, objs []object) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(cleanupGrace, cancel) })
@@ -423,9 +417,11 @@ func verifyObjects(ctx context.Context, c *client, o *Options, cont datagen.Cont
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			check := cont.Checker()
 			for i := next.Add(1) - 1; i < int64(len(objs)) && ctx.Err() == nil; i = next.Add(1) - 1 {
 				obj := objs[i]
-				same, err := readCompare(ctx, c, o.Bucket, obj.key, cont.Verifier(obj.seed, obj.size))
+				check.Reset(obj.seed, obj.size, 0, obj.size)
+				same, err := readCompare(ctx, c, o.Bucket, obj.key, check)
 				if ctx.Err() != nil {
 					return // cut by Ctrl-C: not checked
 				}
@@ -473,7 +469,7 @@ func Verify(ctx context.Context, o Options, contentSeed uint64, objs []workload.
 }
 
 // readCompare reads an object into v and says whether it matched.
-func readCompare(ctx context.Context, c *client, bucket, key string, v *datagen.Verifier) (bool, error) {
+func readCompare(ctx context.Context, c *client, bucket, key string, v *datagen.Checker) (bool, error) {
 	obj, err := c.GetObject(ctx, bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return false, err
@@ -482,7 +478,7 @@ func readCompare(ctx context.Context, c *client, bucket, key string, v *datagen.
 	if _, err := copyBuffer(v, obj); err != nil {
 		return false, err
 	}
-	return v.Matches(), nil
+	return v.Differs() < 0, nil
 }
 
 // httpTrace timestamps the first response byte of a worker's operation
