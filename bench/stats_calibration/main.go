@@ -33,13 +33,13 @@ type scenario struct {
 	// outliers is the share of runs, either variant's, made 3x slower (a
 	// stall, a neighbour's backup).
 	outliers float64
-	// warmup rounds come first, unmeasured; variantWarmup makes the
-	// variant alone 1+e^-k slower on its k-th run (a fresh build's cold
-	// caches), warm-up rounds included.
-	warmup        int
-	variantWarmup bool
-	// autoWarmup leaves out what stats.SkipWarmup finds still warming up.
-	autoWarmup bool
+	// warmup rounds come first, unmeasured; warmupTau > 0 makes the
+	// variant alone 1+e^(-k/warmupTau) slower on its k-th run (a fresh
+	// build's cold caches), warm-up rounds included.
+	warmup    int
+	warmupTau float64
+	// noCheck judges without stats.CheckWarmup, as iolab did before it.
+	noCheck bool
 }
 
 var scenarios = []scenario{
@@ -73,8 +73,8 @@ func run(s scenario, entries []lab.Entry, seed uint64, each func(cell int, o sta
 		v := 100 * s.level(float64(i)/float64(len(entries)-1)) * (1 + s.cv*rng.NormFloat64())
 		if e.Cell == 1 {
 			v *= s.effect
-			if s.variantWarmup {
-				v *= 1 + math.Exp(-float64(variantRuns))
+			if s.warmupTau > 0 {
+				v *= 1 + math.Exp(-float64(variantRuns)/s.warmupTau)
 			}
 			variantRuns++
 		}
@@ -105,11 +105,13 @@ func trial(s scenario, order string, seed uint64) stats.Comparison {
 	for _, o := range b {
 		lastVariant = append(lastVariant, o.Value)
 	}
-	if s.autoWarmup {
-		a, b, _ = stats.SkipWarmup(a, b)
+	var w stats.Warmup
+	if !s.noCheck {
+		a, b, w = stats.CheckWarmup(a, b, false)
 	}
 	c := stats.Compare(a, b, stats.Metric{LowerIsBetter: true}, 0.02)
 	stats.Finish([]*stats.Comparison{&c}, 0.02)
+	c.ApplyWarmup(w, false)
 	return c
 }
 
@@ -215,54 +217,81 @@ func roundsPromise(trials int) {
 	}
 }
 
-// warmup checks a variant that warms up on its own: the warning, more
-// warm-up rounds, and leaving the rounds out automatically (which must not
-// cost anything when nothing warms up).
+// warmup checks a variant that warms up on its own, 1+e^(-k/tau) slower
+// on its k-th run: fixed rounds and stopping when decided, without the
+// warm-up check (as iolab judged before it) and with it; and what the
+// check costs when nothing warms up.
 func warmup(trials int) {
-	fmt.Println("| A/A, the variant alone 1+e^-k slower over its first runs | warm-up rounds | 95% CI misses the true ratio | false faster/slower | variant-warmup warning raised |")
-	fmt.Println("|---|---|---|---|---|")
-	for _, w := range []struct {
-		rounds int
-		auto   bool
-	}{{1, false}, {3, false}, {5, false}, {1, true}} {
-		s := scenario{effect: 1, cv: 0.05, rounds: 20, level: flat, warmup: w.rounds, variantWarmup: true, autoWarmup: w.auto}
-		missed, wrong, warned := 0, 0, 0
-		for i := 0; i < trials; i++ {
-			c, values := trialValues(s, uint64(i)+1)
-			if c.CI95[0] > 1 || c.CI95[1] < 1 {
-				missed++
-			}
-			if c.Verdict == stats.Faster || c.Verdict == stats.Slower {
-				wrong++
-			}
-			if stats.EarlyRuns(values) > 0 {
-				warned++
+	fmt.Println("| A/A, the variant alone 1+e^(-k/τ) slower on its k-th run, 1 warm-up round, CV 5% | τ | rounds | warm-up check | false faster/slower (promised ≤ 5%) | verdict withheld: still warming up | mean rounds cut | mean rounds used |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, tau := range []float64{1, 2, 4} {
+		for _, design := range []struct{ min, max int }{{0, 12}, {0, 20}, {6, 60}, {3, 100}} {
+			for _, check := range []bool{false, true} {
+				s := scenario{effect: 1, cv: 0.05, rounds: design.max, level: flat, warmup: 1, warmupTau: tau, noCheck: !check}
+				wrong, withheld, cut, used := 0, 0, 0, 0
+				for i := 0; i < trials; i++ {
+					var c stats.Comparison
+					if design.min > 0 {
+						c = seqComparison(s, design.min, design.max, uint64(i)+1)
+					} else {
+						c = trial(s, lab.OrderRandom, uint64(i)+1)
+					}
+					if c.Verdict == stats.Faster || c.Verdict == stats.Slower {
+						wrong++
+					}
+					if c.Withheld == stats.WithheldWarmingUp {
+						withheld++
+					}
+					cut += c.WarmupCut
+					used += c.N + c.WarmupCut
+				}
+				rounds := fmt.Sprint(design.max, " fixed")
+				if design.min > 0 {
+					rounds = fmt.Sprintf("{%d, %d} until decided", design.min, design.max)
+				}
+				fmt.Printf("| | %g | %s | %s | %s | %s | %.1f | %.1f |\n", tau, rounds, onOff(check), rate(wrong, trials), rate(withheld, trials),
+					float64(cut)/float64(trials), float64(used)/float64(trials))
 			}
 		}
-		how := fmt.Sprint(w.rounds)
-		if w.auto {
-			how += ", warmup_per_variant: auto"
-		}
-		fmt.Printf("| CV 5%%, 20 rounds | %s | %s | %s | %s |\n", how, rate(missed, trials), rate(wrong, trials), rate(warned, trials))
 	}
 	fmt.Println()
-	fmt.Println("| warmup_per_variant: auto, with nothing to leave out | 95% CI misses the true ratio | false faster/slower | rounds left out (mean) |")
-	fmt.Println("|---|---|---|---|")
-	for _, s := range []scenario{scenarios[0], scenarios[1], scenarios[2]} {
-		s.autoWarmup = true
-		missed, wrong, left := 0, 0, 0
-		for i := 0; i < trials; i++ {
-			c := trial(s, lab.OrderRandom, uint64(i)+1)
-			if c.CI95[0] > 1 || c.CI95[1] < 1 {
-				missed++
+	fmt.Println("| the warm-up check, with nothing to leave out | rounds | 95% CI misses the true ratio | false faster/slower | power (correct 'slower') | rounds left out (mean) | withheld |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, s := range []scenario{scenarios[0], scenarios[1], scenarios[2], scenarios[4], scenarios[5], scenarios[6]} {
+		for _, check := range []bool{false, true} {
+			s.noCheck = !check
+			missed, wrong, right, left, withheld := 0, 0, 0, 0, 0
+			for i := 0; i < trials; i++ {
+				c := trial(s, lab.OrderRandom, uint64(i)+1)
+				if c.CI95[0] > s.effect || c.CI95[1] < s.effect {
+					missed++
+				}
+				switch {
+				case s.effect == 1 && (c.Verdict == stats.Faster || c.Verdict == stats.Slower), c.Verdict == stats.Faster:
+					wrong++
+				case s.effect > 1 && c.Verdict == stats.Slower:
+					right++
+				}
+				if c.Withheld != "" {
+					withheld++
+				}
+				left += c.WarmupCut
 			}
-			if c.Verdict == stats.Faster || c.Verdict == stats.Slower {
-				wrong++
+			power := "—"
+			if s.effect > 1 {
+				power = rate(right, trials)
 			}
-			left += s.rounds - c.N
+			fmt.Printf("| %s, check %s | %d | %s | %s | %s | %.2f | %s |\n", s.name, onOff(check), s.rounds, rate(missed, trials), rate(wrong, trials), power,
+				float64(left)/float64(trials), rate(withheld, trials))
 		}
-		fmt.Printf("| %s | %s | %s | %.2f |\n", s.name, rate(missed, trials), rate(wrong, trials), float64(left)/float64(trials))
 	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // trialValues is trial in random order, with the variant's measured
@@ -291,9 +320,15 @@ func rate(k, n int) string {
 // round from min on, at most max rounds. It returns the verdict and the
 // rounds it used.
 func seqTrial(s scenario, min, max int, seed uint64) (string, int) {
+	c := seqComparison(s, min, max, seed)
+	return c.Verdict, c.N + c.WarmupCut
+}
+
+// seqComparison is seqTrial's last look.
+func seqComparison(s scenario, min, max int, seed uint64) stats.Comparison {
 	seq := stats.NewSequential(0.02, min, max, 1)
 	var a, b []stats.Obs
-	verdict, used := stats.Inconclusive, max
+	var last stats.Comparison
 	run(s, lab.Schedule(lab.OrderRandom, 2, s.warmup, max, seed), seed, func(cell int, o stats.Obs) bool {
 		if cell == 0 {
 			a = append(a, o)
@@ -301,14 +336,19 @@ func seqTrial(s scenario, min, max int, seed uint64) (string, int) {
 			b = append(b, o)
 		}
 		if len(a) == len(b) && len(a) >= min {
-			if c := seq.Compare(a, b, stats.Metric{LowerIsBetter: true}); c.Verdict != stats.Inconclusive || len(a) == max {
-				verdict, used = c.Verdict, len(a)
+			ca, cb, w := a, b, stats.Warmup{}
+			if !s.noCheck {
+				ca, cb, w = stats.CheckWarmup(a, b, true)
+			}
+			c := seq.Compare(ca, cb, stats.Metric{LowerIsBetter: true})
+			c.ApplyWarmup(w, true)
+			if last = c; c.Verdict != stats.Inconclusive || len(a) == max {
 				return false
 			}
 		}
 		return true
 	})
-	return verdict, used
+	return last
 }
 
 // sequential checks stopping when decided: false verdicts in A/A under

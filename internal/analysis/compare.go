@@ -72,6 +72,12 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 	}
 	type pairObs struct{ base, variant []stats.Obs }
 	var primaries []pairObs // of each primary comparison, in order
+	// What the warm-up check found for the comparisons [first, end).
+	type warmupOf struct {
+		first, end int
+		w          stats.Warmup
+	}
+	var settling []warmupOf
 	for _, group := range groups(d.Cells) {
 		base := -1
 		for _, i := range group {
@@ -87,21 +93,17 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			continue // unknownKinds says so
 		}
 		r.Warnings = append(r.Warnings, driftWarnings(r.derived, d.Cells[base], perCell[base], opts.Order)...)
-		if !opts.AutoWarmup {
-			for _, i := range group {
-				r.Warnings = append(r.Warnings, warmupWarnings(r.derived, d.Cells[i], perCell[i], PrimaryMetric(wl))...)
-			}
-		}
+		r.Warnings = append(r.Warnings, machineWarmup(r.derived, d.Cells, group, perCell, PrimaryMetric(wl))...)
 		for _, i := range group {
 			if i == base {
 				continue
 			}
 			// Rounds still warming up, found on the primary metric, leave
-			// every metric of the comparison.
-			from := 0
-			if opts.AutoWarmup {
-				from = r.skipWarmup(d.Cells[i], perCell[base], perCell[i], PrimaryMetric(wl))
-			}
+			// every metric of the comparison; a side that has not settled
+			// withholds all its verdicts.
+			w := r.checkWarmup(d.Cells[base], d.Cells[i], perCell[base], perCell[i], PrimaryMetric(wl), opts.Sequential != nil)
+			from := w.From
+			first := len(r.Comparisons)
 			if why := failedSide(d.Cells[base], perCell[base], d.Cells[i], perCell[i]); why != "" {
 				// Kept, not dropped: a cell whose variant failed every
 				// run is what the study is about.
@@ -132,6 +134,7 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 				}
 				r.Comparisons = append(r.Comparisons, view)
 			}
+			settling = append(settling, warmupOf{first, len(r.Comparisons), w})
 		}
 	}
 	// One family: the primary metrics. Rates and times derived from the
@@ -150,14 +153,36 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 		for i, c := range family {
 			*c = s.Compare(primaries[i].base, primaries[i].variant, stats.Metric{LowerIsBetter: c.LowerIsBetter})
 		}
-		r.Rounds = r.roundsView(d, *sr)
 	} else {
 		stats.Finish(family, r.Threshold)
 	}
+	for _, s := range settling {
+		decided := ""
+		for j := s.first; j < s.end; j++ {
+			c := &r.Comparisons[j]
+			c.ApplyWarmup(s.w, opts.Sequential != nil)
+			if s.w.Unchecked && decided == "" && (c.Verdict == stats.Faster || c.Verdict == stats.Slower) {
+				decided = fmt.Sprintf("%s/%s %s: %s on %d rounds, too few to tell a variant still warming up, or drift within rounds, from a difference (%d or more rounds check both); treat it as provisional",
+					c.Variant, c.Cell, c.Metric, c.Verdict, c.N, stats.MinWarmupPairs)
+			}
+		}
+		if decided != "" {
+			r.Warnings = append(r.Warnings, stats.Warning{Code: CodeFewRounds, Message: decided})
+		}
+	}
+	if sr := opts.Sequential; sr != nil {
+		r.Rounds = r.roundsView(d, *sr)
+	}
 	if opts.Order == "sequential" {
+		// Nothing protects these intervals from drift: each variant ran
+		// in a stretch of its own, so a change of the machine between
+		// stretches is a difference between variants.
+		for i := range r.Comparisons {
+			r.Comparisons[i].Withhold(stats.WithheldSequential)
+		}
 		r.Warnings = append(r.Warnings, stats.Warning{Code: "sequential-order", Message: "runs were scheduled in sequential order " +
 			"(each variant's rounds back to back), as legacy benchmarks do: any drift of the target during the experiment " +
-			"shows up as a difference between variants; use the default random order for decisions"})
+			"shows up as a difference between variants, so no verdict is drawn (the intervals are shown, unprotected by randomisation); use the default random order for decisions"})
 	}
 }
 
@@ -360,45 +385,68 @@ func worstSecond(runs []store.Run, key string) (time.Time, float64) {
 	return at, worst
 }
 
-// warmupWarnings names a variant whose first measured runs of a cell were
-// unlike its later ones (stats.EarlyRuns): a warm-up of that variant alone
-// (a fresh build's cold caches) biases its comparison, which the shared
-// warm-up rounds did not prevent.
-func warmupWarnings(dm derivedMetrics, c store.Cell, runs []store.Run, metric string) []stats.Warning {
-	obs := observations(dm, runs, metric, 0)
-	values := make([]float64, len(obs))
-	for i, o := range obs {
-		values[i] = o.Value
+// checkWarmup runs stats.CheckWarmup on a comparison's primary metric
+// and says what it found: the rounds left out and which side was still
+// warming up over them, or that a side has not settled at all (its
+// verdicts withheld), naming the variant.
+func (r *Report) checkWarmup(base, c store.Cell, baseRuns, runs []store.Run, metric string, looks bool) stats.Warmup {
+	_, _, w := stats.CheckWarmup(observations(r.derived, baseRuns, metric, 0), observations(r.derived, runs, metric, 0), looks)
+	who := c.Variant
+	if w.Side == 0 {
+		who = base.Variant + " (the baseline)"
 	}
-	k := stats.EarlyRuns(values)
-	if k == 0 {
+	switch {
+	case w.Unsettled:
+		r.Warnings = append(r.Warnings, stats.Warning{Code: stats.CodeVariantWarmup, Message: fmt.Sprintf(
+			"%s/%s %s: still warming up — the per-round ratio of %s to %s still trends after leaving out the first %d of its rounds, so its verdicts are withheld; give the plan more warm-up rounds (warmup: or warmup_per_variant:)",
+			c.Variant, c.Name, metric, c.Variant, base.Variant, w.Cut)})
+	case w.Cut > 0:
+		r.Warnings = append(r.Warnings, stats.Warning{Code: CodeWarmupLeftOut, Message: fmt.Sprintf(
+			"%s/%s: its first %d measured rounds were left out of its comparisons: %s was still warming up (the per-round ratio of %s %s trended until then)",
+			c.Variant, c.Name, w.Cut, who, metric, c.Variant+" to "+base.Variant)})
+	}
+	return w
+}
+
+// CodeWarmupLeftOut marks rounds left out of a comparison as still
+// warming up; CodeMachineWarmup a start every variant of a cell shared.
+const (
+	CodeWarmupLeftOut = "warmup-left-out"
+	// CodeFewRounds marks a verdict drawn from fewer rounds than a
+	// warm-up can be checked in.
+	CodeFewRounds = "few-rounds"
+	CodeMachineWarmup = "machine-warmup"
+)
+
+// machineWarmup names a start that every variant of a cell shared — each
+// one's first measured runs unlike its later ones (stats.EarlyRuns) —
+// as the machine's or the target's, not a variant's: the paired rounds
+// cancel it, and no variant is to blame.
+func machineWarmup(dm derivedMetrics, cells []store.Cell, group []int, perCell [][]store.Run, metric string) []stats.Warning {
+	if len(group) < 2 {
 		return nil
 	}
-	return []stats.Warning{{Code: stats.CodeVariantWarmup, Message: fmt.Sprintf(
-		"%s/%s %s: its first %d measured runs (from %s) were unlike the rest (median %s): the variant was still warming up when measurement began, and its comparison is biased by it; give the plan %d more warm-up rounds",
-		c.Variant, c.Name, metric, k, stats.FormatValue(values[0]), stats.FormatValue(stats.Summarize(values[k:]).Median), k)}}
-}
-
-// skipWarmup is the first round of a variant's comparison that was not
-// still warming up (stats.SkipWarmup on the primary metric), with a
-// warning naming what was left out.
-func (r *Report) skipWarmup(c store.Cell, base, runs []store.Run, metric string) int {
-	b, _, k := stats.SkipWarmup(observations(r.derived, base, metric, 0), observations(r.derived, runs, metric, 0))
-	if k == 0 || len(b) == 0 {
-		return 0
+	most := 0
+	for _, i := range group {
+		obs := observations(dm, perCell[i], metric, 0)
+		values := make([]float64, len(obs))
+		for j, o := range obs {
+			values[j] = o.Value
+		}
+		k := stats.EarlyRuns(values)
+		if k == 0 {
+			return nil
+		}
+		most = max(most, k)
 	}
-	from := b[0].Round
-	for _, o := range b {
-		from = min(from, o.Round)
+	first := "first run was"
+	if most > 1 {
+		first = fmt.Sprintf("first runs (up to %d) were", most)
 	}
-	r.Warnings = append(r.Warnings, stats.Warning{Code: CodeWarmupLeftOut, Message: fmt.Sprintf(
-		"%s/%s: its first %d measured rounds were still warming up (its %s against the baseline's trended at the start) and are left out of its comparisons (warmup_per_variant: auto)",
-		c.Variant, c.Name, k, metric)})
-	return from
+	return []stats.Warning{{Code: CodeMachineWarmup, Message: fmt.Sprintf(
+		"%s %s: every variant's %s unlike its later ones: the machine or the target changed (a warm-up, a step), not one variant; the paired rounds cancel it",
+		cells[group[0]].Name, metric, first)}}
 }
-
-// CodeWarmupLeftOut marks rounds warmup_per_variant: auto left out.
-const CodeWarmupLeftOut = "warmup-left-out"
 
 // roundsView says how an experiment that stops when decided ended.
 func (r *Report) roundsView(d *store.Data, sr store.SequentialRounds) *RoundsView {

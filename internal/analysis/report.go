@@ -333,9 +333,6 @@ type Options struct {
 	// Sequential, set for an experiment that stopped when decided, judges
 	// the primary metrics by a confidence sequence over those rounds.
 	Sequential *store.SequentialRounds
-	// AutoWarmup leaves out the rounds of each comparison still warming
-	// up (warmup_per_variant: auto).
-	AutoWarmup bool
 	// Extrapolate is where scale fits predict, and the caps they are
 	// checked against.
 	Extrapolate store.Extrapolate
@@ -351,7 +348,7 @@ type Options struct {
 // to compare with.
 func OptionsFor(rec store.PlanRecord) Options {
 	return Options{Baseline: rec.Baseline, Threshold: rec.Threshold, Order: rec.Order,
-		Sequential: rec.Sequential, AutoWarmup: rec.AutoWarmup, Extrapolate: rec.Extrapolate, Custom: rec.Custom}
+		Sequential: rec.Sequential, Extrapolate: rec.Extrapolate, Custom: rec.Custom}
 }
 
 // RoundsView is how an experiment that stops when decided ended: after

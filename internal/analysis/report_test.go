@@ -66,31 +66,72 @@ func TestServerMetricsCompared(t *testing.T) {
 	}
 }
 
-// A variant still warming up over its first measured runs is named, with
-// how many runs; a steady variant is not.
-func TestVariantWarmupIsNamed(t *testing.T) {
+// warmupData is an experiment of two variants over rounds whose ops/s
+// is 1000 times factor(variant, round), with ±1% of noise.
+func warmupData(rounds int, factor func(variant string, round int) float64) *store.Data {
 	d := &store.Data{Experiment: store.Experiment{ID: "x"},
 		Cells: []store.Cell{{ID: 1, Name: "c", Variant: "a", Workload: "fs"}, {ID: 2, Name: "c", Variant: "fresh", Workload: "fs"}}}
-	for round := 0; round < 12; round++ {
+	for round := 0; round < rounds; round++ {
 		for cell := int64(1); cell <= 2; cell++ {
-			iops := 1000 * (1 + 0.01*float64((round*7+int(cell))%3-1))
-			if cell == 2 {
-				iops /= 1 + math.Exp(-float64(round)) // 1+e^-k slower at first
-			}
+			iops := 1000 * (1 + 0.01*float64((round*7+int(cell))%3-1)) * factor(d.Cells[cell-1].Variant, round)
 			res := &metrics.Result{Duration: time.Second}
 			res.ByOp[metrics.Read] = metrics.OpStats{Ops: int64(iops), Bytes: int64(iops) * 4096}
 			d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: cell, Round: round, Slot: int(cell - 1), Status: store.StatusOK, Result: res})
 		}
 	}
-	r := Build(d, Options{Baseline: "a"})
-	var named []string
+	return d
+}
+
+func warningsOf(r *Report, code string) []string {
+	var out []string
 	for _, w := range r.Warnings {
-		if w.Code == stats.CodeVariantWarmup {
-			named = append(named, w.Message)
+		if w.Code == code {
+			out = append(out, w.Message)
 		}
 	}
-	if len(named) != 1 || !strings.HasPrefix(named[0], "fresh/c ops_per_s: its first 3 measured runs") {
-		t.Errorf("warm-up warnings %q", named)
+	return out
+}
+
+// A variant warming up over its first measured rounds has them left out
+// of its comparisons, named; one still warming up when the rounds end
+// has its verdicts withheld; a start every variant shares is the
+// machine's, and nobody's rounds are cut for it.
+func TestVariantWarmup(t *testing.T) {
+	quick := warmupData(12, func(v string, round int) float64 {
+		if v == "fresh" {
+			return 1 / (1 + math.Exp(-float64(round))) // 1+e^-k slower at first
+		}
+		return 1
+	})
+	r := Build(quick, Options{Baseline: "a"})
+	left := warningsOf(r, CodeWarmupLeftOut)
+	if len(left) != 1 || !strings.Contains(left[0], "fresh/c: its first ") || !strings.Contains(left[0], "fresh was still warming up") {
+		t.Errorf("left out: %q", left)
+	}
+	for _, c := range r.Comparisons {
+		if c.WarmupCut < 3 || c.Verdict == stats.Faster || c.Verdict == stats.Slower || c.Withheld != "" {
+			t.Errorf("%s: %d rounds cut, %s %q", c.Metric, c.WarmupCut, c.Verdict, c.Withheld)
+		}
+	}
+	slow := warmupData(12, func(v string, round int) float64 {
+		if v == "fresh" {
+			return 1 / (1 + math.Exp(-float64(round+1)/4))
+		}
+		return 1
+	})
+	r = Build(slow, Options{Baseline: "a"})
+	if still := warningsOf(r, stats.CodeVariantWarmup); len(still) != 1 || !strings.HasPrefix(still[0], "fresh/c ops_per_s: still warming up") {
+		t.Errorf("still warming up: %q", still)
+	}
+	for _, c := range r.Comparisons {
+		if c.Verdict != stats.Inconclusive || c.Withheld != stats.WithheldWarmingUp {
+			t.Errorf("%s: %s %q, want withheld: the variant never settled", c.Metric, c.Verdict, c.Withheld)
+		}
+	}
+	machine := warmupData(12, func(_ string, round int) float64 { return 1 / (1 + 2*math.Exp(-float64(round))) })
+	r = Build(machine, Options{Baseline: "a"})
+	if m := warningsOf(r, CodeMachineWarmup); len(m) != 1 || len(warningsOf(r, CodeWarmupLeftOut)) > 0 || len(warningsOf(r, stats.CodeVariantWarmup)) > 0 {
+		t.Errorf("a warm-up both variants shared: %q", r.Warnings)
 	}
 }
 

@@ -44,8 +44,9 @@ type Plan struct {
 	// WarmupPerVariant is how many runs each variant makes, unmeasured,
 	// before the rounds begin (its cells in turn): a fresh build's cold
 	// caches warmed without a warm-up round of every cell. AutoWarmup
-	// instead leaves out of the comparisons, per variant and cell, the
-	// rounds a trend at the start marks as still warming up.
+	// records that the plan said auto: the rounds a trend at the start
+	// marks as still warming up are left out of every comparison (the
+	// analysis always does that now; auto runs no extra runs).
 	WarmupPerVariant int
 	AutoWarmup       bool
 	Cooldown         time.Duration
@@ -373,7 +374,7 @@ func (r reader) plan(n *yaml.Node, p *Plan) error {
 				return nil
 			}
 			if err := r.intField(v, key, 0, maxVariantWarmup, &p.WarmupPerVariant); err != nil {
-				return fmt.Errorf("%w (or auto: leave out each variant's runs that were still warming up)", err)
+				return fmt.Errorf("%w (or auto: no runs, and the rounds still warming up left out, as every comparison does)", err)
 			}
 		case "cooldown":
 			return r.duration(v, key, &p.Cooldown)

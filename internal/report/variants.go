@@ -251,11 +251,26 @@ func estimate(c stats.Comparison, format func(float64) string) string {
 		if math.IsNaN(c.CI95[0]) {
 			return fmt.Sprintf("— (%d paired rounds)", c.N)
 		}
-		return fmt.Sprintf("%.3f [%.3f, %.3f] sequence", c.Ratio, c.CI95[0], c.CI95[1])
+		return fmt.Sprintf("%s [%s, %s] sequence", RatioText(c.Ratio), RatioText(c.CI95[0]), RatioText(c.CI95[1]))
 	case stats.MethodDifference, stats.MethodUnpairedDifference:
 		return fmt.Sprintf("%s [%s, %s] difference", signed(c.Diff, format), signed(c.DiffCI[0], format), signed(c.DiffCI[1], format))
 	}
-	return fmt.Sprintf("%.3f [%.3f, %.3f]", c.Ratio, c.CI95[0], c.CI95[1])
+	return fmt.Sprintf("%s [%s, %s]", RatioText(c.Ratio), RatioText(c.CI95[0]), RatioText(c.CI95[1]))
+}
+
+// RatioText prints a ratio with 3 decimals, and one past what an
+// interval can mean — under 1/1000 or over 1000, or not a number — as a
+// bound, not as a figure: "<0.001", ">1000", "—".
+func RatioText(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "—"
+	case v < 0.001:
+		return "<0.001"
+	case v > 1000:
+		return ">1000"
+	}
+	return fmt.Sprintf("%.3f", v)
 }
 
 // viewEstimate is a comparison's estimate, or why there is none.
@@ -275,9 +290,14 @@ func signed(v float64, format func(float64) string) string {
 	return "+" + format(v)
 }
 
+// mde prints the MDE; past 1000% (eleven times the baseline) it means
+// only that these rounds cannot detect anything.
 func mde(c stats.Comparison) string {
-	if math.IsNaN(c.MDE) || math.IsInf(c.MDE, 0) {
+	switch {
+	case math.IsNaN(c.MDE):
 		return "—"
+	case c.MDE > 10:
+		return ">1000%"
 	}
 	return fmt.Sprintf("%.1f%%", 100*c.MDE)
 }
@@ -286,12 +306,20 @@ func verdictText(c stats.Comparison) string {
 	switch {
 	case c.Method == stats.MethodTooFew:
 		return fmt.Sprintf("%s (no interval: %d rounds with both runs are needed)", c.Verdict, stats.MinPairs)
+	case c.Withheld == stats.WithheldWarmingUp:
+		return c.Verdict + " (withheld: a side is still warming up, see the warnings)"
+	case c.Withheld == stats.WithheldUncheckedWU:
+		return fmt.Sprintf("%s (no look before %d rounds: fewer cannot tell a warm-up from a difference)", c.Verdict, stats.MinWarmupPairs)
+	case c.Withheld == stats.WithheldSequential:
+		return c.Verdict + " (withheld: sequential order, unprotected by randomisation)"
 	case c.Verdict != stats.Inconclusive:
 		return c.Verdict
 	case c.RoundsNeeded > 0:
 		return fmt.Sprintf("%s (about %d rounds would decide)", c.Verdict, c.RoundsNeeded)
-	case c.RoundsNeeded < 0:
+	case c.RoundsNeeded < 0 && c.NearThreshold():
 		return fmt.Sprintf("%s (the estimate is too close to the threshold: more than %d rounds)", c.Verdict, 100*c.N)
+	case c.RoundsNeeded < 0:
+		return fmt.Sprintf("%s (too noisy: one round varies by %.0f%%, and more than %d rounds would be needed)", c.Verdict, 100*math.Expm1(c.RoundSD()), 100*c.N)
 	}
 	return c.Verdict
 }

@@ -129,6 +129,13 @@ type Comparison struct {
 	// t-interval of the log values (or of the values), which nothing
 	// protects from what changed between the runs (CompareUnpaired).
 	Unpaired bool `json:"unpaired"`
+	// WarmupCut is how many paired rounds at the start were left out as
+	// still warming up (CheckWarmup).
+	WarmupCut int `json:"warmup_cut"`
+	// Withheld says why no faster/slower/same was drawn from an interval
+	// that may have allowed one (a side still warming up, an order not
+	// randomized); "" when the verdict is the rule's.
+	Withheld string `json:"withheld,omitempty"`
 
 	// The estimate on its own scale (log ratio or difference): est ± q·se
 	// with df degrees of freedom; band is the threshold on that scale.
@@ -217,6 +224,7 @@ func (c Comparison) Fields() map[string]any {
 		"verdict": c.Verdict, "lower_is_better": c.LowerIsBetter, "family": c.Family,
 		"diff": JSONNumber(c.Diff), "diff_ci95": []any{JSONNumber(c.DiffCI[0]), JSONNumber(c.DiffCI[1])},
 		"robust": c.Robust, "outlier_rounds": c.Outliers, "unpaired": c.Unpaired,
+		"warmup_cut": c.WarmupCut, "withheld": c.Withheld,
 	}
 }
 
@@ -323,6 +331,39 @@ func (c *Comparison) settle(family int, threshold float64) {
 	c.Verdict = c.verdict()
 	c.MDE = c.relative(c.mdeScale(family))
 	c.RoundsNeeded = c.roundsNeeded(family)
+}
+
+// Withhold makes the verdict inconclusive, saying why: the interval
+// stands, but the rounds cannot support a verdict drawn from it.
+func (c *Comparison) Withhold(why string) {
+	if c.Verdict == Failed {
+		return
+	}
+	c.Verdict, c.Withheld = Inconclusive, why
+}
+
+// Why a verdict is withheld.
+const (
+	WithheldWarmingUp   = "still-warming-up"
+	WithheldUncheckedWU = "too-few-rounds-to-check-warm-up"
+	WithheldSequential  = "sequential-order"
+)
+
+// ApplyWarmup records what CheckWarmup found on the comparison: the
+// rounds cut, and a verdict withheld while a side is still warming up
+// (unless the warm-up pulls the estimate the other way than the verdict,
+// which the settled level would only strengthen) — or, for a look that
+// may stop an experiment (looking), while there are too few rounds to
+// tell.
+func (c *Comparison) ApplyWarmup(w Warmup, looking bool) {
+	c.WarmupCut = w.Cut
+	against := (c.Verdict == Faster || c.Verdict == Slower) && (c.est > 0) != (w.Direction > 0)
+	switch {
+	case w.Unsettled && !against:
+		c.Withhold(WithheldWarmingUp)
+	case w.Unchecked && looking:
+		c.Withhold(WithheldUncheckedWU)
+	}
 }
 
 // verdict applies the rule: faster or slower when the interval lies wholly
@@ -573,6 +614,14 @@ func (c Comparison) RoundsFor(effect float64, family int) int {
 		delta = effect * c.base
 	}
 	return c.roundsAt(delta, 0, family, 0)
+}
+
+// NearThreshold says the estimate lies within a quarter of the threshold
+// of the threshold itself (on either side of zero): where no number of
+// rounds decides, it is the threshold, not the noise, that is the
+// obstacle.
+func (c Comparison) NearThreshold() bool {
+	return finite(c.est) && c.band > 0 && math.Abs(math.Abs(c.est)-c.band) < c.band/4
 }
 
 // RoundSD is the standard deviation of one round's estimate (its log

@@ -78,36 +78,81 @@ func TestSequentialStopsWhenDecided(t *testing.T) {
 	}
 }
 
-// SkipWarmup leaves out the rounds in which one side was still warming
-// up, and leaves a steady series whole.
-func TestSkipWarmup(t *testing.T) {
+// CheckWarmup leaves out the rounds in which one side was still warming
+// up, leaves a steady series whole, holds a comparison that has not
+// settled, and cannot tell anything from fewer than MinWarmupPairs rounds.
+func TestCheckWarmup(t *testing.T) {
 	t.Parallel()
-	series := func(seed uint64, warm int) (a, b []Obs) {
+	series := func(seed uint64, n int, factor func(r int) float64) (a, b []Obs) {
 		rng := rand.New(rand.NewPCG(seed, 3))
-		for r := range 20 {
-			v := 100 * (1 + 0.05*rng.NormFloat64())
-			if r < warm {
-				v *= 1.5
-			}
+		for r := range n {
 			a = append(a, Obs{Round: r, Value: 100 * (1 + 0.05*rng.NormFloat64())})
-			b = append(b, Obs{Round: r, Value: v})
+			b = append(b, Obs{Round: r, Value: 100 * factor(r) * (1 + 0.05*rng.NormFloat64())})
 		}
 		return a, b
 	}
-	cut := 0
-	for seed := range uint64(200) {
-		a, b := series(seed, 3)
-		a2, b2, k := SkipWarmup(a, b)
-		if k < 3 || k > 6 || len(a2) != 20-k || len(b2) != 20-k || b2[0].Round != k {
-			t.Fatalf("seed %d: %d rounds left out, %d and %d kept", seed, k, len(a2), len(b2))
+	step := func(r int) float64 {
+		if r < 3 {
+			return 1.5
 		}
-		if a, b = series(seed, 0); len(a) > 0 {
-			if _, _, k := SkipWarmup(a, b); k > 0 {
-				cut++
+		return 1
+	}
+	flat := func(int) float64 { return 1 }
+	fixed := func(a, b []Obs) Warmup {
+		_, _, w := CheckWarmup(a, b, false)
+		return w
+	}
+	slow := func(r int) float64 { return 1 + math.Exp(-float64(r+1)/4) }
+	cut, unsettled, held := 0, 0, 0
+	for seed := range uint64(200) {
+		a, b := series(seed, 20, step)
+		a2, b2, w := CheckWarmup(a, b, false)
+		if w.Cut < 3 || w.Cut > 10 || len(a2) != 20-w.Cut || len(b2) != 20-w.Cut || b2[0].Round != w.Cut || w.Side != 1 || w.Direction != 1 {
+			t.Fatalf("seed %d: %+v, %d and %d kept", seed, w, len(a2), len(b2))
+		}
+		// The rounds after the step are noise, whose slope the test
+		// sometimes takes for more settling.
+		if w.Unsettled {
+			held++
+		}
+		if w := fixed(series(seed, 20, flat)); w.Cut > 0 {
+			cut++
+		}
+		// 1+e^(-k/4) is still 5% above the rest after 12 rounds: no
+		// verdict can be drawn from them.
+		if w := fixed(series(seed, 12, slow)); w.Unsettled {
+			unsettled++
+		}
+	}
+	if held > 20 {
+		t.Errorf("a warm-up of 3 rounds held the comparison unsettled %d times in 200", held)
+	}
+	if cut > 30 {
+		t.Errorf("a steady series was cut %d times in 200", cut)
+	}
+	if unsettled < 150 {
+		t.Errorf("a slow warm-up over 12 rounds was held unsettled %d times in 200", unsettled)
+	}
+	a, b := series(1, 5, step)
+	if _, _, w := CheckWarmup(a, b, true); !w.Unchecked || w.Cut != 0 {
+		t.Errorf("5 rounds: %+v", w)
+	}
+	// A look keeps nothing that leans the way a warm-up pushes: here the
+	// variant's ratio still falls steadily after the cut.
+	lean := func(r int) float64 { return 1.3 - 0.02*float64(r) }
+	leaning, looked := 0, 0
+	for seed := range uint64(100) {
+		a, b := series(seed, 10, lean)
+		if w := fixed(a, b); w.Unsettled {
+			leaning++
+		}
+		if _, _, w := CheckWarmup(a, b, true); w.Unsettled {
+			if looked++; w.Direction != 1 {
+				t.Fatalf("seed %d: %+v", seed, w)
 			}
 		}
 	}
-	if cut > 20 {
-		t.Errorf("a steady series was cut %d times in 200", cut)
+	if looked < 60 || looked <= leaning+10 {
+		t.Errorf("a series leaning 2%% a round: %d of 100 looks held it, and %d judgements of fixed rounds", looked, leaning)
 	}
 }

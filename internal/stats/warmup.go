@@ -5,48 +5,231 @@ import (
 	"sort"
 )
 
-// SkipWarmup leaves out the rounds at the start of a comparison that were
-// still warming up — one side alone slower or faster at first (a fresh
-// build's cold caches), which the shared warm-up rounds did not absorb —
-// and returns the rest with how many paired rounds it left out.
+// Warmup is what CheckWarmup found at the start of a comparison.
+type Warmup struct {
+	// Cut is how many paired rounds at the start are left out: the
+	// per-round ratios still settled over them. From is the first round
+	// kept.
+	Cut, From int
+	// Unsettled says the ratios still trend after the most that may be
+	// cut (half the rounds): one side is still warming up, and no
+	// verdict may be drawn from these rounds.
+	Unsettled bool
+	// Unchecked says there are fewer than MinWarmupPairs rounds: too few
+	// to tell a warm-up from a difference.
+	Unchecked bool
+	// Side is which side moved over the rounds cut (or, unsettled, over
+	// the rounds): 0 the baseline, 1 the variant, -1 unknown.
+	Side int
+	// Direction is +1 when the rounds cut had the variant higher against
+	// the baseline than the rounds kept, -1 when lower: the way a warm-up
+	// still under way biases the estimate.
+	Direction int
+}
+
+// MinWarmupPairs is the fewest paired rounds in which a warm-up can be
+// told from a difference: with fewer, no trend test reaches 5%.
+const MinWarmupPairs = 6
+
+// warmupAlpha is the level of the trend test that keeps a round as
+// settled: liberal, because a warm-up it misses becomes a false verdict,
+// while one it imagines costs a round.
+const warmupAlpha = 0.10
+
+// lookAlpha is the one-sided level at which what a look keeps may not
+// lean the way a warm-up would push its estimate.
+const lookAlpha = 0.20
+
+// CheckWarmup finds the rounds at the start of a comparison in which one
+// side was still warming up (a fresh build's cold caches, a cache the
+// other side had already filled) and returns the rest. It works on the
+// per-round log ratios in round order, where drift both sides share
+// cancels. k is the fewest leading rounds after which the ratios no longer
+// trend (a least-squares slope over round, two-sided p >= warmupAlpha,
+// over MinWarmupPairs rounds or more); twice k are cut, because a decay
+// that has sunk under the noise still biases the mean. When that would
+// cut more than half the rounds or leave fewer than MinWarmupPairs, the
+// comparison is Unsettled: no verdict may be drawn yet. Any monotone
+// settling shows as a slope; its form does not matter.
 //
-// The cut is MSER (White 1997, the marginal standard error rule of
-// simulation output analysis): over the per-round log ratios in round
-// order (pairing cancels drift both sides share), the k that minimises
-// the standard error of the mean of what is left, sum((x-mean)²)/(n-k)²,
-// for k up to a third of the rounds. A cut is kept only when what it
-// leaves out lies beyond the rest — its mean more than warmupZ standard
-// errors from the rest's — so a stationary series, whose start only
-// happens to be on one side, is left whole.
-func SkipWarmup(base, variant []Obs) (b, v []Obs, k int) {
+// looks says the comparison is looked at after every round (stopping
+// when decided), where one look that misses a warm-up ends the
+// experiment on it: the cut is then the largest any earlier look would
+// have made (a warm-up seen at round 8 is not forgotten at round 9
+// because the test, on more rounds, happens to miss it), and the rounds
+// kept must not even lean (one-sided p < lookAlpha) the way that
+// inflates the estimate, or the comparison is Unsettled — at six rounds a
+// warm-up's slope is often under the two-sided test's power.
+func CheckWarmup(base, variant []Obs, looks bool) (b, v []Obs, w Warmup) {
+	w.Side = -1
 	ps := logRatios(base, variant)
-	if len(ps) < 2*MinPairs {
-		return base, variant, 0
+	n := len(ps)
+	if n < MinWarmupPairs {
+		w.Unchecked = true
+		return base, variant, w
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].round < ps[j].round })
-	d := make([]float64, len(ps))
+	var s trendSums
 	for i, p := range ps {
-		d[i] = p.d
+		s.add(i, p.d)
 	}
-	k = mser(d, len(d)/3)
-	if k == 0 || !apart(d[:k], d[k:]) {
-		return base, variant, 0
+	first := n
+	if looks {
+		first = MinWarmupPairs
 	}
-	// The round the cut fell on is as likely still warming up as not: a
-	// decay that has fallen under the noise still biases the mean of
-	// what is left, so one more round goes.
-	k = min(k+1, len(d)/3)
-	first := ps[k].round
+	k := 0
+	for end := first; end <= n; end++ {
+		j := 0
+		for end-j >= MinWarmupPairs && s.trends(j, end) {
+			j++
+		}
+		// j is where the trend test stops seeing a slope; the decay goes on
+		// under the noise about as long again (an exponential's bias shrinks
+		// by e^(-k/τ) more), so 2j rounds are cut.
+		k = max(k, 2*j)
+	}
+	// A few rounds far off and then none (a cold cache for three runs)
+	// barely tilt a slope over many: that step is found on its own, and
+	// one round more goes as a margin.
+	if m := stepAt(&s, n/2); m > 0 {
+		k = max(k, m+1)
+	}
+	if most := n / 2; n-k < MinWarmupPairs || k > most {
+		w.Unsettled, k = true, min(k, most)
+	}
+	if looks && k < n {
+		// A look may stop the experiment on this estimate: what is kept
+		// must not lean, even below the cut's level, the way a warm-up
+		// would push the estimate. Withholding costs a round or two; a
+		// warm-up mistaken for a difference costs the answer.
+		if slope, p := s.slope(k, n); p < lookAlpha && (slope < 0) == (s.mean(k, n) > 0) {
+			w.Unsettled = true
+			w.Direction = 1
+			if slope > 0 {
+				w.Direction = -1
+			}
+		}
+	}
+	if k == 0 {
+		return base, variant, w
+	}
+	w.Cut, w.From = k, ps[k].round
+	w.Side = movedSide(base, variant, w.From)
+	if w.Direction == 0 {
+		w.Direction = 1
+		if s.mean(0, k) < s.mean(k, n) {
+			w.Direction = -1
+		}
+	}
 	keep := func(obs []Obs) []Obs {
 		var out []Obs
 		for _, o := range obs {
-			if o.Round >= first {
+			if o.Round >= w.From {
 				out = append(out, o)
 			}
 		}
 		return out
 	}
-	return keep(base), keep(variant), k
+	return keep(base), keep(variant), w
+}
+
+// warmupZ is how many standard errors the first rounds must lie from the
+// rest to be a step of their own.
+const warmupZ = 3
+
+// stepAt is the number of leading values, at most most, whose mean lies
+// furthest from the mean of the rest in standard errors (of a mean of
+// that many values like the rest), when that is beyond warmupZ; else 0.
+// MSER (White 1997) would cut where what is left is steadiest, which a
+// few low rounds after the step pull several rounds too far, and its
+// cut then fails a test that it lies apart.
+func stepAt(s *trendSums, most int) int {
+	n := len(s.x) - 1
+	best, bestK := float64(warmupZ), 0
+	for k := 1; k <= most && n-k >= 2; k++ {
+		m := float64(n - k)
+		mu := s.mean(k, n)
+		sd := math.Sqrt(math.Max(0, s.xx[n]-s.xx[k]-m*mu*mu) / (m - 1))
+		z := math.Abs(s.mean(0, k)-mu) * math.Sqrt(float64(k)) / sd
+		if sd == 0 && s.mean(0, k) != mu {
+			z = math.Inf(1)
+		}
+		if z > best {
+			best, bestK = z, k
+		}
+	}
+	return bestK
+}
+
+// trendSums are running sums of a series x_i (and x_i², i·x_i), from which
+// the least-squares slope over any stretch of it comes in constant time.
+type trendSums struct{ x, xx, ix []float64 }
+
+func (s *trendSums) add(i int, v float64) {
+	if len(s.x) == 0 {
+		s.x, s.xx, s.ix = []float64{0}, []float64{0}, []float64{0}
+	}
+	s.x = append(s.x, s.x[i]+v)
+	s.xx = append(s.xx, s.xx[i]+v*v)
+	s.ix = append(s.ix, s.ix[i]+float64(i)*v)
+}
+
+func (s *trendSums) mean(from, to int) float64 { return (s.x[to] - s.x[from]) / float64(to-from) }
+
+// trends says the least-squares slope of x over i, for i in [from, to),
+// differs from zero at warmupAlpha (two-sided).
+func (s *trendSums) trends(from, to int) bool {
+	_, p := s.slope(from, to)
+	return 2*p < warmupAlpha
+}
+
+// slope is the least-squares slope of x over i, for i in [from, to), and
+// the one-sided p-value (t test) of a slope of its sign beyond zero; 1
+// over fewer than 4 values.
+func (s *trendSums) slope(from, to int) (float64, float64) {
+	if to-from < 4 {
+		return 0, 1
+	}
+	m := float64(to - from)
+	mi, mx := float64(from+to-1)/2, s.mean(from, to)
+	sii := m * (m*m - 1) / 12
+	sxy := s.ix[to] - s.ix[from] - m*mi*mx
+	slope := sxy / sii
+	sse := math.Max(0, s.xx[to]-s.xx[from]-m*mx*mx-slope*sxy)
+	se := math.Sqrt(sse / (m - 2) / sii)
+	switch {
+	case se > 0:
+		return slope, tDist(m-2).CDF(-math.Abs(slope) / se)
+	case slope != 0:
+		return slope, 0
+	}
+	return 0, 1
+}
+
+// movedSide is the side whose own runs before round from lie further (in
+// log terms) from its runs after: 0 the baseline, 1 the variant.
+func movedSide(base, variant []Obs, from int) int {
+	shift := func(obs []Obs) float64 {
+		var head, tail []float64
+		for _, o := range obs {
+			if !finite(o.Value) || o.Value <= 0 {
+				continue
+			}
+			if o.Round < from {
+				head = append(head, math.Log(o.Value))
+			} else {
+				tail = append(tail, math.Log(o.Value))
+			}
+		}
+		if len(head) == 0 || len(tail) == 0 {
+			return 0
+		}
+		return math.Abs(mean(head) - mean(tail))
+	}
+	if shift(variant) >= shift(base) {
+		return 1
+	}
+	return 0
 }
 
 // roundRatio is one round's log ratio of the variant's run to the
@@ -72,41 +255,4 @@ func logRatios(base, variant []Obs) []roundRatio {
 		}
 	}
 	return out
-}
-
-// mser is the truncation, at most most, that minimises
-// sum((x-mean)²)/(n-k)² over what is left.
-func mser(x []float64, most int) int {
-	best, bestK := math.Inf(1), 0
-	// Suffix sums, from the end, give every candidate in one pass.
-	var sum, sumSq float64
-	stat := make([]float64, len(x))
-	for i := len(x) - 1; i >= 0; i-- {
-		sum += x[i]
-		sumSq += x[i] * x[i]
-		m := float64(len(x) - i)
-		stat[i] = (sumSq - sum*sum/m) / (m * m)
-	}
-	for k := 0; k <= most; k++ {
-		if stat[k] < best {
-			best, bestK = stat[k], k
-		}
-	}
-	return bestK
-}
-
-// warmupZ is how many standard errors a prefix must lie from the rest to
-// be left out as warm-up.
-const warmupZ = 3
-
-// apart says the mean of head lies more than warmupZ standard errors (of
-// a mean of len(head) values like those of rest) from rest's mean.
-func apart(head, rest []float64) bool {
-	m := mean(rest)
-	var ss float64
-	for _, x := range rest {
-		ss += (x - m) * (x - m)
-	}
-	sd := math.Sqrt(ss / float64(len(rest)-1))
-	return math.Abs(mean(head)-m) > warmupZ*sd/math.Sqrt(float64(len(head)))
 }
