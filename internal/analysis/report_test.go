@@ -226,3 +226,44 @@ func TestFailedVariantAgainstInterruptedOne(t *testing.T) {
 		}
 	}
 }
+
+// Under a load above the CPUs, a duration the program printed waited for
+// a CPU as wall time did: both fits say so, CPU time's does not.
+func TestLoadCaveatCoversPrintedDurations(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+	d := &store.Data{Experiment: store.Experiment{ID: "x"}}
+	for i, n := range []string{"1000", "10000", "100000"} {
+		d.Cells = append(d.Cells, store.Cell{ID: int64(i + 1), Name: "sort lines=" + n, Workload: "cmd",
+			Params: map[string]string{"scale_axis": "lines", "lines": n}})
+	}
+	for round := 0; round < 4; round++ {
+		snap, _ := json.Marshal(envinfo.Snapshot{TakenAt: t0.Add(time.Duration(round) * time.Minute), CPUs: 2, Load1: 7,
+			PressureCPU: -1, PressureMemory: -1, PressureIO: -1, MemTotalBytes: 8 << 30, MemAvailableBytes: 6 << 30})
+		d.Env = append(d.Env, store.EnvSnapshot{Round: round, Phase: "before", TakenAt: t0, Snapshot: snap})
+		for i := range d.Cells {
+			n := math.Pow(10, float64(i+3))
+			s := 0.01 + 1e-6*n*(1+0.02*float64(round%2))
+			res := &metrics.Result{Duration: time.Duration(s * 1e9), CPUUserS: s, Extra: map[string]float64{"sort_s": s, "wall_s": s}}
+			d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: int64(i + 1), Round: round, Status: store.StatusOK, Result: res})
+		}
+	}
+	r := Build(d, Options{Custom: map[string]bool{"sort_s": true}})
+	caveat := map[string]string{}
+	for _, v := range r.Scales {
+		if v.Fit == nil {
+			t.Fatalf("%s: %s", v.Metric, v.Error)
+		}
+		caveat[v.Metric] = ""
+		for _, w := range v.Fit.Warnings {
+			if strings.HasPrefix(w, "the load exceeded the CPUs") {
+				caveat[v.Metric] = w
+			}
+		}
+	}
+	if !strings.Contains(caveat["wall_s"], "wall time includes waiting") || !strings.Contains(caveat["sort_s"], "if sort_s, read from the program's output, is a duration") {
+		t.Errorf("load caveats: %q", caveat)
+	}
+	if c, ok := caveat["cpu_s"]; !ok || c != "" {
+		t.Errorf("cpu_s: fitted %v, caveat %q", ok, c)
+	}
+}

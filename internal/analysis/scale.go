@@ -115,8 +115,14 @@ func (r *Report) scaleFits(d *store.Data, perCell [][]store.Run, opts Options, l
 			} else {
 				v.Fit = fit
 				r.limitWarnings(&v, d, g.cells, opts)
-				if m == "wall_s" && loadAboveCores {
+				switch _, custom := opts.Custom[m]; {
+				case !loadAboveCores:
+				case m == "wall_s":
 					fit.Warnings = append(fit.Warnings, "the load exceeded the CPUs during the runs: wall time includes waiting for a CPU, which grows with whatever else ran; cpu_s is the cost to fit and extrapolate")
+				case custom:
+					// A figure the program printed: a duration it timed
+					// itself waited for the CPU just as wall time did.
+					fit.Warnings = append(fit.Warnings, fmt.Sprintf("the load exceeded the CPUs during the runs: if %s, read from the program's output, is a duration, it includes waiting for a CPU, which grows with whatever else ran; cpu_s is the cost to fit and extrapolate", m))
 				}
 			}
 			r.Scales = append(r.Scales, v)

@@ -165,6 +165,10 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 			return usage("%s: stopping when decided (--until-decided, rounds: {min, max}) compares variants; the plan has %d", path, len(variants))
 		}
 		sp.Sequential = &store.SequentialRounds{Min: p.MinRounds, Max: p.Rounds}
+		if p.MinRounds < stats.MinWarmupPairs {
+			fmt.Fprintf(stderr, "iolab: %s: looks begin at round %d: no comparison is decided before %d rounds, as fewer cannot tell a variant still warming up from a difference\n",
+				path, p.MinRounds, stats.MinWarmupPairs)
+		}
 	}
 	for _, v := range variants {
 		if v.Commit != "" {

@@ -72,7 +72,7 @@ func writeScales(w io.Writer, r *analysis.Report, markdown bool) error {
 		}
 	}
 	if len(r.Scales) > 0 {
-		fmt.Fprintln(w, "\nscale fits: each model fitted to every run on the log scale; exponent = b of the power laws (how the cost grows past the start-up), 1 for linear, 1 + 1/ln n at the largest scale for n·log n; its interval and the prediction intervals (where one run would land) from the bootstrap over rounds, which does not assume the model; ΔAICc under 2: the data cannot tell the model from the best; residuals: + or - where the runs at a scale lie above or below the curve beyond chance (a model that is right marks a scale in 1 experiment of 20)")
+		fmt.Fprintln(w, "\nscale fits: every model fitted to every run by least squares on the log scale, and ranked by AICc on the same misses; exponent = b of the power laws (how the cost grows past the start-up), 1 for linear, 1 + 1/ln n at the largest scale for n·log n; its interval and the prediction intervals (where one run would land) from the bootstrap over rounds, which does not assume the model; ΔAICc under 2: the data cannot tell the model from the best; residuals: + or - where the runs at a scale lie above or below the curve beyond chance (a model that is right marks a scale in 1 experiment of 20)")
 	}
 	return nil
 }

@@ -97,6 +97,10 @@ type Extrapolation struct {
 	At    float64    `json:"at"`
 	Value float64    `json:"value"`
 	PI95  [2]float64 `json:"pi95"`
+	// TooFar says the noise and the models' disagreement leave nothing
+	// to say this far out (Result.Across only): the report says so
+	// instead of giving a figure.
+	TooFar bool `json:"too_far,omitempty"`
 }
 
 // Result is every model fitted to one metric's points.
@@ -225,18 +229,31 @@ func parameters(model string) int {
 	return 3
 }
 
-// fitModel fits a model by relative least squares — each run's miss as
-// a share of its value, which for run noise of a few percent is least
-// squares on the log scale; params is nil when it fails. The pure power
-// law is a line in log-log; the others are linear in a and c for a given
-// b, so only the exponent of a + c·n^b is searched (golden section).
+// fitModel fits a model by least squares on the log scale — the one
+// criterion every model is fitted and ranked by (run noise is a CV, so
+// a log value's miss is what a run's noise is) — params nil when it
+// fails. The pure power law is a line in log-log; the others are fitted
+// in a and c for a given b by Gauss–Newton from the relative
+// least-squares solution, and the exponent of a + c·n^b is searched
+// (golden section).
 func fitModel(model string, pts []Point) Fit {
 	f := Fit{Model: model}
+	logN, logV := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		logN[i], logV[i] = math.Log(p.N), math.Log(p.Value)
+	}
+	xs := make([]float64, len(pts))
+	growth := func(g func(i int) float64) []float64 {
+		for i := range xs {
+			xs[i] = g(i)
+		}
+		return xs
+	}
 	switch model {
 	case Power:
 		var sx, sy, sxx, sxy float64
-		for _, p := range pts {
-			x, y := math.Log(p.N), math.Log(p.Value)
+		for i := range pts {
+			x, y := logN[i], logV[i]
 			sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
 		}
 		n := float64(len(pts))
@@ -246,18 +263,22 @@ func fitModel(model string, pts []Point) Fit {
 		}
 		f.params = []float64{math.Exp((sy - b*sx) / n), b}
 	case Linear:
-		a, c, _ := affine(pts, func(n float64) float64 { return n })
+		a, c, _ := affine(pts, growth(func(i int) float64 { return pts[i].N }), logV, newtonSteps)
 		f.params = []float64{a, c}
 	case NLogN:
-		a, c, _ := affine(pts, func(n float64) float64 { return n * math.Log(n) })
+		a, c, _ := affine(pts, growth(func(i int) float64 { return pts[i].N * logN[i] }), logV, newtonSteps)
 		f.params = []float64{a, c}
 	case PowerConst:
+		// The search compares exponents after a few steps from the same
+		// start (close to converged: each step of Gauss–Newton here
+		// gains digits); the one chosen gets every step.
+		power := func(b float64) []float64 { return growth(func(i int) float64 { return math.Exp(b * logN[i]) }) }
 		cost := func(b float64) float64 {
-			_, _, sse := affine(pts, func(n float64) float64 { return math.Pow(n, b) })
+			_, _, sse := affine(pts, power(b), logV, 4)
 			return sse
 		}
 		b := stats.GoldenMin(cost, 0.05, 4, 40)
-		a, c, _ := affine(pts, func(n float64) float64 { return math.Pow(n, b) })
+		a, c, _ := affine(pts, power(b), logV, newtonSteps)
 		f.params = []float64{a, c, b}
 	}
 	if f.params[1] <= 0 || math.IsNaN(f.params[1]) {
@@ -266,13 +287,75 @@ func fitModel(model string, pts []Point) Fit {
 	return f
 }
 
-// affine fits value = a + c·g(n) with a >= 0 by relative least squares,
-// returning a, c and the sum of squared relative misses.
-func affine(pts []Point, g func(float64) float64) (a, c, sse float64) {
-	// Minimise Σ ((v - a - c·x)/v)²: weighted least squares, weights 1/v².
+// newtonSteps bounds the Gauss–Newton steps of a fit; it stops sooner
+// when a step no longer lowers the sum.
+const newtonSteps = 30
+
+// affine fits value = a + c·x, a >= 0 (x = g(n) of each point, logV its
+// value's log), by least squares on the log scale, returning a, c and the
+// sum of squared log misses: Gauss–Newton steps (halved until the sum
+// falls, a held at 0 when a step would make it negative) from the
+// relative least-squares solution, which is nearly the answer when the
+// noise is a few percent and a fair start when it is not.
+func affine(pts []Point, xs, logV []float64, iters int) (a, c, sse float64) {
+	a, c = relative(pts, xs)
+	// r holds the misses at (a, c), try those of a step being tried.
+	r, try := make([]float64, len(xs)), make([]float64, len(xs))
+	misses := func(a, c float64, out []float64) float64 {
+		var s float64
+		for i, x := range xs {
+			m := a + c*x
+			if m <= 0 {
+				return math.Inf(1)
+			}
+			out[i] = logV[i] - math.Log(m)
+			s += out[i] * out[i]
+		}
+		return s
+	}
+	sse = misses(a, c, r)
+	for range iters {
+		// Normal equations of the linearised problem: r = log v - log m,
+		// ∂r/∂a = -1/m, ∂r/∂c = -x/m.
+		var jaa, jac, jcc, ja, jc float64
+		for i, x := range xs {
+			m := a + c*x
+			da, dc := 1/m, x/m
+			jaa, jac, jcc = jaa+da*da, jac+da*dc, jcc+dc*dc
+			ja, jc = ja+da*r[i], jc+dc*r[i]
+		}
+		var stepA, stepC float64
+		if det := jaa*jcc - jac*jac; det > 0 {
+			stepA, stepC = (jcc*ja-jac*jc)/det, (jaa*jc-jac*ja)/det
+		}
+		if a == 0 && stepA <= 0 && jcc > 0 {
+			stepA, stepC = 0, jc/jcc // a held at 0
+		}
+		before := sse
+		for h := 1.0; h > 1e-6; h /= 2 {
+			na, nc := math.Max(0, a+h*stepA), c+h*stepC
+			if nc <= 0 {
+				continue
+			}
+			if s := misses(na, nc, try); s < sse {
+				a, c, sse = na, nc, s
+				r, try = try, r
+				break
+			}
+		}
+		if before-sse <= 1e-12*before {
+			break
+		}
+	}
+	return a, c, sse
+}
+
+// relative fits value = a + c·x, a >= 0 (x = g(n) of each point), by
+// relative least squares (weights 1/v²), in closed form.
+func relative(pts []Point, xs []float64) (a, c float64) {
 	var sw, sx, sy, sxx, sxy float64
-	for _, p := range pts {
-		w, x := 1/(p.Value*p.Value), g(p.N)
+	for i, p := range pts {
+		w, x := 1/(p.Value*p.Value), xs[i]
 		sw, sx, sy, sxx, sxy = sw+w, sx+w*x, sy+w*p.Value, sxx+w*x*x, sxy+w*x*p.Value
 	}
 	det := sw*sxx - sx*sx
@@ -280,11 +363,7 @@ func affine(pts []Point, g func(float64) float64) (a, c, sse float64) {
 	if a < 0 || det == 0 { // no negative start-up: through the origin
 		a, c = 0, sxy/sxx
 	}
-	for _, p := range pts {
-		d := (p.Value - a - c*g(p.N)) / p.Value
-		sse += d * d
-	}
-	return a, c, sse
+	return a, c
 }
 
 // describe fills what a fit says: its figures, exponent, residuals and
