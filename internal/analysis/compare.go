@@ -414,7 +414,7 @@ const (
 	CodeWarmupLeftOut = "warmup-left-out"
 	// CodeFewRounds marks a verdict drawn from fewer rounds than a
 	// warm-up can be checked in.
-	CodeFewRounds = "few-rounds"
+	CodeFewRounds     = "few-rounds"
 	CodeMachineWarmup = "machine-warmup"
 )
 

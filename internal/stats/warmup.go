@@ -199,7 +199,7 @@ func (s *trendSums) slope(from, to int) (float64, float64) {
 	se := math.Sqrt(sse / (m - 2) / sii)
 	switch {
 	case se > 0:
-		return slope, tDist(m-2).CDF(-math.Abs(slope) / se)
+		return slope, tDist(m - 2).CDF(-math.Abs(slope) / se)
 	case slope != 0:
 		return slope, 0
 	}
