@@ -29,6 +29,9 @@ var historyScenarios = []historyScenario{
 	{"+25% after 9 of 12 (3 after), 5% noise", 12, 9, 1.25, 0.05, 1},
 	{"+25% after 10 of 12 (2 after), 5% noise", 12, 10, 1.25, 0.05, 1},
 	{"+10% after 15 of 30, 5% noise", 30, 15, 1.10, 0.05, 1},
+	{"no change, 5% noise", 16, 0, 1, 0.05, 1},
+	{"+10% after 8 of 16, 5% noise", 16, 8, 1.10, 0.05, 1},
+	{"+9.7% after 9 of 16, 5.4% noise (the real history)", 16, 9, 1.097, 0.054, 1},
 	{"6x after 6 of 12 (the block-layer history), 20% noise", 12, 6, 6, 0.20, 1},
 }
 

@@ -35,7 +35,7 @@ func WriteHistory(w io.Writer, hs []analysis.HistoryView, markdown bool) error {
 		} else {
 			fmt.Fprintln(w, head)
 		}
-		t := &Table{Header: []string{"experiment", "date", "runs", "median [95% CI]", "vs previous"}}
+		t := &Table{Header: []string{"experiment", "date", "runs", "median [95% CI]", "vs previous (geometric means)"}}
 		cps := map[int]history.ChangePoint{}
 		for _, cp := range h.ChangePoints {
 			cps[cp.Index] = cp
@@ -71,7 +71,7 @@ func WriteHistory(w io.Writer, hs []analysis.HistoryView, markdown bool) error {
 		}
 	}
 	if len(hs) > 0 {
-		fmt.Fprintln(w, "\nvs previous: unpaired against the experiment before (Welch's interval over their runs; Holm across the steps) — it covers the runs' noise, not what differs between days; change points weigh the experiments' medians against each other, which does")
+		fmt.Fprintln(w, "\nvs previous: the ratio of the geometric means of this experiment's runs and the one's before (Welch's interval over the log values; Holm across the steps) — not of the medians beside it, which one slow run can leave where they were; it covers the runs' noise, not what differs between days; change points weigh the experiments' medians against each other, which does")
 	}
 	return nil
 }
