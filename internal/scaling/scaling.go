@@ -97,10 +97,6 @@ type Extrapolation struct {
 	At    float64    `json:"at"`
 	Value float64    `json:"value"`
 	PI95  [2]float64 `json:"pi95"`
-	// TooFar says the noise and the models' disagreement leave nothing
-	// to say this far out (Result.Across only): the report says so
-	// instead of giving a figure.
-	TooFar bool `json:"too_far,omitempty"`
 }
 
 // Result is every model fitted to one metric's points.
