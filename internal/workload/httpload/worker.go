@@ -154,6 +154,15 @@ func (w *worker) download(url string, seed uint64, size int64) {
 		}
 		w.check.Reset(seed, size, from, from+want)
 		dst = w.check
+		if resp.StatusCode < 300 && resp.ContentLength >= 0 && resp.ContentLength != want {
+			// Not read: a body of another length than the one announced
+			// leaves its rest on the connection, which is closed, not
+			// handed to the next request.
+			w.verified.Add(1)
+			w.mismatched.Add(1)
+			w.rec.OpError(metrics.Download, "body-length", fmt.Errorf("download %s: the server announced %d bytes where the upload sent %d", redact.URL(url), resp.ContentLength, want))
+			return
+		}
 	}
 	n, err := io.CopyBuffer(dst, struct{ io.Reader }{resp.Body}, w.buf)
 	end := w.clock.Now()
@@ -169,6 +178,9 @@ func (w *worker) download(url string, seed uint64, size int64) {
 		w.verified.Add(1)
 		if at := w.check.Differs(); at >= 0 {
 			w.mismatched.Add(1)
+			// Whatever spoiled the body may have left bytes on the
+			// connection, now idle: the next request gets a new one.
+			w.h.client.CloseIdleConnections()
 			w.rec.OpError(metrics.Download, "content", fmt.Errorf("download %s: byte %d of %d is not what the upload of it sent", redact.URL(url), at, n))
 			return
 		}
