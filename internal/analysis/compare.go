@@ -157,10 +157,26 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 		stats.Finish(family, r.Threshold)
 	}
 	for _, s := range settling {
+		// The warm-up was found on the primary metric, and its direction
+		// is on the primary's scale: whether it withholds is decided
+		// there, for every metric of the comparison (a latency's estimate
+		// runs the other way from a throughput's).
+		withheld := ""
+		for j := s.first; j < s.end; j++ {
+			if c := &r.Comparisons[j]; c.Primary {
+				c.ApplyWarmup(s.w, opts.Sequential != nil)
+				withheld = c.Withheld
+			}
+		}
 		decided := ""
 		for j := s.first; j < s.end; j++ {
 			c := &r.Comparisons[j]
-			c.ApplyWarmup(s.w, opts.Sequential != nil)
+			if !c.Primary {
+				c.WarmupCut = s.w.Cut
+				if withheld != "" {
+					c.Withhold(withheld)
+				}
+			}
 			if s.w.Unchecked && decided == "" && (c.Verdict == stats.Faster || c.Verdict == stats.Slower) {
 				decided = fmt.Sprintf("%s/%s %s: %s on %d rounds, too few to tell a variant still warming up, or drift within rounds, from a difference (%d or more rounds check both); treat it as provisional",
 					c.Variant, c.Cell, c.Metric, c.Verdict, c.N, stats.MinWarmupPairs)

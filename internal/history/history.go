@@ -10,10 +10,10 @@
 // Change Point Analysis of Multivariate Data", JASA 109(505), 2014): the
 // split that maximizes the energy distance between the points before and
 // after it, with its right edge searched, which finds a level that came
-// and went. The two share each split's 5% (4% and 1%). It is the method MongoDB runs over its CI performance
-// history (Daly et al., "The Use of Change Point Detection to Identify
-// Software Performance Regressions in a Continuous Integration System",
-// ICPE 2020) and the one Apache Otava (formerly Hunter; Fleming et al.,
+// and went. The two share each split's 5% (4% and 1%). E-divisive means
+// is the method MongoDB runs over its CI performance history (Daly et
+// al., "The Use of Change Point Detection to Identify Software
+// Performance Regressions in a Continuous Integration System", ICPE 2020) and the one Apache Otava (formerly Hunter; Fleming et al.,
 // ICPE 2023) starts from. Otava replaced the permutation test by a
 // Student's t-test between neighbouring segments for speed; histories of
 // experiments are short, so the permutation test, which assumes nothing
@@ -105,7 +105,8 @@ type Analysis struct {
 }
 
 // Method names the change point method in reports.
-const Method = "CUSUM, then e-divisive means (Matteson & James 2014), by binary segmentation; permutation tests, p < 0.04 and p < 0.01"
+var Method = fmt.Sprintf("CUSUM, then e-divisive means (Matteson & James 2014), by binary segmentation; permutation tests, p < %.2g and p < %.2g",
+	Alpha*cusumShare, Alpha*(1-cusumShare))
 
 // MinPoints is the fewest experiments in which a change point can be
 // significant: a permutation test cannot tell the k points after a clean

@@ -319,7 +319,7 @@ func verdictText(c stats.Comparison) string {
 	case c.RoundsNeeded < 0 && c.NearThreshold():
 		return fmt.Sprintf("%s (the estimate is too close to the threshold: more than %d rounds)", c.Verdict, 100*c.N)
 	case c.RoundsNeeded < 0:
-		return fmt.Sprintf("%s (too noisy: one round varies by %.0f%%, and more than %d rounds would be needed)", c.Verdict, 100*math.Expm1(c.RoundSD()), 100*c.N)
+		return fmt.Sprintf("%s (too noisy: one round varies by %.0f%%, and more than %d rounds would be needed)", c.Verdict, 100*c.RoundCV(), 100*c.N)
 	}
 	return c.Verdict
 }

@@ -294,7 +294,9 @@ const newtonSteps = 30
 // relative least-squares solution, which is nearly the answer when the
 // noise is a few percent and a fair start when it is not.
 func affine(pts []Point, xs, logV []float64, iters int) (a, c, sse float64) {
-	a, c = relative(pts, xs)
+	if a, c = relative(pts, xs); !(c > 0) {
+		return a, c, math.Inf(1) // a cost that falls: fitModel drops it
+	}
 	// r holds the misses at (a, c), try those of a step being tried.
 	r, try := make([]float64, len(xs)), make([]float64, len(xs))
 	misses := func(a, c float64, out []float64) float64 {

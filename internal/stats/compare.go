@@ -624,6 +624,10 @@ func (c Comparison) NearThreshold() bool {
 	return finite(c.est) && c.band > 0 && math.Abs(math.Abs(c.est)-c.band) < c.band/4
 }
 
+// RoundCV is RoundSD as a share of the baseline: how much one round
+// varies, whatever the method.
+func (c Comparison) RoundCV() float64 { return c.relative(c.RoundSD()) }
+
 // RoundSD is the standard deviation of one round's estimate (its log
 // ratio, or difference): the noise of a single round, whatever the count.
 func (c Comparison) RoundSD() float64 {

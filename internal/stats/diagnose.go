@@ -88,12 +88,12 @@ func FormatValue(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// CodeVariantWarmup marks a variant whose first measured runs were unlike
-// its later ones: it was still warming up (a fresh build's cold caches),
-// which the warm-up rounds did not absorb.
+// CodeVariantWarmup marks a variant still warming up when the rounds
+// ended (CheckWarmup found it Unsettled): its verdicts are withheld.
 const CodeVariantWarmup = "variant-warmup"
 
-// EarlyRuns counts the leading values of a series, in run order, that lie
+// EarlyRuns (a cell's own series; a start every variant of a cell shares
+// is the machine's) counts the leading values of a series, in run order, that lie
 // on one side of the rest and far from it — each an outlier (modified
 // z-score beyond OutlierZ) against the values after the leading ones — up
 // to a third of the series; 0 when the first is not one.

@@ -77,10 +77,14 @@ func CheckWarmup(base, variant []Obs, looks bool) (b, v []Obs, w Warmup) {
 	if looks {
 		first = MinWarmupPairs
 	}
+	// Past half the rounds a cut makes the comparison Unsettled whatever
+	// its size: the search stops there, so a series that trends
+	// throughout costs O(n²) slope tests at worst, not O(n³).
+	most := n / 2
 	k := 0
-	for end := first; end <= n; end++ {
+	for end := first; end <= n && k <= most; end++ {
 		j := 0
-		for end-j >= MinWarmupPairs && s.trends(j, end) {
+		for end-j >= MinWarmupPairs && 2*j <= most && s.trends(j, end) {
 			j++
 		}
 		// j is where the trend test stops seeing a slope; the decay goes on
@@ -91,10 +95,10 @@ func CheckWarmup(base, variant []Obs, looks bool) (b, v []Obs, w Warmup) {
 	// A few rounds far off and then none (a cold cache for three runs)
 	// barely tilt a slope over many: that step is found on its own, and
 	// one round more goes as a margin.
-	if m := stepAt(&s, n/2); m > 0 {
+	if m := stepAt(&s, most); m > 0 {
 		k = max(k, m+1)
 	}
-	if most := n / 2; n-k < MinWarmupPairs || k > most {
+	if n-k < MinWarmupPairs || k > most {
 		w.Unsettled, k = true, min(k, most)
 	}
 	if looks && k < n {
