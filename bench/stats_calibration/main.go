@@ -40,6 +40,9 @@ type scenario struct {
 	warmupTau float64
 	// noCheck judges without stats.CheckWarmup, as iolab did before it.
 	noCheck bool
+	// variantCV, when set, is the variant's own noise (unequal noise: a
+	// build with a lock whose waits vary).
+	variantCV float64
 }
 
 var scenarios = []scenario{
@@ -70,7 +73,11 @@ func run(s scenario, entries []lab.Entry, seed uint64, each func(cell int, o sta
 	rng := rand.New(rand.NewPCG(seed, 99))
 	variantRuns := 0
 	for i, e := range entries {
-		v := 100 * s.level(float64(i)/float64(len(entries)-1)) * (1 + s.cv*rng.NormFloat64())
+		cv := s.cv
+		if e.Cell == 1 && s.variantCV > 0 {
+			cv = s.variantCV
+		}
+		v := 100 * s.level(float64(i)/float64(len(entries)-1)) * (1 + cv*rng.NormFloat64())
 		if e.Cell == 1 {
 			v *= s.effect
 			if s.warmupTau > 0 {
@@ -169,23 +176,32 @@ func drift(trials int) {
 // mdePromise checks the MDE an experiment prints: a new experiment whose
 // true effect is that MDE should say "slower" 80% of the time.
 func mdePromise(trials int) {
-	fmt.Println("| noise | rounds | power at the printed MDE (promised 80%) | median printed MDE |")
-	fmt.Println("|---|---|---|---|")
+	fmt.Println("| noise | rounds | power at the printed MDE (promised 80%) | median printed MDE | pilots judged by Hodges–Lehmann |")
+	fmt.Println("|---|---|---|---|---|")
 	for _, p := range []struct {
-		cv     float64
-		rounds int
-	}{{0.05, 20}, {0.15, 12}, {0.05, 6}, {0.30, 12}} {
-		hit := 0
+		name     string
+		cv       float64
+		rounds   int
+		outliers float64
+		vcv      float64
+	}{{"CV 5%", 0.05, 20, 0, 0}, {"CV 15%", 0.15, 12, 0, 0}, {"CV 5%", 0.05, 6, 0, 0}, {"CV 30%", 0.30, 12, 0, 0},
+		{"CV 5%, 5% of runs 3x slower", 0.05, 20, 0.05, 0}, {"CV 5%, 5% of runs 3x slower", 0.05, 12, 0.05, 0},
+		{"CV 5% baseline, 15% variant", 0.05, 12, 0, 0.15}} {
+		hit, robust := 0, 0
 		var mdes []float64
 		for i := 0; i < trials; i++ {
-			pilot := trial(scenario{effect: 1, cv: p.cv, rounds: p.rounds, level: flat}, lab.OrderRandom, uint64(i)+1)
+			s := scenario{effect: 1, cv: p.cv, rounds: p.rounds, level: flat, outliers: p.outliers, variantCV: p.vcv}
+			pilot := trial(s, lab.OrderRandom, uint64(i)+1)
+			if pilot.Robust {
+				robust++
+			}
 			mdes = append(mdes, pilot.MDE)
-			c := trial(scenario{effect: 1 + pilot.MDE, cv: p.cv, rounds: p.rounds, level: flat}, lab.OrderRandom, uint64(i)+1_000_000)
-			if c.Verdict == stats.Slower {
+			s.effect = 1 + pilot.MDE
+			if c := trial(s, lab.OrderRandom, uint64(i)+1_000_000); c.Verdict == stats.Slower {
 				hit++
 			}
 		}
-		fmt.Printf("| CV %.0f%% | %d | %s | %.1f%% |\n", 100*p.cv, p.rounds, rate(hit, trials), 100*median(mdes))
+		fmt.Printf("| %s | %d | %s | %.1f%% | %s |\n", p.name, p.rounds, rate(hit, trials), 100*median(mdes), rate(robust, trials))
 	}
 }
 

@@ -172,7 +172,7 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 		for j := s.first; j < s.end; j++ {
 			c := &r.Comparisons[j]
 			if !c.Primary {
-				c.WarmupCut = s.w.Cut
+				c.Checked(s.w.Cut)
 				if withheld != "" {
 					c.Withhold(withheld)
 				}

@@ -136,6 +136,9 @@ type Comparison struct {
 	// that may have allowed one (a side still warming up, an order not
 	// randomized); "" when the verdict is the rule's.
 	Withheld string `json:"withheld,omitempty"`
+	// warmupChecked says the rounds passed the warm-up check (Checked):
+	// the MDE and the rounds needed count what it costs.
+	warmupChecked bool
 
 	// The estimate on its own scale (log ratio or difference): est ± q·se
 	// with df degrees of freedom; band is the threshold on that scale.
@@ -311,6 +314,20 @@ func (c *Comparison) fit(d, x []float64) {
 
 func tDist(df float64) distuv.StudentsT { return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df} }
 
+// tQuantile is tDist(df).Quantile(p), remembered: planning asks for the
+// same few quantiles thousands of times.
+func tQuantile(df, p float64) float64 {
+	key := [2]float64{df, p}
+	if q, ok := tQuantiles.Load(key); ok {
+		return q.(float64)
+	}
+	q := tDist(df).Quantile(p)
+	tQuantiles.Store(key, q)
+	return q
+}
+
+var tQuantiles sync.Map
+
 // settle computes, for a family of size family, the intervals on the
 // user's scale, the verdict, the MDE and the rounds needed.
 func (c *Comparison) settle(family int, threshold float64) {
@@ -329,7 +346,7 @@ func (c *Comparison) settle(family int, threshold float64) {
 		}
 	}
 	c.Verdict = c.verdict()
-	c.MDE = c.relative(c.mdeScale(family))
+	c.MDE = c.relative(c.mdeAt(c.N+c.WarmupCut, family))
 	c.RoundsNeeded = c.roundsNeeded(family)
 }
 
@@ -356,7 +373,7 @@ const (
 // may stop an experiment (looking), while there are too few rounds to
 // tell.
 func (c *Comparison) ApplyWarmup(w Warmup, looking bool) {
-	c.WarmupCut = w.Cut
+	c.Checked(w.Cut)
 	against := (c.Verdict == Faster || c.Verdict == Slower) && (c.est > 0) != (w.Direction > 0)
 	switch {
 	case w.Unsettled && !against:
@@ -364,6 +381,21 @@ func (c *Comparison) ApplyWarmup(w Warmup, looking bool) {
 	case w.Unchecked && looking:
 		c.Withhold(WithheldUncheckedWU)
 	}
+}
+
+// Checked records that the comparison's rounds passed the warm-up check,
+// which cut the first cut of them: its MDE and rounds needed become those
+// of the rule with the check, on the rounds before the cut (the check
+// sometimes cuts or withholds with nothing warming up, which costs
+// power). A comparison judged by a confidence sequence keeps its own.
+func (c *Comparison) Checked(cut int) {
+	c.WarmupCut = cut
+	if c.Method != MethodRatio && c.Method != MethodDifference {
+		return
+	}
+	c.warmupChecked = true
+	c.MDE = c.relative(c.mdeAt(c.N+cut, c.Family))
+	c.RoundsNeeded = c.roundsNeeded(c.Family)
 }
 
 // verdict applies the rule: faster or slower when the interval lies wholly
@@ -404,7 +436,9 @@ func (c *Comparison) bounds() (float64, float64) {
 // cannot know — the true standard deviation (this one estimated it with
 // pilotDF degrees of freedom), the future's own estimate of it (df), and,
 // with effectSE > 0, the true effect (about the estimate, give or take its
-// standard error).
+// standard error). With checked, its rounds first pass the warm-up check
+// (CheckWarmup), which with nothing warming up still cuts rounds or
+// withholds a verdict now and then: that cost is counted too.
 type plan struct {
 	se       float64 // the future's true standard error, were σ what this one estimated
 	pilotDF  float64
@@ -412,6 +446,8 @@ type plan struct {
 	band     float64
 	family   int
 	effectSE float64
+	rounds   int // the future's paired rounds, for the warm-up check
+	checked  bool
 }
 
 // grid is the number of quantiles each uncertainty is averaged over.
@@ -424,14 +460,34 @@ func (p plan) decideProb(delta float64) float64 {
 	if p.se <= 0 || !finite(p.se) || p.df < 1 {
 		return math.NaN()
 	}
-	tq := tDist(p.df).Quantile(1 - (1-Confidence)/2)
+	if !p.checked || p.rounds < MinWarmupPairs {
+		return p.decideOn(delta, p.se, p.df, false, false)
+	}
+	sum := 0.0
+	for _, o := range checkCost(p.rounds) {
+		lost := float64(p.rounds - o.kept)
+		if p.df-lost < 1 || o.unsettled && o.up {
+			continue // nothing to decide on, or nothing decided
+		}
+		se := p.se * math.Sqrt(float64(p.rounds)/float64(o.kept))
+		sum += o.share * p.decideOn(delta, se, p.df-lost, o.unsettled && o.up, o.unsettled)
+	}
+	return sum
+}
+
+// decideOn is decideProb on rounds whose standard error and degrees of
+// freedom are se and df; a verdict beyond the band (taken as above zero:
+// the rule is symmetric) counts as undecided when withheldBeyond, one
+// inside it when withheldInside.
+func (p plan) decideOn(delta, seRounds, df float64, withheldBeyond, withheldInside bool) float64 {
+	tq := tQuantile(df, 1-(1-Confidence)/2)
 	// Holm's first step, the strictest any comparison of the family faces:
 	// conservative for the others.
-	th := tDist(p.df).Quantile(1 - (1-Confidence)/2/float64(p.family))
-	us, rs := spread(p.pilotDF), spread(p.df)
+	th := tQuantile(df, 1-(1-Confidence)/2/float64(p.family))
+	us, rs := spread(p.pilotDF), spread(df)
 	sum, count := 0.0, 0
 	for _, u := range us {
-		se := p.se / u // σ = ŝ/(s/σ): the pilot's s/σ was u
+		se := seRounds / u // σ = ŝ/(s/σ): the pilot's s/σ was u
 		// The effect is known as well as the pilot's σ: its uncertainty
 		// scales with σ (together, a t distribution about the estimate).
 		effects := []float64{delta}
@@ -444,9 +500,11 @@ func (p plan) decideProb(delta float64) float64 {
 			for _, r := range rs {
 				ese := se * r // the future's estimate of its standard error
 				if d > p.band {
-					need := math.Max(p.band+tq*ese, th*ese)
-					sum += normalSF((need - d) / se)
-				} else if w := p.band - tq*ese; w > 0 {
+					if !withheldBeyond {
+						need := math.Max(p.band+tq*ese, th*ese)
+						sum += normalSF((need - d) / se)
+					}
+				} else if w := p.band - tq*ese; w > 0 && !withheldInside {
 					sum += normalCDF((w-d)/se) - normalCDF((-w-d)/se)
 				}
 			}
@@ -490,17 +548,21 @@ var (
 	spreadCache = map[float64][]float64{}
 )
 
-// mdeScale is the smallest effect, on the estimate's scale, that the rule
+// mdeAt is the smallest effect, on the estimate's scale, that the rule
 // calls faster or slower with probability Power in an experiment like this
-// one, with the noise this one showed (and its uncertainty).
-func (c *Comparison) mdeScale(family int) float64 {
+// one of rounds paired rounds, with the noise this one showed (and its
+// uncertainty).
+func (c *Comparison) mdeAt(rounds, family int) float64 {
 	if c.se == 0 {
 		return c.band
 	}
 	if !finite(c.se) || c.se < 0 {
 		return math.NaN()
 	}
-	p := plan{se: c.se, pilotDF: c.df, df: c.df, band: c.band, family: family}
+	p := c.planFor(rounds, family, 0)
+	if !finite(p.decideProb(c.band + 100*c.se)) {
+		return math.NaN()
+	}
 	lo, hi := c.band, c.band+100*c.se
 	for range 40 {
 		mid := (lo + hi) / 2
@@ -511,6 +573,14 @@ func (c *Comparison) mdeScale(family int) float64 {
 		}
 	}
 	return hi
+}
+
+// planFor is an experiment of rounds paired rounds like this one: the
+// same noise per round, the same parameters fitted, the same checks.
+func (c Comparison) planFor(rounds, family int, effectSE float64) plan {
+	lost := float64(c.N) - c.df // parameters fitted
+	return plan{se: c.se * math.Sqrt(float64(c.N)/float64(rounds)), pilotDF: c.df, df: float64(rounds) - lost,
+		band: c.band, family: family, effectSE: effectSE, rounds: rounds, checked: c.warmupChecked}
 }
 
 // maxRoundsFactor bounds the rounds a comparison may ask for, as a
@@ -526,7 +596,7 @@ func (c *Comparison) roundsNeeded(family int) int {
 	if c.Verdict != Inconclusive {
 		return 0
 	}
-	return c.roundsAt(c.est, c.se, family, c.N) // more than it has: these did not decide
+	return c.roundsAt(c.est, c.se, family, c.N+c.WarmupCut) // more than it has: these did not decide
 }
 
 // roundsAt is the fewest rounds above from at which the rule decides with
@@ -537,14 +607,9 @@ func (c Comparison) roundsAt(delta, effectSE float64, family, from int) int {
 	if c.Method == MethodTooFew || !finite(c.se) || c.se <= 0 {
 		return -1
 	}
-	n := c.N
-	lost := float64(n) - c.df // parameters fitted
-	prob := func(m int) float64 {
-		p := plan{se: c.se * math.Sqrt(float64(n)/float64(m)), pilotDF: c.df, df: float64(m) - lost,
-			band: c.band, family: family, effectSE: effectSE}
-		return p.decideProb(delta)
-	}
-	lo, hi := max(from, int(lost)), maxRoundsFactor*n // prob(lo) < Power <= prob(hi), roughly monotone
+	n := c.N + c.WarmupCut
+	prob := func(m int) float64 { return c.planFor(m, family, effectSE).decideProb(delta) }
+	lo, hi := max(from, int(float64(c.N)-c.df)), maxRoundsFactor*n // prob(lo) < Power <= prob(hi), roughly monotone
 	if prob(hi) < Power {
 		return -1
 	}
@@ -597,11 +662,7 @@ func (c Comparison) MDEAt(rounds, family int) float64 {
 	if c.Method == MethodTooFew || !finite(c.se) || rounds <= int(float64(c.N)-c.df) {
 		return math.NaN()
 	}
-	p := c
-	p.se = c.se * math.Sqrt(float64(c.N)/float64(rounds))
-	p.df = float64(rounds) - (float64(c.N) - c.df)
-	p.N = rounds
-	return p.relative(p.mdeScale(family))
+	return c.relative(c.mdeAt(rounds, family))
 }
 
 // RoundsFor is the fewest rounds at which an experiment with the noise

@@ -156,3 +156,70 @@ func TestCheckWarmup(t *testing.T) {
 		t.Errorf("a series leaning 2%% a round: %d of 100 looks held it, and %d judgements of fixed rounds", looked, leaning)
 	}
 }
+
+// The warm-up check withholds or cuts now and then with nothing warming
+// up; a comparison that passed it prints the MDE and rounds of the rule
+// with the check, which checkCost's shares must describe: here checked
+// against CheckWarmup itself, run on series of noise through Obs.
+func TestWarmupCheckCostsPower(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{6, 12, 20} {
+		var total, withheld, cut float64
+		for _, o := range checkCost(n) {
+			total += o.share
+			if o.unsettled && o.up {
+				withheld += o.share
+			}
+			if o.kept < n {
+				cut += o.share
+			}
+		}
+		if math.Abs(total-1) > 1e-9 {
+			t.Fatalf("%d rounds: shares sum to %g", n, total)
+		}
+		rng := rand.New(rand.NewPCG(uint64(n), 77))
+		seen, seenCut := 0, 0
+		const draws = 2000
+		for range draws {
+			var a, b []Obs
+			for r := range n {
+				a = append(a, Obs{Round: r, Value: 100 * math.Exp(0.05*rng.NormFloat64())})
+				b = append(b, Obs{Round: r, Value: 100 * math.Exp(0.05*rng.NormFloat64())})
+			}
+			_, _, w := CheckWarmup(a, b, false)
+			if w.Unsettled && w.Direction > 0 {
+				seen++
+			}
+			if w.Cut > 0 || w.Unsettled {
+				seenCut++
+			}
+		}
+		// Two independent simulations of 2000: a few standard errors apart
+		// at most.
+		if d := math.Abs(withheld - float64(seen)/draws); d > 0.025 {
+			t.Errorf("%d rounds: checkCost withholds %.3f, CheckWarmup %.3f", n, withheld, float64(seen)/draws)
+		}
+		if d := math.Abs(cut - float64(seenCut)/draws); d > 0.04 {
+			t.Errorf("%d rounds: checkCost cuts %.3f, CheckWarmup %.3f", n, cut, float64(seenCut)/draws)
+		}
+	}
+	// The MDE counts it: much at 6 rounds, where any cut leaves too few,
+	// little at 40.
+	for _, tc := range []struct {
+		n        int
+		min, max float64
+	}{{6, 1.2, 3}, {40, 1.0, 1.15}} {
+		base, variant := rounds(tc.n, 1, 0.05, 1, 0, 3)
+		c := Compare(base, variant, rate, 0.02)
+		Finish([]*Comparison{&c}, 0.02)
+		before := c.MDE
+		c.Checked(0)
+		t.Logf("%d rounds: MDE %.4f unchecked, %.4f checked", tc.n, before, c.MDE)
+		if f := c.MDE / before; f < tc.min || f > tc.max || c.WarmupCut != 0 {
+			t.Errorf("%d rounds: MDE %.4f unchecked, %.4f checked (x%.2f, want %g–%g)", tc.n, before, c.MDE, f, tc.min, tc.max)
+		}
+		if p := c.MDEAt(tc.n, 1); math.Abs(p-c.MDE) > 1e-9 {
+			t.Errorf("%d rounds: MDEAt its own rounds %.4f, MDE %.4f", tc.n, p, c.MDE)
+		}
+	}
+}

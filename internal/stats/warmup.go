@@ -2,7 +2,10 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sort"
+	"sync"
 )
 
 // Warmup is what CheckWarmup found at the start of a comparison.
@@ -69,9 +72,38 @@ func CheckWarmup(base, variant []Obs, looks bool) (b, v []Obs, w Warmup) {
 		return base, variant, w
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].round < ps[j].round })
-	var s trendSums
+	d := make([]float64, n)
 	for i, p := range ps {
-		s.add(i, p.d)
+		d[i] = p.d
+	}
+	k, unsettled, direction := warmupCut(d, looks)
+	w.Unsettled, w.Direction = unsettled, direction
+	if k == 0 {
+		return base, variant, w
+	}
+	w.Cut, w.From = k, ps[k].round
+	w.Side = movedSide(base, variant, w.From)
+	keep := func(obs []Obs) []Obs {
+		var out []Obs
+		for _, o := range obs {
+			if o.Round >= w.From {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	return keep(base), keep(variant), w
+}
+
+// warmupCut is CheckWarmup's judgement of the per-round log ratios d in
+// round order: the rounds to cut, whether the rest is unsettled, and the
+// direction a warm-up under way pushes the estimate (0 when the cut
+// decides it).
+func warmupCut(d []float64, looks bool) (k int, unsettled bool, direction int) {
+	n := len(d)
+	s := &trendSums{}
+	for i, x := range d {
+		s.add(i, x)
 	}
 	first := n
 	if looks {
@@ -81,7 +113,6 @@ func CheckWarmup(base, variant []Obs, looks bool) (b, v []Obs, w Warmup) {
 	// its size: the search stops there, so a series that trends
 	// throughout costs O(n²) slope tests at worst, not O(n³).
 	most := n / 2
-	k := 0
 	for end := first; end <= n && k <= most; end++ {
 		j := 0
 		for end-j >= MinWarmupPairs && 2*j <= most && s.trends(j, end) {
@@ -95,11 +126,11 @@ func CheckWarmup(base, variant []Obs, looks bool) (b, v []Obs, w Warmup) {
 	// A few rounds far off and then none (a cold cache for three runs)
 	// barely tilt a slope over many: that step is found on its own, and
 	// one round more goes as a margin.
-	if m := stepAt(&s, most); m > 0 {
+	if m := stepAt(s, most); m > 0 {
 		k = max(k, m+1)
 	}
 	if n-k < MinWarmupPairs || k > most {
-		w.Unsettled, k = true, min(k, most)
+		unsettled, k = true, min(k, most)
 	}
 	if looks && k < n {
 		// A look may stop the experiment on this estimate: what is kept
@@ -107,35 +138,102 @@ func CheckWarmup(base, variant []Obs, looks bool) (b, v []Obs, w Warmup) {
 		// would push the estimate. Withholding costs a round or two; a
 		// warm-up mistaken for a difference costs the answer.
 		if slope, p := s.slope(k, n); p < lookAlpha && (slope < 0) == (s.mean(k, n) > 0) {
-			w.Unsettled = true
-			w.Direction = 1
+			unsettled, direction = true, 1
 			if slope > 0 {
-				w.Direction = -1
+				direction = -1
 			}
 		}
 	}
-	if k == 0 {
-		return base, variant, w
-	}
-	w.Cut, w.From = k, ps[k].round
-	w.Side = movedSide(base, variant, w.From)
-	if w.Direction == 0 {
-		w.Direction = 1
+	if k > 0 && direction == 0 {
+		direction = 1
 		if s.mean(0, k) < s.mean(k, n) {
-			w.Direction = -1
+			direction = -1
 		}
 	}
-	keep := func(obs []Obs) []Obs {
-		var out []Obs
-		for _, o := range obs {
-			if o.Round >= w.From {
-				out = append(out, o)
-			}
+	return k, unsettled, direction
+}
+
+// checkOutcome is one way the warm-up check ends on rounds with nothing
+// warming up in them: the rounds it keeps, whether it finds the rest
+// unsettled, and whether it then takes the warm-up to push the estimate
+// up (which withholds a verdict above zero, not one below); share is its
+// probability.
+type checkOutcome struct {
+	kept          int
+	unsettled, up bool
+	share         float64
+}
+
+// checkDraws is how many series of pure noise checkCost judges (its
+// shares' error is about 1%); past checkLongest rounds the outcomes of
+// checkLongest are scaled (what the check keeps is by then a steady share
+// of the rounds). checkBuckets bounds the outcomes kept of each kind.
+const (
+	checkDraws   = 2000
+	checkLongest = 200
+	checkBuckets = 3
+)
+
+// checkCost is the warm-up check's outcomes on n rounds of pure noise,
+// by simulation: the check's tests are location- and scale-free, so for
+// normal noise they depend on n alone (and not on the effect). A
+// verdict rule that checks for warm-up decides less often than one that
+// does not, and its MDE and rounds needed must say so. The rounds kept
+// are grouped into a few buckets, each counted as its fewest (the cost is
+// overstated a little, never understated). Computed once per n, from a
+// fixed seed.
+func checkCost(n int) []checkOutcome {
+	if n > checkLongest {
+		out := slices.Clone(checkCost(checkLongest))
+		for i := range out {
+			out[i].kept = max(MinWarmupPairs/2, out[i].kept*n/checkLongest)
 		}
 		return out
 	}
-	return keep(base), keep(variant), w
+	checkCostMu.Lock()
+	defer checkCostMu.Unlock()
+	if out, ok := checkCostCache[n]; ok {
+		return out
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), 0x5eed))
+	kinds := map[checkOutcome][]int{} // by kind (kept 0), the rounds each draw kept
+	d := make([]float64, n)
+	for range checkDraws {
+		for i := range d {
+			d[i] = rng.NormFloat64()
+		}
+		k, unsettled, direction := warmupCut(d, false)
+		kind := checkOutcome{unsettled: unsettled, up: unsettled && direction > 0}
+		kinds[kind] = append(kinds[kind], n-k)
+	}
+	var out []checkOutcome
+	for _, kind := range []checkOutcome{{}, {unsettled: true}, {unsettled: true, up: true}} {
+		kept := kinds[kind]
+		sort.Sort(sort.Reverse(sort.IntSlice(kept)))
+		whole := sort.Search(len(kept), func(i int) bool { return kept[i] < n })
+		if whole > 0 {
+			out = append(out, checkOutcome{kept: n, unsettled: kind.unsettled, up: kind.up, share: float64(whole) / checkDraws})
+		}
+		rest := kept[whole:]
+		if kind.up && len(rest) > 0 { // nothing decided: how many rounds were kept does not matter
+			out = append(out, checkOutcome{kept: rest[len(rest)-1], unsettled: true, up: true, share: float64(len(rest)) / checkDraws})
+			continue
+		}
+		for b := range checkBuckets {
+			part := rest[b*len(rest)/checkBuckets : (b+1)*len(rest)/checkBuckets]
+			if len(part) > 0 {
+				out = append(out, checkOutcome{kept: part[len(part)-1], unsettled: kind.unsettled, up: kind.up, share: float64(len(part)) / checkDraws})
+			}
+		}
+	}
+	checkCostCache[n] = out
+	return out
 }
+
+var (
+	checkCostMu    sync.Mutex
+	checkCostCache = map[int][]checkOutcome{}
+)
 
 // warmupZ is how many standard errors the first rounds must lie from the
 // rest to be a step of their own.
