@@ -130,6 +130,7 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 			if commit := facts.commits[c.Variant]; commit != "" {
 				f["commit"] = commit
 			}
+			maps.Copy(f, facts.setups[c.Variant])
 			if where := placeOf(c); where != "" {
 				f["target"] = where
 			}
@@ -189,6 +190,8 @@ func placeOf(c store.Cell) string {
 type expFacts struct {
 	common  map[string]string
 	commits map[string]string
+	// setups are each variant's env, limits, build and start.
+	setups map[string]map[string]string
 	// custom are the metrics the plan's commands print, lower is better
 	// or not.
 	custom map[string]bool
@@ -197,7 +200,7 @@ type expFacts struct {
 func experimentFacts(d *store.Data) expFacts {
 	f := expFacts{common: map[string]string{}}
 	if rec, ok := d.Experiment.PlanRecord(); ok {
-		f.commits, f.custom = rec.Commits, rec.Custom
+		f.commits, f.setups, f.custom = rec.Commits, rec.Setups, rec.Custom
 	}
 	snaps := decodeEnv(d.Env)
 	if len(snaps) == 0 {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
@@ -175,6 +178,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 			sp.Commits[v.Name] = v.Commit
 		}
 	}
+	sp.Setups = variantSetups(p.Variants)
 	lp := lab.Plan{Name: p.Name, Command: command, Rounds: p.Rounds, MinRounds: p.MinRounds, Warmup: p.Warmup,
 		VariantWarmup: p.WarmupPerVariant, Cooldown: p.Cooldown,
 		Seed: seed, Order: p.Order, KeepGoing: o.KeepGoing, Settings: sp, Resume: resume,
@@ -370,4 +374,52 @@ func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text stri
 		return e.ID, sp, nil
 	}
 	return "", store.PlanRecord{}, usage("--resume: no unfinished experiment of plan %q in %s", p.Name, st.Path())
+}
+
+// variantSetups are, by variant, what the plan says makes it what it is
+// beside its commit — env, limits, build and start commands, as written,
+// the values of secret names masked and registered secrets scrubbed.
+func variantSetups(vs []plan.Variant) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, v := range vs {
+		f := map[string]string{}
+		var env []string
+		for _, k := range slices.Sorted(maps.Keys(v.Env)) {
+			val := redact.URL(v.Env[k])
+			if redact.IsSecretName(k) {
+				val = redact.Mask
+			}
+			env = append(env, k+"="+val)
+		}
+		if len(env) > 0 {
+			f["env"] = strings.Join(env, " ")
+		}
+		if l := v.Limits; l != nil {
+			var parts []string
+			if l.Memory.Text != "" {
+				parts = append(parts, "memory="+l.Memory.Text)
+			}
+			if l.CPUs.Text != "" {
+				parts = append(parts, "cpus="+l.CPUs.Text)
+			}
+			f["limits"] = strings.Join(parts, " ")
+		}
+		if v.Build != "" {
+			f["build"] = v.Build
+		}
+		if v.Start != "" {
+			f["start"] = v.Start
+		}
+		for k, val := range f {
+			words := strings.Fields(redact.String(val))
+			for i := range words {
+				words[i] = redact.URL(words[i])
+			}
+			f[k] = strings.Join(words, " ")
+		}
+		if len(f) > 0 {
+			out[v.Name] = f
+		}
+	}
+	return out
 }

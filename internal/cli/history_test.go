@@ -142,3 +142,51 @@ func TestHistoryFindsTheChange(t *testing.T) {
 		t.Errorf("default metric: %v %+v, want wall_s over 8 experiments", err, hs)
 	}
 }
+
+// A variant whose env: changed between experiments is the same cell, and
+// history says what changed under it — the secret's value never.
+func TestHistoryNamesAVariantsChangedEnv(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	writeFiles(t, dir, map[string]string{"restore.sh": `#!/bin/sh
+awk -v l="$LEVEL" 'BEGIN { printf "restore took %.5f s\n", l }'
+`})
+	for _, level := range []string{"1", "4"} {
+		writeFiles(t, dir, map[string]string{"plan.yaml": `name: nightly
+rounds: 3
+warmup: 0
+variants:
+  - name: main
+    env: {LEVEL: "` + level + `", API_TOKEN: hunter2-very-secret, CACHE: "on"}
+workloads:
+  - name: restore
+    cmd:
+      run: ` + filepath.Join(dir, "restore.sh") + `
+      metrics: [{name: restore_s, regex: 'restore took ([0-9.]+) s', better: lower}]
+`})
+		if _, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", db, "--json"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err := iolab(t, context.Background(), "history", "--db", db, "--metric", "restore_s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "changed: env API_TOKEN=*** CACHE=on LEVEL=1 → API_TOKEN=*** CACHE=on LEVEL=4"; !strings.Contains(out, want) {
+		t.Errorf("history lacks %q:\n%s", want, out)
+	}
+	js, _, err := iolab(t, context.Background(), "history", "--db", db, "--metric", "restore_s", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hs []historyJSON
+	if decodeInto(t, js, &hs); len(hs) != 1 || len(hs[0].Steps) != 2 {
+		t.Fatalf("%d histories, want one of 2 steps: %s", len(hs), js)
+	}
+	for _, o := range []string{out, js} {
+		if strings.Contains(o, "hunter2") {
+			t.Errorf("the secret's value reached the history:\n%s", o)
+		}
+	}
+}

@@ -16,6 +16,10 @@ type PlanRecord struct {
 	Seed      uint64  `json:"seed"`
 	// Commits are the git commits the variants were built from.
 	Commits map[string]string `json:"commits,omitempty"`
+	// Setups are what else makes each variant what it is, by variant and
+	// fact (env, limits, build, start), as written, secrets masked: what
+	// history lists under "what changed" when one of them does.
+	Setups map[string]map[string]string `json:"setups,omitempty"`
 	// Sequential is set when the experiment stops when decided.
 	Sequential *SequentialRounds `json:"sequential,omitempty"`
 	AutoWarmup bool              `json:"auto_warmup,omitempty"`
