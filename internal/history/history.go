@@ -93,6 +93,9 @@ type ChangePoint struct {
 	// P is the permutation test's p-value for this split, given the
 	// change points found before it.
 	P float64 `json:"p"`
+	// Located is where the change may be, 95%: the first experiment of
+	// the new level lies in steps [Located[0], Located[1]] (Locate).
+	Located [2]int `json:"located"`
 }
 
 // Analysis is one series' history.
@@ -159,12 +162,10 @@ func Analyze(points []Point, m stats.Metric, threshold float64) Analysis {
 			x[i] = math.Log(x[i])
 		}
 	}
-	for _, cp := range EDivisive(x, Alpha, seedOf(x)) {
-		a.ChangePoints = append(a.ChangePoints, ChangePoint{Index: cp.Index, Experiment: a.Steps[cp.Index].Experiment, P: cp.P})
+	for _, cp := range Find(x, seedOf(x)) {
+		a.ChangePoints = append(a.ChangePoints, ChangePoint{Index: cp.Index, Experiment: a.Steps[cp.Index].Experiment, P: cp.P, Located: cp.Located})
 	}
-	slices.SortFunc(a.ChangePoints, func(p, q ChangePoint) int { return cmp.Compare(p.Index, q.Index) })
-	// Before and After are the neighbouring segments', now that all
-	// change points are known.
+	// Before and After are the neighbouring segments'.
 	for i := range a.ChangePoints {
 		lo, hi := 0, len(x)
 		if i > 0 {
@@ -179,6 +180,75 @@ func Analyze(points []Point, m stats.Metric, threshold float64) Analysis {
 		cp.Difference = !useLog
 	}
 	return a
+}
+
+// Find is the change points of x (EDivisive at Alpha), in series order,
+// each located between its neighbours (Locate).
+func Find(x []float64, seed uint64) []Split {
+	found := EDivisive(x, Alpha, seed)
+	slices.SortFunc(found, func(p, q Split) int { return cmp.Compare(p.Index, q.Index) })
+	for i := range found {
+		lo, hi := 0, len(x)
+		if i > 0 {
+			lo = found[i-1].Index
+		}
+		if i+1 < len(found) {
+			hi = found[i+1].Index
+		}
+		found[i].Located = Locate(x, lo, found[i].Index, hi, seed)
+	}
+	return found
+}
+
+// locateResamples is how many series Locate draws.
+const locateResamples = 400
+
+// Locate is where a step at tau in the segment [lo, hi) of x may be,
+// 95%: the range of the middle 95% of the best CUSUM splits of series
+// drawn like this one — each side's level, plus residuals drawn with
+// replacement from both sides' (a bootstrap of the fitted step). A step
+// large against the noise is located at tau exactly; one near the noise,
+// within a few experiments.
+func Locate(x []float64, lo, tau, hi int, seed uint64) [2]int {
+	if tau-lo < 1 || hi-tau < 1 || hi-lo < 3 {
+		return [2]int{tau, tau}
+	}
+	left, right := mean(x[lo:tau]), mean(x[tau:hi])
+	var resid []float64
+	for i := lo; i < hi; i++ {
+		level := left
+		if i >= tau {
+			level = right
+		}
+		resid = append(resid, x[i]-level)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x10c))
+	series := make([]float64, hi-lo)
+	var cs cusumSums
+	found := make([]int, locateResamples)
+	for r := range found {
+		for i := range series {
+			level := left
+			if lo+i >= tau {
+				level = right
+			}
+			series[i] = level + resid[rng.IntN(len(resid))]
+		}
+		cs.fill(series)
+		t, _ := cs.split(0, len(series))
+		found[r] = lo + t
+	}
+	slices.Sort(found)
+	cut := locateResamples * 25 / 1000
+	return [2]int{found[cut], found[locateResamples-1-cut]}
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }
 
 // direction says which way a change from before to after went.
@@ -243,6 +313,8 @@ func seedOf(x []float64) uint64 {
 type Split struct {
 	Index int
 	P     float64
+	// Located is where the change may be, 95% (set by Find).
+	Located [2]int
 }
 
 // EDivisive finds the change points of x by e-divisive means, each kept

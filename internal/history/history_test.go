@@ -159,3 +159,37 @@ func TestSameAnswerEveryTime(t *testing.T) {
 		}
 	}
 }
+
+// A step far above the noise is located exactly; one near it, within a
+// range that holds the true step (95%), which narrows as the step grows.
+func TestLocate(t *testing.T) {
+	t.Parallel()
+	step := func(rng *rand.Rand, size float64) []float64 {
+		x := make([]float64, 16)
+		for i := range x {
+			x[i] = 0.05 * rng.NormFloat64()
+			if i >= 8 {
+				x[i] += math.Log(size)
+			}
+		}
+		return x
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	if l := Locate(step(rng, 3), 0, 8, 16, 1); l != [2]int{8, 8} {
+		t.Errorf("a 3x step at 8 located at %v, want exactly 8", l)
+	}
+	inside, wide, trials := 0, 0, 200
+	for i := range trials {
+		x := step(rng, 1.10)
+		l := Locate(x, 0, 8, 16, uint64(i))
+		if l[0] <= 8 && 8 <= l[1] {
+			inside++
+		}
+		if l[1] > l[0] {
+			wide++
+		}
+	}
+	if inside < trials*9/10 || wide < trials/2 {
+		t.Errorf("a 10%% step in 5%% noise: the range held it %d of %d times, and was wider than one experiment %d times", inside, trials, wide)
+	}
+}

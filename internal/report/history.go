@@ -82,7 +82,11 @@ func changePointText(h analysis.HistoryView, cp history.ChangePoint) string {
 	if cp.Difference {
 		size = signed(cp.Ratio, format)
 	}
-	return fmt.Sprintf("%s → %s (%s, %s), p = %s", format(cp.Before), format(cp.After), size, cp.Direction, pText(cp.P))
+	where := "; the new level starts here (95%)"
+	if a, b := cp.Located[0], cp.Located[1]; a != b && a >= 0 && b < len(h.Steps) {
+		where = fmt.Sprintf("; the new level starts between %s and %s (95%%)", h.Steps[a].Experiment, h.Steps[b].Experiment)
+	}
+	return fmt.Sprintf("%s → %s (%s, %s), p = %s%s", format(cp.Before), format(cp.After), size, cp.Direction, pText(cp.P), where)
 }
 
 func pText(p float64) string {
