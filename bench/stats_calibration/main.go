@@ -377,7 +377,8 @@ func sequential(trials int) {
 	sawtooth := func(f float64) float64 { return 1 + 0.5*math.Mod(4*f, 1) }
 	for _, s := range []scenario{scenarios[0], scenarios[1], scenarios[2],
 		{name: "A/A, sawtooth 1.5x, 4 teeth", effect: 1, cv: 0.05, level: sawtooth},
-		{name: "A/A, no drift, CV 20%", effect: 1, cv: 0.20, level: flat}} {
+		{name: "A/A, no drift, CV 20%", effect: 1, cv: 0.20, level: flat},
+		{name: "A/A, 5% of runs 3x slower", effect: 1, cv: 0.05, level: flat, outliers: 0.05}} {
 		wrong, decided, used := 0, 0, 0
 		for i := 0; i < trials; i++ {
 			v, n := seqTrial(s, 6, 60, uint64(i)+1)
@@ -392,10 +393,13 @@ func sequential(trials int) {
 		fmt.Printf("| %s | %s | %s | %.1f |\n", s.name, rate(wrong, trials), rate(decided, trials), float64(used)/float64(trials))
 	}
 	fmt.Println()
-	fmt.Println("| true effect, CV 5%, rounds {min 6, max 60} | power of stopping when decided | its mean rounds | fixed rounds of at least that power (at most 99%) | their power |")
-	fmt.Println("|---|---|---|---|---|")
-	for _, effect := range []float64{1.05, 1.10, 1.20} {
-		s := scenario{effect: effect, cv: 0.05, level: flat}
+	fmt.Println("| true effect, rounds {min 6, max 60} | noise | power of stopping when decided | its mean rounds | fixed rounds of at least that power (at most 99%) | their power |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, p := range []struct {
+		effect, cv, outliers float64
+	}{{1.05, 0.05, 0}, {1.10, 0.05, 0}, {1.20, 0.05, 0}, {1.10, 0.15, 0}, {1.20, 0.15, 0}, {1.20, 0.30, 0}, {1.40, 0.30, 0},
+		{1.10, 0.05, 0.05}, {1.20, 0.05, 0.05}} {
+		s := scenario{effect: p.effect, cv: p.cv, level: flat, outliers: p.outliers}
 		right, used := 0, 0
 		for i := 0; i < trials; i++ {
 			v, n := seqTrial(s, 6, 60, uint64(i)+1)
@@ -436,6 +440,10 @@ func sequential(trials int) {
 		if fixed > 0 {
 			fixedText = fmt.Sprint(fixed)
 		}
-		fmt.Printf("| %+.0f%% | %s | %.1f | %s | %s |\n", 100*(effect-1), rate(right, trials), float64(used)/float64(trials), fixedText, rate(fixedRight, trials))
+		noise := fmt.Sprintf("CV %.0f%%", 100*p.cv)
+		if p.outliers > 0 {
+			noise += fmt.Sprintf(", %.0f%% of runs 3x slower", 100*p.outliers)
+		}
+		fmt.Printf("| %+.0f%% | %s | %s | %.1f | %s | %s |\n", 100*(p.effect-1), noise, rate(right, trials), float64(used)/float64(trials), fixedText, rate(fixedRight, trials))
 	}
 }
