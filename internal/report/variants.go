@@ -117,6 +117,9 @@ func writeVariants(w io.Writer, r *analysis.Report, markdown bool) error {
 				if c.Robust {
 					notes = append(notes, fmt.Sprintf("%s: %d of %d rounds lie far from the rest (modified z-score beyond %.1f), so the estimate is the Hodges–Lehmann median of pairwise means of the per-round figures, with the signed-rank interval, not their mean; the slot regression is not fitted",
 						c.Variant, c.Outliers, c.N, stats.OutlierZ))
+				} else if c.Method == stats.MethodSequential && c.Outliers > 0 {
+					notes = append(notes, fmt.Sprintf("%s: %d of %d rounds lay far from the rest (modified z-score beyond %.1f) and were held at that bound (winsorized) before the sequence's mean, so one stalled run cannot widen every later look",
+						c.Variant, c.Outliers, c.N, stats.OutlierZ))
 				}
 			}
 			if err := t.Render(w, markdown); err != nil {
@@ -135,7 +138,7 @@ func writeVariants(w io.Writer, r *analysis.Report, markdown bool) error {
 	}
 	note := "\nverdicts: faster/slower when the 95%% CI lies wholly beyond ±%.0f%% and, for primary metrics, the Holm-adjusted p < 0.05 across the report's %d primary comparisons (other metrics: unadjusted); same when the CI lies wholly inside ±%.0f%%; " +
 		"the ratio is the paired per-round estimate, adjusted for each run's slot in its round (counts: the per-round difference); " +
-		"MDE is the smallest difference this rule calls faster/slower with 80%% probability at the noise these rounds showed; " +
+		"MDE is the smallest difference this rule — the warm-up check included — calls faster/slower with 80%% probability at the noise these rounds showed; " +
 		"the rounds an inconclusive verdict names are an estimate from these rounds — `iolab experiment --until-decided` adds rounds until every primary comparison is decided\n"
 	if r.Rounds != nil {
 		note = "\nverdicts: the rounds were looked at after each one, so each primary metric's interval is a 95%% confidence sequence (it holds at every look; its error rate is split over the report's %d primary comparisons) and its ratio the mean per-round ratio: faster/slower when it lies wholly beyond ±%.0f%%, same when wholly inside; " +

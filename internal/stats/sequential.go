@@ -92,6 +92,13 @@ func (s Sequential) Compare(base, variant []Obs, m Metric) Comparison {
 		c.Method, c.Family, c.RoundsNeeded = MethodSequential, s.family, max(MinPairs, s.Min)
 		return c
 	}
+	// A run far off (a stall, a neighbour's backup) would widen the
+	// sequence for every look after it: from minRobust rounds on, each
+	// round's ratio is held within OutlierZ robust standard deviations of
+	// their median (winsorized), symmetric about it, so the mean of
+	// what is held still estimates a difference the way most rounds show
+	// it.
+	c.Outliers = winsorize(d)
 	mu := mean(d)
 	var ss float64
 	for _, x := range d {
@@ -135,3 +142,29 @@ func (s Sequential) Compare(base, variant []Obs, m Metric) Comparison {
 	}
 	return c
 }
+
+// winsorize holds each of d within OutlierZ robust standard deviations
+// (MAD/0.6745) of d's median, from minRobust values on, and returns how
+// many it moved.
+func winsorize(d []float64) int {
+	if len(d) < minRobust {
+		return 0
+	}
+	med := median(d)
+	dev := make([]float64, len(d))
+	for i, x := range d {
+		dev[i] = math.Abs(x - med)
+	}
+	bound := OutlierZ * median(dev) / 0.6745
+	if bound == 0 {
+		return 0
+	}
+	moved := 0
+	for i, x := range d {
+		if c := math.Max(med-bound, math.Min(med+bound, x)); c != x {
+			d[i], moved = c, moved+1
+		}
+	}
+	return moved
+}
+

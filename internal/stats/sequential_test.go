@@ -223,3 +223,20 @@ func TestWarmupCheckCostsPower(t *testing.T) {
 		}
 	}
 }
+
+// One run in twenty that stalled (3x) does not stop the sequence from
+// deciding a 10% difference it decides without it, and is counted.
+func TestSequentialHoldsAnOutlierRound(t *testing.T) {
+	t.Parallel()
+	s := NewSequential(0.02, 6, 60, 1)
+	base, variant := rounds(20, 1.10, 0.05, 1, 0, 5)
+	clean := s.Compare(base, variant, Metric{LowerIsBetter: true})
+	variant[7].Value *= 3
+	stalled := s.Compare(base, variant, Metric{LowerIsBetter: true})
+	if clean.Verdict != Slower || stalled.Verdict != Slower || stalled.Outliers != 1 {
+		t.Errorf("10%% slower: %s without the stall, %s with it (%d outlier rounds held)", clean.Verdict, stalled.Verdict, stalled.Outliers)
+	}
+	if w, w0 := stalled.CI95[1]/stalled.CI95[0], clean.CI95[1]/clean.CI95[0]; w > 1.3*w0 {
+		t.Errorf("the stall widened the interval from %.3f to %.3f", w0, w)
+	}
+}
