@@ -118,8 +118,8 @@ func writeVariants(w io.Writer, r *analysis.Report, markdown bool) error {
 					notes = append(notes, fmt.Sprintf("%s: %d of %d rounds lie far from the rest (modified z-score beyond %.1f), so the estimate is the Hodges–Lehmann median of pairwise means of the per-round figures, with the signed-rank interval, not their mean; the slot regression is not fitted",
 						c.Variant, c.Outliers, c.N, stats.OutlierZ))
 				} else if c.Method == stats.MethodSequential && c.Outliers > 0 {
-					notes = append(notes, fmt.Sprintf("%s: %d of %d rounds lay far from the rest (modified z-score beyond %.1f) and were held at that bound (winsorized) before the sequence's mean, so one stalled run cannot widen every later look",
-						c.Variant, c.Outliers, c.N, stats.OutlierZ))
+					notes = append(notes, fmt.Sprintf("%s: %d of %d rounds lay far from the rest (modified z-score beyond %g) and were held at that bound (winsorized) before the sequence's mean, so one stalled run cannot widen every later look",
+						c.Variant, c.Outliers, c.N, float64(stats.WinsorZ)))
 				}
 			}
 			if err := t.Render(w, markdown); err != nil {
