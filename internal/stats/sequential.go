@@ -177,4 +177,3 @@ func winsorize(d []float64) int {
 	}
 	return moved
 }
-
