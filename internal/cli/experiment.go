@@ -385,7 +385,7 @@ func variantSetups(vs []plan.Variant) map[string]map[string]string {
 		f := map[string]string{}
 		var env []string
 		for _, k := range slices.Sorted(maps.Keys(v.Env)) {
-			val := redact.URL(v.Env[k])
+			val := maskURL(v.Env[k])
 			if redact.IsSecretName(k) {
 				val = redact.Mask
 			}
@@ -413,7 +413,7 @@ func variantSetups(vs []plan.Variant) map[string]map[string]string {
 		for k, val := range f {
 			words := strings.Fields(redact.String(val))
 			for i := range words {
-				words[i] = redact.URL(words[i])
+				words[i] = maskURL(words[i])
 			}
 			f[k] = strings.Join(words, " ")
 		}
@@ -422,4 +422,15 @@ func variantSetups(vs []plan.Variant) map[string]map[string]string {
 		}
 	}
 	return out
+}
+
+// maskURL masks a URL's secrets (redact.URL) where the URL starts after
+// a flag's or variable's "=" (--url=http://u:pw@host).
+func maskURL(word string) string {
+	at := strings.Index(word, "://")
+	if at < 0 {
+		return word
+	}
+	start := strings.LastIndexByte(word[:at], '=') + 1
+	return word[:start] + redact.URL(word[start:])
 }

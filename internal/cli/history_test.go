@@ -158,7 +158,8 @@ rounds: 3
 warmup: 0
 variants:
   - name: main
-    env: {LEVEL: "` + level + `", API_TOKEN: hunter2-very-secret, CACHE: "on"}
+    env: {LEVEL: "` + level + `", API_TOKEN: hunter2-very-secret, CACHE: "on", DB: "postgres://u:hunter2-pw@127.0.0.1/db"}
+    start: "true --store=http://u:hunter2-flag@127.0.0.1:1/"
 workloads:
   - name: restore
     cmd:
@@ -173,7 +174,7 @@ workloads:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "changed: env API_TOKEN=*** CACHE=on LEVEL=1 → API_TOKEN=*** CACHE=on LEVEL=4"; !strings.Contains(out, want) {
+	if want := "changed: env API_TOKEN=*** CACHE=on DB=postgres://u:***@127.0.0.1/db LEVEL=1 → API_TOKEN=*** CACHE=on DB=postgres://u:***@127.0.0.1/db LEVEL=4"; !strings.Contains(out, want) {
 		t.Errorf("history lacks %q:\n%s", want, out)
 	}
 	js, _, err := iolab(t, context.Background(), "history", "--db", db, "--metric", "restore_s", "--json")

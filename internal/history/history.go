@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/stats"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Point is one experiment's measurements of the series.
@@ -213,7 +214,7 @@ func Locate(x []float64, lo, tau, hi int, seed uint64) [2]int {
 	if tau-lo < 1 || hi-tau < 1 || hi-lo < 3 {
 		return [2]int{tau, tau}
 	}
-	left, right := mean(x[lo:tau]), mean(x[tau:hi])
+	left, right := stat.Mean(x[lo:tau], nil), stat.Mean(x[tau:hi], nil)
 	var resid []float64
 	for i := lo; i < hi; i++ {
 		level := left
@@ -241,14 +242,6 @@ func Locate(x []float64, lo, tau, hi int, seed uint64) [2]int {
 	slices.Sort(found)
 	cut := locateResamples * 25 / 1000
 	return [2]int{found[cut], found[locateResamples-1-cut]}
-}
-
-func mean(v []float64) float64 {
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
 
 // direction says which way a change from before to after went.

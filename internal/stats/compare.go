@@ -314,19 +314,31 @@ func (c *Comparison) fit(d, x []float64) {
 
 func tDist(df float64) distuv.StudentsT { return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df} }
 
-// tQuantile is tDist(df).Quantile(p), remembered: planning asks for the
-// same few quantiles thousands of times.
+// tQuantile is tDist(df).Quantile(p), remembered (up to maxQuantiles of
+// them): planning asks for the same few quantiles thousands of times.
 func tQuantile(df, p float64) float64 {
 	key := [2]float64{df, p}
-	if q, ok := tQuantiles.Load(key); ok {
-		return q.(float64)
+	tQuantilesMu.Lock()
+	q, ok := tQuantiles[key]
+	tQuantilesMu.Unlock()
+	if ok {
+		return q
 	}
-	q := tDist(df).Quantile(p)
-	tQuantiles.Store(key, q)
+	q = tDist(df).Quantile(p)
+	tQuantilesMu.Lock()
+	if len(tQuantiles) < maxQuantiles {
+		tQuantiles[key] = q
+	}
+	tQuantilesMu.Unlock()
 	return q
 }
 
-var tQuantiles sync.Map
+const maxQuantiles = 1 << 14
+
+var (
+	tQuantilesMu sync.Mutex
+	tQuantiles   = map[[2]float64]float64{}
+)
 
 // settle computes, for a family of size family, the intervals on the
 // user's scale, the verdict, the MDE and the rounds needed.
@@ -461,7 +473,7 @@ func (p plan) decideProb(delta float64) float64 {
 		return math.NaN()
 	}
 	if !p.checked || p.rounds < MinWarmupPairs {
-		return p.decideOn(delta, p.se, p.df, false, false)
+		return p.decideOn(delta, p.se, p.df, false)
 	}
 	sum := 0.0
 	for _, o := range checkCost(p.rounds) {
@@ -470,16 +482,16 @@ func (p plan) decideProb(delta float64) float64 {
 			continue // nothing to decide on, or nothing decided
 		}
 		se := p.se * math.Sqrt(float64(p.rounds)/float64(o.kept))
-		sum += o.share * p.decideOn(delta, se, p.df-lost, o.unsettled && o.up, o.unsettled)
+		sum += o.share * p.decideOn(delta, se, p.df-lost, o.unsettled)
 	}
 	return sum
 }
 
 // decideOn is decideProb on rounds whose standard error and degrees of
-// freedom are se and df; a verdict beyond the band (taken as above zero:
-// the rule is symmetric) counts as undecided when withheldBeyond, one
-// inside it when withheldInside.
-func (p plan) decideOn(delta, seRounds, df float64, withheldBeyond, withheldInside bool) float64 {
+// freedom are se and df; a "same" counts as undecided when
+// withheldInside (an unsettled warm-up withholds it whichever way it
+// leans; one that leans with the effect was left out by the caller).
+func (p plan) decideOn(delta, seRounds, df float64, withheldInside bool) float64 {
 	tq := tQuantile(df, 1-(1-Confidence)/2)
 	// Holm's first step, the strictest any comparison of the family faces:
 	// conservative for the others.
@@ -500,10 +512,8 @@ func (p plan) decideOn(delta, seRounds, df float64, withheldBeyond, withheldInsi
 			for _, r := range rs {
 				ese := se * r // the future's estimate of its standard error
 				if d > p.band {
-					if !withheldBeyond {
-						need := math.Max(p.band+tq*ese, th*ese)
-						sum += normalSF((need - d) / se)
-					}
+					need := math.Max(p.band+tq*ese, th*ese)
+					sum += normalSF((need - d) / se)
 				} else if w := p.band - tq*ese; w > 0 && !withheldInside {
 					sum += normalCDF((w-d)/se) - normalCDF((-w-d)/se)
 				}

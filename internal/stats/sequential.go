@@ -160,12 +160,8 @@ func winsorize(d []float64) int {
 	if len(d) < winsorFrom {
 		return 0
 	}
-	med := median(d)
-	dev := make([]float64, len(d))
-	for i, x := range d {
-		dev[i] = math.Abs(x - med)
-	}
-	bound := WinsorZ * median(dev) / 0.6745
+	med, mad := medianMAD(d)
+	bound := WinsorZ * mad / 0.6745
 	if bound == 0 {
 		return 0
 	}

@@ -164,9 +164,12 @@ func TestCheckWarmup(t *testing.T) {
 func TestWarmupCheckCostsPower(t *testing.T) {
 	t.Parallel()
 	for _, n := range []int{6, 12, 20} {
-		var total, withheld, cut float64
+		var total, withheld, cut, unsettled float64
 		for _, o := range checkCost(n) {
 			total += o.share
+			if o.unsettled {
+				unsettled += o.share
+			}
 			if o.unsettled && o.up {
 				withheld += o.share
 			}
@@ -174,6 +177,7 @@ func TestWarmupCheckCostsPower(t *testing.T) {
 				cut += o.share
 			}
 		}
+		t.Logf("%d rounds of noise: cut or unsettled %.1f%%, unsettled %.1f%%, a verdict above zero withheld %.1f%%", n, 100*cut, 100*unsettled, 100*withheld)
 		if math.Abs(total-1) > 1e-9 {
 			t.Fatalf("%d rounds: shares sum to %g", n, total)
 		}

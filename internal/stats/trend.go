@@ -78,12 +78,7 @@ func exactKendallP(n, disc int) float64 {
 // Hoaglin): 0.6745 (x - median) / MAD. It is ±Inf when the MAD is zero and x
 // differs from the median, and 0 when it equals it.
 func ModifiedZ(x float64, values []float64) float64 {
-	med := median(values)
-	dev := make([]float64, len(values))
-	for i, v := range values {
-		dev[i] = math.Abs(v - med)
-	}
-	mad := median(dev)
+	med, mad := medianMAD(values)
 	if mad == 0 {
 		switch {
 		case x > med:
@@ -94,6 +89,17 @@ func ModifiedZ(x float64, values []float64) float64 {
 		return 0
 	}
 	return 0.6745 * (x - med) / mad
+}
+
+// medianMAD is the median of values and their median absolute deviation
+// from it.
+func medianMAD(values []float64) (med, mad float64) {
+	med = median(values)
+	dev := make([]float64, len(values))
+	for i, v := range values {
+		dev[i] = math.Abs(v - med)
+	}
+	return med, median(dev)
 }
 
 // OutlierZ is the modified z-score beyond which a value is an outlier
