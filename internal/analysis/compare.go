@@ -161,21 +161,21 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 		// is on the primary's scale: whether it withholds is decided
 		// there, for every metric of the comparison (a latency's estimate
 		// runs the other way from a throughput's).
-		withheld := ""
+		var primary *stats.Comparison
 		for j := s.first; j < s.end; j++ {
 			if c := &r.Comparisons[j]; c.Primary {
 				c.ApplyWarmup(s.w, opts.Sequential != nil)
-				withheld = c.Withheld
+				primary = &c.Comparison
+				if s.w.Unsettled {
+					r.Warnings = append(r.Warnings, unsettledWarning(*c, s.w))
+				}
 			}
 		}
 		decided := ""
 		for j := s.first; j < s.end; j++ {
 			c := &r.Comparisons[j]
-			if !c.Primary {
-				c.Checked(s.w.Cut)
-				if withheld != "" {
-					c.Withhold(withheld)
-				}
+			if !c.Primary && primary != nil {
+				c.FollowWarmup(primary, s.w)
 			}
 			if s.w.Unchecked && decided == "" && (c.Verdict == stats.Faster || c.Verdict == stats.Slower) {
 				decided = fmt.Sprintf("%s/%s %s: %s on %d rounds, too few to tell a variant still warming up, or drift within rounds, from a difference (%d or more rounds check both); treat it as provisional",
@@ -411,17 +411,27 @@ func (r *Report) checkWarmup(base, c store.Cell, baseRuns, runs []store.Run, met
 	if w.Side == 0 {
 		who = base.Variant + " (the baseline)"
 	}
-	switch {
-	case w.Unsettled:
-		r.Warnings = append(r.Warnings, stats.Warning{Code: stats.CodeVariantWarmup, Message: fmt.Sprintf(
-			"%s/%s %s: still warming up — the per-round ratio of %s to %s still trends after leaving out the first %d of its rounds, so its verdicts are withheld; give the plan more warm-up rounds (warmup: or warmup_per_variant:)",
-			c.Variant, c.Name, metric, c.Variant, base.Variant, w.Cut)})
-	case w.Cut > 0:
+	if w.Cut > 0 && !w.Unsettled {
 		r.Warnings = append(r.Warnings, stats.Warning{Code: CodeWarmupLeftOut, Message: fmt.Sprintf(
 			"%s/%s: its first %d measured rounds were left out of its comparisons: %s was still warming up (the per-round ratio of %s %s trended until then)",
 			c.Variant, c.Name, w.Cut, who, metric, c.Variant+" to "+base.Variant)})
 	}
 	return w
+}
+
+// unsettledWarning says that a side of the comparison c (the primary
+// metric's) still warmed up when the rounds ended, and what that did to
+// its verdicts: withheld, or kept as larger than the trend could make.
+func unsettledWarning(c ComparisonView, w stats.Warmup) stats.Warning {
+	trend := fmt.Sprintf("the per-round ratio of %s to %s still trends after leaving out the first %d of its rounds", c.Variant, c.Baseline, w.Cut)
+	if c.OutgrewWarmup {
+		return stats.Warning{Code: stats.CodeVariantWarmup, Message: fmt.Sprintf(
+			"%s/%s %s: still warming up — %s; the verdict stands (%s), as the difference is larger than that trend could make, but the size is not settled; give the plan more warm-up rounds (warmup: or warmup_per_variant:)",
+			c.Variant, c.Cell, c.Metric, trend, c.Verdict)}
+	}
+	return stats.Warning{Code: stats.CodeVariantWarmup, Message: fmt.Sprintf(
+		"%s/%s %s: still warming up — %s, so its verdicts are withheld; give the plan more warm-up rounds (warmup: or warmup_per_variant:)",
+		c.Variant, c.Cell, c.Metric, trend)}
 }
 
 // CodeWarmupLeftOut marks rounds left out of a comparison as still

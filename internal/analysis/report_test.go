@@ -124,8 +124,29 @@ func TestVariantWarmup(t *testing.T) {
 		t.Errorf("still warming up: %q", still)
 	}
 	for _, c := range r.Comparisons {
-		if c.Verdict != stats.Inconclusive || c.Withheld != stats.WithheldWarmingUp {
+		if c.Verdict != stats.Inconclusive || c.Withheld != stats.WithheldWarmingUp || c.OutgrewWarmup {
 			t.Errorf("%s: %s %q, want withheld: the variant never settled", c.Metric, c.Verdict, c.Withheld)
+		}
+		// Undecided, so rounds are needed: not the 0 of a decided one.
+		if c.RoundsNeeded <= c.N+c.WarmupCut {
+			t.Errorf("%s withheld: %d rounds needed after %d", c.Metric, c.RoundsNeeded, c.N+c.WarmupCut)
+		}
+	}
+	// The same warm-up in a variant ten times slower: no trend of that
+	// size makes 10x, so the verdict stands, said so.
+	tenfold := warmupData(12, func(v string, round int) float64 {
+		if v == "fresh" {
+			return 0.1 / (1 + math.Exp(-float64(round+1)/4))
+		}
+		return 1
+	})
+	r = Build(tenfold, Options{Baseline: "a"})
+	if still := warningsOf(r, stats.CodeVariantWarmup); len(still) != 1 || !strings.Contains(still[0], "the verdict stands (slower)") {
+		t.Errorf("still warming up, 10x slower: %q", still)
+	}
+	for _, c := range r.Comparisons {
+		if c.Metric == "ops_per_s" && (c.Verdict != stats.Slower || c.Withheld != "" || !c.OutgrewWarmup || c.Ratio > 0.1) {
+			t.Errorf("%s, 10x slower and still warming up: %s %q ratio %.3f", c.Metric, c.Verdict, c.Withheld, c.Ratio)
 		}
 	}
 	machine := warmupData(12, func(_ string, round int) float64 { return 1 / (1 + 2*math.Exp(-float64(round))) })

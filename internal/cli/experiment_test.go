@@ -25,6 +25,8 @@ type comparisonJSON struct {
 	CI95                                             [2]float64 `json:"ci95"`
 	MDE                                              float64
 	RoundsNeeded                                     int `json:"rounds_needed"`
+	Withheld                                         string
+	OutgrewWarmup                                    bool `json:"outgrew_warmup"`
 }
 
 type experimentJSON struct {

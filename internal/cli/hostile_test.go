@@ -15,8 +15,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/iolab/iolab/internal/procgroup"
 )
 
 // halfBodies is a reverse proxy in front of an S3 server that sends every
@@ -316,11 +314,7 @@ func TestIOErrorNamesOffsetAndLength(t *testing.T) {
 	nbdfuse, _ := exec.LookPath("nbdfuse")
 	mnt := t.TempDir()
 	cmd := exec.Command(nbdfuse, mnt, "--command", "nbdkit", "-s", "--filter=error", "memory", "size=4M", "error-rate=100%", "error=EIO")
-	cmd.SysProcAttr = procAttrDieWithParent()
-	// From the thread that lives as long as the test binary: the fs
-	// workers retire the threads they ran on, and Pdeathsig follows the
-	// thread that forked.
-	if err := procgroup.Start(cmd); err != nil {
+	if err := startDying(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

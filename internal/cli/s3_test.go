@@ -23,8 +23,6 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
-
-	"github.com/iolab/iolab/internal/procgroup"
 )
 
 // s3Server is a real S3 server process on 127.0.0.1 for the tests.
@@ -100,8 +98,7 @@ func s3Servers(t *testing.T) []s3Server {
 }
 
 func startServer(t *testing.T, cmd *exec.Cmd, name string, port int, data string) {
-	cmd.SysProcAttr = procAttrDieWithParent()
-	if err := procgroup.Start(cmd); err != nil {
+	if err := startDying(cmd); err != nil {
 		t.Logf("%s did not start: %v", name, err)
 		return
 	}

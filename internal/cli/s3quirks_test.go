@@ -172,8 +172,7 @@ func TestS3CA(t *testing.T) {
 	os.Mkdir(data, 0o755)
 	cmd := exec.Command(bin, "--port", fmt.Sprintf("127.0.0.1:%d", port), "--cert", certFile, "--key", keyFile, "posix", data)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+testAccessKey, "ROOT_SECRET_KEY="+testSecretKey)
-	cmd.SysProcAttr = procAttrDieWithParent()
-	if err := cmd.Start(); err != nil {
+	if err := startDying(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })

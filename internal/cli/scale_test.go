@@ -103,8 +103,8 @@ workloads:
 	}
 	// The CPU of c·n work: exponent 1 within the interval.
 	cpu := fitFor(r.Fits, "linear", "cpu_s", "a + c·n^b")
-	if cpu.ExponentCI[0] == nil || *cpu.ExponentCI[0] > 1 || *cpu.ExponentCI[1] < 1 {
-		t.Errorf("linear program's CPU: exponent %.3f %v", cpu.Exponent, ci(cpu))
+	if lo, hi := wide(cpu); !(lo <= 1 && hi >= 1) {
+		t.Errorf("linear program's CPU: exponent %.3f %v, widened [%.3f, %.3f]", cpu.Exponent, ci(cpu), lo, hi)
 	}
 	// What the program printed is exactly n/1e6 seconds: its fit is exact,
 	// and 3e9 objects take 3000 s, which crosses the declared cap.
@@ -119,7 +119,7 @@ workloads:
 	// lies in the slope's range, 1 + 1/ln n from the smallest scale to the
 	// largest.
 	nl := fitFor(r.Fits, "nlogn", "work_s", "a + c·n^b")
-	if lo, hi := 1+1/math.Log(3e5), 1+1/math.Log(1e4); nl.ExponentCI[0] == nil || *nl.ExponentCI[0] > hi || *nl.ExponentCI[1] < lo {
+	if lo, hi := 1+1/math.Log(3e5), 1+1/math.Log(1e4); func() bool { l, h := wide(nl); return !(l <= hi && h >= lo) }() {
 		t.Errorf("n·log n program's CPU: exponent %.3f %v, want an interval meeting [%.3f, %.3f]", nl.Exponent, ci(nl), lo, hi)
 	}
 	// The text report shows the table and the models.
@@ -129,6 +129,20 @@ workloads:
 			t.Errorf("%v: the report lacks %q:\n%s", err, want, text)
 		}
 	}
+}
+
+// wide is the fit's 95% exponent interval widened about the estimate to
+// what a 99.9% interval would be (by 3.29/1.96 each side). A 95% interval
+// misses the truth one time in twenty by design — with 6 rounds of CPU
+// times on a busy machine, one in ten (4 of 40 on this plan) — and a
+// test asserting it would fail as often; the calibration bench measures
+// the coverage, this test that the study measured, fitted and reported
+// the right exponent. NaNs, which no comparison passes, when there is
+// no interval.
+func wide(f fitJSON) (lo, hi float64) {
+	c := ci(f)
+	const k = 3.29 / 1.96
+	return f.Exponent - k*(f.Exponent-c[0]), f.Exponent + k*(c[1]-f.Exponent)
 }
 
 func ci(f fitJSON) [2]float64 {

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/iolab/iolab/internal/procgroup"
 )
 
 // TestSecretsNeverStoredOrPrinted runs s3 and http workloads, from flags
@@ -174,8 +172,7 @@ func startVersitygwWithKeys(t *testing.T, access, secret string) string {
 	data := t.TempDir()
 	cmd := exec.Command(bin, "--port", fmt.Sprintf("127.0.0.1:%d", port), "posix", data)
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+access, "ROOT_SECRET_KEY="+secret)
-	cmd.SysProcAttr = procAttrDieWithParent()
-	if err := procgroup.Start(cmd); err != nil {
+	if err := startDying(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/cgroup"
-	"github.com/iolab/iolab/internal/procgroup"
 )
 
 // studyRunJSON is what these tests read of a run.
@@ -451,8 +450,7 @@ func TestObserveAServerIolabDidNotStart(t *testing.T) {
 	bin, dir := fileshare(t), t.TempDir()
 	port := freeLoopbackPort(t)
 	srv := exec.Command(bin, "-listen", fmt.Sprintf("127.0.0.1:%d", port), "-hold-mib", "40")
-	srv.SysProcAttr = procAttrDieWithParent()
-	if err := procgroup.Start(srv); err != nil {
+	if err := startDying(srv); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })

@@ -32,6 +32,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/iolab/iolab/internal/procgroup"
 	"github.com/iolab/iolab/internal/redact"
 )
 
@@ -214,7 +215,8 @@ func StartPerf(pids []int) (Capture, error) {
 	c.cmd = exec.Command("perf", "record", "-q", "-g", "-F", strconv.Itoa(perfFrequency), "-D", "-1",
 		"--control", "fifo:"+ctl+","+ack, "-p", strings.Join(list, ","), "-o", filepath.Join(dir, "perf.data"))
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
-	if err := c.cmd.Start(); err != nil {
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no perf left attached if iolab dies
+	if err := procgroup.Start(c.cmd); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("profile.perf: %w", err)
 	}

@@ -315,6 +315,8 @@ func verdictText(c stats.Comparison) string {
 		return fmt.Sprintf("%s (no look before %d rounds: fewer cannot tell a warm-up from a difference)", c.Verdict, stats.MinWarmupPairs)
 	case c.Withheld == stats.WithheldSequential:
 		return c.Verdict + " (withheld: sequential order, unprotected by randomisation)"
+	case c.OutgrewWarmup:
+		return c.Verdict + " (a side is still warming up, by less than this difference: its size is not settled)"
 	case c.Verdict != stats.Inconclusive:
 		return c.Verdict
 	case c.RoundsNeeded > 0:

@@ -136,6 +136,10 @@ type Comparison struct {
 	// that may have allowed one (a side still warming up, an order not
 	// randomized); "" when the verdict is the rule's.
 	Withheld string `json:"withheld,omitempty"`
+	// OutgrewWarmup says a side was still warming up when the rounds
+	// ended, yet the verdict stands: the difference is larger than the
+	// trend could have made (Warmup.Reach).
+	OutgrewWarmup bool `json:"outgrew_warmup,omitempty"`
 	// warmupChecked says the rounds passed the warm-up check (Checked):
 	// the MDE and the rounds needed count what it costs.
 	warmupChecked bool
@@ -368,7 +372,17 @@ func (c *Comparison) Withhold(why string) {
 	if c.Verdict == Failed {
 		return
 	}
+	decided := c.Verdict != Inconclusive
 	c.Verdict, c.Withheld = Inconclusive, why
+	switch {
+	case !decided || (c.Method != MethodRatio && c.Method != MethodDifference):
+	case why == WithheldSequential:
+		c.RoundsNeeded = -1 // no number of rounds run in that order
+	default:
+		// The rounds the rule needs on this noise once the warm-up is
+		// settled (or checkable): more than these, which did not decide.
+		c.RoundsNeeded = max(c.roundsNeeded(c.Family), MinWarmupPairs)
+	}
 }
 
 // Why a verdict is withheld.
@@ -388,11 +402,49 @@ func (c *Comparison) ApplyWarmup(w Warmup, looking bool) {
 	c.Checked(w.Cut)
 	against := (c.Verdict == Faster || c.Verdict == Slower) && (c.est > 0) != (w.Direction > 0)
 	switch {
+	case w.Unsettled && !against && c.beyondReach(w.Reach):
+		c.OutgrewWarmup = true
 	case w.Unsettled && !against:
 		c.Withhold(WithheldWarmingUp)
 	case w.Unchecked && looking:
 		c.Withhold(WithheldUncheckedWU)
 	}
+}
+
+// FollowWarmup applies to the comparison of another metric of the same
+// rounds what the warm-up check decided on the primary one (whose scale
+// the warm-up's direction is on): the rounds cut, and a verdict withheld
+// when the primary's was — unless this difference, too, is larger than
+// the trend could have made.
+func (c *Comparison) FollowWarmup(primary *Comparison, w Warmup) {
+	c.Checked(w.Cut)
+	switch {
+	case primary.Withheld == WithheldWarmingUp || primary.OutgrewWarmup:
+		if c.beyondReach(w.Reach) {
+			c.OutgrewWarmup = true
+		} else {
+			c.Withhold(WithheldWarmingUp)
+		}
+	case primary.Withheld != "":
+		c.Withhold(primary.Withheld)
+	}
+}
+
+// beyondReach says the verdict is a difference too large for a warm-up
+// that moves the per-round log ratios by reach to have made: its
+// interval's near end, moved back towards zero by reach, still lies
+// beyond the threshold. (A trend in a ratio of 11x under a machine's
+// changing load is not what turned 1x into 11x.) Only a ratio's
+// estimate is on the log scale the reach is measured on.
+func (c *Comparison) beyondReach(reach float64) bool {
+	if c.Method != MethodRatio || (c.Verdict != Faster && c.Verdict != Slower) || !finite(reach) {
+		return false
+	}
+	lo, hi := c.bounds()
+	if c.est > 0 {
+		return lo-reach > c.band
+	}
+	return hi+reach < -c.band
 }
 
 // Checked records that the comparison's rounds passed the warm-up check,

@@ -28,6 +28,11 @@ type Warmup struct {
 	// the baseline than the rounds kept, -1 when lower: the way a warm-up
 	// still under way biases the estimate.
 	Direction int
+	// Reach, when Unsettled, bounds how far (in log ratio) the trend in
+	// the rounds kept could have carried their estimate past the level
+	// it settles at. A difference that stands when its interval's near
+	// end is moved back by Reach is no warm-up's doing.
+	Reach float64
 }
 
 // MinWarmupPairs is the fewest paired rounds in which a warm-up can be
@@ -78,6 +83,13 @@ func CheckWarmup(base, variant []Obs, looks bool) (b, v []Obs, w Warmup) {
 	}
 	k, unsettled, direction := warmupCut(d, looks)
 	w.Unsettled, w.Direction = unsettled, direction
+	if unsettled {
+		s := &trendSums{}
+		for i, x := range d {
+			s.add(i, x)
+		}
+		w.Reach = s.reach(k)
+	}
 	if k == 0 {
 		return base, variant, w
 	}
@@ -292,20 +304,42 @@ func (s *trendSums) slope(from, to int) (float64, float64) {
 	if to-from < 4 {
 		return 0, 1
 	}
-	m := float64(to - from)
-	mi, mx := float64(from+to-1)/2, s.mean(from, to)
-	sii := m * (m*m - 1) / 12
-	sxy := s.ix[to] - s.ix[from] - m*mi*mx
-	slope := sxy / sii
-	sse := math.Max(0, s.xx[to]-s.xx[from]-m*mx*mx-slope*sxy)
-	se := math.Sqrt(sse / (m - 2) / sii)
+	slope, se := s.fit(from, to)
 	switch {
 	case se > 0:
-		return slope, tDist(m - 2).CDF(-math.Abs(slope) / se)
+		return slope, tDist(float64(to-from) - 2).CDF(-math.Abs(slope) / se)
 	case slope != 0:
 		return slope, 0
 	}
 	return 0, 1
+}
+
+// fit is the least-squares slope of x over i, for i in [from, to) (three
+// values or more), and its standard error.
+func (s *trendSums) fit(from, to int) (slope, se float64) {
+	m := float64(to - from)
+	mi, mx := float64(from+to-1)/2, s.mean(from, to)
+	sii := m * (m*m - 1) / 12
+	sxy := s.ix[to] - s.ix[from] - m*mi*mx
+	slope = sxy / sii
+	sse := math.Max(0, s.xx[to]-s.xx[from]-m*mx*mx-slope*sxy)
+	return slope, math.Sqrt(sse / (m - 2) / sii)
+}
+
+// reach bounds how far a trend still under way in the rounds kept,
+// [from, n), could have moved their mean from the level the series
+// settles at: the slope's upper 95% bound, in size, over as many rounds
+// as were kept — half of them for the mean to the last round kept, half
+// for the settling the experiment did not see. Inf over fewer than 4
+// rounds, where no slope is bounded.
+func (s *trendSums) reach(from int) float64 {
+	n := len(s.x) - 1
+	if n-from < 4 {
+		return math.Inf(1)
+	}
+	slope, se := s.fit(from, n)
+	m := float64(n - from)
+	return (math.Abs(slope) + tDist(m-2).Quantile(1-(1-Confidence)/2)*se) * m
 }
 
 // movedSide is the side whose own runs before round from lie further (in

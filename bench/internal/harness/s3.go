@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iolab/iolab/internal/procgroup"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
@@ -48,8 +49,10 @@ func StartS3(work, name, accessKey, secretKey string) (string, int, func()) {
 	}
 	// It dies with the bench, however the bench ends (log.Fatal skips
 	// the deferred stop).
+	// Forked from a thread that lives as long as the bench: Pdeathsig
+	// follows the forking thread.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := procgroup.Start(cmd); err != nil {
 		log.Fatalf("start %s: %v", name, err)
 	}
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)

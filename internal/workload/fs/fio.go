@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/procgroup"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -117,8 +118,11 @@ func (f *FS) runFio(ctx context.Context) (*metrics.Result, error) {
 	cmd := exec.Command(f.fioPath(), f.opts.fioArgs()...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// fio dies if iolab does (kill -9 included), rather than go on
+	// writing into the target.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := procgroup.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start fio: %w", err)
 	}
 	waited := make(chan error, 1)
