@@ -360,6 +360,10 @@ type RoundsView struct {
 	Decided bool `json:"decided"`
 }
 
+// CodeMalformedGroup marks a segment whose group's experiments are not
+// one load (stored by an iolab that did not check their fingerprints).
+const CodeMalformedGroup = "malformed-segment-group"
+
 // DefaultThreshold is the practical difference verdicts use by default.
 const DefaultThreshold = 0.02
 
@@ -368,6 +372,10 @@ func Build(d *store.Data, opts Options) *Report {
 	r := &Report{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Command: d.Experiment.Command, Created: d.Experiment.CreatedAt,
 		Status: d.Experiment.Status, Notes: d.Experiment.Notes, Runs: []RunView{}, Warnings: []stats.Warning{}, derived: derivedMetrics{},
 		Segments: opts.Segments}
+	if s := opts.Segments; s != nil && s.Malformed != "" {
+		r.Warnings = append(r.Warnings, stats.Warning{Code: CodeMalformedGroup, Message: fmt.Sprintf(
+			"segment group %s is not one load (%s): this segment is shown alone, as a share of a load, nothing merged", s.Group, s.Malformed)})
+	}
 	cellByID := map[int64]int{}
 	for i, c := range d.Cells {
 		cellByID[c.ID] = i

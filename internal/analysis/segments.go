@@ -32,6 +32,9 @@ type SegmentsView struct {
 	// a lost host): the runs it had not finished are partial.
 	Died  []string      `json:"died,omitempty"`
 	Cells []SegmentCell `json:"cells"`
+	// Malformed says why the group's experiments are not one load (two
+	// splits, other cells): nothing is merged, the segment is shown alone.
+	Malformed string `json:"malformed,omitempty"`
 }
 
 // SegmentCell is one cell's figures per segment over its measured runs.

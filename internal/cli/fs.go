@@ -150,7 +150,7 @@ func runFS(ctx context.Context, repeat RepeatOptions, jobs []FSOptions, command 
 		}
 		name := o.name
 		if name == "" {
-			name = fsCellName(w.Options()) // what runs: psync caps iodepth
+			name = fsCellName(w.LoadOptions()) // what runs (psync caps iodepth), all segments of it
 		}
 		cells = append(cells, lab.Cell{Name: name, Workload: w, Target: target})
 		settings = append(settings, w.Params())

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -33,7 +34,7 @@ word in the cell's name or workload; every term must hold.`,
   iolab history rw=randread bs=4k
   iolab history upload --metric put.lat_p99_ns --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runHistory(cmd.Context(), db, analysis.CellFilter(args), metric, threshold, format, asJSON, stdout)
+			return runHistory(cmd.Context(), db, analysis.CellFilter(args), metric, threshold, format, asJSON, stdout, cmd.ErrOrStderr())
 		},
 	}
 	dbFlag(cmd.Flags(), &db)
@@ -70,13 +71,13 @@ func parseThreshold(text string) (float64, error) {
 	return th, nil
 }
 
-func runHistory(ctx context.Context, db string, filter analysis.CellFilter, metric, threshold, format string, asJSON bool, stdout io.Writer) error {
+func runHistory(ctx context.Context, db string, filter analysis.CellFilter, metric, threshold, format string, asJSON bool, stdout, stderr io.Writer) error {
 	st, th, err := openToCompare(ctx, db, format, threshold)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	exps, err := loadAll(ctx, st)
+	exps, err := loadAll(ctx, st, stderr)
 	if err != nil {
 		return err
 	}
@@ -92,9 +93,10 @@ func runHistory(ctx context.Context, db string, filter analysis.CellFilter, metr
 	return report.WriteHistory(stdout, hs, format == "md")
 }
 
-// loadAll loads every stored experiment, oldest first; those in loaded
-// are not loaded again.
-func loadAll(ctx context.Context, st *store.Store, loaded ...*store.Data) ([]*store.Data, error) {
+// loadAll loads every stored experiment, oldest first, each load run in
+// segments merged (a group that is not one load left out, said on
+// stderr); those in loaded are not loaded again.
+func loadAll(ctx context.Context, st *store.Store, stderr io.Writer, loaded ...*store.Data) ([]*store.Data, error) {
 	list, err := st.ListExperiments(ctx)
 	if err != nil {
 		return nil, err
@@ -115,20 +117,25 @@ func loadAll(ctx context.Context, st *store.Store, loaded ...*store.Data) ([]*st
 		}
 		out = append(out, d)
 	}
-	return mergeGroups(out)
+	merged, skipped := mergeGroups(out)
+	for _, why := range skipped {
+		fmt.Fprintf(stderr, "iolab: %s\n", why)
+	}
+	return merged, nil
 }
 
 // mergeGroups makes the segments of each load one experiment, where the
 // first of them was: a segment alone ran a share of the load, and a
 // history of shares would read as a change.
-func mergeGroups(exps []*store.Data) ([]*store.Data, error) {
+// A group that is not one load (stored by an iolab that did not check)
+// is left out, and said why in skipped.
+func mergeGroups(exps []*store.Data) (out []*store.Data, skipped []string) {
 	groups := map[string][]*store.Data{}
 	for _, d := range exps {
 		if g := d.Experiment.SegmentGroup; g != "" {
 			groups[g] = append(groups[g], d)
 		}
 	}
-	var out []*store.Data
 	for _, d := range exps {
 		g := d.Experiment.SegmentGroup
 		switch {
@@ -137,13 +144,17 @@ func mergeGroups(exps []*store.Data) ([]*store.Data, error) {
 		case groups[g] != nil:
 			merged, _, err := analysis.MergeSegments(groups[g])
 			if err != nil {
-				return nil, err
+				// Not one load: no history point, and the rest of the
+				// store stays readable.
+				skipped = append(skipped, fmt.Sprintf("segment group %s is not one load (%v); left out", g, err))
+				groups[g] = nil
+				continue
 			}
 			out = append(out, merged)
 			groups[g] = nil
 		}
 	}
-	return out, nil
+	return out, skipped
 }
 
 // noHistory says why nothing matched: what cells and metrics there are.

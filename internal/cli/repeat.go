@@ -357,7 +357,9 @@ func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*stor
 	}
 	merged, view, err := analysis.MergeSegments(parts)
 	if err != nil {
-		return nil, nil, err
+		// Not one load (stored by an iolab that did not check): this
+		// segment is shown alone, and the group named as malformed.
+		return data, &analysis.SegmentsView{Group: data.Experiment.SegmentGroup, Malformed: err.Error()}, nil
 	}
 	for _, m := range members {
 		if view.Experiments[m.Segment] != m.ID || m.Status != "running" {

@@ -33,7 +33,7 @@ warnings; then the history of the same cells across the store, with change point
   iolab report 20261120-080000-0001 20261121-080000-0002 -o week.html
   iolab report --run 42 -o run42.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReport(cmd.Context(), db, args, out, run, stdout)
+			return runReport(cmd.Context(), db, args, out, run, stdout, cmd.ErrOrStderr())
 		},
 	}
 	dbFlag(cmd.Flags(), &db)
@@ -42,7 +42,7 @@ warnings; then the history of the same cells across the store, with change point
 	return cmd
 }
 
-func runReport(ctx context.Context, db string, ids []string, out string, run int64, stdout io.Writer) error {
+func runReport(ctx context.Context, db string, ids []string, out string, run int64, stdout, stderr io.Writer) error {
 	st, err := openExisting(ctx, db)
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 	if run != 0 && !hasRun(pg.Reports, run) {
 		return usage("--run %d: no run of the experiments reported has that id; `iolab show EXP --json` lists runs with their ids", run)
 	}
-	all, err := loadAll(ctx, st, shown...)
+	all, err := loadAll(ctx, st, stderr, shown...)
 	if err != nil {
 		return err
 	}

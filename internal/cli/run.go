@@ -82,7 +82,7 @@ func runSuite(ctx context.Context, o RunOptions, command string, stdout, stderr 
 		if err != nil {
 			return &UsageError{Err: err}
 		}
-		cells = append(cells, lab.Cell{Name: fsCellName(w.Options()), Workload: w, Target: dir})
+		cells = append(cells, lab.Cell{Name: fsCellName(w.LoadOptions()), Workload: w, Target: dir})
 		settings = append(settings, w.Params())
 	}
 	fmt.Fprintf(stderr, "iolab: default suite in %s: %d cells x (%d warm-up + %d rounds) x %v\n",

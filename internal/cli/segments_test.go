@@ -466,3 +466,106 @@ func runSegments(t *testing.T, n int, args ...string) {
 		t.Fatal(err)
 	}
 }
+
+// A group holds one load: a segment of another load (other parameters, or
+// the load split another number of ways) is refused before it prepares
+// anything, naming the difference, while the group's own segment waits.
+func TestSegmentOfAnotherLoadRefused(t *testing.T) {
+	t.Parallel()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	load := func(seg string, args ...string) []string {
+		return append([]string{"fs", "--directory", dir, "--size=256k", "--numjobs=6", "--rounds=1", "--warmup=0", "-q", "--db", db,
+			"--segment-group", "one-load", "--segment", seg, "--start-at", "+60s"}, args...)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, _, err := iolab(t, ctx, load("0/2", "--rw=randread", "--bs=4k")...)
+		first <- err
+	}()
+	t.Cleanup(func() { cancel(); <-first })
+	// The first segment has joined once its experiment is stored.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if out, _, _ := iolab(t, context.Background(), "ls", "--db", db); strings.Contains(out, "0/2") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("segment 0/2 never stored its experiment")
+		}
+	}
+	_, _, err := iolab(t, context.Background(), load("1/2", "--rw=write", "--bs=64k")...)
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "--segment-group one-load runs another load: cell 1 (randread-4k-qd1x6) bs: 4k in the group, 64k here") {
+		t.Fatalf("a segment of another load: %v", err)
+	}
+	_, _, err = iolab(t, context.Background(), load("1/3", "--rw=randread", "--bs=4k")...)
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "the load of --segment-group one-load is split 2 ways, not 3") {
+		t.Fatalf("a segment of another split: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "iolab.3.0")); err == nil {
+		t.Error("a refused segment laid out its file")
+	}
+}
+
+// A store that already holds a group that is not one load (written before
+// segments were checked) stays readable: show names the group malformed
+// and shows the segment alone, history and report leave the group out and
+// say so, and rm deletes the group whole.
+func TestMalformedGroupStaysReadable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	if _, stderr, err := iolab(t, ctx, "fs", "--directory", t.TempDir(), "--size=64k", "--rounds=3", "--warmup=0", "-q", "--db", db); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, seg := range []string{"0/2", "1/3"} {
+		e := &store.Experiment{ID: fmt.Sprintf("20260101-00000%d-bad%d", i, i), Name: "fs", Command: "iolab fs", Plan: []byte("{}"),
+			CreatedAt: time.Now().Add(-time.Hour), Status: "done", SegmentGroup: "bad", Segment: seg}
+		if err := st.CreateExperiment(ctx, e, []store.Cell{{Name: "randread-4k", Workload: "fs", Params: map[string]string{}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	out, _, err := iolab(t, ctx, "show", "bad0", "--db", db)
+	if err != nil || !strings.Contains(out, "MALFORMED: the experiments of segment group bad are not one load") {
+		t.Fatalf("show of a malformed group's segment: %v\n%s", err, out)
+	}
+	var r jsonReport
+	out, _, err = iolab(t, ctx, "show", "bad0", "--db", db, "--json")
+	if decodeInto(t, out, &r); err != nil || !hasWarning(r, "malformed-segment-group") {
+		t.Fatalf("show --json: %v %+v", err, r.Warnings)
+	}
+	if out, _, err := iolab(t, ctx, "show", "--db", db); err != nil || strings.Contains(out, "MALFORMED") {
+		t.Fatalf("show of the newest: %v\n%s", err, out)
+	}
+	out, stderr, err := iolab(t, ctx, "history", "--db", db)
+	if err != nil || !strings.Contains(stderr, "segment group bad is not one load") || !strings.Contains(out, "read-4k (fs") {
+		t.Fatalf("history: %v\n%s\n%s", err, out, stderr)
+	}
+	if _, stderr, err := iolab(t, ctx, "report", "--db", db, "-o", filepath.Join(dir, "r.html")); err != nil {
+		t.Fatalf("report: %v\n%s", err, stderr)
+	}
+	// rm: refused without a terminal to ask on, naming the whole group;
+	// with --yes, the group goes whole and the rest stays.
+	if _, _, err := iolab(t, ctx, "rm", "bad1", "--db", db); err == nil || ExitCode(err) != 2 ||
+		!strings.Contains(err.Error(), "would delete 20260101-000000-bad0 (segment 0/2), 20260101-000001-bad1 (segment 1/3); give --yes") {
+		t.Fatalf("rm without --yes: %v", err)
+	}
+	if out, _, err := iolab(t, ctx, "rm", "bad1", "--db", db, "--yes"); err != nil || strings.Count(out, "deleted ") != 2 {
+		t.Fatalf("rm --yes: %v\n%s", err, out)
+	}
+	out, _, err = iolab(t, ctx, "ls", "--db", db)
+	if err != nil || strings.Contains(out, "bad") || strings.Count(strings.TrimSpace(out), "\n") < 1 {
+		t.Fatalf("ls after rm: %v\n%s", err, out)
+	}
+	if _, stderr, err := iolab(t, ctx, "history", "--db", db); err != nil || stderr != "" {
+		t.Fatalf("history after rm: %v\n%s", err, stderr)
+	}
+	if _, _, err := iolab(t, ctx, "rm", "bad1", "--db", db, "--yes"); err == nil || !strings.Contains(err.Error(), "no such experiment") {
+		t.Fatalf("rm of what is gone: %v", err)
+	}
+}

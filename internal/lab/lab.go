@@ -161,7 +161,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		ctx = lease.ctx
 	}
 	if plan.Segment.Split() && plan.Resume == "" {
-		if err := r.groupIsNew(ctx, plan); err != nil {
+		if err := r.joinLoad(ctx, plan, cells); err != nil {
 			return "", err
 		}
 	}
@@ -302,10 +302,12 @@ func (r *Runner) start(ctx context.Context, plan Plan) error {
 	}
 }
 
-// groupIsNew refuses, before anything is stored, a group that already
-// holds this segment of an earlier load: its barriers would open at once
-// on that load's arrivals, and show would merge the two.
-func (r *Runner) groupIsNew(ctx context.Context, plan Plan) error {
+// joinLoad refuses, before anything is prepared or stored, a segment that
+// is not of the load its group holds: a group that already holds this
+// segment of an earlier load (its barriers would open at once on that
+// load's arrivals, and show would merge the two), or one whose segments
+// run another load or split it another number of ways.
+func (r *Runner) joinLoad(ctx context.Context, plan Plan, cells []Cell) error {
 	members, err := r.Store.Members(ctx, plan.SegmentGroup)
 	if err != nil {
 		return err
@@ -315,6 +317,19 @@ func (r *Runner) groupIsNew(ctx context.Context, plan Plan) error {
 			return &workload.InputError{Err: fmt.Errorf("--segment-group %s already holds segment %s (experiment %s, %s): give each load a group of its own",
 				plan.SegmentGroup, m.Segment, m.ID, m.Status)}
 		}
+	}
+	mine := fingerprint(plan, cells)
+	n, held, err := r.Store.JoinLoad(ctx, plan.SegmentGroup, plan.Segment.N, mine)
+	if err != nil {
+		return err
+	}
+	if n != plan.Segment.N {
+		return &workload.InputError{Err: fmt.Errorf("--segment %s: the load of --segment-group %s is split %d ways, not %d; give the segment as I/%d, or the load a group of its own",
+			plan.Segment, plan.SegmentGroup, n, plan.Segment.N, n)}
+	}
+	if diff := fingerprintDiff(held, mine); diff != "" {
+		return &workload.InputError{Err: fmt.Errorf("--segment %s: --segment-group %s runs another load: %s; run the same command (or plan) in every segment, or give this load a group of its own",
+			plan.Segment, plan.SegmentGroup, diff)}
 	}
 	return nil
 }

@@ -13,6 +13,10 @@ import (
 
 // WriteSegments prints each segment's figures beside the merge.
 func WriteSegments(w io.Writer, v *analysis.SegmentsView) error {
+	if v.Malformed != "" {
+		_, err := fmt.Fprintf(w, "\nMALFORMED: the experiments of segment group %s are not one load (%s); this segment is shown alone, nothing merged\n", v.Group, v.Malformed)
+		return err
+	}
 	fmt.Fprintf(w, "\nsegments of %s (%d):", v.Group, v.N)
 	for _, s := range slices.Sorted(maps.Keys(v.Experiments)) {
 		fmt.Fprintf(w, " %s=%s", s, v.Experiments[s])

@@ -216,3 +216,17 @@ func (m Member) Gone() string {
 	}
 	return ""
 }
+
+// JoinLoad records the load a segment group runs — N and its fingerprint
+// — when the group has none yet, and returns what the group holds: the
+// first segment to join defines the load, and the rest compare themselves
+// with it (a group made before loads were recorded is defined by the
+// first segment to join it now).
+func (s *Store) JoinLoad(ctx context.Context, grp string, n int, fingerprint string) (heldN int, held string, err error) {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO segment_loads (grp, n, fingerprint, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (grp) DO NOTHING`, grp, n, fingerprint, ts(time.Now())); err != nil {
+		return 0, "", s.wrap(err)
+	}
+	err = s.db.QueryRowContext(ctx, `SELECT n, fingerprint FROM segment_loads WHERE grp = ?`, grp).Scan(&heldN, &held)
+	return heldN, held, s.wrap(err)
+}

@@ -48,6 +48,10 @@ type Results interface {
 	SaveObjects(ctx context.Context, experimentID string, runID int64, objs []Object) error
 	Objects(ctx context.Context, experimentID string) ([]Object, error)
 
+	// DeleteExperiment deletes an experiment (its exact ID) and all that
+	// is stored of it; ErrNoExperiment if unknown.
+	DeleteExperiment(ctx context.Context, id string) error
+
 	// ListExperiments lists every experiment, newest first.
 	ListExperiments(ctx context.Context) ([]Experiment, error)
 	// Load reads an experiment by its ID or a unique prefix or suffix of
@@ -73,6 +77,9 @@ type Results interface {
 	// Members are the experiments of a load's segments, with their
 	// runners' leases.
 	Members(ctx context.Context, grp string) ([]Member, error)
+	// JoinLoad records a group's N and load fingerprint unless it holds
+	// them already, and returns what it holds.
+	JoinLoad(ctx context.Context, grp string, n int, fingerprint string) (heldN int, held string, err error)
 
 	// Path names the store (a file, or a URL with its password masked).
 	Path() string

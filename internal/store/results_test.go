@@ -25,7 +25,8 @@ var resultsSuite = []struct {
 	{"a run as it goes", []string{"BeginRun", "AppendSeries", "AppendServerSeries", "AppendEnvSeries", "MarkCutRuns", "Profiles"}, runConform},
 	{"objects", []string{"SaveObjects", "Objects"}, objectsConform},
 	{"lease", []string{"AcquireLease", "Heartbeat", "ReleaseLease"}, lease},
-	{"segments", []string{"ArriveAtBarrier", "Barrier", "Members"}, segmentsConform},
+	{"segments", []string{"ArriveAtBarrier", "Barrier", "Members", "JoinLoad"}, segmentsConform},
+	{"delete", []string{"DeleteExperiment"}, deleteConform},
 }
 
 func TestResultsConformance(t *testing.T) {
@@ -202,5 +203,100 @@ func segmentsConform(t *testing.T, dsn string) {
 	}
 	if arrived, _, err := s.Barrier(ctx, "load run 1"); err != nil || len(arrived) != 0 {
 		t.Fatalf("a barrier nobody reached: %v %v", err, arrived)
+	}
+	// The first to join defines the load; the others read it back.
+	if n, fp, err := s.JoinLoad(ctx, "load", 2, `{"a":1}`); err != nil || n != 2 || fp != `{"a":1}` {
+		t.Fatalf("first join: %v %d %s", err, n, fp)
+	}
+	if n, fp, err := s.JoinLoad(ctx, "load", 3, `{"a":2}`); err != nil || n != 2 || fp != `{"a":1}` {
+		t.Fatalf("a later join reads what the group holds: %v %d %s", err, n, fp)
+	}
+}
+
+// Deleting an experiment deletes every row of it and nothing of another;
+// the last segment of a load takes the load's record and barriers along.
+func deleteConform(t *testing.T, dsn string) {
+	ctx := context.Background()
+	s, keep, cells := withExperiment(t, dsn, "keep", []Cell{{Name: "c", Workload: "fs", Params: map[string]string{}}})
+	var victims []string
+	for i, seg := range []string{"0/2", "1/2"} {
+		e := &Experiment{ID: "gone-" + seg[:1], Name: "x", Command: "c", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(),
+			Status: "done", SegmentGroup: "load", Segment: seg}
+		cs := []Cell{{Name: "c", Workload: "fs", Params: map[string]string{"bs": "4k"}}}
+		if err := s.CreateExperiment(ctx, e, cs); err != nil {
+			t.Fatal(err)
+		}
+		victims = append(victims, e.ID)
+		for _, id := range []string{e.ID, keep.ID} {
+			cell := cs[0].ID
+			if id == keep.ID {
+				cell = cells[0].ID
+			}
+			run := &Run{CellID: cell, Round: i, Status: StatusOK, EndedAt: time.Now(),
+				Result: &metrics.Result{Start: time.Now(), Duration: time.Second, Series: []metrics.Second{{T: 1, Ops: 2}},
+					Profiles: map[string][]byte{"perf": {1}}}}
+			run.Result.ByOp[metrics.Read] = metrics.OpStats{Ops: 2, Bytes: 8}
+			if err := s.SaveRun(ctx, id, run, map[string]float64{"ops_per_s": 2}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.AppendEnvSeries(ctx, run.ID, []metrics.EnvSecond{{T: 1}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SaveObjects(ctx, id, run.ID, []Object{{CellID: cell, Key: "k" + seg, Size: 1}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SaveEnv(ctx, id, EnvSnapshot{Round: i, Phase: "before", TakenAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.ArriveAtBarrier(ctx, "load run 3", i, "h"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.JoinLoad(ctx, "load", 2, "{}"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ArriveAtBarrier(ctx, "loader run 3", 0, "h"); err != nil { // another group's, whose name starts alike
+		t.Fatal(err)
+	}
+	if err := s.DeleteExperiment(ctx, victims[0]); err != nil {
+		t.Fatal(err)
+	}
+	if arrived, _, _ := s.Barrier(ctx, "load run 3"); len(arrived) != 2 {
+		t.Fatalf("a segment of the load is left, and its barriers with it: %v", arrived)
+	}
+	if err := s.DeleteExperiment(ctx, victims[1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range victims {
+		if _, err := s.Load(ctx, id); !errors.Is(err, ErrNoExperiment) {
+			t.Errorf("%s after delete: %v", id, err)
+		}
+	}
+	if err := s.DeleteExperiment(ctx, victims[0]); !errors.Is(err, ErrNoExperiment) {
+		t.Errorf("deleting it twice: %v", err)
+	}
+	for _, table := range append([]string{"runs", "cells", "objects", "env_snapshots", "segment_loads", "segment_barrier"}, runTables...) {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		want := 1 // keep's: one per segment for runs, run rows, objects and snapshots
+		switch table {
+		case "runs", "objects", "env_snapshots", "run_directions", "metrics", "series", "env_series", "profiles":
+			want = 2
+		case "segment_loads", "frame_timings", "server_series":
+			want = 0
+		}
+		if n != want {
+			t.Errorf("%s: %d rows left, want %d (the other experiment's)", table, n, want)
+		}
+	}
+	if n, fp, _ := s.JoinLoad(ctx, "load", 4, "new"); n != 4 || fp != "new" {
+		t.Errorf("the group's name is free again: %d %s", n, fp)
+	}
+	d, err := s.Load(ctx, keep.ID)
+	if err != nil || len(d.Runs) != 2 || d.Runs[1].Result.Ops() != 2 {
+		t.Fatalf("the other experiment: %v %+v", err, d)
 	}
 }

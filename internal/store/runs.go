@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -572,4 +573,56 @@ func (s *Store) Objects(ctx context.Context, experimentID string) ([]Object, err
 		out = append(out, o)
 	}
 	return out, s.wrap(rows.Err())
+}
+
+// runTables are the tables whose rows belong to a run, in the order they
+// are deleted (before the runs they refer to).
+var runTables = []string{"run_directions", "metrics", "series", "env_series", "server_series", "profiles", "frame_timings"}
+
+// DeleteExperiment deletes an experiment and everything stored of it —
+// runs and their rows, cells, snapshots, kept objects' manifest, lease —
+// in one transaction, and, when it was a load's last segment, the load's
+// record and barriers. ErrNoExperiment if there is no such experiment.
+func (s *Store) DeleteExperiment(ctx context.Context, id string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	var grp string
+	if err := tx.QueryRowContext(ctx, `SELECT segment_grp FROM experiments WHERE id = ?`, id).Scan(&grp); errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %s", ErrNoExperiment, id)
+	} else if err != nil {
+		return s.wrap(err)
+	}
+	for _, t := range runTables {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE run_id IN (SELECT id FROM runs WHERE experiment_id = ?)`, id); err != nil {
+			return s.wrap(err)
+		}
+	}
+	for _, t := range []string{"objects", "runs", "cells", "env_snapshots", "leases", "experiments"} {
+		col := "experiment_id"
+		if t == "experiments" {
+			col = "id"
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE `+col+` = ?`, id); err != nil {
+			return s.wrap(err)
+		}
+	}
+	if grp != "" {
+		var left int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM experiments WHERE segment_grp = ?`, grp).Scan(&left); err != nil {
+			return s.wrap(err)
+		}
+		if left == 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM segment_loads WHERE grp = ?`, grp); err != nil {
+				return s.wrap(err)
+			}
+			// The barriers are the group's name and "NAME run I".
+			if _, err := tx.ExecContext(ctx, `DELETE FROM segment_barrier WHERE grp = ? OR substr(grp, 1, ?) = ?`, grp, len(grp)+5, grp+" run "); err != nil {
+				return s.wrap(err)
+			}
+		}
+	}
+	return s.wrap(tx.Commit())
 }

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 13
+const SchemaVersion = 14
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -21,7 +21,21 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	10: `ALTER TABLE experiments ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';`,
 	11: framesPosColumn,
 	12: segmentsDDL,
+	13: loadsDDL,
 }
+
+// loadsDDL records what makes each load run in segments one load (its
+// fingerprint, which every segment must match), and indexes what is read
+// per experiment and per group.
+const loadsDDL = `
+CREATE TABLE segment_loads (
+	grp         TEXT PRIMARY KEY,   -- the load's group (--segment-group)
+	n           INTEGER NOT NULL,   -- N of I/N
+	fingerprint TEXT NOT NULL,      -- JSON: what every segment runs alike
+	created_at  TEXT NOT NULL
+);
+CREATE INDEX env_snapshots_by_experiment ON env_snapshots (experiment_id);
+CREATE INDEX experiments_by_group ON experiments (segment_grp);`
 
 // segmentsDDL is what segments of one load need: the experiment's group
 // and segment, and the start barrier they meet at.
@@ -199,4 +213,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-` + objectsTable + framesTable + framesPosColumn + leasesTable + serverSeriesTable + profilesTable + envSeriesTable + segmentsDDL
+` + objectsTable + framesTable + framesPosColumn + leasesTable + serverSeriesTable + profilesTable + envSeriesTable + segmentsDDL + loadsDDL

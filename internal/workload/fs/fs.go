@@ -115,6 +115,16 @@ func (f *FS) Params() map[string]string {
 // size of an existing file).
 func (f *FS) Options() Options { return f.opts }
 
+// LoadOptions are Options with the whole load's jobs, of which a segment
+// runs its share: what names the load, the same in every segment.
+func (f *FS) LoadOptions() Options {
+	o := f.opts
+	if o.Segment.Split() {
+		o.NumJobs = f.whole
+	}
+	return o
+}
+
 // Prepare checks the target, resolves the size, lays out files that are too
 // small and opens them.
 func (f *FS) Prepare(ctx context.Context) error {
