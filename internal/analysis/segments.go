@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -176,6 +177,9 @@ func mergeRun(parts []*store.Run, cellID int64, n int) store.Run {
 			present = append(present, r)
 		}
 	}
+	if why := misaligned(parts, n); why != "" {
+		problems = append(problems, why)
+	}
 	first := present[0]
 	m := store.Run{ID: first.ID, CellID: cellID, Round: first.Round, Slot: first.Slot, Warmup: first.Warmup, Status: store.StatusOK}
 	if len(problems) > 0 {
@@ -193,6 +197,57 @@ func mergeRun(parts []*store.Run, cellID int64, n int) store.Run {
 		m.Result = mergeResults(results)
 	}
 	return m
+}
+
+// AlignSlack is how far apart the segments' runs of one merged run may
+// start, beyond AlignShare of their duration: the barriers start them
+// together (0.4 s or 1 s after the last arrives, hosts' clocks in step),
+// so more means a run that did not meet the others — redone alone after
+// its runner died, or started past a barrier — and its seconds are not
+// the load's.
+const (
+	AlignSlack = time.Second
+	AlignShare = 0.05
+)
+
+// misaligned says, when the finished runs of one merged run started
+// further apart than AlignSlack and AlignShare of the shortest of them,
+// which started first and last and how far apart; "" otherwise. runs
+// are by segment, nil where a segment has none.
+func misaligned(runs []*store.Run, n int) string {
+	var first, last *store.Run
+	shortest := time.Duration(math.MaxInt64)
+	for _, r := range runs {
+		if r == nil || r.Status != store.StatusOK || r.Result == nil || r.Result.Start.IsZero() {
+			continue
+		}
+		if first == nil || r.Result.Start.Before(first.Result.Start) {
+			first = r
+		}
+		if last == nil || r.Result.Start.After(last.Result.Start) {
+			last = r
+		}
+		shortest = min(shortest, r.Result.Duration)
+	}
+	if first == nil {
+		return ""
+	}
+	apart := last.Result.Start.Sub(first.Result.Start)
+	if apart <= max(AlignSlack, time.Duration(AlignShare*float64(shortest))) {
+		return ""
+	}
+	return fmt.Sprintf("its segments' runs started %v apart (%s, %s), not together: not one load's seconds",
+		apart.Round(time.Millisecond), segOf(runs, first, n), segOf(runs, last, n))
+}
+
+// segOf names the segment whose run r is, in runs by segment.
+func segOf(all []*store.Run, r *store.Run, n int) string {
+	for i, x := range all {
+		if x == r {
+			return "segment " + segment.Segment{I: i, N: n}.String()
+		}
+	}
+	return "a segment"
 }
 
 func later(a, b time.Time) time.Time {

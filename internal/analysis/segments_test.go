@@ -1,10 +1,13 @@
 package analysis
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/store"
 )
 
 // Two segments' derived figures merge as what they measure: counts and
@@ -70,5 +73,36 @@ func TestRunP99(t *testing.T) {
 	}
 	if _, ok := runP99(&metrics.Result{}); ok {
 		t.Error("a p99 of nothing")
+	}
+}
+
+// A merged run whose segments started apart (one redone alone after its
+// runner died) is partial, naming them; one started together (within the
+// barrier's slack) is the load's.
+func TestMergeMisalignedRun(t *testing.T) {
+	t.Parallel()
+	at := time.Unix(1_800_000_000, 0)
+	seg := func(i int, start time.Time) *store.Data {
+		d := &store.Data{Experiment: store.Experiment{ID: fmt.Sprint("e", i), SegmentGroup: "g", Segment: fmt.Sprintf("%d/2", i), Status: "done"},
+			Cells: []store.Cell{{ID: int64(10 + i), Index: 0, Name: "c"}}}
+		for round, off := range []time.Duration{0, 20 * time.Second} {
+			res := &metrics.Result{Start: start.Add(off), Duration: 10 * time.Second}
+			res.ByOp[metrics.Read] = metrics.OpStats{Ops: 100}
+			d.Runs = append(d.Runs, store.Run{ID: int64(100*i + round), CellID: int64(10 + i), Round: round, Status: store.StatusOK, Result: res})
+		}
+		return d
+	}
+	// Round 0 together (0.3 s apart); round 1 of segment 1 redone 4.5 s late.
+	a, b := seg(0, at), seg(1, at.Add(300*time.Millisecond))
+	b.Runs[1].Result.Start = b.Runs[1].Result.Start.Add(4200 * time.Millisecond)
+	m, _, err := MergeSegments([]*store.Data{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Runs[0].Status != store.StatusOK || m.Runs[0].Result.Ops() != 200 {
+		t.Errorf("together: %s %q", m.Runs[0].Status, m.Runs[0].Error)
+	}
+	if m.Runs[1].Status != StatusPartial || !strings.Contains(m.Runs[1].Error, "started 4.5s apart (segment 0/2, segment 1/2)") {
+		t.Errorf("apart: %s %q", m.Runs[1].Status, m.Runs[1].Error)
 	}
 }

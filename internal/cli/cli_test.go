@@ -249,7 +249,11 @@ func countRowsQuiet(db string) int {
 // countQuiet is a count from a SQLite store another process writes; 0
 // when it cannot be read (yet).
 func countQuiet(db, query string) int {
-	conn, err := sql.Open("sqlite", db)
+	driver := "sqlite"
+	if strings.HasPrefix(db, "postgres://") {
+		driver = "pgx"
+	}
+	conn, err := sql.Open(driver, db)
 	if err != nil {
 		return 0
 	}

@@ -61,6 +61,7 @@ type RepeatOptions struct {
 	SegmentGroup   string
 	StartAt        time.Time
 	BarrierTimeout time.Duration
+	RejoinTimeout  time.Duration
 	// LatencyLog is a file every measured operation goes to (--lat-log).
 	LatencyLog    string
 	segment       string
@@ -96,6 +97,8 @@ func (o *RepeatOptions) addSegmentFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.startAt, "start-at", "", "start the first run at this instant (2026-11-23T18:00:00Z, or +30s); segments without it meet at a barrier in the store, and all meet again before every run")
 	o.BarrierTimeout = 5 * time.Minute
 	fs.Var(flagval.Duration{P: &o.BarrierTimeout}, "barrier-timeout", "how long a segment waits at a barrier for the others")
+	o.RejoinTimeout = time.Minute
+	fs.Var(flagval.Duration{P: &o.RejoinTimeout}, "rejoin-timeout", "how long segments wait for one whose runner died to be started again (the same command, or --resume), before they stop too; 0 stops them at once")
 }
 
 // addOutputFlags registers where results go and how they print.
@@ -203,7 +206,7 @@ func (o *RepeatOptions) segmentPlan(plan *lab.Plan) {
 	if o.seedFromClock {
 		o.Seed = groupSeed(grp)
 	}
-	plan.Segment, plan.SegmentGroup, plan.StartAt, plan.BarrierTimeout = o.Segment, grp, o.StartAt, o.BarrierTimeout
+	plan.Segment, plan.SegmentGroup, plan.StartAt, plan.BarrierTimeout, plan.RejoinTimeout = o.Segment, grp, o.StartAt, o.BarrierTimeout, o.RejoinTimeout
 }
 
 // groupSeed is the seed of a load's segments, when none was given: the

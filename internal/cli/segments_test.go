@@ -263,7 +263,7 @@ func TestKilledSegmentIsNamed(t *testing.T) {
 	bin, dir, db := buildIolab(t), t.TempDir(), filepath.Join(t.TempDir(), "x.db")
 	args := func(seg string) []string {
 		return []string{"fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=1s",
-			"--rounds=4", "--warmup=0", "-q", "--db", db, "--segment", seg, "--segment-group", "kill-a", "--barrier-timeout", "2m"}
+			"--rounds=4", "--warmup=0", "-q", "--db", db, "--segment", seg, "--segment-group", "kill-a", "--barrier-timeout", "2m", "--rejoin-timeout", "0"}
 	}
 	victim := exec.Command(bin, args("1/2")...)
 	if err := victim.Start(); err != nil {
@@ -567,5 +567,88 @@ func TestMalformedGroupStaysReadable(t *testing.T) {
 	}
 	if _, _, err := iolab(t, ctx, "rm", "bad1", "--db", db, "--yes"); err == nil || !strings.Contains(err.Error(), "no such experiment") {
 		t.Fatalf("rm of what is gone: %v", err)
+	}
+}
+
+// A segment killed mid-run and started again with the same command (as a
+// Kubernetes Indexed Job restarts a pod) continues its own experiment: the
+// survivor waits at its barrier, the restarted one redoes the cut run
+// alone and meets it at the next, and both finish. The merged load calls
+// the redone run partial — its segments' runs started apart — and every
+// other run is the load's, its segments started together (from the
+// stored start times). Processes of their own, on a real PostgreSQL.
+func TestRestartedSegmentRejoins(t *testing.T) {
+	t.Parallel()
+	bin, dir, db := buildIolab(t), t.TempDir(), pgtest.Database(t)
+	args := func(seg string) []string {
+		return []string{"fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=1s",
+			"--rounds=4", "--warmup=0", "-q", "--db", db, "--segment", seg, "--segment-group", "rejoin-a", "--barrier-timeout", "2m", "--rejoin-timeout", "2m"}
+	}
+	victim := exec.Command(bin, args("1/2")...)
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Process.Kill()
+	survivor := make(chan error, 1)
+	go func() {
+		out, err := exec.Command(bin, args("0/2")...).CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, out)
+		}
+		survivor <- err
+	}()
+	stored := `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment = '1/2' AND r.status = '%s'`
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if countQuiet(db, fmt.Sprintf(stored, "ok")) >= 1 && countQuiet(db, fmt.Sprintf(stored, "running")) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the victim never stored a run and began another")
+		}
+	}
+	_ = victim.Process.Signal(syscall.SIGKILL)
+	_ = victim.Wait()
+	time.Sleep(1500 * time.Millisecond) // the survivor finds it dead at its barrier, and waits
+	if out, err := exec.Command(bin, args("1/2")...).CombinedOutput(); err != nil {
+		t.Fatalf("the restarted segment: %v\n%s", err, out)
+	}
+	if err := <-survivor; err != nil {
+		t.Fatalf("the survivor: %v", err)
+	}
+	if n := countQuiet(db, `SELECT count(*) FROM experiments`); n != 2 {
+		t.Fatalf("%d experiments: the restart made a new one instead of continuing its own", n)
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Status string
+		Runs   []struct {
+			Round  int
+			Status string
+			Error  string
+		}
+	}
+	decodeInto(t, out, &r)
+	partial := 0
+	for _, run := range r.Runs {
+		switch {
+		case run.Status == "partial" && strings.Contains(run.Error, "apart (segment 0/2, segment 1/2), not together"):
+			partial++
+		case run.Status == "ok":
+			// Its segments' runs started together.
+			q := fmt.Sprintf(`SELECT count(*) FROM runs a JOIN experiments ea ON ea.id = a.experiment_id, runs b JOIN experiments eb ON eb.id = b.experiment_id
+				WHERE ea.segment = '0/2' AND eb.segment = '1/2' AND a.round = %d AND b.round = %d AND a.status = 'ok' AND b.status = 'ok'
+				AND abs(extract(epoch from a.started_at::timestamptz) - extract(epoch from b.started_at::timestamptz)) < 1`, run.Round, run.Round)
+			if countQuiet(db, q) != 1 {
+				t.Errorf("merged round %d is ok, but its segments' runs did not start within 1 s of each other", run.Round)
+			}
+		default:
+			t.Errorf("round %d: %s %s", run.Round, run.Status, run.Error)
+		}
+	}
+	if r.Status != "done" || len(r.Runs) != 4 || partial != 1 {
+		t.Fatalf("the load after a restart: %s, %d runs, %d partial\n%s", r.Status, len(r.Runs), partial, out)
 	}
 }

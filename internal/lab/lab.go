@@ -101,6 +101,10 @@ type Plan struct {
 	// BarrierTimeout naming the ones that never came.
 	StartAt        time.Time
 	BarrierTimeout time.Duration
+	// RejoinTimeout is how long the segments at a barrier wait for one
+	// whose runner died (or was stopped) to be started again, before they
+	// stop too; 0 stops them at once.
+	RejoinTimeout time.Duration
 	// LatencyLog, when set, is a file every measured operation is written
 	// to (metrics.LatencyLog), as the run it belongs to.
 	LatencyLog string
@@ -161,8 +165,20 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		ctx = lease.ctx
 	}
 	if plan.Segment.Split() && plan.Resume == "" {
-		if err := r.joinLoad(ctx, plan, cells); err != nil {
+		again, err := r.joinLoad(ctx, plan, cells)
+		if err != nil {
 			return "", err
+		}
+		if again != "" {
+			// This segment ran before and its runner is gone (a pod
+			// restarted): it continues its own experiment and rejoins
+			// the others at their next barrier.
+			plan.Resume = again
+			if lease, err = r.acquire(ctx, plan.Resume); err != nil {
+				return "", err
+			}
+			defer lease.release()
+			ctx = lease.ctx
 		}
 	}
 	for _, c := range cells {
@@ -187,7 +203,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		defer lease.release()
 		ctx = lease.ctx
 	}
-	err = r.start(ctx, plan)
+	err = r.start(ctx, plan, done)
 	if err == nil {
 		err = r.execute(ctx, plan, expID, cells, stored, done)
 	}
@@ -277,9 +293,11 @@ func (r *Runner) create(ctx context.Context, plan Plan, cells []Cell) (*store.Ex
 
 // start waits for the agreed start of a split load: --start-at, or the
 // barrier every segment arrives at.
-func (r *Runner) start(ctx context.Context, plan Plan) error {
-	if plan.Resume != "" {
-		return nil // a resumed segment finishes alone; the barrier was passed once
+func (r *Runner) start(ctx context.Context, plan Plan, done map[runKey]bool) error {
+	if plan.Resume != "" && (!plan.Segment.Split() || len(done) > 0) {
+		// A resumed segment meets the others at the barrier of its next
+		// run; one that finished nothing, at the start with them.
+		return nil
 	}
 	at := plan.StartAt
 	if at.IsZero() && plan.Segment.Split() {
@@ -303,35 +321,42 @@ func (r *Runner) start(ctx context.Context, plan Plan) error {
 }
 
 // joinLoad refuses, before anything is prepared or stored, a segment that
-// is not of the load its group holds: a group that already holds this
-// segment of an earlier load (its barriers would open at once on that
-// load's arrivals, and show would merge the two), or one whose segments
-// run another load or split it another number of ways.
-func (r *Runner) joinLoad(ctx context.Context, plan Plan, cells []Cell) error {
-	members, err := r.Store.Members(ctx, plan.SegmentGroup)
-	if err != nil {
-		return err
-	}
-	for _, m := range members {
-		if m.Segment == plan.Segment.String() {
-			return &workload.InputError{Err: fmt.Errorf("--segment-group %s already holds segment %s (experiment %s, %s): give each load a group of its own",
-				plan.SegmentGroup, m.Segment, m.ID, m.Status)}
-		}
-	}
+// is not of the load its group holds: one whose segments run another load
+// or split it another number of ways, or a group that already holds this
+// segment finished or running (its barriers would open at once on that
+// load's arrivals, and show would merge the two). A segment the group
+// holds unfinished, whose runner is gone, is this one started again: its
+// experiment's ID is returned, to continue.
+func (r *Runner) joinLoad(ctx context.Context, plan Plan, cells []Cell) (again string, err error) {
 	mine := fingerprint(plan, cells)
 	n, held, err := r.Store.JoinLoad(ctx, plan.SegmentGroup, plan.Segment.N, mine)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if n != plan.Segment.N {
-		return &workload.InputError{Err: fmt.Errorf("--segment %s: the load of --segment-group %s is split %d ways, not %d; give the segment as I/%d, or the load a group of its own",
+		return "", &workload.InputError{Err: fmt.Errorf("--segment %s: the load of --segment-group %s is split %d ways, not %d; give the segment as I/%d, or the load a group of its own",
 			plan.Segment, plan.SegmentGroup, n, plan.Segment.N, n)}
 	}
 	if diff := fingerprintDiff(held, mine); diff != "" {
-		return &workload.InputError{Err: fmt.Errorf("--segment %s: --segment-group %s runs another load: %s; run the same command (or plan) in every segment, or give this load a group of its own",
+		return "", &workload.InputError{Err: fmt.Errorf("--segment %s: --segment-group %s runs another load: %s; run the same command (or plan) in every segment, or give this load a group of its own",
 			plan.Segment, plan.SegmentGroup, diff)}
 	}
-	return nil
+	members, err := r.Store.Members(ctx, plan.SegmentGroup)
+	if err != nil {
+		return "", err
+	}
+	for _, m := range members {
+		if m.Segment != plan.Segment.String() {
+			continue
+		}
+		if m.Status != "done" && m.Gone() != "" {
+			again = m.ID // the latest, if it was started again before
+			continue
+		}
+		return "", &workload.InputError{Err: fmt.Errorf("--segment-group %s already holds segment %s (experiment %s, %s): give each load a group of its own",
+			plan.SegmentGroup, m.Segment, m.ID, m.Status)}
+	}
+	return again, nil
 }
 
 // barrier meets the load's other segments before its first run: all
@@ -384,6 +409,7 @@ func (r *Runner) meet(ctx context.Context, plan Plan, point string, delay time.D
 	deadline := time.Now().Add(timeout)
 	poll := pollEvery(plan.Segment.N)
 	looked := time.Now() // for the missing that ended or died, every second
+	var stoppedAt time.Time // since when some segment is stopped, waited for
 	for {
 		arrived, last, err := r.Store.Barrier(ctx, point)
 		if err != nil {
@@ -400,13 +426,25 @@ func (r *Runner) meet(ctx context.Context, plan Plan, point string, delay time.D
 		}
 		if time.Since(looked) >= time.Second {
 			looked = time.Now()
-			gone, err := r.gone(ctx, plan, missing, point != plan.SegmentGroup)
+			gone, stopped, err := r.gone(ctx, plan, missing, point != plan.SegmentGroup)
 			if err != nil {
 				return time.Time{}, err
 			}
 			if len(gone) > 0 {
 				return time.Time{}, fmt.Errorf("segment %s of %s: %s, so the load cannot run whole; this segment stops too (what ran is stored)",
 					plan.Segment, plan.SegmentGroup, strings.Join(gone, "; "))
+			}
+			// A segment whose runner died may be started again (a pod
+			// restarted, a --resume): it is waited for a while.
+			switch {
+			case len(stopped) == 0:
+				stoppedAt = time.Time{}
+			case stoppedAt.IsZero():
+				stoppedAt = time.Now()
+			}
+			if len(stopped) > 0 && time.Since(stoppedAt) >= plan.RejoinTimeout {
+				return time.Time{}, fmt.Errorf("segment %s of %s: %s, and was not started again within %v (--rejoin-timeout), so the load cannot run whole; this segment stops too (what ran is stored)",
+					plan.Segment, plan.SegmentGroup, strings.Join(stopped, "; "), plan.RejoinTimeout)
 			}
 		}
 		if time.Now().After(deadline) {
@@ -421,18 +459,19 @@ func (r *Runner) meet(ctx context.Context, plan Plan, point string, delay time.D
 	}
 }
 
-// gone says which of the missing segments will never arrive: every
-// experiment they began ended, or its runner died. Before the first run a
-// segment that began nothing may still come; after it, it never will.
-func (r *Runner) gone(ctx context.Context, plan Plan, missing []string, started bool) ([]string, error) {
+// gone says which of the missing segments will not arrive: gone, those
+// that never will — their experiment finished, or (after the first run)
+// they began none; stopped, those whose runner died or stopped before
+// the end, which come back if started again. Before the first run a
+// segment that began nothing may still come.
+func (r *Runner) gone(ctx context.Context, plan Plan, missing []string, started bool) (gone, stopped []string, err error) {
 	members, err := r.Store.Members(ctx, plan.SegmentGroup)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
 	for _, seg := range missing {
 		var why []string
-		began, live := false, false
+		began, live, done := false, false, false
 		for _, m := range members {
 			if m.Segment != seg {
 				continue
@@ -441,18 +480,20 @@ func (r *Runner) gone(ctx context.Context, plan Plan, missing []string, started 
 			if g := m.Gone(); g == "" {
 				live = true // it may still come
 			} else {
-				why = append(why, g)
+				why, done = append(why, g), done || m.Status == "done"
 			}
 		}
 		switch {
 		case live:
+		case began && done:
+			gone = append(gone, fmt.Sprintf("segment %s %s", seg, strings.Join(why, ", ")))
 		case began:
-			out = append(out, fmt.Sprintf("segment %s %s", seg, strings.Join(why, ", ")))
+			stopped = append(stopped, fmt.Sprintf("segment %s %s", seg, strings.Join(why, ", ")))
 		case started:
-			out = append(out, fmt.Sprintf("segment %s never began", seg))
+			gone = append(gone, fmt.Sprintf("segment %s never began", seg))
 		}
 	}
-	return out, nil
+	return gone, stopped, nil
 }
 
 // execute runs the schedule's entries that are not done yet.
@@ -490,7 +531,11 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
-		if ran > 0 && plan.Segment.Split() && plan.Resume == "" {
+		if i > 0 && plan.Segment.Split() {
+			// Every run after the first at a barrier of its own, a
+			// resumed segment's too: run i of every segment measures the
+			// same seconds. (A run cut by its runner's death is redone
+			// alone, past its barrier; the merge calls it partial.)
 			if err := r.meetBeforeRun(ctx, plan, i); err != nil {
 				return err
 			}
