@@ -408,7 +408,7 @@ func (r *Runner) meet(ctx context.Context, plan Plan, point string, delay time.D
 	}
 	deadline := time.Now().Add(timeout)
 	poll := pollEvery(plan.Segment.N)
-	looked := time.Now() // for the missing that ended or died, every second
+	looked := time.Now()    // for the missing that ended or died, every second
 	var stoppedAt time.Time // since when some segment is stopped, waited for
 	for {
 		arrived, last, err := r.Store.Barrier(ctx, point)
