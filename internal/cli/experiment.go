@@ -207,6 +207,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err := noteOn(ctx, st, id, o.Output.Note); err != nil {
 		return errors.Join(runErr, err)
 	}
+	o.Output.mergeSegments = o.Output.Segment.Split() // the whole load, as runExperiment
 	if err := printExperiment(context.WithoutCancel(ctx), st, id, o.Output, stdout, stderr); err != nil {
 		return errors.Join(runErr, err)
 	}

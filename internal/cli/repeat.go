@@ -256,6 +256,10 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 	if id == "" {
 		return runErr
 	}
+	// A segment reports, and judges its gates on, the whole load (every
+	// segment has ended by now): its exit code says whether the load
+	// passed, the same in every segment.
+	o.mergeSegments = o.Segment.Split()
 	if err := printExperiment(context.WithoutCancel(ctx), st, id, o, stdout, stderr); err != nil {
 		return errors.Join(runErr, err)
 	}

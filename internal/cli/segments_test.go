@@ -652,3 +652,35 @@ func TestRestartedSegmentRejoins(t *testing.T) {
 		t.Fatalf("the load after a restart: %s, %d runs, %d partial\n%s", r.Status, len(r.Runs), partial, out)
 	}
 }
+
+// Gates judge the whole load, in every segment: at 100 reads/s per job and
+// one job per segment, each segment alone does ~100/s and the load ~200/s.
+// 'ops_per_s>150' passes in both segments (each alone would fail it),
+// 'ops_per_s<150' fails in both (each alone would pass it).
+func TestSegmentGatesJudgeTheWholeLoad(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		gate string
+		pass bool
+	}{{"ops_per_s>150", true}, {"ops_per_s<150", false}} {
+		dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Go(func() {
+				_, _, errs[i] = iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2",
+					"--rate_iops=100", "--runtime=2s", "--rounds=1", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i),
+					"--segment-group", "gate", "--barrier-timeout", "60s", "--gate", c.gate)
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			switch {
+			case c.pass && err != nil:
+				t.Errorf("%s, segment %d/2: %v", c.gate, i, err)
+			case !c.pass && (ExitCode(err) != 1 || !strings.Contains(err.Error(), c.gate)):
+				t.Errorf("%s, segment %d/2: %v, want exit 1 naming the gate", c.gate, i, err)
+			}
+		}
+	}
+}

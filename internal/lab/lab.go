@@ -217,6 +217,11 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	if ferr := r.Store.FinishExperiment(context.WithoutCancel(ctx), expID, status); ferr != nil && err == nil {
 		err = ferr
 	}
+	if err == nil && plan.Segment.Split() {
+		// The load ends when every segment has: what is judged of it
+		// (gates, the report) is judged whole, by every segment alike.
+		_, err = r.meet(ctx, plan, plan.SegmentGroup+" end", 0)
+	}
 	return expID, err
 }
 
