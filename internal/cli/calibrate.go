@@ -59,7 +59,7 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 		BeforeRound: roundHook(p, "before_round", p.Hooks.BeforeRound), AfterRound: roundHook(p, "after_round", p.Hooks.AfterRound)}
 	fmt.Fprintf(stderr, "iolab: %s: calibrating: %s against itself, %d cells x (%d warm-up + %d rounds)\n",
 		p.Name, p.Baseline, len(a), p.Warmup, o.CalibrateRounds)
-	id, runErr := newRunner(st, stderr, 0, o.Output.Quiet).Run(ctx, lp, cells)
+	id, runErr := newRunner(st, o.Output.StoreGrace, stderr, 0, o.Output.Quiet).Run(ctx, lp, cells)
 	if id == "" {
 		return runErr
 	}

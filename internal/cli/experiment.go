@@ -200,7 +200,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	}
 	fmt.Fprintf(stderr, "iolab: %s: %d variants x %d cells x (%d warm-up + %s), %s order\n",
 		p.Name, len(variants), len(cells)/max(len(variants), 1), p.Warmup, rounds, p.Order)
-	id, runErr := newRunner(st, stderr, 0, o.Output.Quiet).Run(ctx, lp, cells)
+	id, runErr := newRunner(st, o.Output.StoreGrace, stderr, 0, o.Output.Quiet).Run(ctx, lp, cells)
 	if id == "" {
 		return runErr
 	}

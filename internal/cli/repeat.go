@@ -62,6 +62,9 @@ type RepeatOptions struct {
 	StartAt        time.Time
 	BarrierTimeout time.Duration
 	RejoinTimeout  time.Duration
+	// StoreGrace is how long a store outage is waited out while a load
+	// runs (store.Patient).
+	StoreGrace time.Duration
 	// LatencyLog is a file every measured operation goes to (--lat-log).
 	LatencyLog    string
 	segment       string
@@ -97,6 +100,8 @@ func (o *RepeatOptions) addSegmentFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.startAt, "start-at", "", "start the first run at this instant (2026-11-23T18:00:00Z, or +30s); segments without it meet at a barrier in the store, and all meet again before every run")
 	o.BarrierTimeout = 5 * time.Minute
 	fs.Var(flagval.Duration{P: &o.BarrierTimeout}, "barrier-timeout", "how long a segment waits at a barrier for the others")
+	o.StoreGrace = time.Minute
+	fs.Var(flagval.Duration{P: &o.StoreGrace}, "store-grace", "how long a store that went away (a PostgreSQL restarting) is waited for while the load runs, before it stops saying so")
 	o.RejoinTimeout = time.Minute
 	fs.Var(flagval.Duration{P: &o.RejoinTimeout}, "rejoin-timeout", "how long segments wait for one whose runner died to be started again (the same command, or --resume), before they stop too; 0 stops them at once")
 }
@@ -249,7 +254,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 			cells[i].Around = variant.PIDObserver{PID: pid}
 		}
 	}
-	id, runErr := newRunner(st, stderr, runTime, o.Quiet).Run(ctx, plan, cells)
+	id, runErr := newRunner(st, o.StoreGrace, stderr, runTime, o.Quiet).Run(ctx, plan, cells)
 	if err := noteOn(ctx, st, id, o.Note); err != nil {
 		return errors.Join(runErr, err)
 	}
@@ -289,8 +294,8 @@ func colourful(w io.Writer) bool {
 
 // newRunner makes a runner with a live progress line when stderr is a
 // terminal (and not --quiet).
-func newRunner(st *store.Store, stderr io.Writer, runTime time.Duration, quiet bool) *lab.Runner {
-	runner := &lab.Runner{Store: st}
+func newRunner(st *store.Store, grace time.Duration, stderr io.Writer, runTime time.Duration, quiet bool) *lab.Runner {
+	runner := &lab.Runner{Store: store.NewPatient(st, grace)}
 	if quiet {
 		return runner
 	}

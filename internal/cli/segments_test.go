@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -681,6 +682,91 @@ func TestSegmentGatesJudgeTheWholeLoad(t *testing.T) {
 			case !c.pass && (ExitCode(err) != 1 || !strings.Contains(err.Error(), c.gate)):
 				t.Errorf("%s, segment %d/2: %v, want exit 1 naming the gate", c.gate, i, err)
 			}
+		}
+	}
+}
+
+// PostgreSQL restarted in the middle of a load (pg_ctl stop -m fast, 3.4 s
+// down, start): the segments wait it out and the load completes, no run
+// lost or stored twice. Down for good, past --store-grace, every segment
+// stops within the grace of a run, saying why. Processes of their own, on
+// a PostgreSQL of the test's own.
+func TestSegmentsOutlastAStoreRestart(t *testing.T) {
+	t.Parallel()
+	bin, dir := buildIolab(t), t.TempDir()
+	pg := pgtest.Private(t)
+	db := pg.URL()
+	load := func(grp, grace string) []*exec.Cmd {
+		var cmds []*exec.Cmd
+		for i := range 2 {
+			cmd := exec.Command(bin, "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=1s",
+				"--rounds=6", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i), "--segment-group", grp,
+				"--barrier-timeout", "2m", "--store-grace", grace)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			cmds = append(cmds, cmd)
+		}
+		return cmds
+	}
+	afterFirstRun := func(grp string) {
+		q := `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment_grp = '` + grp + `' AND r.status = 'ok'`
+		for deadline := time.Now().Add(2 * time.Minute); countQuiet(db, q) < 1; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("no run stored")
+			}
+		}
+	}
+	cmds := load("restart", "60s")
+	afterFirstRun("restart")
+	pg.Stop()
+	time.Sleep(3400 * time.Millisecond)
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("segment %d/2 through a restart: %v\n%s", i, err, cmd.Stdout)
+		}
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Status string
+		Runs   []struct{ Status string }
+	}
+	decodeInto(t, out, &r)
+	ok := 0
+	for _, run := range r.Runs {
+		if run.Status == "ok" {
+			ok++
+		}
+	}
+	if r.Status != "done" || len(r.Runs) != 6 || ok != 6 {
+		t.Fatalf("the load through a restart: %s, %d runs, %d ok\n%s", r.Status, len(r.Runs), ok, out)
+	}
+	if n := countQuiet(db, `SELECT count(*) FROM runs`); n != 12 {
+		t.Fatalf("%d runs stored by the two segments, want 12: none lost, none twice", n)
+	}
+	// Down for good: each segment stops once the grace has passed.
+	cmds = load("gone", "2s")
+	afterFirstRun("gone")
+	pg.Stop()
+	for i, cmd := range cmds {
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(fmt.Sprint(cmd.Stdout), "the store has been unreachable for 2s (--store-grace 2s)") {
+				t.Errorf("segment %d/2 past the grace: %v\n%s", i, err, cmd.Stdout)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("segment %d/2 still runs a minute after the store went away", i)
 		}
 	}
 }

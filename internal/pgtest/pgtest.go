@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iolab/iolab/internal/procgroup"
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx"
 )
 
@@ -119,68 +119,136 @@ func removeStale() {
 
 func start() {
 	removeStale()
-	initdb, postgres := bin("initdb"), bin("postgres")
-	if initdb == "" || postgres == "" {
-		why = "initdb and postgres not found (on PATH or in /usr/lib/postgresql/*/bin)"
+	srv, err := newServer()
+	if err != nil {
+		why = err.Error()
 		return
+	}
+	if err := srv.Start(); err != nil {
+		why = err.Error()
+		return
+	}
+	server = srv.root
+}
+
+// Server is a PostgreSQL server: the one the test binary shares, or one a
+// test has to itself (Private), which it may stop and start again.
+type Server struct {
+	dir, data string
+	port      int
+	cred      *syscall.Credential
+	root      string // postgres://postgres@127.0.0.1:PORT
+	cmd       *exec.Cmd
+	exited    chan struct{}
+}
+
+// Private starts a server of the test's own, with one database, whose URL
+// URL returns; it stops with the test.
+func Private(t testing.TB) *Server {
+	t.Helper()
+	once.Do(start) // finds the binaries, or says why not, as Database does
+	if server == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("PostgreSQL: %s; .ci/run installs it (apt-get install postgresql)", why)
+		}
+		t.Skipf("PostgreSQL: %s", why)
+	}
+	srv, err := newServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop(); _ = os.RemoveAll(srv.dir) })
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("pgx", srv.root+"/postgres?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Exec("CREATE DATABASE t"); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// URL is the server's test database.
+func (s *Server) URL() string { return s.root + "/t?sslmode=disable" }
+
+// newServer makes a server's data directory (initdb) and picks its port.
+func newServer() (*Server, error) {
+	initdb := bin("initdb")
+	if initdb == "" || bin("postgres") == "" {
+		return nil, errors.New("initdb and postgres not found (on PATH or in /usr/lib/postgresql/*/bin)")
 	}
 	dir, err := os.MkdirTemp("", "iolab-pg-")
 	if err != nil {
-		why = err.Error()
-		return
+		return nil, err
 	}
-	var cred *syscall.Credential
+	s := &Server{dir: dir, data: filepath.Join(dir, "data")}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			why = "running as root and there is no postgres user to run the server as"
-			return
+			return nil, errors.New("running as root and there is no postgres user to run the server as")
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 		_ = os.Chown(dir, uid, gid)
 	}
-	data := filepath.Join(dir, "data")
-	cmd := exec.Command(initdb, "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	cmd := exec.Command(initdb, "-D", s.data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		why = fmt.Sprintf("initdb: %v: %s", err, out)
-		return
+		return nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		why = err.Error()
-		return
+		return nil, err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
+	s.port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
+	s.root = fmt.Sprintf("postgres://postgres@127.0.0.1:%d", s.port)
+	return s, nil
+}
+
+// Start starts the server (again, after Stop: same data, same port) and
+// waits until it accepts connections.
+func (s *Server) Start() error {
 	// fsync off: a test server's data need not survive a crash.
-	cmd = exec.Command(postgres, "-D", data, "-p", strconv.Itoa(port), "-h", "127.0.0.1", "-k", dir, "-F", "-c", "max_connections=200")
-	log, _ := os.Create(filepath.Join(dir, "log"))
+	cmd := exec.Command(bin("postgres"), "-D", s.data, "-p", strconv.Itoa(s.port), "-h", "127.0.0.1", "-k", s.dir, "-F", "-c", "max_connections=200")
+	log, _ := os.OpenFile(filepath.Join(s.dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	cmd.Stdout, cmd.Stderr = log, log
 	// The server dies with the test binary. The parent-death signal is the
 	// starting thread's, so a thread that never exits starts it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	started := make(chan error)
-	go func() {
-		runtime.LockOSThread()
-		started <- cmd.Start()
-		select {} // keeps the thread, and with it the server, for the binary's life
-	}()
-	if err := <-started; err != nil {
-		why = "postgres: " + err.Error()
-		return
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := procgroup.Start(cmd); err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
-	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d", port)
-	db, _ := sql.Open("pgx", url+"/postgres?sslmode=disable")
+	s.cmd, s.exited = cmd, make(chan struct{})
+	go func() { _ = cmd.Wait(); log.Close(); close(s.exited) }()
+	db, _ := sql.Open("pgx", s.root+"/postgres?sslmode=disable")
 	defer db.Close()
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if db.Ping() == nil {
-			server = url
-			return
+			return nil
 		}
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "log"))
-	why = "postgres did not accept connections in 60s: " + string(b)
+	b, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+	return fmt.Errorf("postgres did not accept connections in 60s: %s", b)
+}
+
+// Stop shuts the server down as pg_ctl stop -m fast does (SIGINT: every
+// connection cut, no wait for clients) and waits for it to exit.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.cmd = nil
 }
