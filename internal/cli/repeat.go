@@ -374,7 +374,7 @@ func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*stor
 		return data, &analysis.SegmentsView{Group: data.Experiment.SegmentGroup, Malformed: err.Error()}, nil
 	}
 	for _, m := range members {
-		if view.Experiments[m.Segment] != m.ID || m.Status != "running" {
+		if view.Experiments[m.Segment] != m.ID || (m.Status != store.StatusRunning && m.Status != store.StatusDied) {
 			continue
 		}
 		if why := m.Gone(); why != "" {
@@ -467,5 +467,12 @@ func openExisting(ctx context.Context, path string) (*store.Store, error) {
 	if _, err := os.Stat(path); err != nil && !store.IsPostgres(path) {
 		return nil, usage("--db %s: no such database; run an experiment first or point --db at one", path)
 	}
-	return openStore(ctx, path)
+	st, err := openStore(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	// What a dead runner left is not shown as running for ever (best
+	// effort: a store this user may only read is read as it is).
+	_, _ = st.MarkDied(ctx)
+	return st, nil
 }

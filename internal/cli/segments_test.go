@@ -319,7 +319,7 @@ func TestKilledSegmentIsNamed(t *testing.T) {
 	for i, run := range r.Runs {
 		switch {
 		case run.Status == "ok" && partial == 0:
-		case run.Status == "partial" && partial == 0 && strings.Contains(run.Error, "segment 1/2 did not finish it"):
+		case run.Status == "partial" && partial == 0 && strings.Contains(run.Error, "segment 1/2 interrupted: iolab was killed during the run"):
 			partial++
 		default:
 			t.Fatalf("run %d of the merged load: %s %s\n%s", i, run.Status, run.Error, out)
@@ -331,6 +331,15 @@ func TestKilledSegmentIsNamed(t *testing.T) {
 	text, _, _ := iolab(t, context.Background(), "show", "--db", db)
 	if !strings.Contains(text, "DIED: "+want) {
 		t.Fatalf("show:\n%s", text)
+	}
+	// Read, the store no longer lists the dead segment as running.
+	var list []struct{ Status, Command string }
+	ls, _, _ := iolab(t, context.Background(), "ls", "--db", db, "--json")
+	decodeInto(t, ls, &list)
+	for _, e := range list {
+		if strings.Contains(e.Command, "--segment=1/2") && e.Status != "died" {
+			t.Errorf("the killed segment is listed as %s", e.Status)
+		}
 	}
 	// The HTML report draws the load whole, with each segment's share and
 	// the one that died.

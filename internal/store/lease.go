@@ -205,7 +205,9 @@ func (s *Store) Members(ctx context.Context, grp string) ([]Member, error) {
 func (m Member) Gone() string {
 	host, _ := os.Hostname()
 	switch {
-	case m.Status != "running":
+	case m.Status == StatusDied && m.Owner.PID != 0:
+		return fmt.Sprintf("died (%s)", m.Owner)
+	case m.Status != StatusRunning:
 		return fmt.Sprintf("ended (%s)", m.Status)
 	case m.Owner.PID == 0:
 		return "" // running, its lease not taken yet
@@ -215,6 +217,56 @@ func (m Member) Gone() string {
 		return fmt.Sprintf("died (%s, last heard of %v ago)", m.Owner, time.Since(m.Heartbeat).Round(time.Second))
 	}
 	return ""
+}
+
+// StatusDied is an experiment whose runner died while it ran (a kill -9,
+// a lost host): MarkDied finds it, so it is not listed as running for
+// ever. It can be resumed.
+const StatusDied = "died"
+
+// MarkDied marks each running experiment whose runner died (Member.Gone)
+// as died, and its runs still running as interrupted; it returns their
+// IDs. Reading commands call it, so what a dead process left is not
+// shown as running. An experiment whose lease changed hands meanwhile (a
+// resume took it over) is left alone.
+func (s *Store) MarkDied(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT e.id, l.owner, l.heartbeat_at FROM experiments e JOIN leases l ON l.experiment_id = e.id WHERE e.status = ?`, StatusRunning)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	type dead struct{ id, owner string }
+	var found []dead
+	for rows.Next() {
+		var m Member
+		var owner, heartbeat string
+		if err := rows.Scan(&m.ID, &owner, &heartbeat); err != nil {
+			rows.Close()
+			return nil, s.wrap(err)
+		}
+		m.Status, m.Heartbeat = StatusRunning, parseTS(heartbeat)
+		if json.Unmarshal([]byte(owner), &m.Owner) == nil && m.Gone() != "" {
+			found = append(found, dead{m.ID, owner})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	var marked []string
+	for _, d := range found {
+		res, err := s.db.ExecContext(ctx, `UPDATE experiments SET status = ? WHERE id = ? AND status = ?
+			AND EXISTS (SELECT 1 FROM leases WHERE experiment_id = ? AND owner = ?)`, StatusDied, d.id, StatusRunning, d.id, d.owner)
+		if err != nil {
+			return marked, s.wrap(err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			if err := s.MarkCutRuns(ctx, d.id); err != nil {
+				return marked, err
+			}
+			marked = append(marked, d.id)
+		}
+	}
+	return marked, nil
 }
 
 // JoinLoad records the load a segment group runs — N and its fingerprint

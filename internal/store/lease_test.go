@@ -2,9 +2,16 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/iolab/iolab/internal/procgroup"
 )
 
 func lease(t *testing.T, dsn string) {
@@ -45,5 +52,48 @@ func lease(t *testing.T, dsn string) {
 	}
 	if _, err := s.AcquireLease(ctx, "e1", remote, isAlive); err != nil {
 		t.Fatalf("after release: %v", err)
+	}
+}
+
+// A running experiment whose runner is gone is marked died when the store
+// is read, its running runs interrupted; one whose runner lives is not,
+// and a marked one names its dead runner as a member.
+func TestMarkDied(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _, cells := withExperiment(t, filepath.Join(t.TempDir(), "x.db"), "dead", []Cell{{Name: "c", Workload: "fs", Params: map[string]string{}}})
+	host, _ := os.Hostname()
+	ghost := Owner{Host: host, PID: 1 << 22, Start: 1} // above pid_max: no such process
+	if _, err := s.AcquireLease(ctx, "dead", ghost, func(Owner) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.BeginRun(ctx, "dead", &Run{CellID: cells[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	live := &Experiment{ID: "live", Name: "x", Command: "c", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(), Status: StatusRunning}
+	if err := s.CreateExperiment(ctx, live, nil); err != nil {
+		t.Fatal(err)
+	}
+	me := Owner{Host: host, PID: os.Getpid(), Start: procgroup.StartTime(os.Getpid())}
+	if _, err := s.AcquireLease(ctx, "live", me, func(Owner) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	marked, err := s.MarkDied(ctx)
+	if err != nil || !slices.Equal(marked, []string{"dead"}) {
+		t.Fatalf("marked %v: %v", marked, err)
+	}
+	d, _ := s.Load(ctx, "dead")
+	if d.Experiment.Status != StatusDied || d.Runs[0].Status != StatusInterrupted {
+		t.Fatalf("the dead one: %s, run %s", d.Experiment.Status, d.Runs[0].Status)
+	}
+	if d, _ := s.Load(ctx, "live"); d.Experiment.Status != StatusRunning {
+		t.Fatalf("the live one: %s", d.Experiment.Status)
+	}
+	if again, _ := s.MarkDied(ctx); len(again) != 0 {
+		t.Fatalf("marked twice: %v", again)
+	}
+	m := Member{ID: "dead", Status: StatusDied, Owner: ghost}
+	if g := m.Gone(); !strings.HasPrefix(g, "died (pid 4194304 on ") {
+		t.Fatalf("a died member: %q", g)
 	}
 }
