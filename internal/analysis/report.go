@@ -297,11 +297,11 @@ func latencyUnion(res *metrics.Result, ttfb bool) *hdrhistogram.Histogram {
 	case 1:
 		return hs[0]
 	}
-	h := metrics.NewHistogram()
+	var sum metrics.HistogramSum
 	for _, x := range hs {
-		h.Merge(x)
+		sum.Add(x)
 	}
-	return h
+	return sum.Histogram()
 }
 
 func percentilesOf(h *hdrhistogram.Histogram) *metrics.Percentiles {
@@ -482,10 +482,7 @@ func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 		}
 		for d := metrics.Op(0); d < metrics.NumOps; d++ {
 			if h := run.Result.ByOp[d].Lat; h != nil {
-				if merged[d] == nil {
-					merged[d] = metrics.NewHistogram()
-				}
-				merged[d].Merge(h)
+				merged[d] = metrics.MergeHistogram(merged[d], h)
 			}
 		}
 	}

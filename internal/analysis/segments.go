@@ -57,109 +57,194 @@ type SegmentFigures struct {
 // latency histograms merge exactly (never percentiles averaged), per-second
 // series add up by wall-clock second, the run spans from the first start
 // to the last end. A run a segment did not finish (or never stored) makes
-// the merged run partial, named in its error.
+// the merged run partial, named in its error. A segment given twice (run
+// again, as a restarted pod) counts as its latest.
 func MergeSegments(parts []*store.Data) (*store.Data, *SegmentsView, error) {
-	if len(parts) == 0 {
-		return nil, nil, fmt.Errorf("no segments to merge")
-	}
-	bySeg := map[int]*store.Data{}
-	n := 0
-	view := &SegmentsView{Group: parts[0].Experiment.SegmentGroup, Experiments: map[string]string{}}
+	latest := map[string]*store.Data{}
 	for _, p := range parts {
-		seg, err := segment.Parse(p.Experiment.Segment)
-		if err != nil {
-			return nil, nil, fmt.Errorf("experiment %s: segment %w", p.Experiment.ID, err)
-		}
-		if n != 0 && seg.N != n {
-			return nil, nil, fmt.Errorf("group %s: experiment %s is a segment of %d, others of %d", view.Group, p.Experiment.ID, seg.N, n)
-		}
-		n = seg.N
-		if prev := bySeg[seg.I]; prev == nil || p.Experiment.CreatedAt.After(prev.Experiment.CreatedAt) {
-			bySeg[seg.I] = p // a segment run again (a restarted pod): its latest
+		if prev := latest[p.Experiment.Segment]; prev == nil || p.Experiment.CreatedAt.After(prev.Experiment.CreatedAt) {
+			latest[p.Experiment.Segment] = p
 		}
 	}
-	view.N = n
-	segs := slices.Sorted(maps.Keys(bySeg))
-	for i := range n {
-		if bySeg[i] == nil {
-			view.Missing = append(view.Missing, segment.Segment{I: i, N: n}.String())
-		} else {
-			view.Experiments[segment.Segment{I: i, N: n}.String()] = bySeg[i].Experiment.ID
+	chosen := slices.Collect(maps.Values(latest))
+	slices.SortFunc(chosen, func(a, b *store.Data) int { return cmp.Compare(segIndex(a), segIndex(b)) })
+	m := NewMerger()
+	for _, d := range chosen {
+		if err := m.Add(d); err != nil {
+			return nil, nil, err
 		}
 	}
-	base := bySeg[segs[0]]
-	out := &store.Data{Experiment: base.Experiment, Cells: base.Cells, Env: base.Env}
-	out.Experiment.Segment = ""
-	if len(view.Missing) > 0 {
-		out.Experiment.Status = StatusPartial
-	}
-	for _, i := range segs {
-		if st := bySeg[i].Experiment.Status; st != "done" && out.Experiment.Status == "done" {
-			out.Experiment.Status = st
-		}
-	}
-	type key struct {
-		cell, round, slot int
-		warmup            bool
-	}
-	cellOf := func(d *store.Data, id int64) int {
-		for _, c := range d.Cells {
-			if c.ID == id {
-				return c.Index
-			}
-		}
-		return -1
-	}
-	runs := map[key][]*store.Run{} // by segment
-	var order []key
-	for _, i := range segs {
-		d := bySeg[i]
-		for ri := range d.Runs {
-			r := &d.Runs[ri]
-			k := key{cellOf(d, r.CellID), r.Round, r.Slot, r.Warmup}
-			if runs[k] == nil {
-				runs[k] = make([]*store.Run, n)
-				order = append(order, k)
-			}
-			runs[k][i] = r
-		}
-	}
-	for _, k := range order {
-		if k.cell < 0 || k.cell >= len(base.Cells) {
-			return nil, nil, fmt.Errorf("group %s: the segments' experiments do not have the same cells; they are not one load", view.Group)
-		}
-		out.Runs = append(out.Runs, mergeRun(runs[k], base.Cells[k.cell].ID, n))
-	}
-	// Per segment, per cell: medians of its measured runs.
-	for ci, c := range base.Cells {
-		sc := SegmentCell{Cell: c.Name}
-		for _, i := range segs {
-			var ops, p99 []float64
-			for _, r := range bySeg[i].Runs {
-				if cellOf(bySeg[i], r.CellID) != ci || r.Warmup || r.Status != store.StatusOK || r.Result == nil {
-					continue
-				}
-				ops = append(ops, float64(r.Result.Ops())/r.Result.Duration.Seconds())
-				if h := latencyUnion(r.Result, false); h != nil { // only its p99: one walk of one histogram
-					p99 = append(p99, float64(h.ValueAtQuantile(99)))
-				}
-			}
-			f := SegmentFigures{Segment: segment.Segment{I: i, N: n}.String(), Runs: len(ops)}
-			if len(ops) > 0 {
-				f.OpsPerS = stats.Summarize(ops).Median
-			}
-			if len(p99) > 0 {
-				f.P99Ns = stats.Summarize(p99).Median
-			}
-			sc.Segments = append(sc.Segments, f)
-		}
-		view.Cells = append(view.Cells, sc)
-	}
-	return out, view, nil
+	return m.Done()
 }
 
-// mergeRun merges one run across the segments (nil: the segment has none).
-func mergeRun(parts []*store.Run, cellID int64, n int) store.Run {
+func segIndex(d *store.Data) int {
+	s, _ := segment.Parse(d.Experiment.Segment)
+	return s.I
+}
+
+// Merger merges a load's segments one at a time: reading a load of many
+// segments holds one segment's runs and the merged load, never all of
+// them (100 segments x 20 runs of two operation kinds are 8,000 HDR
+// histograms). Add each segment once, then Done.
+type Merger struct {
+	n     int
+	out   *store.Data
+	view  *SegmentsView
+	added map[int]bool
+	runs  map[mergeKey]*pendingRun
+	order []mergeKey
+	figs  map[int][]SegmentFigures // per cell, one per segment added
+}
+
+type mergeKey struct {
+	cell, round, slot int
+	warmup            bool
+}
+
+// pendingRun is a merged run being built: each segment's run without its
+// measurements (status and times), and their measurements merged so far.
+type pendingRun struct {
+	parts  []*store.Run
+	result *metrics.Result // without its histograms, which are summed apart
+	lat    [metrics.NumOps]metrics.HistogramSum
+	ttfb   [metrics.NumOps]metrics.HistogramSum
+}
+
+func NewMerger() *Merger {
+	return &Merger{added: map[int]bool{}, runs: map[mergeKey]*pendingRun{}, figs: map[int][]SegmentFigures{}}
+}
+
+// Add merges a segment's experiment into the load. The first one added
+// gives the merged experiment its record, cells and environment.
+func (m *Merger) Add(d *store.Data) error {
+	seg, err := segment.Parse(d.Experiment.Segment)
+	if err != nil {
+		return fmt.Errorf("experiment %s: segment %w", d.Experiment.ID, err)
+	}
+	if m.out == nil {
+		m.n = seg.N
+		m.view = &SegmentsView{Group: d.Experiment.SegmentGroup, N: seg.N, Experiments: map[string]string{}}
+		m.out = &store.Data{Experiment: d.Experiment, Cells: d.Cells, Env: d.Env}
+		m.out.Experiment.Segment = ""
+	}
+	switch {
+	case seg.N != m.n:
+		return fmt.Errorf("group %s: experiment %s is a segment of %d, others of %d", m.view.Group, d.Experiment.ID, seg.N, m.n)
+	case m.added[seg.I]:
+		return fmt.Errorf("group %s: segment %s given twice (experiment %s)", m.view.Group, seg, d.Experiment.ID)
+	case len(d.Cells) != len(m.out.Cells):
+		return fmt.Errorf("group %s: the segments' experiments do not have the same cells; they are not one load", m.view.Group)
+	}
+	m.added[seg.I] = true
+	m.view.Experiments[seg.String()] = d.Experiment.ID
+	if st := d.Experiment.Status; st != "done" && m.out.Experiment.Status == "done" {
+		m.out.Experiment.Status = st
+	}
+	cellOf := map[int64]int{}
+	for _, c := range d.Cells {
+		cellOf[c.ID] = c.Index
+	}
+	// A run redone (its first attempt cut) counts as its last attempt.
+	last := map[mergeKey]*store.Run{}
+	var keys []mergeKey
+	for ri := range d.Runs {
+		r := &d.Runs[ri]
+		ci, ok := cellOf[r.CellID]
+		if !ok || ci < 0 || ci >= len(m.out.Cells) {
+			return fmt.Errorf("group %s: the segments' experiments do not have the same cells; they are not one load", m.view.Group)
+		}
+		k := mergeKey{ci, r.Round, r.Slot, r.Warmup}
+		if last[k] == nil {
+			keys = append(keys, k)
+		}
+		last[k] = r
+	}
+	for _, k := range keys {
+		r := last[k]
+		p := m.runs[k]
+		if p == nil {
+			p = &pendingRun{parts: make([]*store.Run, m.n)}
+			m.runs[k] = p
+			m.order = append(m.order, k)
+		}
+		light := *r
+		if r.Result != nil {
+			light.Result = &metrics.Result{Start: r.Result.Start, Duration: r.Result.Duration}
+			bare := *r.Result
+			for op := range bare.ByOp {
+				p.lat[op].Add(bare.ByOp[op].Lat)
+				p.ttfb[op].Add(bare.ByOp[op].TTFB)
+				bare.ByOp[op].Lat, bare.ByOp[op].TTFB = nil, nil
+			}
+			if p.result == nil {
+				p.result = mergeResults([]*metrics.Result{&bare})
+			} else {
+				p.result = mergeResults([]*metrics.Result{p.result, &bare})
+			}
+		}
+		p.parts[seg.I] = &light
+	}
+	// Its own figures, per cell: medians of its measured runs.
+	for ci := range m.out.Cells {
+		var ops, p99 []float64
+		for _, r := range d.Runs {
+			if cellOf[r.CellID] != ci || r.Warmup || r.Status != store.StatusOK || r.Result == nil {
+				continue
+			}
+			ops = append(ops, float64(r.Result.Ops())/r.Result.Duration.Seconds())
+			if h := latencyUnion(r.Result, false); h != nil { // only its p99: one walk of one histogram
+				p99 = append(p99, float64(h.ValueAtQuantile(99)))
+			}
+		}
+		f := SegmentFigures{Segment: seg.String(), Runs: len(ops)}
+		if len(ops) > 0 {
+			f.OpsPerS = stats.Summarize(ops).Median
+		}
+		if len(p99) > 0 {
+			f.P99Ns = stats.Summarize(p99).Median
+		}
+		m.figs[ci] = append(m.figs[ci], f)
+	}
+	return nil
+}
+
+// Done is the merged load, with what each segment did beside it.
+func (m *Merger) Done() (*store.Data, *SegmentsView, error) {
+	if m.out == nil {
+		return nil, nil, fmt.Errorf("no segments to merge")
+	}
+	for i := range m.n {
+		if !m.added[i] {
+			m.view.Missing = append(m.view.Missing, segment.Segment{I: i, N: m.n}.String())
+		}
+	}
+	if len(m.view.Missing) > 0 {
+		m.out.Experiment.Status = StatusPartial
+	}
+	for _, k := range m.order {
+		p := m.runs[k]
+		if p.result != nil {
+			for op := range p.result.ByOp {
+				p.result.ByOp[op].Lat, p.result.ByOp[op].TTFB = p.lat[op].Histogram(), p.ttfb[op].Histogram()
+			}
+		}
+		m.out.Runs = append(m.out.Runs, mergeRun(p.parts, p.result, m.out.Cells[k.cell].ID, m.n))
+	}
+	for ci, c := range m.out.Cells {
+		figs := m.figs[ci]
+		slices.SortFunc(figs, func(a, b SegmentFigures) int {
+			x, _ := segment.Parse(a.Segment)
+			y, _ := segment.Parse(b.Segment)
+			return cmp.Compare(x.I, y.I)
+		})
+		m.view.Cells = append(m.view.Cells, SegmentCell{Cell: c.Name, Segments: figs})
+	}
+	return m.out, m.view, nil
+}
+
+// mergeRun is one run across the segments (parts by segment, nil where a
+// segment has none; without their measurements, which merged is).
+func mergeRun(parts []*store.Run, merged *metrics.Result, cellID int64, n int) store.Run {
 	var present []*store.Run
 	var problems []string
 	for i, r := range parts {
@@ -185,16 +270,12 @@ func mergeRun(parts []*store.Run, cellID int64, n int) store.Run {
 	if len(problems) > 0 {
 		m.Status, m.Error = StatusPartial, strings.Join(problems, "; ")
 	}
-	var results []*metrics.Result
 	for _, r := range present {
 		m.EndedAt = later(m.EndedAt, r.EndedAt)
-		if r.Result != nil {
-			results = append(results, r.Result)
-		}
 	}
 	m.Result = &metrics.Result{}
-	if len(results) > 0 {
-		m.Result = mergeResults(results)
+	if merged != nil {
+		m.Result = merged
 	}
 	return m
 }
@@ -351,12 +432,5 @@ func mergeExtra(into map[string]float64, k string, v float64) {
 }
 
 func mergeHist(into, h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
-	if h == nil {
-		return into
-	}
-	if into == nil {
-		into = metrics.NewHistogram()
-	}
-	into.Merge(h)
-	return into
+	return metrics.MergeHistogram(into, h)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -93,68 +94,52 @@ func runHistory(ctx context.Context, db string, filter analysis.CellFilter, metr
 	return report.WriteHistory(stdout, hs, format == "md")
 }
 
-// loadAll loads every stored experiment, oldest first, each load run in
-// segments merged (a group that is not one load left out, said on
-// stderr); those in loaded are not loaded again.
+// loadAll loads every stored experiment for a history, oldest first: each
+// without its measurements (store.LoadSummary), except a load run in
+// segments, which is merged from them (one segment at a time) where its
+// first segment was; a group that is not one load is left out, said on
+// stderr. Those in loaded are not loaded again.
 func loadAll(ctx context.Context, st *store.Store, stderr io.Writer, loaded ...*store.Data) ([]*store.Data, error) {
 	list, err := st.ListExperiments(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []*store.Data
+	merged := map[string]bool{}
 	for _, e := range slices.Backward(list) {
-		// What the caller loaded is not loaded again; a merged load (its
-		// group without a segment) is merged again from its segments.
-		if i := slices.IndexFunc(loaded, func(d *store.Data) bool {
-			return d.Experiment.ID == e.ID && (d.Experiment.SegmentGroup == "" || d.Experiment.Segment != "")
-		}); i >= 0 {
+		if g := e.SegmentGroup; g != "" {
+			if merged[g] {
+				continue
+			}
+			merged[g] = true
+			// A merged load the caller has (its group, no segment) is used.
+			if i := slices.IndexFunc(loaded, func(d *store.Data) bool { return d.Experiment.SegmentGroup == g && d.Experiment.Segment == "" }); i >= 0 {
+				out = append(out, loaded[i])
+				continue
+			}
+			d, _, err := mergeGroup(ctx, st, g, nil)
+			var malformed *malformedGroup
+			switch {
+			case errors.As(err, &malformed):
+				fmt.Fprintf(stderr, "iolab: segment group %s is not one load (%v); left out\n", g, malformed)
+				continue
+			case err != nil:
+				return nil, err
+			}
+			out = append(out, d)
+			continue
+		}
+		if i := slices.IndexFunc(loaded, func(d *store.Data) bool { return d.Experiment.ID == e.ID }); i >= 0 {
 			out = append(out, loaded[i])
 			continue
 		}
-		d, err := st.LoadExperiment(ctx, e)
+		d, err := st.LoadSummary(ctx, e)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, d)
 	}
-	merged, skipped := mergeGroups(out)
-	for _, why := range skipped {
-		fmt.Fprintf(stderr, "iolab: %s\n", why)
-	}
-	return merged, nil
-}
-
-// mergeGroups makes the segments of each load one experiment, where the
-// first of them was: a segment alone ran a share of the load, and a
-// history of shares would read as a change.
-// A group that is not one load (stored by an iolab that did not check)
-// is left out, and said why in skipped.
-func mergeGroups(exps []*store.Data) (out []*store.Data, skipped []string) {
-	groups := map[string][]*store.Data{}
-	for _, d := range exps {
-		if g := d.Experiment.SegmentGroup; g != "" {
-			groups[g] = append(groups[g], d)
-		}
-	}
-	for _, d := range exps {
-		g := d.Experiment.SegmentGroup
-		switch {
-		case g == "":
-			out = append(out, d)
-		case groups[g] != nil:
-			merged, _, err := analysis.MergeSegments(groups[g])
-			if err != nil {
-				// Not one load: no history point, and the rest of the
-				// store stays readable.
-				skipped = append(skipped, fmt.Sprintf("segment group %s is not one load (%v); left out", g, err))
-				groups[g] = nil
-				continue
-			}
-			out = append(out, merged)
-			groups[g] = nil
-		}
-	}
-	return out, skipped
+	return out, nil
 }
 
 // noHistory says why nothing matched: what cells and metrics there are.

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -350,31 +352,59 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 }
 
 // loadSegments loads every segment of the load data is a segment of and
-// merges them; a segment whose runner died is named, and the load called
-// partial.
+// merges them, one segment at a time (analysis.Merger); a segment whose
+// runner died is named, and the load called partial. A group that is not
+// one load is said so, and data shown alone.
 func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*store.Data, *analysis.SegmentsView, error) {
-	members, err := st.Members(ctx, data.Experiment.SegmentGroup)
+	merged, view, err := mergeGroup(ctx, st, data.Experiment.SegmentGroup, data)
+	if err != nil {
+		var malformed *malformedGroup
+		if errors.As(err, &malformed) {
+			// Not one load (stored by an iolab that did not check): this
+			// segment is shown alone, and the group named as malformed.
+			return data, &analysis.SegmentsView{Group: data.Experiment.SegmentGroup, Malformed: malformed.Error()}, nil
+		}
+		return nil, nil, err
+	}
+	return merged, view, nil
+}
+
+// malformedGroup is a group whose experiments are not one load.
+type malformedGroup struct{ err error }
+
+func (e *malformedGroup) Error() string { return e.err.Error() }
+
+// mergeGroup loads the latest experiment of each segment of group grp and
+// merges them, holding one segment at a time; have, when one of them, is
+// not loaded again.
+func mergeGroup(ctx context.Context, st *store.Store, grp string, have *store.Data) (*store.Data, *analysis.SegmentsView, error) {
+	members, err := st.Members(ctx, grp)
 	if err != nil {
 		return nil, nil, err
 	}
-	var parts []*store.Data
+	latest := map[string]store.Member{} // by segment; Members lists each segment's oldest first
 	for _, m := range members {
-		d := data
-		if m.ID != data.Experiment.ID {
+		latest[m.Segment] = m
+	}
+	chosen := slices.SortedFunc(maps.Values(latest), func(a, b store.Member) int { return cmp.Compare(segmentIndex(a.Segment), segmentIndex(b.Segment)) })
+	merger := analysis.NewMerger()
+	for _, m := range chosen {
+		d := have
+		if have == nil || m.ID != have.Experiment.ID {
 			if d, err = st.Load(ctx, m.ID); err != nil {
 				return nil, nil, err
 			}
 		}
-		parts = append(parts, d)
+		if err := merger.Add(d); err != nil {
+			return nil, nil, &malformedGroup{err}
+		}
 	}
-	merged, view, err := analysis.MergeSegments(parts)
+	merged, view, err := merger.Done()
 	if err != nil {
-		// Not one load (stored by an iolab that did not check): this
-		// segment is shown alone, and the group named as malformed.
-		return data, &analysis.SegmentsView{Group: data.Experiment.SegmentGroup, Malformed: err.Error()}, nil
+		return nil, nil, &malformedGroup{err}
 	}
-	for _, m := range members {
-		if view.Experiments[m.Segment] != m.ID || (m.Status != store.StatusRunning && m.Status != store.StatusDied) {
+	for _, m := range chosen {
+		if m.Status != store.StatusRunning && m.Status != store.StatusDied {
 			continue
 		}
 		if why := m.Gone(); why != "" {
@@ -383,6 +413,15 @@ func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*stor
 		}
 	}
 	return merged, view, nil
+}
+
+// segmentIndex is I of "I/N" (-1 when it is not one).
+func segmentIndex(s string) int {
+	seg, err := segment.Parse(s)
+	if err != nil {
+		return -1
+	}
+	return seg.I
 }
 
 // writeExperiment prints a stored experiment's report, or one of its

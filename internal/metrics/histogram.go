@@ -92,3 +92,63 @@ func RecordLatencyN(h *hdrhistogram.Histogram, latencyNs, n int64) {
 	latencyNs = max(minLatencyNs, min(maxLatencyNs, latencyNs))
 	_ = h.RecordValues(latencyNs, n)
 }
+
+// MergeHistogram adds h into into and returns the sum (into itself, or a
+// new histogram): a copy of h when into is nil. Two histograms of one
+// geometry — every histogram iolab records — add count by count, which is
+// many times faster than HdrHistogram's Merge (it re-records every
+// non-empty bucket through an iterator: most of what reading a load of
+// 100 segments cost); histograms of different geometries merge by value.
+func MergeHistogram(into, h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	switch {
+	case h == nil:
+		return into
+	case into == nil:
+		return h.Clone()
+	}
+	a, b := into.Export(), h.Export()
+	if a.LowestTrackableValue != b.LowestTrackableValue || a.HighestTrackableValue != b.HighestTrackableValue ||
+		a.SignificantFigures != b.SignificantFigures || len(a.Counts) != len(b.Counts) || a.IntegerToDoubleConversionRatio != b.IntegerToDoubleConversionRatio {
+		into.Merge(h)
+		return into
+	}
+	for i, c := range b.Counts {
+		a.Counts[i] += c
+	}
+	return hdrhistogram.Import(a)
+}
+
+// HistogramSum adds many histograms into one array of counts: each added
+// costs one copy of its counts and an addition, where MergeHistogram
+// costs three copies. The zero value is an empty sum.
+type HistogramSum struct {
+	sum   *hdrhistogram.Snapshot
+	other *hdrhistogram.Histogram // histograms of another geometry, merged by value
+}
+
+// Add adds h (nil adds nothing).
+func (s *HistogramSum) Add(h *hdrhistogram.Histogram) {
+	if h == nil {
+		return
+	}
+	b := h.Export()
+	switch a := s.sum; {
+	case a == nil:
+		s.sum = b
+	case a.LowestTrackableValue == b.LowestTrackableValue && a.HighestTrackableValue == b.HighestTrackableValue &&
+		a.SignificantFigures == b.SignificantFigures && len(a.Counts) == len(b.Counts) && a.IntegerToDoubleConversionRatio == b.IntegerToDoubleConversionRatio:
+		for i, c := range b.Counts {
+			a.Counts[i] += c
+		}
+	default:
+		s.other = MergeHistogram(s.other, h)
+	}
+}
+
+// Histogram is the sum; nil when nothing was added.
+func (s *HistogramSum) Histogram() *hdrhistogram.Histogram {
+	if s.sum == nil {
+		return s.other
+	}
+	return MergeHistogram(hdrhistogram.Import(s.sum), s.other)
+}

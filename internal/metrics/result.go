@@ -55,6 +55,11 @@ type Result struct {
 	// Profiles are the profiles taken of the server during the run, by
 	// kind (go_pprof, perf), gzipped pprof; stored, not loaded with it.
 	Profiles map[string][]byte
+	// Derived, when set, are the run's metrics as RunMetrics computed them
+	// when the run was stored: a run read without its measurements (a
+	// history's summary) has nothing else to compute them from, and
+	// RunMetrics returns them.
+	Derived map[string]float64
 }
 
 // EnvSecond is one second of the machine during a run: the share of it

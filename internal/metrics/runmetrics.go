@@ -1,5 +1,7 @@
 package metrics
 
+import "maps"
+
 func init() {
 	Declare(
 		Def{Name: "ops_per_s", Label: "IOPS", OpLabel: "ops/s", OpLabels: map[string]string{"read": "read IOPS", "write": "write IOPS", "sync": "syncs/s"},
@@ -21,6 +23,9 @@ func init() {
 
 // RunMetrics derives a run's metrics, keyed by the names summaries use.
 func RunMetrics(res *Result) map[string]float64 {
+	if res.Derived != nil {
+		return maps.Clone(res.Derived) // read without its measurements: as stored
+	}
 	m := map[string]float64{"cpu_s": res.CPUUserS + res.CPUSysS}
 	if ops := res.Ops(); ops > 0 {
 		m["ops_per_s"] = res.PerSecond(ops)

@@ -357,11 +357,75 @@ func (s *Store) loadCells(ctx context.Context, d *Data) error {
 	return s.wrap(rows.Err())
 }
 
+// LoadSummary reads an experiment without its measurements: its cells,
+// its runs with the derived metrics stored with each
+// (metrics.Result.Derived, which RunMetrics then returns) but no
+// histograms, series or frames, and its first environment snapshot. It is
+// what a history across many experiments needs, in a small part of the
+// memory and time of LoadExperiment; a load run in segments, whose merged
+// metrics no segment stored, is loaded whole instead.
+func (s *Store) LoadSummary(ctx context.Context, e Experiment) (*Data, error) {
+	d := &Data{Experiment: e}
+	if err := s.loadCells(ctx, d); err != nil {
+		return nil, err
+	}
+	byID, err := s.scanRuns(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	for _, res := range byID {
+		res.Derived = map[string]float64{}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.experiment_id = ?`, e.ID)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	for rows.Next() {
+		var id int64
+		var name string
+		var v float64
+		if err := rows.Scan(&id, &name, &v); err != nil {
+			rows.Close()
+			return nil, s.wrap(err)
+		}
+		if res := byID[id]; res != nil {
+			res.Derived[name] = v
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	var taken, snap string
+	var env EnvSnapshot
+	err = s.db.QueryRowContext(ctx, `SELECT round, phase, taken_at, snapshot FROM env_snapshots WHERE experiment_id = ? ORDER BY id LIMIT 1`, e.ID).
+		Scan(&env.Round, &env.Phase, &taken, &snap)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, s.wrap(err)
+	default:
+		env.TakenAt, env.Snapshot = parseTS(taken), json.RawMessage(snap)
+		d.Env = []EnvSnapshot{env}
+	}
+	return d, nil
+}
+
 func (s *Store) loadRuns(ctx context.Context, d *Data) error {
+	byID, err := s.scanRuns(ctx, d)
+	if err != nil {
+		return err
+	}
+	return s.loadDirections(ctx, d.Experiment.ID, byID)
+}
+
+// scanRuns reads an experiment's runs into d, without what is stored per
+// run in other tables, and returns their results by run.
+func (s *Store) scanRuns(ctx context.Context, d *Data) (map[int64]*metrics.Result, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, cell_id, round, slot, warmup, status, started_at, ended_at, duration_ns,
 		errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes, extra, error_codes FROM runs WHERE experiment_id = ? ORDER BY id`, d.Experiment.ID)
 	if err != nil {
-		return s.wrap(err)
+		return nil, s.wrap(err)
 	}
 	byID := map[int64]*metrics.Result{}
 	for rows.Next() {
@@ -373,7 +437,7 @@ func (s *Store) loadRuns(ctx context.Context, d *Data) error {
 		if err := rows.Scan(&r.ID, &r.CellID, &r.Round, &r.Slot, &warmup, &r.Status, &started, &ended, &dur,
 			&res.Errors, &r.Error, &res.CPUUserS, &res.CPUSysS, &res.TimingOverheadNs, &notes, &extra, &codes); err != nil {
 			rows.Close()
-			return s.wrap(err)
+			return nil, s.wrap(err)
 		}
 		r.Warmup, r.EndedAt = warmup != 0, parseTS(ended)
 		res.Start, res.Duration, res.FirstError = parseTS(started), time.Duration(dur), r.Error
@@ -389,10 +453,7 @@ func (s *Store) loadRuns(ctx context.Context, d *Data) error {
 		d.Runs = append(d.Runs, r)
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return s.wrap(err)
-	}
-	return s.loadDirections(ctx, d.Experiment.ID, byID)
+	return byID, s.wrap(rows.Err())
 }
 
 func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
