@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -299,4 +301,38 @@ func deleteConform(t *testing.T, dsn string) {
 	if err != nil || len(d.Runs) != 2 || d.Runs[1].Result.Ops() != 2 {
 		t.Fatalf("the other experiment: %v %+v", err, d)
 	}
+}
+
+// A summary is the experiment without its measurements: the runs with the
+// metrics stored with them (which RunMetrics then returns), no
+// histograms or series, the first environment snapshot.
+func TestLoadSummary(t *testing.T) {
+	t.Parallel()
+	eachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s, e, cells := withExperiment(t, dsn, "sum", []Cell{{Name: "c", Workload: "fs", Params: map[string]string{"bs": "4k"}}})
+		res := &metrics.Result{Start: time.Now(), Duration: time.Second, Series: []metrics.Second{{T: 0, Ops: 5}}}
+		h := metrics.NewHistogram()
+		metrics.RecordLatency(h, 1000)
+		res.ByOp[metrics.Read] = metrics.OpStats{Ops: 5, Bytes: 20, Lat: h}
+		run := &Run{CellID: cells[0].ID, Round: 0, Status: StatusOK, EndedAt: time.Now(), Result: res}
+		derived := metrics.RunMetrics(res)
+		if err := s.SaveRun(ctx, e.ID, run, derived); err != nil {
+			t.Fatal(err)
+		}
+		for i, phase := range []string{"before", "after"} {
+			if err := s.SaveEnv(ctx, e.ID, EnvSnapshot{Round: 0, Phase: phase, TakenAt: time.Now().Add(time.Duration(i) * time.Second), Snapshot: json.RawMessage(`{"i":` + fmt.Sprint(i) + `}`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, _ := s.ListExperiments(ctx)
+		d, err := s.LoadSummary(ctx, list[0])
+		if err != nil || len(d.Cells) != 1 || len(d.Runs) != 1 || len(d.Env) != 1 || string(d.Env[0].Snapshot) != `{"i":0}` {
+			t.Fatalf("%v: %+v", err, d)
+		}
+		got := d.Runs[0].Result
+		if got.ByOp[metrics.Read].Lat != nil || len(got.Series) != 0 || !maps.Equal(metrics.RunMetrics(got), derived) || derived["read.lat_p99_ns"] == 0 {
+			t.Fatalf("the summary's run: %+v, metrics %v, want %v", got, metrics.RunMetrics(got), derived)
+		}
+	})
 }
