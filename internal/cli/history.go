@@ -95,12 +95,16 @@ func runHistory(ctx context.Context, db string, filter analysis.CellFilter, metr
 }
 
 // loadAll loads every stored experiment for a history, oldest first: each
-// without its measurements (store.LoadSummary), except a load run in
+// without its measurements (store.Summaries), except a load run in
 // segments, which is merged from them (one segment at a time) where its
 // first segment was; a group that is not one load is left out, said on
 // stderr. Those in loaded are not loaded again.
 func loadAll(ctx context.Context, st *store.Store, stderr io.Writer, loaded ...*store.Data) ([]*store.Data, error) {
 	list, err := st.ListExperiments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	summaries, err := st.Summaries(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -133,11 +137,9 @@ func loadAll(ctx context.Context, st *store.Store, stderr io.Writer, loaded ...*
 			out = append(out, loaded[i])
 			continue
 		}
-		d, err := st.LoadSummary(ctx, e)
-		if err != nil {
-			return nil, err
+		if d := summaries[e.ID]; d != nil { // nil: stored since the list was read
+			out = append(out, d)
 		}
-		out = append(out, d)
 	}
 	return out, nil
 }

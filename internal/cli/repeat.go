@@ -387,15 +387,45 @@ func mergeGroup(ctx context.Context, st *store.Store, grp string, have *store.Da
 		latest[m.Segment] = m
 	}
 	chosen := slices.SortedFunc(maps.Values(latest), func(a, b store.Member) int { return cmp.Compare(segmentIndex(a.Segment), segmentIndex(b.Segment)) })
-	merger := analysis.NewMerger()
-	for _, m := range chosen {
-		d := have
-		if have == nil || m.ID != have.Experiment.ID {
-			if d, err = st.Load(ctx, m.ID); err != nil {
-				return nil, nil, err
+	// The next segments load while one merges (the store's latency
+	// overlaps the merge's CPU), loadAhead at most, so memory holds a few
+	// segments, not the load.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type loaded struct {
+		d   *store.Data
+		err error
+	}
+	results := make([]chan loaded, len(chosen))
+	for i := range results {
+		results[i] = make(chan loaded, 1)
+	}
+	slots := make(chan struct{}, loadAhead)
+	go func() {
+		for i, m := range chosen {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
 			}
+			go func() {
+				if have != nil && m.ID == have.Experiment.ID {
+					results[i] <- loaded{d: have}
+					return
+				}
+				d, err := st.Load(ctx, m.ID)
+				results[i] <- loaded{d, err}
+			}()
 		}
-		if err := merger.Add(d); err != nil {
+	}()
+	merger := analysis.NewMerger()
+	for i := range chosen {
+		l := <-results[i]
+		<-slots
+		if l.err != nil {
+			return nil, nil, l.err
+		}
+		if err := merger.Add(l.d); err != nil {
 			return nil, nil, &malformedGroup{err}
 		}
 	}
@@ -414,6 +444,10 @@ func mergeGroup(ctx context.Context, st *store.Store, grp string, have *store.Da
 	}
 	return merged, view, nil
 }
+
+// loadAhead is how many segments of a load are read at once while they
+// are merged.
+const loadAhead = 2
 
 // segmentIndex is I of "I/N" (-1 when it is not one).
 func segmentIndex(s string) int {

@@ -305,8 +305,9 @@ func deleteConform(t *testing.T, dsn string) {
 
 // A summary is the experiment without its measurements: the runs with the
 // metrics stored with them (which RunMetrics then returns), no
-// histograms or series, the first environment snapshot.
-func TestLoadSummary(t *testing.T) {
+// histograms or series, the first environment snapshot; a segment of a
+// load has none.
+func TestSummaries(t *testing.T) {
 	t.Parallel()
 	eachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -325,10 +326,14 @@ func TestLoadSummary(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		list, _ := s.ListExperiments(ctx)
-		d, err := s.LoadSummary(ctx, list[0])
-		if err != nil || len(d.Cells) != 1 || len(d.Runs) != 1 || len(d.Env) != 1 || string(d.Env[0].Snapshot) != `{"i":0}` {
-			t.Fatalf("%v: %+v", err, d)
+		seg := &Experiment{ID: "seg", Name: "x", Command: "c", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(), Status: "done", SegmentGroup: "g", Segment: "0/2"}
+		if err := s.CreateExperiment(ctx, seg, []Cell{{Name: "c", Workload: "fs", Params: map[string]string{}}}); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.Summaries(ctx)
+		d := all[e.ID]
+		if err != nil || len(all) != 1 || d == nil || len(d.Cells) != 1 || d.Cells[0].Params["bs"] != "4k" || len(d.Runs) != 1 || len(d.Env) != 1 || string(d.Env[0].Snapshot) != `{"i":0}` {
+			t.Fatalf("%v: %d summaries (a segment's is not one), %+v", err, len(all), d)
 		}
 		got := d.Runs[0].Result
 		if got.ByOp[metrics.Read].Lat != nil || len(got.Series) != 0 || !maps.Equal(metrics.RunMetrics(got), derived) || derived["read.lat_p99_ns"] == 0 {

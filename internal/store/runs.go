@@ -357,26 +357,70 @@ func (s *Store) loadCells(ctx context.Context, d *Data) error {
 	return s.wrap(rows.Err())
 }
 
-// LoadSummary reads an experiment without its measurements: its cells,
-// its runs with the derived metrics stored with each
-// (metrics.Result.Derived, which RunMetrics then returns) but no
+// Summaries reads every experiment that is no segment of a load without
+// its measurements: its cells, its runs with the derived metrics stored
+// with each (metrics.Result.Derived, which RunMetrics then returns) but no
 // histograms, series or frames, and its first environment snapshot. It is
 // what a history across many experiments needs, in a small part of the
-// memory and time of LoadExperiment; a load run in segments, whose merged
-// metrics no segment stored, is loaded whole instead.
-func (s *Store) LoadSummary(ctx context.Context, e Experiment) (*Data, error) {
-	d := &Data{Experiment: e}
-	if err := s.loadCells(ctx, d); err != nil {
-		return nil, err
-	}
-	byID, err := s.scanRuns(ctx, d)
+// memory and time of loading each (four queries in all, not a dozen per
+// experiment); a load run in segments, whose merged metrics no segment
+// stored, is loaded whole and merged instead. By experiment ID.
+func (s *Store) Summaries(ctx context.Context) (map[string]*Data, error) {
+	list, err := s.experiments(ctx, `WHERE segment_grp = ''`)
 	if err != nil {
 		return nil, err
 	}
-	for _, res := range byID {
-		res.Derived = map[string]float64{}
+	out := make(map[string]*Data, len(list))
+	for _, e := range list {
+		out[e.ID] = &Data{Experiment: e}
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.experiment_id = ?`, e.ID)
+	const solo = ` JOIN experiments e ON e.id = x.experiment_id WHERE e.segment_grp = ''`
+	rows, err := s.db.QueryContext(ctx, `SELECT x.experiment_id, x.id, x.idx, x.name, x.variant, x.workload, x.params FROM cells x`+solo+` ORDER BY x.experiment_id, x.idx`)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	for rows.Next() {
+		var exp, params string
+		var c Cell
+		if err := rows.Scan(&exp, &c.ID, &c.Index, &c.Name, &c.Variant, &c.Workload, &params); err != nil {
+			rows.Close()
+			return nil, s.wrap(err)
+		}
+		if err := json.Unmarshal([]byte(params), &c.Params); err != nil {
+			rows.Close()
+			return nil, s.wrap(err)
+		}
+		if d := out[exp]; d != nil {
+			d.Cells = append(d.Cells, c)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	rows, err = s.db.QueryContext(ctx, `SELECT x.experiment_id, `+runColumns("x.")+` FROM runs x`+solo+` ORDER BY x.id`)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	byID := map[int64]*metrics.Result{}
+	for rows.Next() {
+		var exp string
+		r, err := scanRun(rows, &exp)
+		if err != nil {
+			rows.Close()
+			return nil, s.wrap(err)
+		}
+		if d := out[exp]; d != nil {
+			r.Result.Derived = map[string]float64{}
+			byID[r.ID] = r.Result
+			d.Runs = append(d.Runs, r)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	rows, err = s.db.QueryContext(ctx, `SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs x ON x.id = m.run_id`+solo)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
@@ -396,19 +440,24 @@ func (s *Store) LoadSummary(ctx context.Context, e Experiment) (*Data, error) {
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap(err)
 	}
-	var taken, snap string
-	var env EnvSnapshot
-	err = s.db.QueryRowContext(ctx, `SELECT round, phase, taken_at, snapshot FROM env_snapshots WHERE experiment_id = ? ORDER BY id LIMIT 1`, e.ID).
-		Scan(&env.Round, &env.Phase, &taken, &snap)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
+	rows, err = s.db.QueryContext(ctx, `SELECT x.experiment_id, x.round, x.phase, x.taken_at, x.snapshot FROM env_snapshots x
+		WHERE x.id IN (SELECT min(id) FROM env_snapshots GROUP BY experiment_id)`)
+	if err != nil {
 		return nil, s.wrap(err)
-	default:
-		env.TakenAt, env.Snapshot = parseTS(taken), json.RawMessage(snap)
-		d.Env = []EnvSnapshot{env}
 	}
-	return d, nil
+	defer rows.Close()
+	for rows.Next() {
+		var exp, taken, snap string
+		var env EnvSnapshot
+		if err := rows.Scan(&exp, &env.Round, &env.Phase, &taken, &snap); err != nil {
+			return nil, s.wrap(err)
+		}
+		if d := out[exp]; d != nil {
+			env.TakenAt, env.Snapshot = parseTS(taken), json.RawMessage(snap)
+			d.Env = []EnvSnapshot{env}
+		}
+	}
+	return out, s.wrap(rows.Err())
 }
 
 func (s *Store) loadRuns(ctx context.Context, d *Data) error {
@@ -422,38 +471,56 @@ func (s *Store) loadRuns(ctx context.Context, d *Data) error {
 // scanRuns reads an experiment's runs into d, without what is stored per
 // run in other tables, and returns their results by run.
 func (s *Store) scanRuns(ctx context.Context, d *Data) (map[int64]*metrics.Result, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, cell_id, round, slot, warmup, status, started_at, ended_at, duration_ns,
-		errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes, extra, error_codes FROM runs WHERE experiment_id = ? ORDER BY id`, d.Experiment.ID)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns("")+` FROM runs WHERE experiment_id = ? ORDER BY id`, d.Experiment.ID)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
 	byID := map[int64]*metrics.Result{}
 	for rows.Next() {
-		var r Run
-		res := &metrics.Result{}
-		var warmup int
-		var started, ended, notes, extra, codes string
-		var dur int64
-		if err := rows.Scan(&r.ID, &r.CellID, &r.Round, &r.Slot, &warmup, &r.Status, &started, &ended, &dur,
-			&res.Errors, &r.Error, &res.CPUUserS, &res.CPUSysS, &res.TimingOverheadNs, &notes, &extra, &codes); err != nil {
+		r, err := scanRun(rows)
+		if err != nil {
 			rows.Close()
 			return nil, s.wrap(err)
 		}
-		r.Warmup, r.EndedAt = warmup != 0, parseTS(ended)
-		res.Start, res.Duration, res.FirstError = parseTS(started), time.Duration(dur), r.Error
-		_ = json.Unmarshal([]byte(notes), &res.Notes)
-		if extra != "{}" {
-			_ = json.Unmarshal([]byte(extra), &res.Extra)
-		}
-		if codes != "{}" {
-			_ = json.Unmarshal([]byte(codes), &res.ErrorCodes)
-		}
-		r.Result = res
-		byID[r.ID] = res
+		byID[r.ID] = r.Result
 		d.Runs = append(d.Runs, r)
 	}
 	rows.Close()
 	return byID, s.wrap(rows.Err())
+}
+
+// runColumns are the columns scanRun reads, of the table named by prefix.
+func runColumns(prefix string) string {
+	var cols []string
+	for _, c := range strings.Split("id cell_id round slot warmup status started_at ended_at duration_ns errors error cpu_user_s cpu_sys_s timing_overhead_ns notes extra error_codes", " ") {
+		cols = append(cols, prefix+c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+// scanRun reads a run of runColumns, after the columns first scans into.
+func scanRun(rows interface{ Scan(...any) error }, first ...any) (Run, error) {
+	var r Run
+	res := &metrics.Result{}
+	var warmup int
+	var started, ended, notes, extra, codes string
+	var dur int64
+	dest := append(first, &r.ID, &r.CellID, &r.Round, &r.Slot, &warmup, &r.Status, &started, &ended, &dur,
+		&res.Errors, &r.Error, &res.CPUUserS, &res.CPUSysS, &res.TimingOverheadNs, &notes, &extra, &codes)
+	if err := rows.Scan(dest...); err != nil {
+		return r, err
+	}
+	r.Warmup, r.EndedAt = warmup != 0, parseTS(ended)
+	res.Start, res.Duration, res.FirstError = parseTS(started), time.Duration(dur), r.Error
+	_ = json.Unmarshal([]byte(notes), &res.Notes)
+	if extra != "{}" {
+		_ = json.Unmarshal([]byte(extra), &res.Extra)
+	}
+	if codes != "{}" {
+		_ = json.Unmarshal([]byte(codes), &res.ErrorCodes)
+	}
+	r.Result = res
+	return r, nil
 }
 
 func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
