@@ -258,3 +258,104 @@ func TestK8sJobNeverWritesASecret(t *testing.T) {
 		t.Errorf("a plan with a secret in a variant's env: %v\n%s", err, out)
 	}
 }
+
+// What a cluster operator sets — node selection, tolerations, a preferred
+// anti-affinity, volumes where an fs load writes, the security context,
+// the service account, pull secrets, labels, annotations, a TTL, a
+// deadline, retries that rejoin, a fixed group — reaches the Job as
+// Kubernetes' own types read it, strictly; the same flags print the same
+// manifest; bad values are refused, naming the flag.
+func TestK8sJobOptions(t *testing.T) {
+	t.Parallel()
+	args := []string{"k8s", "job", "--segments", "4", "--image", "registry.example/iolab:1", "--name", "fs-load",
+		"--node-selector", "disk=nvme", "--node-selector", "example.com/pool=bench", "--toleration", "dedicated=bench:NoSchedule",
+		"--toleration", "gpu:NoExecute", "--anti-affinity", "preferred", "--pvc", "bench-data:/data", "--host-path", "/mnt/scratch:/scratch",
+		"--empty-dir", "/tmp/work", "--run-as-user", "1000", "--run-as-group", "1000", "--fs-group", "2000", "--service-account", "iolab",
+		"--image-pull-secret", "regcred", "--label", "team=storage", "--annotation", "owner=storage team <storage@example.com>",
+		"--ttl", "1h", "--deadline", "2h", "--retries", "2", "--group", "nightly-17",
+		"--", "fs", "--directory", "/data/bench", "--rw=randread", "--numjobs", "8", "--runtime", "60s"}
+	out, stderr, err := iolab(t, context.Background(), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stderr != "" {
+		t.Errorf("a load in a mounted volume warned: %s", stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(out), &job); err != nil {
+		t.Fatalf("not a batch/v1 Job: %v\n%s", err, out)
+	}
+	spec, pod := job.Spec, job.Spec.Template.Spec
+	if spec.BackoffLimitPerIndex == nil || *spec.BackoffLimitPerIndex != 2 || spec.BackoffLimit != nil ||
+		*spec.TTLSecondsAfterFinished != 3600 || *spec.ActiveDeadlineSeconds != 7200 {
+		t.Errorf("job spec: %+v", spec)
+	}
+	if job.Labels["iolab/load"] != "nightly-17" || job.Labels["team"] != "storage" || spec.Template.Labels["team"] != "storage" ||
+		job.Annotations["owner"] != "storage team <storage@example.com>" || spec.Template.Annotations["owner"] == "" {
+		t.Errorf("labels %v, annotations %v", job.Labels, job.Annotations)
+	}
+	if !strings.Contains(strings.Join(pod.Containers[0].Args, " "), "--segment-group nightly-17") {
+		t.Errorf("args %v", pod.Containers[0].Args)
+	}
+	if pod.NodeSelector["disk"] != "nvme" || pod.NodeSelector["example.com/pool"] != "bench" || len(pod.Tolerations) != 2 ||
+		pod.Tolerations[0] != (corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "bench", Effect: corev1.TaintEffectNoSchedule}) ||
+		pod.Tolerations[1] != (corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}) {
+		t.Errorf("node selection: %v %+v", pod.NodeSelector, pod.Tolerations)
+	}
+	anti := pod.Affinity.PodAntiAffinity
+	if len(anti.RequiredDuringSchedulingIgnoredDuringExecution) != 0 || len(anti.PreferredDuringSchedulingIgnoredDuringExecution) != 1 ||
+		anti.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.LabelSelector.MatchLabels["iolab/load"] != "nightly-17" {
+		t.Errorf("anti-affinity %+v", anti)
+	}
+	sc := pod.SecurityContext
+	if *sc.RunAsUser != 1000 || *sc.RunAsGroup != 1000 || *sc.FSGroup != 2000 || pod.ServiceAccountName != "iolab" ||
+		len(pod.ImagePullSecrets) != 1 || pod.ImagePullSecrets[0].Name != "regcred" {
+		t.Errorf("security %+v, account %q, pull %v", sc, pod.ServiceAccountName, pod.ImagePullSecrets)
+	}
+	mounts := map[string]string{}
+	for _, m := range pod.Containers[0].VolumeMounts {
+		mounts[m.MountPath] = m.Name
+	}
+	for _, v := range pod.Volumes {
+		switch p := mounts; {
+		case v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == "bench-data" && p["/data"] == v.Name:
+		case v.HostPath != nil && v.HostPath.Path == "/mnt/scratch" && p["/scratch"] == v.Name:
+		case v.EmptyDir != nil && p["/tmp/work"] == v.Name:
+		default:
+			t.Errorf("volume %+v, mounts %v", v, mounts)
+		}
+	}
+	if len(pod.Volumes) != 3 {
+		t.Errorf("volumes %+v", pod.Volumes)
+	}
+	if again, _, _ := iolab(t, context.Background(), args...); again != out {
+		t.Error("the same flags with --group printed another manifest")
+	}
+	// An fs load where no volume is mounted is said to measure the overlay.
+	_, stderr, err = iolab(t, context.Background(), "k8s", "job", "--image", "x", "--", "fs", "--directory", "/data", "--runtime", "10s")
+	if err != nil || !strings.Contains(stderr, "the load writes in /data, which no --pvc, --host-path or --empty-dir mounts") {
+		t.Errorf("an fs load on the overlay: %v %q", err, stderr)
+	}
+	for _, bad := range []struct{ flag, value, want string }{
+		{"--cpu", "lots", `--cpu "lots": want a Kubernetes quantity`},
+		{"--memory", "2GB", `--memory "2GB": want a Kubernetes quantity`},
+		{"--toleration", "dedicated=bench", `--toleration "dedicated=bench": want KEY[=VALUE]:EFFECT`},
+		{"--node-selector", "disk", `--node-selector "disk": want KEY=VALUE`},
+		{"--anti-affinity", "sometimes", `--anti-affinity "sometimes": want required, preferred or none`},
+		{"--pvc", "/data", `--pvc "/data": want SOURCE:PATH`},
+		{"--host-path", "scratch:/scratch", `the node's directory must be absolute`},
+		{"--empty-dir", "work", `--empty-dir "work": the mount path must be absolute`},
+		{"--group", "Nightly_17", `--group "Nightly_17": want a DNS label`},
+		{"--label", "team=storage team", `--label "team=storage team": want KEY=VALUE`},
+		{"--retries", "11", "--retries"},
+	} {
+		_, _, err := iolab(t, context.Background(), "k8s", "job", "--image", "x", bad.flag, bad.value, "--", "s3", "--endpoint", "http://s3:9000", "--bucket", "b")
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s %s: %v", bad.flag, bad.value, err)
+		}
+	}
+	_, _, err = iolab(t, context.Background(), "k8s", "job", "--image", "x", "--", "s3", "--endpoint", "http://s3:9000", "--bucket", "b", "--bogus", "1")
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "unknown flag: --bogus") {
+		t.Errorf("an unknown flag of the command: %v", err)
+	}
+}
