@@ -186,7 +186,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 		AfterRound:  roundHook(p, "after_round", p.Hooks.AfterRound)}
 	o.Output.segmentPlan(&lp)
 	if !o.Output.Segment.Split() {
-		lp.StartAt = o.Output.StartAt
+		lp.StartAt, lp.Every = o.Output.StartAt, o.Output.Every
 	} else if p.Seed == 0 && resume == "" {
 		// Every segment runs the cells in the same order.
 		lp.Seed = groupSeed(lp.SegmentGroup)
@@ -207,7 +207,7 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err := noteOn(ctx, st, id, o.Output.Note); err != nil {
 		return errors.Join(runErr, err)
 	}
-	o.Output.mergeSegments = o.Output.Segment.Split() // the whole load, as runExperiment
+	o.Output.mergeSegments = o.Output.Segment.Split() && o.Output.Every == 0 // the whole load, as runExperiment
 	if err := printExperiment(context.WithoutCancel(ctx), st, id, o.Output, stdout, stderr); err != nil {
 		return errors.Join(runErr, err)
 	}

@@ -67,6 +67,10 @@ type RepeatOptions struct {
 	// StoreGrace is how long a store outage is waited out while a load
 	// runs (store.Patient).
 	StoreGrace time.Duration
+	// Every, with StartAt, starts run i at StartAt + i·Every: segments
+	// with stores of their own meet by the clock (iolab import merges
+	// them later), not at barriers in a shared store.
+	Every time.Duration
 	// LatencyLog is a file every measured operation goes to (--lat-log).
 	LatencyLog    string
 	segment       string
@@ -99,6 +103,8 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
 func (o *RepeatOptions) addSegmentFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.segment, "segment", "", "run segment I of N of the load (I/N: its share of concurrency, jobs and rate, names of its own); default from JOB_COMPLETION_INDEX and IOLAB_SEGMENTS")
 	fs.StringVar(&o.SegmentGroup, "segment-group", "", "the name of the load the segments share, unique to it (default: from the command and --start-at)")
+	fs.Var(flagval.Duration{P: &o.Every}, "run-every", "with --start-at: start run i at the start + i x this (every run, warm-up included), meeting no barrier: "+
+		"segments with SQLite files of their own run in step by the clock, and iolab import merges them afterwards")
 	fs.StringVar(&o.startAt, "start-at", "", "start the first run at this instant (2026-11-23T18:00:00Z, or +30s); segments without it meet at a barrier in the store, and all meet again before every run")
 	o.BarrierTimeout = 5 * time.Minute
 	fs.Var(flagval.Duration{P: &o.BarrierTimeout}, "barrier-timeout", "how long a segment waits at a barrier for the others")
@@ -189,6 +195,13 @@ func (o *RepeatOptions) validateSegment() error {
 	if o.Segment.Split() && o.SegmentGroup == "" && o.StartAt.IsZero() {
 		return usage("--segment %s: give --segment-group NAME (unique to this load) or --start-at TIME, so the segments find each other", o.Segment)
 	}
+	switch {
+	case o.Every > 0 && o.StartAt.IsZero():
+		return usage("--run-every %v: give --start-at too: run i starts at the start + i x %v", o.Every, o.Every)
+	case o.Every > 0 && o.Segment.Split() && (len(o.Gates.FailOn) > 0 || len(o.Gates.Limits) > 0):
+		return usage("--run-every: the segments share no store, so no segment can judge a gate on the whole load; " +
+			"merge them (iolab import A.db B.db --db all.db) and judge it there: iolab show --db all.db --gate ... (or --fail-on)")
+	}
 	return nil
 }
 
@@ -214,6 +227,7 @@ func (o *RepeatOptions) segmentPlan(plan *lab.Plan) {
 		o.Seed = groupSeed(grp)
 	}
 	plan.Segment, plan.SegmentGroup, plan.StartAt, plan.BarrierTimeout, plan.RejoinTimeout = o.Segment, grp, o.StartAt, o.BarrierTimeout, o.RejoinTimeout
+	plan.Every = o.Every
 }
 
 // groupSeed is the seed of a load's segments, when none was given: the
@@ -244,7 +258,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 	plan.LatencyLog = o.LatencyLog
 	o.segmentPlan(&plan)
 	if !o.Segment.Split() {
-		plan.StartAt = o.StartAt
+		plan.StartAt, plan.Every = o.StartAt, o.Every
 	}
 	plan.Rounds, plan.Warmup, plan.Cooldown, plan.Seed, plan.KeepGoing = o.Rounds, o.Warmup, o.Cooldown, o.Seed, o.KeepGoing
 	if o.ObservePID != "" {
@@ -266,7 +280,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 	// A segment reports, and judges its gates on, the whole load (every
 	// segment has ended by now): its exit code says whether the load
 	// passed, the same in every segment.
-	o.mergeSegments = o.Segment.Split()
+	o.mergeSegments = o.Segment.Split() && o.Every == 0 // a store of its own (--every) holds this segment alone
 	if err := printExperiment(context.WithoutCancel(ctx), st, id, o, stdout, stderr); err != nil {
 		return errors.Join(runErr, err)
 	}
@@ -511,10 +525,11 @@ func dbFlag(f *pflag.FlagSet, p *string) {
 // showCommand is the command that prints an experiment again: with --db when
 // the database is not the one a plain `iolab show` would open.
 func showCommand(id, db string) string {
+	cmd := strings.TrimSpace("iolab show " + id)
 	if db == defaultDB() {
-		return "iolab show " + id
+		return cmd
 	}
-	return "iolab show " + id + " --db " + shellQuote(redact.URL(db))
+	return cmd + " --db " + shellQuote(redact.URL(db))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

@@ -779,3 +779,80 @@ func TestSegmentsOutlastAStoreRestart(t *testing.T) {
 		}
 	}
 }
+
+// Segments with SQLite files of their own meet by the clock (--start-at,
+// --run-every), and iolab import makes them one load in a shared store: the
+// same merged runs, operation for operation, as the same load run with a
+// shared PostgreSQL store. A second import is refused, and so is a
+// segment of another split into that group; nothing is copied then.
+func TestImportSegmentsRunApart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, stores := t.TempDir(), t.TempDir()
+	pg := pgtest.Database(t)
+	load := []string{"fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=256k", "--numjobs=2", "--rounds=3", "--warmup=0", "-q"}
+	start := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			_, stderr, err := iolab(t, ctx, append(slices.Clone(load), "--segment", fmt.Sprintf("%d/2", i), "--segment-group", "apart",
+				"--start-at", start, "--run-every", "1s", "--db", filepath.Join(stores, fmt.Sprintf("seg%d.db", i)))...)
+			if err != nil {
+				errs[i] = fmt.Errorf("segment %d/2: %v\n%s", i, err, stderr)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(stores, "seg0.db"), filepath.Join(stores, "seg1.db")
+	out, _, err := iolab(t, ctx, "import", a, b, "--db", pg)
+	if err != nil || strings.Count(out, "\nimported ") != 1 || !strings.HasPrefix(out, "imported ") || !strings.Contains(out, "2 experiments imported") {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	type merged struct {
+		Status string
+		Runs   []struct {
+			Round  int
+			Status string
+			Read   *struct{ Ops int64 }
+		}
+		Segments struct{ Experiments map[string]string }
+	}
+	var apart merged
+	out, _, err = iolab(t, ctx, "show", "--db", pg, "--json")
+	decodeInto(t, out, &apart)
+	if err != nil || apart.Status != "done" || len(apart.Segments.Experiments) != 2 || len(apart.Runs) != 3 {
+		t.Fatalf("the imported load: %v\n%s", err, out)
+	}
+	// The same load, its segments sharing the PostgreSQL store.
+	shared := pgtest.Database(t)
+	runSegments(t, 2, append(slices.Clone(load), "--segment-group", "together", "--db", shared, "--barrier-timeout", "60s")...)
+	var together merged
+	out, _, _ = iolab(t, ctx, "show", "--db", shared, "--json")
+	decodeInto(t, out, &together)
+	for i, run := range apart.Runs {
+		if run.Status != "ok" || run.Read == nil || run.Read.Ops != 2*64 || len(together.Runs) != 3 ||
+			together.Runs[i].Status != "ok" || together.Runs[i].Read.Ops != run.Read.Ops {
+			t.Fatalf("run %d: apart %+v, together %+v", i, run, together.Runs)
+		}
+	}
+	// Again: refused, naming the experiment; and a segment of another
+	// split into the same group.
+	if _, _, err := iolab(t, ctx, "import", a, "--db", pg); err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "already; imported before?") {
+		t.Fatalf("a second import: %v", err)
+	}
+	other := filepath.Join(stores, "other.db")
+	if _, stderr, err := iolab(t, ctx, append(slices.Clone(load)[:len(load)-4], "--numjobs=3", "--rounds=1", "--warmup=0", "-q", "--segment", "0/3",
+		"--segment-group", "apart", "--start-at", "+1s", "--run-every", "1s", "--db", other)...); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if _, _, err := iolab(t, ctx, "import", other, "--db", pg); err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "segment group apart is not one load") {
+		t.Fatalf("a segment of another split: %v", err)
+	}
+	if n := countQuiet(pg, `SELECT count(*) FROM experiments`); n != 2 {
+		t.Fatalf("%d experiments after the refused imports, want 2", n)
+	}
+}

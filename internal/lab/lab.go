@@ -101,6 +101,10 @@ type Plan struct {
 	// BarrierTimeout naming the ones that never came.
 	StartAt        time.Time
 	BarrierTimeout time.Duration
+	// Every, with StartAt, starts schedule entry i at StartAt + i·Every
+	// instead of at a barrier: segments that share no store keep in step
+	// by the clock. A run that starts late is late (the merge says so).
+	Every time.Duration
 	// RejoinTimeout is how long the segments at a barrier wait for one
 	// whose runner died (or was stopped) to be started again, before they
 	// stop too; 0 stops them at once.
@@ -217,7 +221,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	if ferr := r.Store.FinishExperiment(context.WithoutCancel(ctx), expID, status); ferr != nil && err == nil {
 		err = ferr
 	}
-	if err == nil && plan.Segment.Split() {
+	if err == nil && plan.Segment.Split() && plan.Every == 0 {
 		// The load ends when every segment has: what is judged of it
 		// (gates, the report) is judged whole, by every segment alike.
 		_, err = r.meet(ctx, plan, plan.SegmentGroup+" end", 0)
@@ -536,7 +540,14 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
-		if i > 0 && plan.Segment.Split() {
+		if i > 0 && plan.Every > 0 {
+			// In step by the clock: entry i's slot (at once if it passed).
+			select {
+			case <-time.After(time.Until(plan.StartAt.Add(time.Duration(i) * plan.Every))):
+			case <-ctx.Done():
+				return ErrInterrupted
+			}
+		} else if i > 0 && plan.Segment.Split() {
 			// Every run after the first at a barrier of its own, a
 			// resumed segment's too: run i of every segment measures the
 			// same seconds. (A run cut by its runner's death is redone

@@ -54,28 +54,32 @@ func (s *Store) appendRows(ctx context.Context, insert func(context.Context, *sq
 
 // AppendServerSeries stores seconds of a running run's server series.
 func (s *Store) AppendServerSeries(ctx context.Context, runID int64, secs []metrics.ServerSecond) error {
-	return s.appendRows(ctx, func(ctx context.Context, tx *sqlTx) error {
-		for _, sec := range secs {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO server_series (run_id, second, rss_bytes, cpu_s, read_bytes, write_bytes, threads, fds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-				runID, sec.T, sec.RSSBytes, sec.CPUS, sec.ReadBytes, sec.WriteBytes, sec.Threads, sec.FDs); err != nil {
-				return err
-			}
+	return s.appendRows(ctx, func(ctx context.Context, tx *sqlTx) error { return insertServerSeries(ctx, tx, runID, secs) })
+}
+
+func insertServerSeries(ctx context.Context, tx *sqlTx, runID int64, secs []metrics.ServerSecond) error {
+	for _, sec := range secs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO server_series (run_id, second, rss_bytes, cpu_s, read_bytes, write_bytes, threads, fds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, sec.T, sec.RSSBytes, sec.CPUS, sec.ReadBytes, sec.WriteBytes, sec.Threads, sec.FDs); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // AppendEnvSeries stores seconds of the machine during a running run.
 func (s *Store) AppendEnvSeries(ctx context.Context, runID int64, secs []metrics.EnvSecond) error {
-	return s.appendRows(ctx, func(ctx context.Context, tx *sqlTx) error {
-		for _, sec := range secs {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO env_series (run_id, second, cpu_stall, memory_stall, io_stall, load1) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-				runID, sec.T, sec.CPUStall, sec.MemoryStall, sec.IOStall, sec.Load1); err != nil {
-				return err
-			}
+	return s.appendRows(ctx, func(ctx context.Context, tx *sqlTx) error { return insertEnvSeries(ctx, tx, runID, secs) })
+}
+
+func insertEnvSeries(ctx context.Context, tx *sqlTx, runID int64, secs []metrics.EnvSecond) error {
+	for _, sec := range secs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO env_series (run_id, second, cpu_stall, memory_stall, io_stall, load1) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			runID, sec.T, sec.CPUStall, sec.MemoryStall, sec.IOStall, sec.Load1); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 func insertSeries(ctx context.Context, tx *sqlTx, runID int64, secs []metrics.Second) error {
@@ -103,6 +107,25 @@ func (s *Store) MarkCutRuns(ctx context.Context, experimentID string) error {
 // must still be written.
 func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derived map[string]float64) error {
 	ctx = context.WithoutCancel(ctx)
+	if r.ID == 0 {
+		if err := s.BeginRun(ctx, experimentID, r); err != nil {
+			return err
+		}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	if err := writeRun(ctx, tx, r, derived); err != nil {
+		return s.wrap(err)
+	}
+	return s.wrap(tx.Commit())
+}
+
+// writeRun writes a begun run's result (r.ID set): its row, histograms,
+// derived metrics, frames, series and profiles.
+func writeRun(ctx context.Context, tx *sqlTx, r *Run, derived map[string]float64) error {
 	res := r.Result
 	if res == nil {
 		res = &metrics.Result{}
@@ -119,26 +142,16 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 	if res.ErrorCodes == nil {
 		codes = []byte("{}")
 	}
-	if r.ID == 0 {
-		if err := s.BeginRun(ctx, experimentID, r); err != nil {
-			return err
-		}
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap(err)
-	}
-	defer tx.Rollback()
 	start := res.Start
 	if start.IsZero() {
 		start = r.EndedAt
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, started_at = ?, ended_at = ?, duration_ns = ?, errors = ?, error = ?,
+	_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, started_at = ?, ended_at = ?, duration_ns = ?, errors = ?, error = ?,
 		cpu_user_s = ?, cpu_sys_s = ?, timing_overhead_ns = ?, notes = ?, extra = ?, error_codes = ? WHERE id = ?`,
 		r.Status, ts(start), ts(r.EndedAt), int64(res.Duration), res.Errors, redact.String(firstNonEmpty(r.Error, res.FirstError)),
 		res.CPUUserS, res.CPUSysS, res.TimingOverheadNs, redact.String(string(notes)), string(extra), redact.String(string(codes)), r.ID)
 	if err != nil {
-		return s.wrap(err)
+		return err
 	}
 	for d, ds := range res.ByOp {
 		if ds.Ops == 0 && ds.Lat == nil && ds.Errors == 0 {
@@ -160,29 +173,29 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram, errors, ttfb_histogram, active_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, metrics.Op(d).String(), ds.Ops, ds.Bytes, enc, ds.Errors, ttfb, ds.ActiveS); err != nil {
-			return s.wrap(err)
+			return err
 		}
 	}
 	for name, v := range derived {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO metrics (run_id, name, value) VALUES (?, ?, ?)`, r.ID, name, v); err != nil {
-			return s.wrap(err)
+			return err
 		}
 	}
 	for _, f := range res.Frames {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO frame_timings (run_id, frame, pos, thread, start_ns, open_ns, io_ns, close_ns, late_ns, dropped)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, f.Frame, f.Pos, f.Thread, f.StartNs, f.OpenNs, f.IONs, f.CloseNs, f.LateNs, boolInt(f.Dropped)); err != nil {
-			return s.wrap(err)
+			return err
 		}
 	}
 	if err := insertSeries(ctx, tx, r.ID, res.Series); err != nil {
-		return s.wrap(err)
+		return err
 	}
 	for _, kind := range slices.Sorted(maps.Keys(res.Profiles)) {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO profiles (run_id, kind, data) VALUES (?, ?, ?)`, r.ID, kind, res.Profiles[kind]); err != nil {
-			return s.wrap(err)
+			return err
 		}
 	}
-	return s.wrap(tx.Commit())
+	return nil
 }
 
 // Profiles reads an experiment's profiles: by run ID, then kind

@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// ErrImported is returned when the experiment to import is in the store
+// already.
+var ErrImported = errors.New("already in the store")
+
+// Import copies experiment e of store from into s, whole, in one
+// transaction: its record (times, status, notes, segment), cells, runs
+// with their histograms, series, frames, profiles and the machine's and
+// the server's seconds, its environment snapshots and its kept objects'
+// manifest; each run's derived metrics are computed again from what it
+// measured. IDs of cells and runs are the store's own. An experiment the
+// store holds already is refused (ErrImported), so nothing is imported
+// twice.
+func (s *Store) Import(ctx context.Context, from *Store, e Experiment) error {
+	d, err := from.LoadExperiment(ctx, e)
+	if err != nil {
+		return err
+	}
+	profiles, err := from.Profiles(ctx, e.ID)
+	if err != nil {
+		return err
+	}
+	type object struct {
+		run, cell        int64
+		key              string
+		size, seed, cont int64
+	}
+	var objects []object
+	rows, err := from.db.QueryContext(ctx, `SELECT run_id, cell_id, object_key, size, seed, content_seed FROM objects WHERE experiment_id = ?`, e.ID)
+	if err != nil {
+		return from.wrap(err)
+	}
+	for rows.Next() {
+		var o object
+		if err := rows.Scan(&o.run, &o.cell, &o.key, &o.size, &o.seed, &o.cont); err != nil {
+			rows.Close()
+			return from.wrap(err)
+		}
+		objects = append(objects, o)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return from.wrap(err)
+	}
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM experiments WHERE id = ?`, e.ID).Scan(&n); err != nil {
+		return s.wrap(err)
+	}
+	if n > 0 {
+		return fmt.Errorf("experiment %s: %w %s", e.ID, ErrImported, s.path)
+	}
+	notes, _ := json.Marshal(e.Notes)
+	if e.Notes == nil {
+		notes = []byte("[]")
+	}
+	var finished any
+	if !e.FinishedAt.IsZero() {
+		finished = ts(e.FinishedAt)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO experiments (id, name, command, plan, created_at, finished_at, status, notes, segment_grp, segment)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.Name, e.Command, string(e.Plan), ts(e.CreatedAt), finished, e.Status, string(notes),
+		e.SegmentGroup, e.Segment); err != nil {
+		return s.wrap(err)
+	}
+	cellID := map[int64]int64{}
+	for _, c := range d.Cells {
+		params, _ := json.Marshal(c.Params)
+		id, err := insertID(ctx, tx, `INSERT INTO cells (experiment_id, idx, name, variant, workload, params) VALUES (?, ?, ?, ?, ?, ?)`,
+			e.ID, c.Index, c.Name, c.Variant, c.Workload, string(params))
+		if err != nil {
+			return s.wrap(err)
+		}
+		cellID[c.ID] = id
+	}
+	runID := map[int64]int64{}
+	for _, r := range d.Runs {
+		old := r.ID
+		r.CellID = cellID[r.CellID]
+		if r.ID, err = insertID(ctx, tx, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
+			duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '', 0, 0, 0, '[]')`,
+			e.ID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), r.Status, ts(r.EndedAt), ts(r.EndedAt)); err != nil {
+			return s.wrap(err)
+		}
+		runID[old] = r.ID
+		res := *r.Result
+		res.Profiles = profiles[old]
+		r.Result = &res
+		if err := writeRun(ctx, tx, &r, metrics.RunMetrics(&res)); err != nil {
+			return s.wrap(err)
+		}
+		if err := insertEnvSeries(ctx, tx, r.ID, res.EnvSeries); err != nil {
+			return s.wrap(err)
+		}
+		if err := insertServerSeries(ctx, tx, r.ID, res.ServerSeries); err != nil {
+			return s.wrap(err)
+		}
+	}
+	for _, env := range d.Env {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO env_snapshots (experiment_id, round, phase, taken_at, snapshot) VALUES (?, ?, ?, ?, ?)`,
+			e.ID, env.Round, env.Phase, ts(env.TakenAt), string(env.Snapshot)); err != nil {
+			return s.wrap(err)
+		}
+	}
+	for _, o := range objects {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO objects (experiment_id, run_id, cell_id, object_key, size, seed, content_seed) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			e.ID, runID[o.run], cellID[o.cell], o.key, o.size, o.seed, o.cont); err != nil {
+			return s.wrap(err)
+		}
+	}
+	return s.wrap(tx.Commit())
+}
+
+// Cells are an experiment's cells (its exact ID).
+func (s *Store) Cells(ctx context.Context, id string) ([]Cell, error) {
+	d := &Data{Experiment: Experiment{ID: id}}
+	err := s.loadCells(ctx, d)
+	return d.Cells, err
+}
