@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -855,4 +856,77 @@ func TestImportSegmentsRunApart(t *testing.T) {
 	if n := countQuiet(pg, `SELECT count(*) FROM experiments`); n != 2 {
 		t.Fatalf("%d experiments after the refused imports, want 2", n)
 	}
+}
+
+// show --follow draws a load in segments while it runs, from the store
+// alone: views in which both segments are in a run, the load's ops/s
+// the sum of theirs; then it ends with the load.
+func TestFollowDrawsTheLoadLive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	done := make(chan error, 1)
+	go func() {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Go(func() {
+				_, stderr, err := iolab(t, ctx, "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=3s",
+					"--rate_iops=500", "--rounds=2", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i), "--segment-group", "live",
+					"--barrier-timeout", "60s")
+				if err != nil {
+					errs[i] = fmt.Errorf("%v\n%s", err, stderr)
+				}
+			})
+		}
+		wg.Wait()
+		done <- errors.Join(errs...)
+	}()
+	for deadline := time.Now().Add(time.Minute); countQuiet(db, `SELECT count(*) FROM experiments WHERE segment_grp = 'live'`) < 1; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no segment began")
+		}
+	}
+	out, _, err := iolab(t, ctx, "show", "--follow", "live", "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	views := strings.Split(strings.TrimSpace(out), "\n\n")
+	head := regexp.MustCompile(`^load live \(2 of 2 segments stored\) at [0-9:]+: ([0-9.k]+) ops/s .* \(the latest second of the 2 segments in a run\)`)
+	row := regexp.MustCompile(`(?m)^  ([01]/2) +round [01] +\d+ +([0-9.k]+) `)
+	both := 0
+	for _, v := range views {
+		m := head.FindStringSubmatch(v)
+		rows := row.FindAllStringSubmatch(v, -1)
+		if m == nil || len(rows) != 2 {
+			continue
+		}
+		both++
+		var sum float64
+		for _, r := range rows {
+			sum += parseCount(t, r[2])
+		}
+		if total := parseCount(t, m[1]); math.Abs(total-sum) > 0.01*sum || total < 500 {
+			t.Errorf("the load's ops/s %v, its segments' %v:\n%s", total, sum, v)
+		}
+	}
+	if both < 2 || !strings.Contains(views[len(views)-1], "every segment has ended") {
+		t.Fatalf("%d views with both segments in a run:\n%s", both, out)
+	}
+}
+
+// parseCount reads a count as stats.FormatValue prints it (1234, 1.23k).
+func parseCount(t *testing.T, s string) float64 {
+	mult := 1.0
+	if v, ok := strings.CutSuffix(s, "k"); ok {
+		s, mult = v, 1e3
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("count %q: %v", s, err)
+	}
+	return f * mult
 }

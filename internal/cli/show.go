@@ -15,10 +15,10 @@ import (
 
 func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
 	var o RepeatOptions
-	var profile bool
+	var profile, follow bool
 	var top int
 	cmd := &cobra.Command{
-		Use:   "show [EXPERIMENT]",
+		Use:   "show [EXPERIMENT | GROUP]",
 		Short: "Print a stored experiment's summary, and its variants' comparisons, again (default: the newest)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -29,10 +29,19 @@ func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
 			if !profile {
 				top = 0
 			}
+			if follow {
+				st, err := openExisting(cmd.Context(), o.DB)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				return runFollow(cmd.Context(), st, id, stdout)
+			}
 			return runShow(cmd.Context(), o, id, top, stdout, stderr)
 		},
 	}
 	o.addOutputFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&follow, "follow", false, "draw a load run in segments as it runs, every second, from the store (EXPERIMENT: a segment group or an experiment of one; default the newest): the load's ops/s, MiB/s, p99 and errors, and each segment's, until every segment has ended")
 	cmd.Flags().BoolVar(&profile, "profile", false, "print the servers' profiles: per cell and variant the functions that took the most CPU, and what changed against the baseline")
 	flagval.IntVar(cmd.Flags(), &top, "top", 15, 1, 10000, "with --profile, how many functions to list")
 	return cmd

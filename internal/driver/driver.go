@@ -139,7 +139,8 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
-	interrupted, graceExceeded := waitSoftStop(ctx, opts, clock, series, done, &stop, metrics.SecondSink(ctx))
+	sink, drainEvery := metrics.SecondSink(ctx)
+	interrupted, graceExceeded := waitSoftStop(ctx, opts, clock, series, done, &stop, sink, drainEvery)
 	if !graceExceeded {
 		select {
 		case <-done:
@@ -205,14 +206,11 @@ func rusageAt(d time.Duration) func() cpuTimes {
 	}
 }
 
-// drainEvery is how often finished seconds go to a second sink.
-const drainEvery = 5 * time.Second
-
 // waitSoftStop returns when the runtime has elapsed, all workers are done,
 // or ctx is cancelled, setting stop in the first and last case. Meanwhile
 // it hands finished seconds to sink, if there is one.
 func waitSoftStop(ctx context.Context, opts Options, clock metrics.Clock, series *metrics.Series, done <-chan struct{}, stop *Stop,
-	sink func([]metrics.Second)) (interrupted, graceExceeded bool) {
+	sink func([]metrics.Second), drainEvery time.Duration) (interrupted, graceExceeded bool) {
 	var deadline <-chan time.Time
 	if opts.Runtime > 0 {
 		t := time.NewTimer(opts.Ramp + opts.Runtime)

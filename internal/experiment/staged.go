@@ -26,7 +26,7 @@ func (c *cellBuilder) runSetup(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", step, err)
 	}
 	// Untimed and unrecorded: its seconds are not the run's.
-	res, err := wl.Run(metrics.WithSecondSink(ctx, nil), nil)
+	res, err := wl.Run(metrics.WithSecondSink(ctx, nil, 0), nil)
 	switch {
 	case err != nil:
 		return fmt.Errorf("%s: %w", step, err)

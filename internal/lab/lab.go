@@ -125,6 +125,10 @@ type Runner struct {
 	Progress *Progress
 
 	latencyLog *metrics.LatencyLog // the plan's, while it runs
+	// sinkEvery is how often a run's seconds go to the store (0: the
+	// default): every second for a load in segments, so that show
+	// --follow draws the load live from the store.
+	sinkEvery time.Duration
 }
 
 // Run prepares the cells, runs the plan and returns the experiment's ID.
@@ -136,6 +140,10 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	}
 	if plan.MinRounds > 0 && plan.Order == OrderSequential {
 		return "", &workload.InputError{Err: errors.New("stopping when decided needs the random order: in sequential order a round is not every cell once")}
+	}
+	r.sinkEvery = 0
+	if plan.Segment.Split() {
+		r.sinkEvery = time.Second
 	}
 	if plan.LatencyLog != "" {
 		l, err := metrics.CreateLatencyLog(plan.LatencyLog, plan.Resume != "")
@@ -690,7 +698,7 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 			flushEnv()
 		}
 	})
-	rctx := metrics.WithSecondSink(ctx, sink)
+	rctx := metrics.WithSecondSink(ctx, sink, r.sinkEvery)
 	if r.latencyLog != nil && !run.Warmup { // measured operations only
 		rctx = metrics.WithLatencyLog(rctx, r.latencyLog, run.ID)
 	}

@@ -214,17 +214,35 @@ func (s *Series) Seconds(durationSec int64) []Second {
 
 type secondSinkKey struct{}
 
-// WithSecondSink returns a context under which a run hands its finished
-// seconds to sink as it goes (every few seconds, from the driver's
-// goroutine, never a worker's), instead of keeping them all for its result:
-// the store writes them while the run goes on, and memory stays flat
-// however long the run.
-func WithSecondSink(ctx context.Context, sink func([]Second)) context.Context {
-	return context.WithValue(ctx, secondSinkKey{}, sink)
+// secondSink is a sink and how often it is handed seconds.
+type secondSink struct {
+	fn    func([]Second)
+	every time.Duration
 }
 
-// SecondSink returns the sink ctx carries, or nil.
-func SecondSink(ctx context.Context) func([]Second) {
-	sink, _ := ctx.Value(secondSinkKey{}).(func([]Second))
-	return sink
+// SinkEvery is how often a run hands its finished seconds to its sink by
+// default: a store write every few seconds, not every second, on the
+// machine whose disk may be the one measured.
+const SinkEvery = 5 * time.Second
+
+// WithSecondSink returns a context under which a run hands its finished
+// seconds to sink as it goes (every `every`, SinkEvery when 0, from the
+// driver's goroutine, never a worker's), instead of keeping them all for
+// its result: the store writes them while the run goes on, and memory
+// stays flat however long the run.
+func WithSecondSink(ctx context.Context, sink func([]Second), every time.Duration) context.Context {
+	if every <= 0 {
+		every = SinkEvery
+	}
+	return context.WithValue(ctx, secondSinkKey{}, secondSink{sink, every})
+}
+
+// SecondSink returns the sink ctx carries (nil for none) and how often
+// it takes seconds.
+func SecondSink(ctx context.Context) (func([]Second), time.Duration) {
+	sink, ok := ctx.Value(secondSinkKey{}).(secondSink)
+	if !ok {
+		return nil, SinkEvery
+	}
+	return sink.fn, sink.every
 }

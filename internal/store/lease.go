@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/procgroup"
 )
 
@@ -281,4 +282,80 @@ func (s *Store) JoinLoad(ctx context.Context, grp string, n int, fingerprint str
 	}
 	err = s.db.QueryRowContext(ctx, `SELECT n, fingerprint FROM segment_loads WHERE grp = ?`, grp).Scan(&heldN, &held)
 	return heldN, held, s.wrap(err)
+}
+
+// LiveSegment is where one segment of a load stands: its experiment, the
+// run it is in (or last stored), that run's latest stored second, and
+// the errors and runs it has finished.
+type LiveSegment struct {
+	Member
+	Round     int
+	Warmup    bool
+	RunStatus string // "" before its first run
+	// Second is the run's latest stored second, T its Unix second; Ops 0
+	// and T 0 when none is stored yet.
+	Second   metrics.Second
+	Finished int   // runs finished ok
+	Errors   int64 // failed operations in them
+}
+
+// LiveLoad is where each segment of group grp stands, from the store
+// alone (what show --follow draws every second): three queries, however
+// many segments.
+func (s *Store) LiveLoad(ctx context.Context, grp string) ([]LiveSegment, error) {
+	members, err := s.Members(ctx, grp)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LiveSegment, len(members))
+	byExp := map[string]*LiveSegment{}
+	for i, m := range members {
+		out[i].Member = m
+		byExp[m.ID] = &out[i]
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT r.experiment_id, r.round, r.warmup, r.status, r.started_at, COALESCE(x.second, -1), COALESCE(x.ops, 0), COALESCE(x.bytes, 0), COALESCE(x.p99_ns, 0)
+		FROM runs r JOIN experiments e ON e.id = r.experiment_id
+		LEFT JOIN series x ON x.run_id = r.id AND x.second = (SELECT max(second) FROM series WHERE run_id = r.id)
+		WHERE e.segment_grp = ? AND r.id = (SELECT max(id) FROM runs WHERE experiment_id = r.experiment_id)`, grp)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	for rows.Next() {
+		var exp, status, started string
+		var round, warmup int
+		var sec metrics.Second
+		if err := rows.Scan(&exp, &round, &warmup, &status, &started, &sec.T, &sec.Ops, &sec.Bytes, &sec.P99Ns); err != nil {
+			rows.Close()
+			return nil, s.wrap(err)
+		}
+		if l := byExp[exp]; l != nil {
+			l.Round, l.Warmup, l.RunStatus = round, warmup != 0, status
+			if sec.T >= 0 {
+				sec.T += parseTS(started).Unix()
+				l.Second = sec
+			}
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	rows, err = s.db.QueryContext(ctx, `SELECT r.experiment_id, count(*), COALESCE(sum(r.errors), 0) FROM runs r JOIN experiments e ON e.id = r.experiment_id
+		WHERE e.segment_grp = ? AND r.status = ? GROUP BY r.experiment_id`, grp, StatusOK)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var exp string
+		var n int
+		var errs int64
+		if err := rows.Scan(&exp, &n, &errs); err != nil {
+			return nil, s.wrap(err)
+		}
+		if l := byExp[exp]; l != nil {
+			l.Finished, l.Errors = n, errs
+		}
+	}
+	return out, s.wrap(rows.Err())
 }
