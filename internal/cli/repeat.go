@@ -311,7 +311,7 @@ func colourful(w io.Writer) bool {
 // newRunner makes a runner with a live progress line when stderr is a
 // terminal (and not --quiet).
 func newRunner(st *store.Store, grace time.Duration, stderr io.Writer, runTime time.Duration, quiet bool) *lab.Runner {
-	runner := &lab.Runner{Store: store.NewPatient(st, grace)}
+	runner := &lab.Runner{Store: store.NewPatient(st, grace), Notices: stderr}
 	if quiet {
 		return runner
 	}

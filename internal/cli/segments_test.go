@@ -698,9 +698,9 @@ func TestSegmentGatesJudgeTheWholeLoad(t *testing.T) {
 
 // PostgreSQL restarted in the middle of a load (pg_ctl stop -m fast, 3.4 s
 // down, start): the segments wait it out and the load completes, no run
-// lost or stored twice. Down for good, past --store-grace, every segment
-// stops within the grace of a run, saying why. Processes of their own, on
-// a PostgreSQL of the test's own.
+// lost or stored twice. Down past --store-grace, every segment stops
+// measuring and says why, and writes the run it held once the store is
+// back. Processes of their own, on a PostgreSQL of the test's own.
 func TestSegmentsOutlastAStoreRestart(t *testing.T) {
 	t.Parallel()
 	bin, dir := buildIolab(t), t.TempDir()
@@ -712,8 +712,8 @@ func TestSegmentsOutlastAStoreRestart(t *testing.T) {
 			cmd := exec.Command(bin, "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=1s",
 				"--rounds=6", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i), "--segment-group", grp,
 				"--barrier-timeout", "2m", "--store-grace", grace)
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
+			out := &syncBuffer{}
+			cmd.Stdout, cmd.Stderr = out, out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -739,7 +739,7 @@ func TestSegmentsOutlastAStoreRestart(t *testing.T) {
 	}
 	for i, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
-			t.Fatalf("segment %d/2 through a restart: %v\n%s", i, err, cmd.Stdout)
+			t.Fatalf("segment %d/2 through a restart: %v\n%s", i, err, cmd.Stdout.(*syncBuffer))
 		}
 	}
 	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
@@ -763,22 +763,58 @@ func TestSegmentsOutlastAStoreRestart(t *testing.T) {
 	if n := countQuiet(db, `SELECT count(*) FROM runs`); n != 12 {
 		t.Fatalf("%d runs stored by the two segments, want 12: none lost, none twice", n)
 	}
-	// Down for good: each segment stops once the grace has passed.
+	// Down past the grace: each segment stops measuring, says so, and
+	// keeps what it has not written (the run it had just measured, or how
+	// the experiment ended) until the store returns, then writes it and
+	// exits, saying what became of it.
 	cmds = load("gone", "2s")
 	afterFirstRun("gone")
 	pg.Stop()
 	for i, cmd := range cmds {
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err == nil || !strings.Contains(fmt.Sprint(cmd.Stdout), "the store has been unreachable for 2s (--store-grace 2s)") {
-				t.Errorf("segment %d/2 past the grace: %v\n%s", i, err, cmd.Stdout)
+		out := cmd.Stdout.(*syncBuffer)
+		for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "iolab: no more runs; "); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("segment %d/2 a minute after the store went away:\n%s", i, out)
 			}
-		case <-time.After(time.Minute):
-			t.Fatalf("segment %d/2 still runs a minute after the store went away", i)
+		}
+		if !strings.Contains(out.String(), "the store has been unreachable for 2s (--store-grace 2s)") {
+			t.Errorf("segment %d/2 does not say why it stopped:\n%s", i, out)
 		}
 	}
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i, cmd := range cmds {
+		err := cmd.Wait()
+		if err == nil || !strings.Contains(cmd.Stdout.(*syncBuffer).String(), " was written when the store returned") {
+			t.Errorf("segment %d/2 after the store returned: %v\n%s", i, err, cmd.Stdout)
+		}
+	}
+	held := `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment_grp = 'gone' AND r.status <> 'running'`
+	if n := countQuiet(db, held); n < 2 {
+		t.Errorf("%d runs of the two segments stored, want at least the first of each", n)
+	}
+	if n := countQuiet(db, `SELECT count(*) FROM experiments WHERE segment_grp = 'gone' AND status = 'running'`); n != 0 {
+		t.Errorf("%d segments left running", n)
+	}
+}
+
+// syncBuffer is a buffer a process writes into while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Segments with SQLite files of their own meet by the clock (--start-at,
@@ -871,7 +907,7 @@ func TestFollowDrawsTheLoadLive(t *testing.T) {
 		errs := make([]error, 2)
 		for i := range 2 {
 			wg.Go(func() {
-				_, stderr, err := iolab(t, ctx, "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=3s",
+				_, stderr, err := iolab(t, ctx, "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=5s",
 					"--rate_iops=500", "--rounds=2", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i), "--segment-group", "live",
 					"--barrier-timeout", "60s")
 				if err != nil {

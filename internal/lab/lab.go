@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -125,6 +126,11 @@ type Runner struct {
 	Progress *Progress
 
 	latencyLog *metrics.LatencyLog // the plan's, while it runs
+	// Notices, if set, is told what the user should know while the plan
+	// runs (the store went away, and what is kept meanwhile).
+	Notices io.Writer
+	// interrupted is closed when the run's context ends (Ctrl-C).
+	interrupted <-chan struct{}
 	// sinkEvery is how often a run's seconds go to the store (0: the
 	// default): every second for a load in segments, so that show
 	// --follow draws the load live from the store.
@@ -141,6 +147,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	if plan.MinRounds > 0 && plan.Order == OrderSequential {
 		return "", &workload.InputError{Err: errors.New("stopping when decided needs the random order: in sequential order a round is not every cell once")}
 	}
+	r.interrupted = ctx.Done()
 	r.sinkEvery = 0
 	if plan.Segment.Split() {
 		r.sinkEvery = time.Second
@@ -226,8 +233,17 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	case err != nil:
 		status = store.StatusFailed
 	}
-	if ferr := r.Store.FinishExperiment(context.WithoutCancel(ctx), expID, status); ferr != nil && err == nil {
-		err = ferr
+	if ferr := r.Store.FinishExperiment(context.WithoutCancel(ctx), expID, status); ferr != nil {
+		held := store.Unreachable(ferr) && !errors.Is(err, errStoreGone)
+		if held {
+			ferr = r.hold(ctx, ferr, "how the experiment ended", func() error { return r.Store.FinishExperiment(context.WithoutCancel(ctx), expID, status) })
+		}
+		switch {
+		case err == nil:
+			err = ferr
+		case held: // what became of the end, after why it stopped
+			err = errors.Join(err, ferr)
+		}
 	}
 	if err == nil && plan.Segment.Split() && plan.Every == 0 {
 		// The load ends when every segment has: what is judged of it
@@ -614,6 +630,43 @@ func (r *Runner) decided(ctx context.Context, plan Plan, expID string, e Entry) 
 	return plan.Decided(ctx, expID)
 }
 
+// errStoreGone marks an error after which the store is not waited for
+// again: it did not return within holdFor. Its text is empty: the error
+// it is wrapped in says it.
+var errStoreGone = errors.New("")
+
+// holdFor is how long a runner whose store went away past its grace
+// keeps what it measured, trying to write it, before it gives it up.
+const holdFor = 10 * time.Minute
+
+// hold tries write until the store takes it (every few seconds, for up to
+// holdFor, until Ctrl-C), saying so on Notices: the store went away (why)
+// while what (a run just measured, the experiment's end) was still to be
+// written. It returns why, with what became of it.
+func (r *Runner) hold(ctx context.Context, why error, what string, write func() error) error {
+	if r.Notices != nil {
+		fmt.Fprintf(r.Notices, "iolab: %v\niolab: no more runs; %s is kept, to be written when the store returns (for up to %v; Ctrl-C gives it up)\n", why, what, holdFor)
+	}
+	ctx = context.WithoutCancel(ctx) // the write itself; the wait below ends on Ctrl-C
+	deadline := time.Now().Add(holdFor)
+	for {
+		err := write()
+		switch {
+		case err == nil:
+			return fmt.Errorf("stopped: %w; %s was written when the store returned", why, what)
+		case !store.Unreachable(err):
+			return fmt.Errorf("stopped: %w; then %s could not be written: %w", why, what, err)
+		case time.Now().After(deadline):
+			return fmt.Errorf("stopped: %w; %s was lost: the store did not return within %v%w", why, what, holdFor, errStoreGone)
+		}
+		select {
+		case <-time.After(2 * time.Second):
+		case <-r.interrupted:
+			return fmt.Errorf("stopped: %w; %s was given up (interrupted)", why, what)
+		}
+	}
+}
+
 // gateError is a stored, good run that missed a criterion the user
 // enforces (workload.Gater).
 type gateError struct{ err error }
@@ -739,7 +792,13 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		run.Result = res
 	}
 	if err := r.Store.SaveRun(ctx, expID, run, metrics.RunMetrics(res)); err != nil {
-		return err
+		if !store.Unreachable(err) {
+			return err
+		}
+		// The store has been away past its grace: no more runs, but the
+		// run just measured is written when the store returns.
+		derived := metrics.RunMetrics(res)
+		return r.hold(ctx, err, "the run it had just measured", func() error { return r.Store.SaveRun(ctx, expID, run, derived) })
 	}
 	if m, ok := c.Workload.(workload.Manifester); ok {
 		if err := r.saveManifest(ctx, expID, run, m); err != nil {
