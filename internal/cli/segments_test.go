@@ -280,18 +280,7 @@ func TestKilledSegmentIsNamed(t *testing.T) {
 		}
 		survivor <- err
 	}()
-	// Kill the victim once it has stored a run and begun the next.
-	stored := `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment = '1/2' AND r.status = '%s'`
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if countQuiet(db, fmt.Sprintf(stored, "ok")) >= 1 && countQuiet(db, fmt.Sprintf(stored, "running")) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the victim never stored a run and began another")
-		}
-	}
-	_ = victim.Process.Signal(syscall.SIGKILL)
-	_ = victim.Wait()
+	killMidRun(t, db, victim, "1/2")
 	err := <-survivor
 	want := fmt.Sprintf("segment 1/2 died (pid %d on ", victim.Process.Pid)
 	if err == nil || !strings.Contains(err.Error(), want) {
@@ -608,17 +597,7 @@ func TestRestartedSegmentRejoins(t *testing.T) {
 		}
 		survivor <- err
 	}()
-	stored := `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment = '1/2' AND r.status = '%s'`
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if countQuiet(db, fmt.Sprintf(stored, "ok")) >= 1 && countQuiet(db, fmt.Sprintf(stored, "running")) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the victim never stored a run and began another")
-		}
-	}
-	_ = victim.Process.Signal(syscall.SIGKILL)
-	_ = victim.Wait()
+	killMidRun(t, db, victim, "1/2")
 	time.Sleep(1500 * time.Millisecond) // the survivor finds it dead at its barrier, and waits
 	if out, err := exec.Command(bin, args("1/2")...).CombinedOutput(); err != nil {
 		t.Fatalf("the restarted segment: %v\n%s", err, out)
@@ -965,4 +944,21 @@ func parseCount(t *testing.T, s string) float64 {
 		t.Fatalf("count %q: %v", s, err)
 	}
 	return f * mult
+}
+
+// killMidRun kills segment seg's process (victim) once it has stored a
+// run and begun the next.
+func killMidRun(t *testing.T, db string, victim *exec.Cmd, seg string) {
+	t.Helper()
+	stored := `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment = '` + seg + `' AND r.status = '%s'`
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if countQuiet(db, fmt.Sprintf(stored, "ok")) >= 1 && countQuiet(db, fmt.Sprintf(stored, "running")) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the victim never stored a run and began another")
+		}
+	}
+	_ = victim.Process.Signal(syscall.SIGKILL)
+	_ = victim.Wait()
 }
