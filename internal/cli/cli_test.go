@@ -472,3 +472,36 @@ func TestSeriesIsStoredDuringTheRun(t *testing.T) {
 		t.Fatalf("%d seconds stored for a 7 s run", n)
 	}
 }
+
+// A mistyped flag is answered with the flag meant, when one is near
+// enough to be a slip, and with nothing made up when none is; a plan's
+// keys likewise, at its top and in a workload.
+func TestFlagSuggestion(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fs", "--iodpeth", "4"}, "unknown flag: --iodpeth; did you mean --iodepth? (iolab fs --help lists them)"},
+		{[]string{"s3", "--concurency", "4"}, "unknown flag: --concurency; did you mean --concurrency?"},
+		{[]string{"http", "upload", "--szie", "1m"}, "did you mean --size?"},
+		{[]string{"fs", "--zzzz", "4"}, "unknown flag: --zzzz"},
+	} {
+		_, _, err := iolab(t, context.Background(), c.args...)
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), c.want) || (strings.Contains(c.want, "zzzz") && strings.Contains(err.Error(), "did you mean")) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ plan, want, near string }{
+		{"name: x\nworklods:\n  - cmd: {run: 'true'}\n", `plan.yaml:2:1: unknown key "worklods" in the plan; known: `, "workloads"},
+		{"workloads:\n  - fs: {directory: ., iodpeth: 4}\n", `unknown key "iodpeth" in fs workload`, "iodepth"},
+		{"workloads:\n  - cmd: {run: 'true'}\nrounds: 3\nwarmpu: 1\n", `unknown key "warmpu" in the plan`, "warmup"},
+	} {
+		writeFiles(t, dir, map[string]string{"plan.yaml": c.plan})
+		_, _, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"))
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), c.want) || !strings.HasSuffix(err.Error(), "; did you mean "+c.near+"?") {
+			t.Errorf("%q: %v", c.plan, err)
+		}
+	}
+}

@@ -64,7 +64,7 @@ func FuzzWorkloadFlags(f *testing.F) {
 			flags.SetOutput(io.Discard)
 			add(flags)
 			if err := flags.Parse(args); err != nil {
-				if msg := flagError(err).Error(); strings.Contains(msg, "\n") {
+				if msg := flagError(nil, err).Error(); strings.Contains(msg, "\n") {
 					t.Fatalf("%q: a message on several lines: %q", args, msg)
 				}
 				return

@@ -81,7 +81,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate("iolab {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newK8sCommand(stdout))
 	root.AddCommand(newFSCommand(stdout, stderr), newS3Command(stdout, stderr), newHTTPCommand(stdout, stderr), newFramesCommand(stdout, stderr), newRunCommand(stdout, stderr), newExperimentCommand(stdout, stderr),
 		newShowCommand(stdout, stderr), newCompareCommand(stdout), newHistoryCommand(stdout), newReportCommand(stdout), newNoteCommand(stdout), newRmCommand(stdout), newImportCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout), newVersionCommand(stdout))

@@ -24,6 +24,7 @@ import (
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/profiling"
 	"github.com/iolab/iolab/internal/segment"
+	"github.com/iolab/iolab/internal/suggest"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
 	"github.com/iolab/iolab/internal/workload"
@@ -355,6 +356,9 @@ func (c *cellBuilder) applyFields(flags *pflag.FlagSet, kind workload.Kind, spec
 			hint := ""
 			if kind.MatrixTemplates {
 				hint = " (matrix fields become {{name}} templates)"
+			}
+			if near := suggest.Closest(key, kind.Keys()); near != "" {
+				hint += "; did you mean " + near + "?"
 			}
 			return val.KeyPos.Errorf("unknown key %q in %s workload %q; known: %s%s", key, spec.Kind, c.w.Name, strings.Join(kind.Keys(), ", "), hint)
 		}

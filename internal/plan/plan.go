@@ -26,6 +26,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/iolab/iolab/internal/suggest"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
 )
@@ -291,7 +292,7 @@ func (r reader) fields(n *yaml.Node, what string, known []string, fn func(key st
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if !contains(known, k.Value) {
-			return r.pos(k).Errorf("unknown key %q in %s; known: %s", k.Value, what, strings.Join(known, ", "))
+			return r.pos(k).Errorf("unknown key %q in %s; known: %s%s", k.Value, what, strings.Join(known, ", "), didYouMean(k.Value, known))
 		}
 		if seen[k.Value] {
 			return r.pos(k).Errorf("%s: %q given twice", what, k.Value)
@@ -1110,4 +1111,13 @@ func ParseSignal(s string) (syscall.Signal, error) {
 		return sig, nil
 	}
 	return 0, fmt.Errorf("%q: %w; want TERM, INT, KILL, HUP, QUIT, USR1 or USR2", s, ErrUnknownSignal)
+}
+
+// didYouMean is "; did you mean KEY?" for the known key name is a slip
+// away from, or "".
+func didYouMean(name string, known []string) string {
+	if near := suggest.Closest(name, known); near != "" {
+		return "; did you mean " + near + "?"
+	}
+	return ""
 }
