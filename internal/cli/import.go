@@ -12,6 +12,7 @@ import (
 
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/store"
+	"github.com/iolab/iolab/internal/units"
 )
 
 func newImportCommand(stdout io.Writer) *cobra.Command {
@@ -90,7 +91,7 @@ func runImport(ctx context.Context, db string, sources []string, stdout io.Write
 		}
 		fmt.Fprintf(stdout, "imported %s from %s\n", what, t.src)
 	}
-	fmt.Fprintf(stdout, "%d experiments imported into %s; `%s` shows the newest\n", len(done), st.Path(), showCommand("", db))
+	fmt.Fprintf(stdout, "%s imported into %s; `%s` shows the newest\n", units.Plural(len(done), "experiment"), st.Path(), showCommand("", db))
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 )
@@ -33,7 +34,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	signal.Stop(sigs)
 	close(sigs)
 	if err != nil {
-		fmt.Fprintf(stderr, "iolab: %v\n", err)
+		if msg := err.Error(); strings.HasPrefix(msg, "iolab ") {
+			fmt.Fprintln(stderr, msg) // it names the command itself: not "iolab: iolab history: ..."
+		} else {
+			fmt.Fprintf(stderr, "iolab: %s\n", msg)
+		}
 	}
 	code := ExitCode(err)
 	if sig, ok := got.Load().(syscall.Signal); ok && code == 130 {

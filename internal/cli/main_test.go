@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -24,4 +25,27 @@ func testIolab(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), iolabInTestEnv+"=1")
 	return cmd
+}
+
+// An error that names its command is printed as it is, not behind a
+// second "iolab: "; one that does not gets the prefix.
+func TestErrorPrefixedOnce(t *testing.T) {
+	t.Parallel()
+	db := t.TempDir() + "/x.db"
+	if out, err := testIolab("fs", "--directory", t.TempDir(), "--size=64k", "--rounds=1", "--warmup=0", "-q", "--db", db).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"note", "2", " "}, "iolab note: an empty note; give the text to add\n"},
+		{[]string{"note", "2"}, "iolab note: accepts 2 arg(s), received 1; usage: iolab note EXPERIMENT TEXT [flags]\n"},
+		{[]string{"fs", "--zzzz", "1"}, "iolab: unknown flag: --zzzz\n"},
+	} {
+		out, _ := testIolab(append(c.args, "--db", db)...).CombinedOutput()
+		if !strings.HasSuffix(string(out), c.want) || strings.Contains(string(out), "iolab: iolab") {
+			t.Errorf("%q: %q, want it to end %q", c.args, out, c.want)
+		}
+	}
 }

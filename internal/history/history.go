@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/units"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -155,7 +156,7 @@ func Analyze(points []Point, m stats.Metric, threshold float64) Analysis {
 		useLog = useLog && x[i] > 0
 	}
 	if len(points) < MinPoints {
-		a.Reason = fmt.Sprintf("%d experiments: a change point needs %d before one can be significant; until then the step against the previous experiment is the signal", len(points), MinPoints)
+		a.Reason = fmt.Sprintf("%s: a change point needs %d before one can be significant; until then the step against the previous experiment is the signal", units.Plural(len(points), "experiment"), MinPoints)
 		return a
 	}
 	if useLog {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/history"
+	"github.com/iolab/iolab/internal/units"
 )
 
 // WriteHistory prints each history as a table, oldest first: the
@@ -29,7 +30,7 @@ func WriteHistory(w io.Writer, hs []analysis.HistoryView, markdown bool) error {
 		if h.LowerIsBetter {
 			better = "lower is better"
 		}
-		head := fmt.Sprintf("%s (%s %s): %s, %s; %d experiments", name, h.Workload, formatParams(h.Params), label, better, len(h.Steps))
+		head := fmt.Sprintf("%s (%s %s): %s, %s; %s", name, h.Workload, formatParams(h.Params), label, better, units.Plural(len(h.Steps), "experiment"))
 		if markdown {
 			fmt.Fprintf(w, "### %s\n\n", head)
 		} else {

@@ -192,3 +192,12 @@ func ParseFloat(s string, min, max float64) (float64, error) {
 	}
 	return n, nil
 }
+
+// Plural is "1 experiment", "2 experiments": n and the noun, with an s
+// unless n is 1.
+func Plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

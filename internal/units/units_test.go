@@ -171,3 +171,12 @@ func TestParseDurationIn(t *testing.T) {
 		t.Errorf("negative: %v", err)
 	}
 }
+
+func TestPlural(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{0: "0 experiments", 1: "1 experiment", 2: "2 experiments"} {
+		if got := Plural(n, "experiment"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
