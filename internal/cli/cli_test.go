@@ -107,7 +107,7 @@ func TestFSRunStoresEveryRunAndPrintsJSON(t *testing.T) {
 	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
 	for _, engine := range []string{"psync", "io_uring"} {
 		out, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randrw", "--rwmixread=70", "--bs=4k",
-			"--size=4m", "--iodepth=4", "--numjobs=2", "--runtime=200ms", "--rounds=2", "--warmup=1",
+			"--size=4m", "--iodepth=4", "--numjobs=2", "--rounds=2", "--warmup=1",
 			"--ioengine="+engine, "--fsync=16", "--db", db, "--json")
 		if err != nil {
 			t.Fatalf("%s: %v", engine, err)
