@@ -962,3 +962,30 @@ func killMidRun(t *testing.T, db string, victim *exec.Cmd, seg string) {
 	_ = victim.Process.Signal(syscall.SIGKILL)
 	_ = victim.Wait()
 }
+
+// A segment that fails before it stores anything (a directory that is not
+// there, a size its disk cannot hold) does not bind its group to its
+// load: the corrected command joins the group. (The directory alone is
+// no difference: hosts mount a target where they do.)
+func TestFailedSegmentLeavesItsGroupFree(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "x.db")
+	args := func(dir string) []string {
+		size := "--size=64k"
+		if strings.HasSuffix(dir, "missing") {
+			size = "--size=128k"
+		}
+		return []string{"fs", "--directory", dir, size, "--numjobs=2", "--rounds=1", "--warmup=0", "-q", "--db", db,
+			"--segment", "0/2", "--segment-group", "fix-me", "--start-at", "+1s", "--barrier-timeout", "3s"}
+	}
+	if _, _, err := iolab(t, context.Background(), args(filepath.Join(t.TempDir(), "missing"))...); err == nil || ExitCode(err) != 2 {
+		t.Fatalf("a directory that is not there: %v", err)
+	}
+	_, _, err := iolab(t, context.Background(), args(t.TempDir())...)
+	if err == nil || strings.Contains(err.Error(), "runs another load") || !strings.Contains(err.Error(), "segment 1/2") {
+		t.Fatalf("the corrected command: %v (want it to join, then miss segment 1/2)", err)
+	}
+	if n := countQuiet(db, `SELECT count(*) FROM experiments WHERE segment_grp = 'fix-me'`); n != 1 {
+		t.Fatalf("%d experiments stored in the group", n)
+	}
+}

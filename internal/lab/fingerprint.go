@@ -29,6 +29,11 @@ type cellPrint struct {
 	Params  map[string]string `json:"params"`
 }
 
+// hostLocal are parameters that name a place on the segment's own host
+// (where an fs load writes): two hosts may mount the target at different
+// paths and still run one load.
+var hostLocal = []string{"directory", "filename"}
+
 // fingerprint is the load's print, as JSON (map keys sorted).
 func fingerprint(plan Plan, cells []Cell) string {
 	p := loadPrint{Segments: plan.Segment.N, Rounds: plan.Rounds, MinRounds: plan.MinRounds, Warmup: plan.Warmup,
@@ -36,6 +41,9 @@ func fingerprint(plan Plan, cells []Cell) string {
 	for _, c := range cells {
 		params := c.Workload.Params()
 		maps.Copy(params, c.Params)
+		for _, k := range hostLocal {
+			delete(params, k)
+		}
 		p.Cells = append(p.Cells, cellPrint{Name: c.Name, Variant: c.Variant, Kind: c.Workload.Kind(), Params: params})
 	}
 	b, _ := json.Marshal(p) // plain fields: cannot fail

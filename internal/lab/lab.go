@@ -188,6 +188,15 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		if err != nil {
 			return "", err
 		}
+		// Until this segment's experiment is stored, a failure (a
+		// preparation that fails, Ctrl-C) leaves the group as it found
+		// it: a group no experiment holds does not keep the load it was
+		// first given, so the command can be corrected and run again.
+		defer func() {
+			if id == "" {
+				_ = r.Store.LeaveLoad(context.WithoutCancel(ctx), plan.SegmentGroup, fingerprint(plan, cells))
+			}
+		}()
 		if again != "" {
 			// This segment ran before and its runner is gone (a pod
 			// restarted): it continues its own experiment and rejoins

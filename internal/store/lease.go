@@ -359,3 +359,12 @@ func (s *Store) LiveLoad(ctx context.Context, grp string) ([]LiveSegment, error)
 	}
 	return out, s.wrap(rows.Err())
 }
+
+// LeaveLoad forgets the load group grp holds when it is the given one and
+// no experiment of the group is stored: a segment that joined and failed
+// before storing anything does not bind the group to its load.
+func (s *Store) LeaveLoad(ctx context.Context, grp, fingerprint string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM segment_loads WHERE grp = ? AND fingerprint = ?
+		AND NOT EXISTS (SELECT 1 FROM experiments WHERE segment_grp = ?)`, grp, fingerprint, grp)
+	return s.wrap(err)
+}

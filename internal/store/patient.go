@@ -171,3 +171,7 @@ func (p *Patient) JoinLoad(ctx context.Context, grp string, n int, fingerprint s
 	err = p.retry(ctx, func() error { heldN, held, err = p.Results.JoinLoad(ctx, grp, n, fingerprint); return err })
 	return heldN, held, err
 }
+
+func (p *Patient) LeaveLoad(ctx context.Context, grp, fingerprint string) error {
+	return p.retry(ctx, func() error { return p.Results.LeaveLoad(ctx, grp, fingerprint) })
+}

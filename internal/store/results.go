@@ -80,6 +80,9 @@ type Results interface {
 	// JoinLoad records a group's N and load fingerprint unless it holds
 	// them already, and returns what it holds.
 	JoinLoad(ctx context.Context, grp string, n int, fingerprint string) (heldN int, held string, err error)
+	// LeaveLoad forgets the group's load when it is this fingerprint and
+	// the group holds no experiment yet.
+	LeaveLoad(ctx context.Context, grp, fingerprint string) error
 
 	// Path names the store (a file, or a URL with its password masked).
 	Path() string

@@ -27,7 +27,7 @@ var resultsSuite = []struct {
 	{"a run as it goes", []string{"BeginRun", "AppendSeries", "AppendServerSeries", "AppendEnvSeries", "MarkCutRuns", "Profiles"}, runConform},
 	{"objects", []string{"SaveObjects", "Objects"}, objectsConform},
 	{"lease", []string{"AcquireLease", "Heartbeat", "ReleaseLease"}, lease},
-	{"segments", []string{"ArriveAtBarrier", "Barrier", "Members", "JoinLoad"}, segmentsConform},
+	{"segments", []string{"ArriveAtBarrier", "Barrier", "Members", "JoinLoad", "LeaveLoad"}, segmentsConform},
 	{"delete", []string{"DeleteExperiment"}, deleteConform},
 }
 
@@ -212,6 +212,29 @@ func segmentsConform(t *testing.T, dsn string) {
 	}
 	if n, fp, err := s.JoinLoad(ctx, "load", 3, `{"a":2}`); err != nil || n != 2 || fp != `{"a":1}` {
 		t.Fatalf("a later join reads what the group holds: %v %d %s", err, n, fp)
+	}
+	// A group that holds experiments keeps its load; one that holds none
+	// forgets it when the segment that gave it leaves.
+	if err := s.LeaveLoad(ctx, "load", `{"a":1}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, fp, _ := s.JoinLoad(ctx, "load", 2, `{"a":3}`); fp != `{"a":1}` {
+		t.Fatalf("a group with experiments forgot its load: %s", fp)
+	}
+	if _, _, err := s.JoinLoad(ctx, "empty", 2, `{"b":1}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LeaveLoad(ctx, "empty", `{"b":2}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, fp, _ := s.JoinLoad(ctx, "empty", 2, `{"b":3}`); fp != `{"b":1}` {
+		t.Fatalf("another segment's leave forgot the load: %s", fp)
+	}
+	if err := s.LeaveLoad(ctx, "empty", `{"b":1}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, fp, _ := s.JoinLoad(ctx, "empty", 2, `{"b":3}`); fp != `{"b":3}` {
+		t.Fatalf("the load of a group that holds nothing is kept after its segment left: %s", fp)
 	}
 }
 
