@@ -879,7 +879,7 @@ func TestImportSegmentsRunApart(t *testing.T) {
 func TestFollowDrawsTheLoadLive(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	dir, db := t.TempDir(), pgtest.Database(t) // a shared server: seconds go to it every second
 	done := make(chan error, 1)
 	go func() {
 		var wg sync.WaitGroup

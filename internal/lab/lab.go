@@ -149,7 +149,9 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	}
 	r.interrupted = ctx.Done()
 	r.sinkEvery = 0
-	if plan.Segment.Split() {
+	if plan.Segment.Split() && store.IsPostgres(r.Store.Path()) {
+		// A shared server: the load is drawn live (show --follow). A
+		// SQLite file is one host's, written every few seconds.
 		r.sinkEvery = time.Second
 	}
 	if plan.LatencyLog != "" {

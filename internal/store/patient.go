@@ -69,9 +69,10 @@ func (p *Patient) retry(ctx context.Context, f func() error) error {
 	}
 }
 
-// Unreachable says err is a store that went away rather than refused
-// what was asked: the connection refused, reset or closed, a server
-// shutting down or starting up.
+// Unreachable says err is a store that went away, or is held, rather than
+// refused what was asked: the connection refused, reset or closed, a
+// server shutting down or starting up, a SQLite file locked by another
+// process past its busy timeout.
 func Unreachable(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
@@ -81,6 +82,12 @@ func Unreachable(err error) bool {
 		// 57P01-03: admin or crash shutdown, cannot connect now; class
 		// 08: connection exceptions.
 		return pg.Code == "57P01" || pg.Code == "57P02" || pg.Code == "57P03" || strings.HasPrefix(pg.Code, "08")
+	}
+	// SQLite busy or locked past its busy timeout: another process holds
+	// the file's lock (a slow disk under load), which is let go.
+	var lite interface{ Code() int }
+	if errors.As(err, &lite) && (lite.Code()&0xff == 5 || lite.Code()&0xff == 6) {
+		return true
 	}
 	var connect *pgconn.ConnectError
 	var netErr net.Error

@@ -35,10 +35,10 @@ func TestPatientWaitsOutAnOutage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	down := []error{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"},
-		&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}}
+		&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}, fmt.Errorf("--db x.db: %w", liteError(5))}
 	f := &flaky{errs: down}
-	if arrived, _, err := NewPatient(f, time.Minute).Barrier(ctx, "g"); err != nil || len(arrived) != 2 || f.calls != 4 {
-		t.Fatalf("an outage of three calls: %v %v after %d calls", err, arrived, f.calls)
+	if arrived, _, err := NewPatient(f, time.Minute).Barrier(ctx, "g"); err != nil || len(arrived) != 2 || f.calls != 5 {
+		t.Fatalf("an outage of four calls: %v %v after %d calls", err, arrived, f.calls)
 	}
 	refused := &pgconn.PgError{Code: "42P01", Message: "relation does not exist"}
 	f = &flaky{errs: []error{refused}}
@@ -53,3 +53,9 @@ func TestPatientWaitsOutAnOutage(t *testing.T) {
 		t.Fatalf("past the grace: %v after %d calls", err, f.calls)
 	}
 }
+
+// liteError is an error as modernc.org/sqlite reports one: its code.
+type liteError int
+
+func (e liteError) Error() string { return fmt.Sprintf("database is locked (%d)", int(e)) }
+func (e liteError) Code() int     { return int(e) }
