@@ -268,6 +268,8 @@ func TestKilledSegmentIsNamed(t *testing.T) {
 			"--rounds=4", "--warmup=0", "-q", "--db", db, "--segment", seg, "--segment-group", "kill-a", "--barrier-timeout", "2m", "--rejoin-timeout", "0"}
 	}
 	victim := exec.Command(bin, args("1/2")...)
+	said := &syncBuffer{}
+	victim.Stdout, victim.Stderr = said, said
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -585,6 +587,8 @@ func TestRestartedSegmentRejoins(t *testing.T) {
 			"--rounds=4", "--warmup=0", "-q", "--db", db, "--segment", seg, "--segment-group", "rejoin-a", "--barrier-timeout", "2m", "--rejoin-timeout", "2m"}
 	}
 	victim := exec.Command(bin, args("1/2")...)
+	said := &syncBuffer{}
+	victim.Stdout, victim.Stderr = said, said
 	if err := victim.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -956,7 +960,7 @@ func killMidRun(t *testing.T, db string, victim *exec.Cmd, seg string) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the victim never stored a run and began another")
+			t.Fatalf("the victim never stored a run and began another; it said:\n%v", victim.Stdout)
 		}
 	}
 	_ = victim.Process.Signal(syscall.SIGKILL)
