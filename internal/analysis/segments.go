@@ -67,7 +67,9 @@ func MergeSegments(parts []*store.Data) (*store.Data, *SegmentsView, error) {
 		}
 	}
 	chosen := slices.Collect(maps.Values(latest))
-	slices.SortFunc(chosen, func(a, b *store.Data) int { return cmp.Compare(segIndex(a), segIndex(b)) })
+	slices.SortFunc(chosen, func(a, b *store.Data) int {
+		return cmp.Compare(segment.Index(a.Experiment.Segment), segment.Index(b.Experiment.Segment))
+	})
 	m := NewMerger()
 	for _, d := range chosen {
 		if err := m.Add(d); err != nil {
@@ -75,11 +77,6 @@ func MergeSegments(parts []*store.Data) (*store.Data, *SegmentsView, error) {
 		}
 	}
 	return m.Done()
-}
-
-func segIndex(d *store.Data) int {
-	s, _ := segment.Parse(d.Experiment.Segment)
-	return s.I
 }
 
 // Merger merges a load's segments one at a time: reading a load of many
@@ -232,11 +229,7 @@ func (m *Merger) Done() (*store.Data, *SegmentsView, error) {
 	}
 	for ci, c := range m.out.Cells {
 		figs := m.figs[ci]
-		slices.SortFunc(figs, func(a, b SegmentFigures) int {
-			x, _ := segment.Parse(a.Segment)
-			y, _ := segment.Parse(b.Segment)
-			return cmp.Compare(x.I, y.I)
-		})
+		slices.SortFunc(figs, func(a, b SegmentFigures) int { return cmp.Compare(segment.Index(a.Segment), segment.Index(b.Segment)) })
 		m.view.Cells = append(m.view.Cells, SegmentCell{Cell: c.Name, Segments: figs})
 	}
 	return m.out, m.view, nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,9 @@ func runFollow(ctx context.Context, st *store.Store, arg string, stdout io.Write
 		if err != nil {
 			return err
 		}
+		if len(segs) == 0 {
+			return fmt.Errorf("show --follow: segment group %s holds no experiment any more (deleted?)", grp)
+		}
 		view, running := followView(grp, segs, time.Now())
 		if redraw && drawn > 0 {
 			fmt.Fprintf(stdout, "\x1b[%dA\x1b[J", drawn) // up over the last view, clear to the end
@@ -74,26 +78,27 @@ func followedGroup(ctx context.Context, st *store.Store, arg string) (string, er
 		if ms, err := st.Members(ctx, arg); err != nil || len(ms) > 0 {
 			return arg, err
 		}
+		e, err := st.Find(ctx, arg)
+		switch {
+		case errors.Is(err, store.ErrNoExperiment):
+			return "", usage("show --follow %s: no segment group or experiment of that name in %s; `iolab ls` lists them", arg, st.Path())
+		case err != nil:
+			return "", &UsageError{Err: err}
+		case e.SegmentGroup == "":
+			return "", usage("show --follow %s: experiment %s is no segment of a load; --follow follows a load run in segments (--segment I/N)", arg, e.ID)
+		}
+		return e.SegmentGroup, nil
 	}
 	list, err := st.ListExperiments(ctx)
 	if err != nil {
 		return "", err
 	}
 	for _, e := range list { // newest first
-		switch {
-		case arg == "" && e.SegmentGroup != "":
-			return e.SegmentGroup, nil
-		case arg != "" && (e.ID == arg || strings.HasPrefix(e.ID, arg) || strings.HasSuffix(e.ID, arg)):
-			if e.SegmentGroup == "" {
-				return "", usage("show --follow %s: experiment %s is no segment of a load; --follow follows a load run in segments (--segment I/N)", arg, e.ID)
-			}
+		if e.SegmentGroup != "" {
 			return e.SegmentGroup, nil
 		}
 	}
-	if arg == "" {
-		return "", usage("show --follow: %s holds no load run in segments yet; start one (--segment I/N --segment-group NAME), then follow it", st.Path())
-	}
-	return "", usage("show --follow %s: no segment group or experiment of that name in %s; `iolab ls` lists them", arg, st.Path())
+	return "", usage("show --follow: %s holds no load run in segments yet; start one (--segment I/N --segment-group NAME), then follow it", st.Path())
 }
 
 // followView is one drawing of the load, and whether a segment still runs.
@@ -107,7 +112,7 @@ func followView(grp string, all []store.LiveSegment, now time.Time) (string, boo
 	for _, s := range latest {
 		segs = append(segs, s)
 	}
-	slices.SortFunc(segs, func(a, b store.LiveSegment) int { return segmentIndex(a.Segment) - segmentIndex(b.Segment) })
+	slices.SortFunc(segs, func(a, b store.LiveSegment) int { return segment.Index(a.Segment) - segment.Index(b.Segment) })
 	n := 0
 	if len(segs) > 0 {
 		if s, err := segment.Parse(segs[0].Segment); err == nil {

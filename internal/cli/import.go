@@ -47,6 +47,11 @@ type imported struct {
 }
 
 func runImport(ctx context.Context, db string, sources []string, stdout io.Writer) error {
+	for _, src := range sources {
+		if samePath(src, db) {
+			return usage("iolab import %s: it is --db itself", src)
+		}
+	}
 	var todo []imported
 	for _, src := range sources {
 		from, err := openExisting(ctx, src)
@@ -67,11 +72,6 @@ func runImport(ctx context.Context, db string, sources []string, stdout io.Write
 		return err
 	}
 	defer st.Close()
-	for _, src := range sources {
-		if samePath(src, db) {
-			return usage("iolab import %s: it is --db itself", src)
-		}
-	}
 	if err := checkImport(ctx, st, todo); err != nil {
 		return err
 	}
@@ -121,6 +121,9 @@ func checkImport(ctx context.Context, st *store.Store, todo []imported) error {
 			return usage("iolab import: experiment %s is in both %s and %s; import one of them", t.e.ID, src, t.src)
 		}
 		seen[t.e.ID] = t.src
+		if t.e.Status == store.StatusRunning {
+			return usage("iolab import: experiment %s is still being run in %s; import it once it has ended", t.e.ID, t.src)
+		}
 		if t.e.SegmentGroup == "" {
 			continue
 		}

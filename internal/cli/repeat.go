@@ -400,7 +400,7 @@ func mergeGroup(ctx context.Context, st *store.Store, grp string, have *store.Da
 	for _, m := range members {
 		latest[m.Segment] = m
 	}
-	chosen := slices.SortedFunc(maps.Values(latest), func(a, b store.Member) int { return cmp.Compare(segmentIndex(a.Segment), segmentIndex(b.Segment)) })
+	chosen := slices.SortedFunc(maps.Values(latest), func(a, b store.Member) int { return cmp.Compare(segment.Index(a.Segment), segment.Index(b.Segment)) })
 	// The next segments load while one merges (the store's latency
 	// overlaps the merge's CPU), loadAhead at most, so memory holds a few
 	// segments, not the load.
@@ -462,15 +462,6 @@ func mergeGroup(ctx context.Context, st *store.Store, grp string, have *store.Da
 // loadAhead is how many segments of a load are read at once while they
 // are merged.
 const loadAhead = 2
-
-// segmentIndex is I of "I/N" (-1 when it is not one).
-func segmentIndex(s string) int {
-	seg, err := segment.Parse(s)
-	if err != nil {
-		return -1
-	}
-	return seg.I
-}
 
 // writeExperiment prints a stored experiment's report, or one of its
 // exports, and returns the report's model.

@@ -52,23 +52,23 @@ func runRm(ctx context.Context, db string, ids []string, yes bool, stdin *os.Fil
 		}
 	}
 	for _, id := range ids {
-		d, err := st.Load(ctx, id)
+		e, err := st.Find(ctx, id)
 		if err != nil {
 			return err
 		}
-		members, err := st.Members(ctx, d.Experiment.SegmentGroup) // "" lists the experiments of no group
+		members, err := st.Members(ctx, e.SegmentGroup) // "" lists the experiments of no group
 		if err != nil {
 			return err
 		}
 		for _, m := range members {
-			if m.ID == d.Experiment.ID || d.Experiment.SegmentGroup != "" {
+			if m.ID == e.ID || e.SegmentGroup != "" {
 				add(m)
 			}
 		}
 	}
 	var names []string
 	for _, m := range doomed {
-		if m.Status == "running" && m.Gone() == "" && m.Owner.PID != 0 {
+		if m.Status == store.StatusRunning && m.Gone() == "" && m.Owner.PID != 0 {
 			return usage("iolab rm: experiment %s is being run (%s); stop it first", m.ID, m.Owner)
 		}
 		name := m.ID

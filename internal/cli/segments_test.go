@@ -267,13 +267,7 @@ func TestKilledSegmentIsNamed(t *testing.T) {
 		return []string{"fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=1s",
 			"--rounds=4", "--warmup=0", "-q", "--db", db, "--segment", seg, "--segment-group", "kill-a", "--barrier-timeout", "2m", "--rejoin-timeout", "0"}
 	}
-	victim := exec.Command(bin, args("1/2")...)
-	said := &syncBuffer{}
-	victim.Stdout, victim.Stderr = said, said
-	if err := victim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer victim.Process.Kill()
+	victim := startVictim(t, bin, args("1/2"))
 	survivor := make(chan error, 1)
 	go func() {
 		_, stderr, err := iolab(t, context.Background(), args("0/2")...)
@@ -586,13 +580,7 @@ func TestRestartedSegmentRejoins(t *testing.T) {
 		return []string{"fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=1s",
 			"--rounds=4", "--warmup=0", "-q", "--db", db, "--segment", seg, "--segment-group", "rejoin-a", "--barrier-timeout", "2m", "--rejoin-timeout", "2m"}
 	}
-	victim := exec.Command(bin, args("1/2")...)
-	said := &syncBuffer{}
-	victim.Stdout, victim.Stderr = said, said
-	if err := victim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer victim.Process.Kill()
+	victim := startVictim(t, bin, args("1/2"))
 	survivor := make(chan error, 1)
 	go func() {
 		out, err := exec.Command(bin, args("0/2")...).CombinedOutput()
@@ -948,6 +936,20 @@ func parseCount(t *testing.T, s string) float64 {
 		t.Fatalf("count %q: %v", s, err)
 	}
 	return f * mult
+}
+
+// startVictim starts a segment as an iolab process of its own, to kill:
+// what it says is kept for the failure message of killMidRun.
+func startVictim(t *testing.T, bin string, args []string) *exec.Cmd {
+	t.Helper()
+	victim := exec.Command(bin, args...)
+	said := &syncBuffer{}
+	victim.Stdout, victim.Stderr = said, said
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = victim.Process.Kill() })
+	return victim
 }
 
 // killMidRun kills segment seg's process (victim) once it has stored a

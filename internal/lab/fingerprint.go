@@ -83,7 +83,10 @@ func fingerprintDiff(held, mine string) string {
 		case x.Variant != y.Variant:
 			return differ(at+" variant", x.Variant, y.Variant)
 		}
-		for _, k := range slices.Sorted(maps.Keys(mergeKeys(x.Params, y.Params))) {
+		both := map[string]string{} // the keys of either
+		maps.Copy(both, x.Params)
+		maps.Copy(both, y.Params)
+		for _, k := range slices.Sorted(maps.Keys(both)) {
 			if vx, vy := or(x.Params, k), or(y.Params, k); vx != vy {
 				return differ(fmt.Sprintf("%s (%s) %s", at, x.Name, k), vx, vy)
 			}
@@ -93,17 +96,6 @@ func fingerprintDiff(held, mine string) string {
 		}
 	}
 	return "" // the same load, printed otherwise (an older iolab's field order)
-}
-
-func mergeKeys(a, b map[string]string) map[string]bool {
-	out := map[string]bool{}
-	for k := range a {
-		out[k] = true
-	}
-	for k := range b {
-		out[k] = true
-	}
-	return out
 }
 
 // or is m[k], or "(none)" when it is not there.

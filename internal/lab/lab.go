@@ -186,7 +186,11 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		ctx = lease.ctx
 	}
 	if plan.Segment.Split() && plan.Resume == "" {
-		again, err := r.joinLoad(ctx, plan, cells)
+		// The print is taken before preparing: preparation resolves
+		// parameters (an existing file's size) that must not make the
+		// same load look like another.
+		mine := fingerprint(plan, cells)
+		again, err := r.joinLoad(ctx, plan, mine)
 		if err != nil {
 			return "", err
 		}
@@ -196,7 +200,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		// first given, so the command can be corrected and run again.
 		defer func() {
 			if id == "" {
-				_ = r.Store.LeaveLoad(context.WithoutCancel(ctx), plan.SegmentGroup, fingerprint(plan, cells))
+				_ = r.Store.LeaveLoad(context.WithoutCancel(ctx), plan.SegmentGroup, mine)
 			}
 		}()
 		if again != "" {
@@ -247,7 +251,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	if ferr := r.Store.FinishExperiment(context.WithoutCancel(ctx), expID, status); ferr != nil {
 		held := store.Unreachable(ferr) && !errors.Is(err, errStoreGone)
 		if held {
-			ferr = r.hold(ctx, ferr, "how the experiment ended", func() error { return r.Store.FinishExperiment(context.WithoutCancel(ctx), expID, status) })
+			ferr = r.hold(ferr, "how the experiment ended", func() error { return r.Store.FinishExperiment(context.WithoutCancel(ctx), expID, status) })
 		}
 		switch {
 		case err == nil:
@@ -364,15 +368,15 @@ func (r *Runner) start(ctx context.Context, plan Plan, done map[runKey]bool) err
 	}
 }
 
-// joinLoad refuses, before anything is prepared or stored, a segment that
-// is not of the load its group holds: one whose segments run another load
+// joinLoad refuses, before anything is prepared or stored, a segment
+// (whose load's fingerprint is mine) that is not of the load its group
+// holds: one whose segments run another load
 // or split it another number of ways, or a group that already holds this
 // segment finished or running (its barriers would open at once on that
 // load's arrivals, and show would merge the two). A segment the group
 // holds unfinished, whose runner is gone, is this one started again: its
 // experiment's ID is returned, to continue.
-func (r *Runner) joinLoad(ctx context.Context, plan Plan, cells []Cell) (again string, err error) {
-	mine := fingerprint(plan, cells)
+func (r *Runner) joinLoad(ctx context.Context, plan Plan, mine string) (again string, err error) {
 	n, held, err := r.Store.JoinLoad(ctx, plan.SegmentGroup, plan.Segment.N, mine)
 	if err != nil {
 		return "", err
@@ -653,12 +657,12 @@ const holdFor = 10 * time.Minute
 // hold tries write until the store takes it (every few seconds, for up to
 // holdFor, until Ctrl-C), saying so on Notices: the store went away (why)
 // while what (a run just measured, the experiment's end) was still to be
-// written. It returns why, with what became of it.
-func (r *Runner) hold(ctx context.Context, why error, what string, write func() error) error {
+// written; write must not end with the run's context (the wait between
+// tries ends on Ctrl-C). It returns why, with what became of it.
+func (r *Runner) hold(why error, what string, write func() error) error {
 	if r.Notices != nil {
 		fmt.Fprintf(r.Notices, "iolab: %v\niolab: no more runs; %s is kept, to be written when the store returns (for up to %v; Ctrl-C gives it up)\n", why, what, holdFor)
 	}
-	ctx = context.WithoutCancel(ctx) // the write itself; the wait below ends on Ctrl-C
 	deadline := time.Now().Add(holdFor)
 	for {
 		err := write()
@@ -802,14 +806,16 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		res = &metrics.Result{Start: run.EndedAt}
 		run.Result = res
 	}
-	if err := r.Store.SaveRun(ctx, expID, run, metrics.RunMetrics(res)); err != nil {
+	derived := metrics.RunMetrics(res)
+	if err := r.Store.SaveRun(ctx, expID, run, derived); err != nil {
 		if !store.Unreachable(err) {
 			return err
 		}
 		// The store has been away past its grace: no more runs, but the
 		// run just measured is written when the store returns.
-		derived := metrics.RunMetrics(res)
-		return r.hold(ctx, err, "the run it had just measured", func() error { return r.Store.SaveRun(ctx, expID, run, derived) })
+		return r.hold(err, "the run it had just measured", func() error {
+			return r.Store.SaveRun(context.WithoutCancel(ctx), expID, run, derived)
+		})
 	}
 	if m, ok := c.Workload.(workload.Manifester); ok {
 		if err := r.saveManifest(ctx, expID, run, m); err != nil {

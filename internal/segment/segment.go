@@ -38,6 +38,16 @@ func Parse(v string) (Segment, error) {
 	return Segment{a, b}, nil
 }
 
+// Index is I of "I/N", -1 when s is not one: the order segments are
+// listed in.
+func Index(s string) int {
+	seg, err := Parse(s)
+	if err != nil {
+		return -1
+	}
+	return seg.I
+}
+
 // Environment variables a Kubernetes Indexed Job gives each pod (the
 // index), and the count iolab's manifest adds.
 const (

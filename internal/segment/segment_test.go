@@ -111,3 +111,11 @@ func TestStarvedIsTheSameInEverySegment(t *testing.T) {
 		t.Error("the whole load starved")
 	}
 }
+
+func TestIndex(t *testing.T) {
+	for s, want := range map[string]int{"0/4": 0, "3/4": 3, "": -1, "4/4": -1, "x": -1} {
+		if got := Index(s); got != want {
+			t.Errorf("Index(%q) = %d, want %d", s, got, want)
+		}
+	}
+}

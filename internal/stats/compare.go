@@ -381,7 +381,9 @@ func (c *Comparison) Withhold(why string) {
 	default:
 		// The rounds the rule needs on this noise once the warm-up is
 		// settled (or checkable): more than these, which did not decide.
-		c.RoundsNeeded = max(c.roundsNeeded(c.Family), MinWarmupPairs)
+		if c.RoundsNeeded = c.roundsNeeded(c.Family); c.RoundsNeeded >= 0 {
+			c.RoundsNeeded = max(c.RoundsNeeded, MinWarmupPairs)
+		} // -1: no number of rounds would
 	}
 }
 

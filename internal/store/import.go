@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/redact"
 )
 
 // ErrImported is returned when the experiment to import is in the store
@@ -18,7 +19,10 @@ var ErrImported = errors.New("already in the store")
 // with their histograms, series, frames, profiles and the machine's and
 // the server's seconds, its environment snapshots and its kept objects'
 // manifest; each run's derived metrics are computed again from what it
-// measured. IDs of cells and runs are the store's own. An experiment the
+// measured. Text that may hold a secret passes through redact.String, as
+// in CreateExperiment (the secrets this process was given — a --db
+// URL's password — never reach the store). IDs of cells and runs are the
+// store's own. An experiment the
 // store holds already is refused (ErrImported), so nothing is imported
 // twice.
 func (s *Store) Import(ctx context.Context, from *Store, e Experiment) error {
@@ -74,15 +78,15 @@ func (s *Store) Import(ctx context.Context, from *Store, e Experiment) error {
 		finished = ts(e.FinishedAt)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO experiments (id, name, command, plan, created_at, finished_at, status, notes, segment_grp, segment)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.Name, e.Command, string(e.Plan), ts(e.CreatedAt), finished, e.Status, string(notes),
-		e.SegmentGroup, e.Segment); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, redact.String(e.Name), redact.String(e.Command), redact.String(string(e.Plan)), ts(e.CreatedAt),
+		finished, e.Status, redact.String(string(notes)), e.SegmentGroup, e.Segment); err != nil {
 		return s.wrap(err)
 	}
 	cellID := map[int64]int64{}
 	for _, c := range d.Cells {
 		params, _ := json.Marshal(c.Params)
 		id, err := insertID(ctx, tx, `INSERT INTO cells (experiment_id, idx, name, variant, workload, params) VALUES (?, ?, ?, ?, ?, ?)`,
-			e.ID, c.Index, c.Name, c.Variant, c.Workload, string(params))
+			e.ID, c.Index, redact.String(c.Name), redact.String(c.Variant), c.Workload, redact.String(string(params)))
 		if err != nil {
 			return s.wrap(err)
 		}
@@ -92,9 +96,7 @@ func (s *Store) Import(ctx context.Context, from *Store, e Experiment) error {
 	for _, r := range d.Runs {
 		old := r.ID
 		r.CellID = cellID[r.CellID]
-		if r.ID, err = insertID(ctx, tx, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
-			duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '', 0, 0, 0, '[]')`,
-			e.ID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), r.Status, ts(r.EndedAt), ts(r.EndedAt)); err != nil {
+		if r.ID, err = insertRun(ctx, tx, e.ID, &r, r.Status, r.EndedAt); err != nil {
 			return s.wrap(err)
 		}
 		runID[old] = r.ID
@@ -125,6 +127,11 @@ func (s *Store) Import(ctx context.Context, from *Store, e Experiment) error {
 	}
 	return s.wrap(tx.Commit())
 }
+
+// Find is the experiment an ID names (all of it, or a unique prefix or
+// suffix; "" the newest), without loading it; ErrNoExperiment,
+// ErrAmbiguousID.
+func (s *Store) Find(ctx context.Context, id string) (Experiment, error) { return s.find(ctx, id) }
 
 // Cells are an experiment's cells (its exact ID).
 func (s *Store) Cells(ctx context.Context, id string) ([]Cell, error) {

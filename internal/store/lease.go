@@ -296,7 +296,7 @@ type LiveSegment struct {
 	// and T 0 when none is stored yet.
 	Second   metrics.Second
 	Finished int   // runs finished ok
-	Errors   int64 // failed operations in them
+	Errors   int64 // failed operations in every run it finished, failed ones too
 }
 
 // LiveLoad is where each segment of group grp stands, from the store
@@ -340,8 +340,8 @@ func (s *Store) LiveLoad(ctx context.Context, grp string) ([]LiveSegment, error)
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap(err)
 	}
-	rows, err = s.db.QueryContext(ctx, `SELECT r.experiment_id, count(*), COALESCE(sum(r.errors), 0) FROM runs r JOIN experiments e ON e.id = r.experiment_id
-		WHERE e.segment_grp = ? AND r.status = ? GROUP BY r.experiment_id`, grp, StatusOK)
+	rows, err = s.db.QueryContext(ctx, `SELECT r.experiment_id, COALESCE(sum(CASE WHEN r.status = ? THEN 1 ELSE 0 END), 0), COALESCE(sum(r.errors), 0)
+		FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment_grp = ? AND r.status <> ? GROUP BY r.experiment_id`, StatusOK, grp, StatusRunning)
 	if err != nil {
 		return nil, s.wrap(err)
 	}

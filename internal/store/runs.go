@@ -24,12 +24,17 @@ const StatusRunning = "running"
 // that its per-second series can be stored while it goes on
 // (AppendSeries); SaveRun completes it.
 func (s *Store) BeginRun(ctx context.Context, experimentID string, r *Run) error {
-	now := ts(time.Now())
 	var err error
-	r.ID, err = insertID(context.WithoutCancel(ctx), s.db, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
-		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '', 0, 0, 0, '[]')`,
-		experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), StatusRunning, now, now)
+	r.ID, err = insertRun(context.WithoutCancel(ctx), s.db, experimentID, r, StatusRunning, time.Now())
 	return s.wrap(err)
+}
+
+// insertRun stores r's row with the given status and times, its
+// measurements to come (writeRun), and returns its ID.
+func insertRun(ctx context.Context, db rowQuerier, experimentID string, r *Run, status string, at time.Time) (int64, error) {
+	return insertID(ctx, db, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
+		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '', 0, 0, 0, '[]')`,
+		experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), status, ts(at), ts(at))
 }
 
 // AppendSeries stores seconds of a running run's series.
