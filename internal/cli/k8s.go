@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -280,11 +281,13 @@ func (o *k8sOptions) manifest(command []string, planName *string) (string, error
 		// Without retries, a segment that fails is reported by show.
 		spec["backoffLimit"] = 0
 	}
+	// Whole seconds, rounded up: 500ms is not 0 (delete at once, or a
+	// deadline Kubernetes refuses).
 	if o.ttl > 0 {
-		spec["ttlSecondsAfterFinished"] = int64(o.ttl.Seconds())
+		spec["ttlSecondsAfterFinished"] = int64(math.Ceil(o.ttl.Seconds()))
 	}
 	if o.deadline > 0 {
-		spec["activeDeadlineSeconds"] = int64(o.deadline.Seconds())
+		spec["activeDeadlineSeconds"] = int64(math.Ceil(o.deadline.Seconds()))
 	}
 	doc := map[string]any{
 		"apiVersion": "batch/v1",
