@@ -150,7 +150,7 @@ func TestCPULimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Remove()
-	cmd := hog(t, "-burn", "1s")
+	cmd := hog(t, "-burn", "400ms") // of CPU: at 0.25 cpus, 1.6 s or more
 	if err := g.Wrap(cmd); err != nil {
 		t.Fatal(err)
 	}
