@@ -99,3 +99,33 @@ func TestExperimentIDsAndDatabase(t *testing.T) {
 		t.Errorf("show of an ambiguous ID: %v (exit %d)", err, ExitCode(err))
 	}
 }
+
+// TestHelpShowsEachCommandItsOwn: the flags that run a segment of a load
+// appear on the commands whose load splits and nowhere else; every default
+// is said once; no flag's value name is made up from its help text.
+func TestHelpShowsEachCommandItsOwn(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args     []string
+		segments bool
+	}{
+		{[]string{"fs"}, true}, {[]string{"s3"}, true}, {[]string{"http", "upload"}, true}, {[]string{"frames"}, true},
+		{[]string{"experiment"}, true}, {[]string{"cmd"}, false}, {[]string{"run"}, false},
+	} {
+		help, _, err := iolab(t, context.Background(), append(tc.args, "--help")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := regexp.MustCompile(`(?m)^ +--segment `).MatchString(help); got != tc.segments {
+			t.Errorf("%v: --segment in its help: %v, want %v", tc.args, got, tc.segments)
+		}
+		for _, line := range strings.Split(help, "\n") {
+			if strings.Count(line, "(default") > 1 {
+				t.Errorf("%v: a default said twice: %s", tc.args, line)
+			}
+			if strings.Contains(line, "--note ") && !strings.Contains(line, "--note string") {
+				t.Errorf("%v: --note's value name: %s", tc.args, line)
+			}
+		}
+	}
+}

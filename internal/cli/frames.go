@@ -37,7 +37,7 @@ func newFramesCommand(stdout, stderr io.Writer) *cobra.Command {
 	}
 	o.Flags.AddFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.list, "list", false, "list the built-in profiles and their frame sizes")
-	o.Repeat.AddFlags(cmd.Flags())
+	o.Repeat.AddFlags(cmd.Flags(), true)
 	return cmd
 }
 

@@ -29,7 +29,7 @@ type FSOptions struct {
 func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
 	o.Flags.AddFlags(f)
 	o.addNameFlag(f)
-	o.Repeat.AddFlags(f)
+	o.Repeat.AddFlags(f, true)
 	// fio options that describe what iolab always does: accepted so that a
 	// fio command line runs unchanged.
 	f.Var(fioOutputValue{&o.Repeat.Format}, "output-format", "fio's: normal (iolab's report), json or json+ (fio's JSON shape: --format fio, fio+)")

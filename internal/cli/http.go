@@ -31,7 +31,12 @@ func newHTTPCommand(stdout, stderr io.Writer) *cobra.Command {
 			},
 		}
 		o.Flags.AddFlags(cmd.Flags())
-		o.Repeat.AddFlags(cmd.Flags())
+		for name, only := range httpload.ModeOnly {
+			if only != mode {
+				cmd.Flags().MarkHidden(name) // still parsed, to be refused by name
+			}
+		}
+		o.Repeat.AddFlags(cmd.Flags(), true)
 		parent.AddCommand(cmd)
 	}
 	return parent
@@ -51,7 +56,10 @@ func runHTTP(ctx context.Context, o HTTPOptions, mode, command string, stdout, s
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	name := fmt.Sprintf("http %s %s c%d", mode, job.Sizes, job.Concurrency)
+	name := fmt.Sprintf("http %s c%d", mode, job.Concurrency)
+	if !job.Sizes.Empty() {
+		name = fmt.Sprintf("http %s %s c%d", mode, job.Sizes, job.Concurrency)
+	}
 	cells := []lab.Cell{{Name: name, Workload: w, Target: "."}}
 	plan := lab.Plan{Name: "http " + mode, Command: command, Settings: w.Params()}
 	return runExperiment(ctx, o.Repeat, plan, cells, job.Runtime, stdout, stderr)

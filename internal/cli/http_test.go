@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,6 +138,7 @@ func (a *fileApp) apiUpload(w http.ResponseWriter, r *http.Request) {
 
 type httpRunJSON struct {
 	Runs []struct {
+		Cell      string                    `json:"cell"`
 		Status    string                    `json:"status"`
 		Errors    int64                     `json:"errors"`
 		BytesPerS float64                   `json:"bytes_per_s"`
@@ -297,6 +299,31 @@ func TestHTTPErrorsAndRanges(t *testing.T) {
 	ranged, err := httpRun(t, "download", "--url", srv.URL+"/obj/r{{i}}", "--size", "64k", "--range-size", "4k", "--count", "4")
 	if err != nil || ranged.Runs[0].Ops["download"].Bytes != 4*4096 {
 		t.Fatalf("ranges: %v %+v", err, ranged.Runs)
+	}
+	// A download of what the server sends is labelled by what ran, not
+	// by an upload's default size it never used.
+	plain, err := httpRun(t, "download", "--url", srv.URL+"/obj/r{{i}}", "--count", "4")
+	if err != nil || plain.Runs[0].Cell != "http download c1" || plain.Runs[0].Ops["download"].Bytes != 4*64<<10 {
+		t.Fatalf("a download without --size: %v %+v", err, plain.Runs)
+	}
+	// An option of the other mode is refused by name, never ignored; and
+	// each mode's help shows only its own.
+	for _, c := range []struct{ mode, flag, value string }{{"download", "--method", "POST"}, {"download", "--form-field", "f"},
+		{"download", "--download-url", srv.URL}, {"upload", "--range-size", "4k"}, {"upload", "--url-file", "urls.txt"}} {
+		_, err := httpRun(t, c.mode, "--url", srv.URL+"/obj/r{{i}}", "--count", "1", c.flag, c.value)
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), c.flag+" is an option of http ") {
+			t.Errorf("http %s %s: %v", c.mode, c.flag, err)
+		}
+		other := map[string]string{"upload": "download", "download": "upload"}[c.mode]
+		help, _, _ := iolab(t, context.Background(), "http", c.mode, "--help")
+		own, _, _ := iolab(t, context.Background(), "http", other, "--help")
+		listed := regexp.MustCompile(`(?m)^ +` + c.flag + ` `)
+		if listed.MatchString(help) || !listed.MatchString(own) {
+			t.Errorf("%s shown in http %s's help, or not in %s's", c.flag, c.mode, other)
+		}
+	}
+	if _, err := httpRun(t, "download", "--url", srv.URL+"/obj/r{{i}}", "--count", "1", "--range-size", "4k"); err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "--size") {
+		t.Errorf("--range-size without the objects' size: %v", err)
 	}
 	for _, bad := range [][]string{{"upload", "--url", "ftp://x", "--count", "1"}, {"upload", "--url", srv.URL, "--method", "PATCH", "--count", "1"},
 		{"download", "--url", srv.URL, "--count", "1", "-H", "no colon"}} {

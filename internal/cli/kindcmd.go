@@ -41,7 +41,7 @@ func newKindCommand(kind workload.Kind, stdout, stderr io.Writer) *cobra.Command
 		},
 	}
 	opts.AddFlags(cmd.Flags())
-	repeat.AddFlags(cmd.Flags())
+	repeat.AddFlags(cmd.Flags(), kind.Splits)
 	return cmd
 }
 

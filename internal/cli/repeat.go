@@ -86,15 +86,18 @@ type RepeatOptions struct {
 // reaches 95%.
 const DefaultRounds = stats.MinRunsForCI
 
-// AddFlags registers the repeat flags.
-func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet) {
+// AddFlags registers the repeat flags; a command whose load splits into
+// segments (splits) gets the flags that run a segment too.
+func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet, splits bool) {
 	flagval.IntVar(fs, &o.Rounds, "rounds", DefaultRounds, 1, lab.MaxRuns, "measured rounds; each runs every cell once")
 	flagval.IntVar(fs, &o.Warmup, "warmup", 1, 0, lab.MaxRuns, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
 	fs.Var(flagval.Duration{P: &o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
 	flagval.IntVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "record a failed run and go on with the others (exit 1 at the end)")
 	fs.StringVar(&o.ObservePID, "observe-pid", "", "watch this process tree (the server under test) during every run: its CPU, memory, I/O, threads and files")
-	o.addSegmentFlags(fs)
+	if splits {
+		o.addSegmentFlags(fs)
+	}
 	fs.StringVar(&o.LatencyLog, "lat-log", "", "also write every measured operation to this file, a CSV line each (run,op,end_unix_ns,latency_ns,bytes), as fio's write_lat_log")
 	o.addOutputFlags(fs)
 }
@@ -122,7 +125,7 @@ func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
 	o.Gates.addFlags(fs)
 	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "no live progress line on the terminal")
-	fs.StringVar(&o.Note, "note", "", "a note stored with the experiment, shown by show, ls and history (\"VM-7: virtio queue depth 256\"); `iolab note EXP TEXT` adds more")
+	fs.StringVar(&o.Note, "note", "", "a note stored with the experiment, shown by show, ls and history (\"VM-7: virtio queue depth 256\"); 'iolab note EXP TEXT' adds more later")
 	fs.StringVar(&o.at, "at", "", "scales a scale study's fits extrapolate to, comma-separated (1e9,1.4e10); instead of the plan's extrapolate: at")
 }
 
@@ -510,7 +513,8 @@ func dbFlag(f *pflag.FlagSet, p *string) {
 	*p = defaultDB()
 	redact.URL(*p)
 	f.Var(flagval.URL{P: p}, "db", "where every run is stored: a SQLite file, or a PostgreSQL database as postgres://user@host:port/db "+
-		"(password from PGPASSWORD or ~/.pgpass; never stored or shown) (default from $IOLAB_DB when set)")
+		"(password from PGPASSWORD or ~/.pgpass; never stored or shown) (default $IOLAB_DB when set, else "+DefaultDB+")")
+	f.Lookup("db").DefValue = "" // said once, above: pflag would add the value it found
 }
 
 // showCommand is the command that prints an experiment again: with --db when

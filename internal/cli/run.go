@@ -44,7 +44,7 @@ that is removed afterwards: sequential write and read of 1 MiB blocks (QD8),
 	o.Size = 256 << 20
 	f.Var(flagval.Size{P: &o.Size, Min: 1 << 20}, "size", "file size per job")
 	f.StringVar(&o.Engine, "ioengine", fs.DefaultEngine, "auto|psync|psync-pool|io_uring|fio")
-	o.Repeat.AddFlags(f)
+	o.Repeat.AddFlags(f, false)
 	return cmd
 }
 

@@ -22,7 +22,7 @@ type S3Options struct {
 // AddFlags registers the workload's and the repeat flags.
 func (o *S3Options) AddFlags(f *pflag.FlagSet) {
 	o.Flags.AddFlags(f)
-	o.Repeat.AddFlags(f)
+	o.Repeat.AddFlags(f, true)
 }
 
 func newS3Command(stdout, stderr io.Writer) *cobra.Command {

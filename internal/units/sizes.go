@@ -51,6 +51,9 @@ func (s Sizes) Pick(rng *rand.Rand) int64 {
 }
 
 // String is the form ParseSizes reads.
+// Empty says no size was given.
+func (s Sizes) Empty() bool { return s.Max == 0 && len(s.Fixed) == 0 }
+
 func (s Sizes) String() string {
 	if s.Max > 0 {
 		return FormatSize(s.Min) + "-" + FormatSize(s.Max)

@@ -3,8 +3,10 @@ package httpload
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -61,7 +63,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&j.IDFromJSON, "id-from-json", "", "upload: JSON field of the response naming what was stored (data.id)")
 	flagval.URLVar(f, &j.DownloadURL, "download-url", "upload: download each upload right after, from this URL with {{id}}")
 	f.Var(flagval.Size{P: &j.RangeSize}, "range-size", "download: a random range of this many bytes (needs --size of the objects)")
-	f.StringVar(&o.sizes, "size", "1m", "body size: 8m, a list 1m,100m, or a log-uniform range 1m-5g")
+	f.StringVar(&o.sizes, "size", "", "body size: 8m, a list 1m,100m, or a log-uniform range 1m-5g (default 1m for uploads; a download gets what the server sends, and needs the objects' size only for --range-size or --verify)")
 	flagval.IntVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, flagval.MaxConcurrency, "requests in flight")
 	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
 	flagval.IntVar(f, &j.Count, "count", 0, 0, flagval.MaxCount, "requests per run when not time-based")
@@ -75,14 +77,50 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Var(flagval.Duration{P: &j.Timeout}, "timeout", "per request")
 }
 
+// ModeOnly names the options that mean something in one mode only, with
+// that mode: `iolab http` shows each only where it applies, and either mode
+// refuses the other's.
+var ModeOnly = map[string]string{
+	"method": Upload, "form-field": Upload, "form": Upload, "id-from-json": Upload, "download-url": Upload,
+	"url-file": Download, "id-file": Download, "range-size": Download,
+}
+
+// otherMode is the first option set that belongs to the other mode.
+func (o *Flags) otherMode() string {
+	j, def := o.Job, DefaultOptions()
+	set := map[string]bool{
+		"method": j.Method != def.Method, "form-field": j.FormField != "", "form": len(o.form) > 0,
+		"id-from-json": j.IDFromJSON != "", "download-url": j.DownloadURL != "",
+		"url-file": j.URLFile != "", "id-file": j.IDFile != "", "range-size": j.RangeSize != 0,
+	}
+	for _, name := range slices.Sorted(maps.Keys(ModeOnly)) {
+		if set[name] && ModeOnly[name] != o.Mode {
+			return name
+		}
+	}
+	return ""
+}
+
 // Options resolves the parsed flags into the workload's options, for an
 // upload or a download (Mode).
 func (o *Flags) Options() (Options, error) {
 	j := o.Job
 	j.Mode = o.Mode
+	if name := o.otherMode(); name != "" {
+		return j, fmt.Errorf("--%s is an option of http %s, not of %s", name, ModeOnly[name], o.Mode)
+	}
 	var err error
-	if j.Sizes, err = units.ParseSizes(o.sizes); err != nil {
-		return j, fmt.Errorf("--size %w", err)
+	switch {
+	case o.sizes != "":
+		if j.Sizes, err = units.ParseSizes(o.sizes); err != nil {
+			return j, fmt.Errorf("--size %w", err)
+		}
+	case j.Mode == Upload:
+		j.Sizes = units.Sizes{Fixed: []int64{DefaultUploadSize}}
+	case j.RangeSize > 0 || j.Verify:
+		return j, fmt.Errorf("--size: a download with --range-size or --verify needs the size of the objects it reads (what their upload sent: 8m, or a list or range as the upload's --size)")
+	default:
+		j.Sizes = units.Sizes{} // what the server sends
 	}
 	j.Data.Zeros = o.zeros
 	if j.Bearer == "" {

@@ -72,7 +72,10 @@ func (h *HTTP) Kind() string { return "http" }
 // Params implements workload.Workload.
 func (h *HTTP) Params() map[string]string {
 	o := &h.opts
-	p := map[string]string{"mode": o.Mode, "url": redact.URL(o.URL), "size": o.Sizes.String(), "concurrency": fmt.Sprint(o.Concurrency)}
+	p := map[string]string{"mode": o.Mode, "url": redact.URL(o.URL), "concurrency": fmt.Sprint(o.Concurrency)}
+	if !o.Sizes.Empty() { // a download of what the server sends has no size of its own
+		p["size"] = o.Sizes.String()
+	}
 	if o.Mode == Upload {
 		p["method"] = o.Method
 	}

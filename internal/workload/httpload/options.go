@@ -72,9 +72,12 @@ type Options struct {
 	Segment segment.Segment
 }
 
+// DefaultUploadSize is the body an upload sends when no size is given.
+const DefaultUploadSize = 1 << 20
+
 // DefaultOptions are the flags' defaults.
 func DefaultOptions() Options {
-	return Options{Method: http.MethodPut, Sizes: units.Sizes{Fixed: []int64{1 << 20}}, Concurrency: 1, Timeout: 10 * time.Minute}
+	return Options{Method: http.MethodPut, Sizes: units.Sizes{Fixed: []int64{DefaultUploadSize}}, Concurrency: 1, Timeout: 10 * time.Minute}
 }
 
 // Validate checks the options on their own.

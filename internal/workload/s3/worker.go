@@ -250,7 +250,7 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 		w.check.Reset(obj.seed, obj.size, from, from+want)
 		dst = w.check
 	}
-	n, err := w.getBody(ctx, obj, opts, rangeHdr, dst)
+	n, err := w.getBody(ctx, obj, opts, rangeHdr, want, dst)
 	if err == nil && o.CheckReads && n == want {
 		if at := w.check.Differs(); at >= 0 {
 			err = fmt.Errorf("%w: GET %s: byte %d is not what was written", errContent, obj.key, at)
@@ -269,18 +269,24 @@ func (w *worker) get(ctx context.Context) (int64, error) {
 }
 
 // getBody reads an object (or a range of it) to its end, into dst.
-func (w *worker) getBody(ctx context.Context, obj object, opts minio.GetObjectOptions, rangeHdr string, dst io.Writer) (int64, error) {
+// An answer that announces another length than want is closed unread (its
+// connection with it: what follows a wrong Content-Length on it is no
+// answer to the next request).
+func (w *worker) getBody(ctx context.Context, obj object, opts minio.GetObjectOptions, rangeHdr string, want int64, dst io.Writer) (int64, error) {
 	o := &w.s.opts
 	if w.fast != nil {
 		return w.send(ctx, http.MethodGet, obj.key, nil, 0, rangeHdr, dst)
 	}
 	// Core.GetObject is one request; Client.GetObject adds a goroutine and
 	// channels per object for seeking, which a benchmark does not need.
-	r, _, _, err := w.c.core.GetObject(ctx, o.Bucket, obj.key, opts)
+	r, info, _, err := w.c.core.GetObject(ctx, o.Bucket, obj.key, opts)
 	if err != nil {
 		return 0, err
 	}
 	defer r.Close()
+	if info.Size >= 0 && info.Size != want {
+		return 0, fmt.Errorf("%w: GET %s: the server announced %d bytes, the object (or range) has %d", errBodyLength, obj.key, info.Size, want)
+	}
 	// Plain Writer and Reader, so the copy uses the worker's buffer and not
 	// io.Discard's small pooled ones.
 	return io.CopyBuffer(dst, struct{ io.Reader }{r}, w.buf)
