@@ -77,6 +77,12 @@ func runExperimentPlan(ctx context.Context, path string, o ExperimentOptions, co
 	if err != nil {
 		return usage("%s: %v", path, err)
 	}
+	return runPlanText(ctx, path, text, o, command, stdout, stderr)
+}
+
+// runPlanText runs a plan's text, read from path (or made by a command
+// from its flags: path then names the command).
+func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOptions, command string, stdout, stderr io.Writer) error {
 	p, err := plan.Parse(path, text)
 	if err != nil {
 		return &UsageError{Err: err}
@@ -394,6 +400,17 @@ func variantSetups(vs []plan.Variant) map[string]map[string]string {
 		}
 		if len(env) > 0 {
 			f["env"] = strings.Join(env, " ")
+		}
+		var vars []string
+		for _, k := range slices.Sorted(maps.Keys(v.Vars)) {
+			val := maskURL(v.Vars[k])
+			if redact.IsSecretName(k) {
+				val = redact.Mask
+			}
+			vars = append(vars, k+"="+val)
+		}
+		if len(vars) > 0 {
+			f["vars"] = strings.Join(vars, " ")
 		}
 		if l := v.Limits; l != nil {
 			var parts []string

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/workload"
@@ -32,16 +33,25 @@ func kindCommands(root *cobra.Command, stdout, stderr io.Writer) []*cobra.Comman
 func newKindCommand(kind workload.Kind, stdout, stderr io.Writer) *cobra.Command {
 	opts := kind.NewOptions()
 	var repeat RepeatOptions
+	var variants argVariants
 	cmd := &cobra.Command{
 		Use:   kind.Name,
 		Short: strings.ToUpper(kind.Short[:1]) + kind.Short[1:] + ", repeated in rounds and stored",
 		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return variants.run(cmd, kind, args, repeat, stdout, stderr)
+			}
 			return runKind(cmd.Context(), kind, opts, repeat, commandLine(cmd), stdout, stderr)
 		},
 	}
-	opts.AddFlags(cmd.Flags())
+	own := pflag.NewFlagSet(kind.Name, pflag.ContinueOnError)
+	opts.AddFlags(own)
+	cmd.Flags().AddFlagSet(own)
 	repeat.AddFlags(cmd.Flags(), kind.Splits)
+	if kind.Arguments != "" {
+		variants.addFlags(cmd, kind, own)
+	}
 	return cmd
 }
 

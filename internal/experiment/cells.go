@@ -23,6 +23,7 @@ import (
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/profiling"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/suggest"
 	"github.com/iolab/iolab/internal/units"
@@ -62,6 +63,7 @@ func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]la
 				for k, val := range point {
 					c.params[k] = val.Text
 				}
+				maps.Copy(c.params, v.Spec().Vars) // what the variant changes in the load
 				if w.Setup != nil {
 					c.ids = filepath.Join(v.Tmp, fmt.Sprintf("ids-%d", len(cells)))
 				}
@@ -103,6 +105,11 @@ func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]la
 // matrix fields that are not workload keys, and the limits.
 func cellParams(c *cellBuilder, limits cgroup.Limits) map[string]string {
 	out := maps.Clone(c.params)
+	for k := range c.v.Spec().Vars {
+		if redact.IsSecretName(k) {
+			out[k] = redact.Mask
+		}
+	}
 	if c.w.Scale != "" {
 		out[plan.ScaleParam] = c.w.Scale
 	}

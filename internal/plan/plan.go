@@ -10,6 +10,7 @@ package plan
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -101,13 +102,17 @@ const ScaleParam = "scale_axis"
 
 // Variant is one version of the thing under test.
 type Variant struct {
-	Name    string
-	Git     *GitRef
-	Build   string
-	Start   string
-	Ready   *Ready
-	Stop    Stop
-	Env     map[string]string
+	Name  string
+	Git   *GitRef
+	Build string
+	Start string
+	Ready *Ready
+	Stop  Stop
+	Env   map[string]string
+	// Vars fill {{NAME}} in the workloads' keys for this variant's cells
+	// (vars: {command: "sleep 0.1"} with cmd: {run: "{{command}}"}): what a
+	// variant changes in the load itself, stored with its cells.
+	Vars    map[string]string
 	Workdir string
 	// Limits, if set, confine what the variant starts (its server, or a
 	// cmd workload's command) to a cgroup of that size; the values may use
@@ -544,7 +549,7 @@ func (r reader) variants(n *yaml.Node, p *Plan) error {
 	if err != nil {
 		return err
 	}
-	known := []string{"name", "git", "build", "start", "ready", "stop", "env", "workdir", "limits", "observe", "profile"}
+	known := []string{"name", "git", "build", "start", "ready", "stop", "env", "vars", "workdir", "limits", "observe", "profile"}
 	for _, item := range items {
 		v := Variant{Pos: r.pos(item), Stop: Stop{Signal: "TERM", Grace: 10 * time.Second}}
 		var err error
@@ -586,6 +591,9 @@ func (r reader) variants(n *yaml.Node, p *Plan) error {
 				})
 			case "env":
 				v.Env, err = r.stringMap(x, "env")
+				return err
+			case "vars":
+				v.Vars, err = r.stringMap(x, "vars")
 				return err
 			case "workdir":
 				return r.str(x, key, &v.Workdir)
@@ -988,6 +996,9 @@ func (p *Plan) check(top Pos) error {
 				return v.Observe.PID.Pos.Errorf("observe.pid %q: %v; want the PID of a running process", v.Observe.PID.Text, err)
 			}
 		}
+		if err := p.checkVars(v); err != nil {
+			return err
+		}
 		texts := map[string]string{"build": v.Build, "workdir": v.Workdir}
 		for k, x := range v.Env {
 			texts["env."+k] = x
@@ -1025,6 +1036,46 @@ func (p *Plan) check(top Pos) error {
 			return w.Pos.Errorf("workload %q defined twice; give each a distinct name", w.Name)
 		}
 		wnames[w.Name] = true
+	}
+	return nil
+}
+
+// varName is what a variant's vars may be called: a template's name.
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkVars refuses a variant's var that could not be told from another
+// template — a variant's own, a matrix field, one a workload kind fills —
+// or that holds a template itself. Every variant names the same vars, so
+// every cell's workload is filled alike.
+func (p *Plan) checkVars(v Variant) error {
+	reserved := map[string]string{}
+	for _, t := range VariantTemplates {
+		reserved[t] = "a variant's own template"
+	}
+	for _, w := range p.Workloads {
+		for _, ax := range w.Matrix {
+			reserved[ax.Field] = fmt.Sprintf("a matrix field of workload %q", cmp.Or(w.Name, w.Kind))
+		}
+		if kind, ok := workload.Lookup(w.Kind); ok {
+			for _, t := range kind.Templates {
+				reserved[t] = fmt.Sprintf("a template the %s workload fills", w.Kind)
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(v.Vars)) {
+		switch {
+		case !varName.MatchString(k):
+			return v.Pos.Errorf("variant %q: vars.%s: a var's name is a template's: letters, digits and _", v.Name, k)
+		case reserved[k] != "":
+			return v.Pos.Errorf("variant %q: vars.%s: {{%s}} is %s; call the var something else", v.Name, k, k, reserved[k])
+		case Template.MatchString(v.Vars[k]):
+			return v.Pos.Errorf("variant %q: vars.%s: a var's value is filled in as it is; it cannot hold a template (%s)", v.Name, k, Template.FindString(v.Vars[k]))
+		}
+	}
+	first := p.Variants[0]
+	if !slices.Equal(slices.Sorted(maps.Keys(first.Vars)), slices.Sorted(maps.Keys(v.Vars))) {
+		return v.Pos.Errorf("variant %q: vars %v, variant %q: vars %v: every variant gives the same vars, so each cell's load is filled in every variant",
+			v.Name, slices.Sorted(maps.Keys(v.Vars)), first.Name, slices.Sorted(maps.Keys(first.Vars)))
 	}
 	return nil
 }

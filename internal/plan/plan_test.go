@@ -79,6 +79,11 @@ func TestParseErrorsAreLocated(t *testing.T) {
 	tests := []struct{ text, want string }{
 		{"variants:\n  - name: a\n    git: {repo: .}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:2:5: variant \"a\": git needs repo and ref"},
 		{"variants:\n  - name: a\n  - name: a\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:3:5: variant \"a\" defined twice"},
+		{"variants:\n  - name: a\n    vars: {port: 1}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:2:5: variant \"a\": vars.port: {{port}} is a variant's own template"},
+		{"variants:\n  - name: a\n    vars: {n: 1}\nworkloads:\n  - cmd: {run: x}\n    matrix: {n: [1, 2]}\n", "vars.n: {{n}} is a matrix field of workload \"cmd\""},
+		{"variants:\n  - name: a\n    vars: {x-y: 1}\nworkloads:\n  - cmd: {run: x}\n", "vars.x-y: a var's name is a template's"},
+		{"variants:\n  - name: a\n    vars: {x: '{{port}}'}\nworkloads:\n  - cmd: {run: x}\n", "vars.x: a var's value is filled in as it is"},
+		{"variants:\n  - name: a\n    vars: {x: 1}\n  - name: b\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:4:5: variant \"b\": vars [], variant \"a\": vars [x]: every variant gives the same vars"},
 		{"variants:\n  - name: a\n    stop: {signal: BOOM}\nworkloads:\n  - cmd: {run: x}\n", "stop.signal"},
 		{"variants:\n  - name: a\n    ready: {http: x}\nworkloads:\n  - cmd: {run: x}\n", "ready without start"},
 		{"order: shuffled\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:8: order: \"shuffled\": want random or sequential"},

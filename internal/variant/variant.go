@@ -8,6 +8,7 @@ package variant
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"math/rand/v2"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/outtail"
@@ -59,12 +61,12 @@ func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string, por
 	if v.Port, err = freePort(ports); err != nil {
 		return nil, fmt.Errorf("variant %s: %w", v.Name, err)
 	}
-	v.Tmp = filepath.Join(runDir, v.Name+"-tmp")
+	v.Tmp = filepath.Join(runDir, dirName(v.Name)+"-tmp")
 	if err := os.MkdirAll(v.Tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("variant %s: %w", v.Name, err)
 	}
 	if spec.Git != nil {
-		if err := v.checkout(ctx, filepath.Join(runDir, v.Name)); err != nil {
+		if err := v.checkout(ctx, filepath.Join(runDir, dirName(v.Name))); err != nil {
 			v.Close()
 			return nil, err
 		}
@@ -79,6 +81,27 @@ func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string, por
 		}
 	}
 	return v, nil
+}
+
+// dirName is a variant's directory under the run's: its name where that
+// is a plain file name, else the name's letters and a hash of it — a name
+// may be a command line ("./bench --fast"), with slashes and dots.
+func dirName(name string) string {
+	safe := strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.') {
+			return r
+		}
+		return '_'
+	}, name)
+	if safe == name && name != "." && name != ".." && len(name) <= 64 {
+		return name
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	if len(safe) > 32 {
+		safe = safe[:32]
+	}
+	return fmt.Sprintf("%s-%08x", strings.Trim(safe, "."), h.Sum32())
 }
 
 func (v *Variant) abs(base, p string) string {

@@ -48,6 +48,10 @@ type Kind struct {
 	// OutputMetrics says the kind reads metrics from what it runs prints
 	// (a plan's metrics: list).
 	OutputMetrics bool
+	// Arguments, if set, is the option its command's arguments give, one
+	// variant each, compared in rounds as a plan's variants are (iolab cmd
+	// 'sleep 0.1' 'sleep 0.12', as hyperfine does): run for cmd.
+	Arguments string
 	// Primary is the metric the kind is judged by first; Metrics are the
 	// client metrics compared for it, Primary first.
 	Primary string

@@ -26,6 +26,7 @@ func init() {
 		Templates:       []string{"run", "round"},
 		MatrixTemplates: true,
 		OutputMetrics:   true,
+		Arguments:       "run",
 		Primary:         "wall_s",
 		Metrics:         []string{"wall_s", "bytes_per_s", "items_per_s", "max_rss_bytes"},
 	})

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// iolab cmd 'A' 'B', as hyperfine takes it: each argument runs as a
+// variant of its own — what each measured is its own command, the first is
+// the baseline, --prepare runs before every run, and the whole is stored
+// as an experiment show prints again.
+func TestCmdArgumentsAreVariants(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	prepared := filepath.Join(dir, "prepared")
+	// Each run appends its own wall-clock work to a file named by its
+	// variant, so what ran is known apart from iolab's figures.
+	out, stderr, err := iolab(t, context.Background(), "cmd", "-n", "quick", "-n", "slow", "--rounds", "3", "--warmup", "0", "--json", "--db", db,
+		"--prepare", "echo {{variant}} >> "+prepared,
+		"echo quick >> "+filepath.Join(dir, "ran")+"; sleep 0.02", "echo slow >> "+filepath.Join(dir, "ran")+"; sleep 0.4")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Baseline    string
+		Comparisons []struct {
+			Variant, Metric, Verdict string
+			Ratio                    float64
+		}
+		Runs []struct{ Variant string }
+	}
+	decodeInto(t, out, &r)
+	if r.Baseline != "quick" || len(r.Runs) != 6 {
+		t.Fatalf("baseline %q, %d runs: %s", r.Baseline, len(r.Runs), out)
+	}
+	found := false
+	for _, c := range r.Comparisons {
+		if c.Variant == "slow" && c.Metric == "wall_s" {
+			found = true
+			if c.Ratio < 3 || c.Verdict != "slower" {
+				t.Errorf("slow against quick: %+v, want about 10x slower", c)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no wall_s comparison of slow: %s", out)
+	}
+	ran, _ := os.ReadFile(filepath.Join(dir, "ran"))
+	prep, _ := os.ReadFile(prepared)
+	for _, v := range []string{"quick", "slow"} {
+		if strings.Count(string(ran), v+"\n") != 3 || strings.Count(string(prep), v+"\n") != 3 {
+			t.Errorf("%s ran %d times and was prepared %d: want 3 each\nran:\n%s\nprepared:\n%s", v, strings.Count(string(ran), v+"\n"), strings.Count(string(prep), v+"\n"), ran, prep)
+		}
+	}
+	shown, _, err := iolab(t, context.Background(), "show", "--db", db)
+	if err != nil || !strings.Contains(shown, "ratio vs quick") || !strings.Contains(shown, "slow") {
+		t.Errorf("show: %v\n%s", err, shown)
+	}
+	// --resume finds the comparison of the same arguments and flags, which
+	// is done: nothing to continue.
+	_, _, err = iolab(t, context.Background(), "cmd", "--rounds", "3", "--warmup", "0", "--db", db, "--resume", "true", "false")
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("--resume with nothing to continue: %v", err)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--run", "true", "true", "false"}, "--run \"true\" and arguments"},
+		{[]string{"-n", "a", "true", "false"}, "1 names for 2 arguments"},
+		{[]string{"true", "true"}, "both named \"true\""},
+		{[]string{"--max-rounds", "9", "true", "false"}, "--max-rounds bounds --until-decided"},
+	} {
+		_, _, err := iolab(t, context.Background(), append([]string{"cmd", "--db", filepath.Join(dir, "bad.db")}, bad.args...)...)
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v: %v, want exit 2 with %q", bad.args, err, bad.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad.db")); err == nil {
+		t.Errorf("bad input made a store")
+	}
+}
