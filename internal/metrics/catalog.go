@@ -52,9 +52,12 @@ type Def struct {
 	Name string
 	// Label is how tables and plots name it; OpLabels name it per
 	// operation where that differs from "<op> <label>".
-	Label    string
-	OpLabel  string // default: Label
-	OpLabels map[string]string
+	Label   string
+	OpLabel string // default: Label
+	// Noun is how a sentence names it ("13% less wall time than"); by
+	// default Label.
+	NounLabel string
+	OpLabels  map[string]string
 	// Unit is what the value counts: ns, s, B, B/s, ops/s, items/s, %,
 	// or any other word (frames, µs/op). Times, sizes and rates format,
 	// and gate limits parse, by their unit.
@@ -131,6 +134,14 @@ func Describe(name string) (Def, bool) {
 
 // Judged says the metric has a direction: comparisons and gates judge it.
 func (d Def) Judged() bool { return d.Better != NoDirection }
+
+// Noun is how a sentence names the metric.
+func (d Def) Noun() string {
+	if d.NounLabel != "" {
+		return d.NounLabel
+	}
+	return d.Label
+}
 
 // Stat is how the statistics read it.
 func (d Def) Stat() stats.Metric {

@@ -71,6 +71,7 @@ type htmlPage struct {
 type htmlExperiment struct {
 	*analysis.Report
 	Started, Ended string
+	Answers        []Answer
 	Verdicts       []htmlVerdict
 	Matrix         *verdictMatrix
 	Cells          []htmlCell
@@ -207,6 +208,16 @@ func htmlExperimentOf(r *analysis.Report, pg Page) (htmlExperiment, error) {
 	}
 	if !first.IsZero() {
 		e.Started, e.Ended = first.Local().Format("2006-01-02 15:04:05"), last.Local().Format("2006-01-02 15:04:05")
+	}
+	e.Answers = Answers(r)
+	cells := map[string]bool{}
+	for _, a := range e.Answers {
+		cells[a.Cell] = true
+	}
+	for i := range e.Answers {
+		if len(cells) > 1 {
+			e.Answers[i].Text = e.Answers[i].Cell + " — " + e.Answers[i].Text
+		}
 	}
 	for _, c := range r.Comparisons {
 		label, _ := metricFormat(c.Metric)

@@ -70,6 +70,7 @@ func Terminal(w io.Writer, r *analysis.Report) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note (%s): %s\n", n.At.Local().Format("2006-01-02 15:04"), n.Text)
 	}
+	writeAnswers(w, r, false)
 	if len(r.Comparisons) > 0 {
 		if err := writeVariants(w, r, false); err != nil {
 			return err
@@ -152,6 +153,7 @@ func Markdown(w io.Writer, r *analysis.Report) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "\n> %s — %s\n", n.Text, n.At.Local().Format("2006-01-02 15:04"))
 	}
+	writeAnswers(w, r, true)
 	if len(r.Comparisons) > 0 {
 		if err := writeVariants(w, r, true); err != nil {
 			return err

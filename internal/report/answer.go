@@ -1,0 +1,140 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/stats"
+)
+
+// An Answer is what a report says first, of one cell's primary metric and
+// one variant against the baseline: in words and numbers, what changed,
+// by how much, how sure, and whether that is better — as hyperfine's
+// "ran 1.12 ± 0.05 times faster than" and Criterion's "No change in
+// performance detected" do.
+type Answer struct {
+	Cell, Variant, Verdict string
+	Text                   string // "b: 13% less wall time than a [5%, 20% less], faster"
+}
+
+// Answers are the report's answers: every primary comparison, in the
+// report's order.
+func Answers(r *analysis.Report) []Answer {
+	var out []Answer
+	for _, c := range r.Comparisons {
+		if c.Primary {
+			out = append(out, Answer{Cell: c.Cell, Variant: c.Variant, Verdict: c.Verdict, Text: c.Variant + ": " + answerText(c, r.Threshold)})
+		}
+	}
+	return out
+}
+
+// answerText says a comparison in a sentence.
+func answerText(c analysis.ComparisonView, threshold float64) string {
+	noun, format := metricNoun(c.Metric)
+	switch {
+	case c.Failed != "":
+		return "not compared: " + c.Failed
+	case c.Method == stats.MethodNone, c.Method == stats.MethodTooFew:
+		return fmt.Sprintf("%s against %s: no interval yet (%s)", noun, c.Baseline, verdictText(c.Comparison))
+	case c.Method == stats.MethodDifference, c.Method == stats.MethodUnpairedDifference:
+		return fmt.Sprintf("%s %s against %s [%s, %s], %s", noun, signed(c.Diff, format), c.Baseline,
+			signed(c.DiffCI[0], format), signed(c.DiffCI[1], format), verdictText(c.Comparison))
+	}
+	lo, hi := c.CI95[0], c.CI95[1]
+	if c.Verdict == stats.Same {
+		far := math.Max(math.Abs(lo-1), math.Abs(hi-1))
+		return fmt.Sprintf("no difference in %s from %s larger than %s ([%s, %s] lies inside ±%s), same",
+			noun, c.Baseline, pct(far), signedPct(lo-1), signedPct(hi-1), pct(threshold))
+	}
+	if c.Ratio >= 2 || c.Ratio <= 0.5 {
+		return fmt.Sprintf("%sx the %s of %s [%sx, %sx], %s", RatioText(c.Ratio), noun, c.Baseline, RatioText(lo), RatioText(hi), verdictText(c.Comparison))
+	}
+	more := c.Ratio >= 1
+	word := map[bool]string{true: "more", false: "less"}[more]
+	interval := fmt.Sprintf("[%s, %s]", pct(math.Abs(lo-1)), pct(math.Abs(hi-1)))
+	if !more {
+		interval = fmt.Sprintf("[%s, %s]", pct(1-hi), pct(1-lo))
+	}
+	if (lo-1)*(hi-1) < 0 { // the interval holds both directions
+		interval = fmt.Sprintf("[%s, %s]", signedPct(lo-1), signedPct(hi-1))
+	}
+	return fmt.Sprintf("%s %s %s than %s %s, %s", pct(math.Abs(c.Ratio-1)), word, noun, c.Baseline, interval, verdictText(c.Comparison))
+}
+
+// metricNoun is how a sentence names a metric, and its format.
+func metricNoun(metric string) (string, func(float64) string) {
+	if d, ok := metrics.Describe(metric); ok {
+		return d.Noun(), d.Format
+	}
+	return metric, plain
+}
+
+// pct prints a fraction as a percentage, with a decimal below 10%.
+func pct(f float64) string {
+	if f < 0.1 {
+		return fmt.Sprintf("%.1f%%", 100*f)
+	}
+	if f > 10 {
+		return ">1000%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*f)
+}
+
+func signedPct(f float64) string {
+	if f < 0 {
+		return "-" + pct(-f)
+	}
+	return "+" + pct(f)
+}
+
+// writeAnswers writes the answers first, a line each (a list item in
+// Markdown), under the cell's name when the report has several cells.
+func writeAnswers(w io.Writer, r *analysis.Report, markdown bool) {
+	as := Answers(r)
+	if len(as) == 0 {
+		return
+	}
+	what := "each cell's primary metric"
+	if d, ok := metrics.Describe(primaryOf(r)); ok {
+		what = d.Noun() + map[bool]string{true: ", lower is better", false: ", higher is better"}[d.Better == metrics.LowerIsBetter]
+	}
+	cells := map[string]bool{}
+	for _, a := range as {
+		cells[a.Cell] = true
+	}
+	if markdown {
+		fmt.Fprintf(w, "\n**The answer** (%s; each variant against %s):\n\n", what, r.Baseline)
+	} else {
+		fmt.Fprintf(w, "\nthe answer (%s; each variant against %s):\n", what, r.Baseline)
+	}
+	for _, a := range as {
+		text := a.Text
+		if len(cells) > 1 {
+			text = a.Cell + " — " + text
+		}
+		if r.Colour && !markdown {
+			text = colour(a.Verdict, text)
+		}
+		fmt.Fprintf(w, map[bool]string{false: "  %s\n", true: "- %s\n"}[markdown], text)
+	}
+}
+
+// primaryOf is the metric of the report's primary comparisons when they
+// share one, else "".
+func primaryOf(r *analysis.Report) string {
+	m := ""
+	for _, c := range r.Comparisons {
+		if !c.Primary {
+			continue
+		}
+		if m != "" && m != c.Metric {
+			return ""
+		}
+		m = c.Metric
+	}
+	return m
+}

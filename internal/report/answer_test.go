@@ -1,0 +1,39 @@
+package report
+
+import (
+	"math"
+	"testing"
+
+	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/stats"
+)
+
+// Each kind of comparison is said in words a reader acts on: which way,
+// by how much, the interval in the same words, and the verdict.
+func TestAnswerText(t *testing.T) {
+	t.Parallel()
+	view := func(metric string, c stats.Comparison) analysis.ComparisonView {
+		return analysis.ComparisonView{Cell: "c", Variant: "b", Baseline: "a", Metric: metric, Primary: true, Comparison: c}
+	}
+	for _, tc := range []struct {
+		c    analysis.ComparisonView
+		want string
+	}{
+		{view("wall_s", stats.Comparison{Method: stats.MethodRatio, Ratio: 0.87, CI95: [2]float64{0.80, 0.95}, Verdict: stats.Faster}),
+			"13% less wall time than a [5.0%, 20%], faster"},
+		{view("ops_per_s", stats.Comparison{Method: stats.MethodRatio, Ratio: 1.12, CI95: [2]float64{1.05, 1.19}, Verdict: stats.Faster}),
+			"12% more IOPS than a [5.0%, 19%], faster"},
+		{view("wall_s", stats.Comparison{Method: stats.MethodRatio, Ratio: 1.03, CI95: [2]float64{0.98, 1.08}, Verdict: stats.Inconclusive, RoundsNeeded: 40}),
+			"3.0% more wall time than a [-2.0%, +8.0%], inconclusive (about 40 rounds would decide)"},
+		{view("wall_s", stats.Comparison{Method: stats.MethodRatio, Ratio: 1.001, CI95: [2]float64{0.99, 1.015}, Verdict: stats.Same}),
+			"no difference in wall time from a larger than 1.5% ([-1.0%, +1.5%] lies inside ±2.0%), same"},
+		{view("wall_s", stats.Comparison{Method: stats.MethodRatio, Ratio: 4.19, CI95: [2]float64{3.615, 4.856}, Verdict: stats.Slower}),
+			"4.190x the wall time of a [3.615x, 4.856x], slower"},
+		{view("wall_s", stats.Comparison{Method: stats.MethodTooFew, N: 2, Ratio: math.NaN(), Verdict: stats.Inconclusive}),
+			"wall time against a: no interval yet (inconclusive (no interval: 3 rounds with both runs are needed))"},
+	} {
+		if got := answerText(tc.c, 0.02); got != tc.want {
+			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
+	}
+}
