@@ -29,7 +29,9 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 			only.Variants = []plan.Variant{v}
 		}
 	}
-	variants, _, err := prepareVariants(ctx, &only, runDir, false, stderr)
+	progress := newProgress(stderr, 0, o.Output.Quiet)
+	defer progress.Close()
+	variants, _, err := prepareVariants(ctx, &only, runDir, false, stderr, progress)
 	defer func() {
 		for _, v := range variants {
 			_ = v.Close()
@@ -59,7 +61,7 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 		BeforeRound: roundHook(p, "before_round", p.Hooks.BeforeRound), AfterRound: roundHook(p, "after_round", p.Hooks.AfterRound)}
 	fmt.Fprintf(stderr, "iolab: %s: calibrating: %s against itself, %d cells x (%d warm-up + %d rounds)\n",
 		p.Name, p.Baseline, len(a), p.Warmup, o.CalibrateRounds)
-	id, runErr := newRunner(st, o.Output.StoreGrace, stderr, 0, o.Output.Quiet).Run(ctx, lp, cells)
+	id, runErr := newRunner(st, o.Output.StoreGrace, stderr, progress).Run(ctx, lp, cells)
 	if id == "" {
 		return runErr
 	}

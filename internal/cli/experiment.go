@@ -144,7 +144,9 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	if o.Calibrate {
 		return calibrate(ctx, p, o, st, runDir, command, seed, stored, stdout, stderr)
 	}
-	variants, skipped, err := prepareVariants(ctx, p, runDir, o.KeepGoing, stderr)
+	progress := newProgress(stderr, 0, o.Output.Quiet)
+	defer progress.Close()
+	variants, skipped, err := prepareVariants(ctx, p, runDir, o.KeepGoing, stderr, progress)
 	defer func() {
 		for _, v := range variants {
 			_ = v.Close()
@@ -206,7 +208,7 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	}
 	fmt.Fprintf(stderr, "iolab: %s: %d variants x %d cells x (%d warm-up + %s), %s order\n",
 		p.Name, len(variants), len(cells)/max(len(variants), 1), p.Warmup, rounds, p.Order)
-	id, runErr := newRunner(st, o.Output.StoreGrace, stderr, 0, o.Output.Quiet).Run(ctx, lp, cells)
+	id, runErr := newRunner(st, o.Output.StoreGrace, stderr, progress).Run(ctx, lp, cells)
 	if id == "" {
 		return runErr
 	}
@@ -321,11 +323,14 @@ func (interruptedPhase) Unwrap() error { return lab.ErrInterrupted }
 
 // prepareVariants builds every variant; with keepGoing a variant that does
 // not build is left out (and named) instead of stopping the experiment.
-func prepareVariants(ctx context.Context, p *plan.Plan, runDir string, keepGoing bool, stderr io.Writer) ([]*variant.Variant, []string, error) {
+// The progress line says which it builds, and the build's last line.
+func prepareVariants(ctx context.Context, p *plan.Plan, runDir string, keepGoing bool, stderr io.Writer, progress *lab.Progress) ([]*variant.Variant, []string, error) {
 	var out []*variant.Variant
 	var skipped []string
-	for _, spec := range p.Variants {
-		v, err := variant.Prepare(ctx, spec, p.Dir, runDir, p.Ports)
+	stderr = progress.Above(stderr)
+	for i, spec := range p.Variants {
+		progress.Phase(fmt.Sprintf("building variant %d/%d %s", i+1, len(p.Variants), spec.Name))
+		v, err := variant.Prepare(ctx, spec, p.Dir, runDir, p.Ports, progress.Detail)
 		if err != nil && ctx.Err() != nil {
 			// Ctrl-C while it built: an interruption (exit 130), not a
 			// build that failed; nothing ran, so nothing was stored.

@@ -86,8 +86,8 @@ type RepeatOptions struct {
 // reaches 95%.
 const DefaultRounds = stats.MinRunsForCI
 
-// AddFlags registers the repeat flags; a command whose load splits into
-// segments (splits) gets the flags that run a segment too.
+// AddFlags registers the repeat flags; the flags that run a segment show
+// only on a command whose load splits into segments.
 func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet, splits bool) {
 	flagval.IntVar(fs, &o.Rounds, "rounds", DefaultRounds, 1, lab.MaxRuns, "measured rounds; each runs every cell once")
 	flagval.IntVar(fs, &o.Warmup, "warmup", 1, 0, lab.MaxRuns, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
@@ -95,8 +95,11 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet, splits bool) {
 	flagval.IntVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "record a failed run and go on with the others (exit 1 at the end)")
 	fs.StringVar(&o.ObservePID, "observe-pid", "", "watch this process tree (the server under test) during every run: its CPU, memory, I/O, threads and files")
-	if splits {
-		o.addSegmentFlags(fs)
+	o.addSegmentFlags(fs)
+	if !splits { // not in its help; given, refused with the kinds that split
+		for _, name := range []string{"segment", "segment-group", "run-every", "start-at", "barrier-timeout", "store-grace", "rejoin-timeout"} {
+			_ = fs.MarkHidden(name)
+		}
 	}
 	fs.StringVar(&o.LatencyLog, "lat-log", "", "also write every measured operation to this file, a CSV line each (run,op,end_unix_ns,latency_ns,bytes), as fio's write_lat_log")
 	o.addOutputFlags(fs)
@@ -273,7 +276,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 			cells[i].Around = variant.PIDObserver{PID: pid}
 		}
 	}
-	id, runErr := newRunner(st, o.StoreGrace, stderr, runTime, o.Quiet).Run(ctx, plan, cells)
+	id, runErr := newRunner(st, o.StoreGrace, stderr, newProgress(stderr, runTime, o.Quiet)).Run(ctx, plan, cells)
 	if err := noteOn(ctx, st, id, o.Note); err != nil {
 		return errors.Join(runErr, err)
 	}
@@ -311,21 +314,34 @@ func colourful(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// newRunner makes a runner with a live progress line when stderr is a
-// terminal (and not --quiet).
-func newRunner(st *store.Store, grace time.Duration, stderr io.Writer, runTime time.Duration, quiet bool) *lab.Runner {
-	runner := &lab.Runner{Store: store.NewPatient(st, grace), Notices: stderr}
+// newRunner makes a runner that draws progress on p (nil: none) and says
+// what the user should know above it.
+func newRunner(st *store.Store, grace time.Duration, stderr io.Writer, p *lab.Progress) *lab.Runner {
+	return &lab.Runner{Store: store.NewPatient(st, grace), Notices: p.Above(stderr), Progress: p}
+}
+
+// newProgress is the live progress line when stderr is a terminal (and
+// not --quiet), else nil; it is cut to the terminal's width as it is now.
+func newProgress(stderr io.Writer, runTime time.Duration, quiet bool) *lab.Progress {
 	if quiet {
-		return runner
+		return nil
 	}
 	terminal := stderr
 	if u, ok := stderr.(interface{ Unwrap() io.Writer }); ok {
 		terminal = u.Unwrap()
 	}
-	if f, ok := terminal.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		runner.Progress = &lab.Progress{W: stderr, ShowAfter: time.Second, RunTime: runTime}
+	f, ok := terminal.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
 	}
-	return runner
+	width := func() int {
+		w, _, err := term.GetSize(int(f.Fd()))
+		if err != nil {
+			return 0
+		}
+		return w
+	}
+	return &lab.Progress{W: stderr, Width: width, RunTime: runTime}
 }
 
 func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOptions, stdout, stderr io.Writer) error {

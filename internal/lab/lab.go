@@ -148,6 +148,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		return "", &workload.InputError{Err: errors.New("stopping when decided needs the random order: in sequential order a round is not every cell once")}
 	}
 	r.interrupted = ctx.Done()
+	defer r.Progress.Close() // the report comes next, on a clean line
 	r.sinkEvery = 0
 	if plan.Segment.Split() && store.IsPostgres(r.Store.Path()) {
 		// A shared server: the load is drawn live (show --follow). A
@@ -571,6 +572,7 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 			}
 		}
 		if ran > 0 && plan.Cooldown > 0 {
+			r.Progress.Phase(fmt.Sprintf("cooling down %v", plan.Cooldown))
 			select {
 			case <-time.After(plan.Cooldown):
 			case <-ctx.Done():
@@ -601,7 +603,7 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 			round += plan.Warmup
 		}
 		rctx := workload.WithRunInfo(ctx, workload.RunInfo{Run: i, Round: round})
-		err := r.runOne(rctx, expID, cells[e.Cell], run, RunPosition{Round: e.Round, Rounds: plan.Rounds, Warmup: e.Warmup, Done: ran, Total: total})
+		err := r.runOne(rctx, expID, cells[e.Cell], run, RunPosition{Round: e.Round, Rounds: plan.Rounds, Warmup: e.Warmup, Done: ran, Total: total, Variant: cells[e.Cell].Variant})
 		ran++
 		var gate *gateError
 		switch {
@@ -709,11 +711,8 @@ func (r *Runner) endBlock(ctx context.Context, plan Plan, expID string, e Entry,
 }
 
 func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Run, pos RunPosition) error {
-	var progress func(ops, bytes int64)
-	if r.Progress != nil {
-		progress = r.Progress.Start(c.Name, pos)
-		defer r.Progress.End()
-	}
+	progress := r.Progress.Start(c.Name, pos)
+	defer r.Progress.End()
 	// The run is stored as running before it starts, and its seconds go
 	// to the store as it goes: a 24-hour run keeps no day of seconds in
 	// memory, and a killed one leaves what it measured (as interrupted).
@@ -858,6 +857,7 @@ func (r *Runner) saveManifest(ctx context.Context, expID string, run *store.Run,
 // closed before AfterRun stops it.
 func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes int64), each func(metrics.ServerSecond)) (*metrics.Result, error) {
 	if c.Around != nil {
+		r.Progress.Step("preparing the run (hooks, the variant's server)")
 		if err := c.Around.BeforeRun(ctx); err != nil {
 			_ = c.Around.AfterRun(context.WithoutCancel(ctx))
 			return nil, err
@@ -866,6 +866,7 @@ func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes
 	var res *metrics.Result
 	var err error
 	if c.PerStart {
+		r.Progress.Step("setting up the workload against the server")
 		if err = c.Workload.Prepare(ctx); err != nil {
 			err = fmt.Errorf("variant %s: setting up the %s workload against its server: %w", c.Variant, c.Workload.Kind(), err)
 		}
@@ -876,6 +877,7 @@ func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes
 			stopObserving = o.Observe(each)
 		}
 		stall := envinfo.ReadStall()
+		r.Progress.Step("")
 		res, err = c.Workload.Run(ctx, progress)
 		// What waited for a CPU, memory or I/O during the run, anything on
 		// the machine: the evidence that names the cause of noise.
@@ -905,6 +907,7 @@ func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes
 		_ = c.Workload.Close()
 	}
 	if c.Around != nil {
+		r.Progress.Step("finishing the run (stopping the variant's server, hooks)")
 		if aerr := c.Around.AfterRun(context.WithoutCancel(ctx)); aerr != nil && err == nil {
 			err = aerr
 		}

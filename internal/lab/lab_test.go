@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
@@ -143,7 +144,12 @@ func TestProgressLine(t *testing.T) {
 	t.Parallel()
 	var buf lockedBuffer
 	p := &Progress{W: &buf, RunTime: 10 * time.Second}
-	update := p.Start("randread-4k", RunPosition{Round: 1, Rounds: 6, Done: 3, Total: 14})
+	defer p.Close()
+	update := p.Start("randread-4k", RunPosition{Round: 1, Rounds: 6, Done: 3, Total: 14, Variant: "main"})
+	// Shown at once, however short the run: where the experiment is.
+	if line := buf.String(); !strings.Contains(line, "run 4/14  round 2/6  main / randread-4k  running") {
+		t.Errorf("a run's first line: %q", line)
+	}
 	update(50000, 50000*4096)
 	line := buf.String()
 	for _, want := range []string{"round 2/6", "randread-4k", "ops/s", "B/s", "ETA 1m"} {
@@ -151,30 +157,52 @@ func TestProgressLine(t *testing.T) {
 			t.Errorf("progress line %q lacks %q", line, want)
 		}
 	}
+	// Between runs the line stays, saying what happens.
 	p.End()
+	if !strings.Contains(buf.String(), "run 4/14 done") {
+		t.Errorf("after a run: %q", buf.String())
+	}
+	p.Phase("cooling down 2s")
+	if !strings.Contains(buf.String(), "cooling down 2s  0s") {
+		t.Errorf("a phase: %q", buf.String())
+	}
+	// What else is said goes above it: the line is cleared first.
+	fmt.Fprintln(p.Above(&buf), "iolab: the store went away")
+	if !strings.HasSuffix(buf.String(), "\r\033[Kiolab: the store went away\n") {
+		t.Errorf("a notice: %q", buf.String())
+	}
+	p.Phase("cooling down 2s")
+	p.Close()
 	if !strings.HasSuffix(buf.String(), "\r\033[K") {
-		t.Error("End did not clear the line")
+		t.Errorf("Close did not clear the line: %q", buf.String())
 	}
+	var nilProgress *Progress // draws nothing, and takes every call
+	nilProgress.Phase("x")
+	nilProgress.Start("x", RunPosition{})
+	nilProgress.End()
+	nilProgress.Close()
+}
 
-	quiet := &Progress{W: &lockedBuffer{}, ShowAfter: time.Hour}
-	quiet.Start("x", RunPosition{Rounds: 1, Total: 1})(1, 1)
-	quiet.End()
-	if quiet.W.(*lockedBuffer).String() != "" {
-		t.Error("progress shown before ShowAfter")
-	}
-
-	// A run whose workload reports nothing (a command) still shows that
-	// it runs, and where the experiment is, once it lasts ShowAfter.
-	var silent lockedBuffer
-	p = &Progress{W: &silent, ShowAfter: 100 * time.Millisecond}
-	p.Start("index n=1000000", RunPosition{Round: 0, Rounds: 3, Done: 0, Total: 6})
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(silent.String(), "running") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	p.End()
-	if line := silent.String(); !strings.Contains(line, "round 1/3  run 1/6  index n=1000000  running ") {
-		t.Errorf("a silent run's line: %q", line)
+// The line never wraps: every draw is cut below the terminal's width, on
+// a terminal of 40 columns as of 200, and a build's output line with
+// control characters stays one line.
+func TestProgressFitsTheTerminal(t *testing.T) {
+	t.Parallel()
+	for _, width := range []int{20, 40, 80, 200} {
+		var buf lockedBuffer
+		p := &Progress{W: &buf, Width: func() int { return width }}
+		p.Phase("building variant 2/3 a-rather-long-variant-name-from-a-branch")
+		p.Detail("\x1b[1mcompiling\tgithub.com/some/long/package/path/that/goes/on/and/on\r")
+		p.Phase("building variant 3/3 x")
+		p.Detail("ok")
+		update := p.Start(strings.Repeat("s3 put=1,get=9 1k-10m c64 ", 4), RunPosition{Rounds: 12, Total: 48, Variant: "feature/batch-write"})
+		update(123456789, 1<<40)
+		p.Close()
+		for _, draw := range strings.Split(buf.String(), "\r\033[K") {
+			if n := utf8.RuneCountInString(draw); n >= width || strings.ContainsAny(draw, "\n\t\x1b\r") {
+				t.Errorf("width %d: a draw of %d columns or with a control character: %q", width, n, draw)
+			}
+		}
 	}
 }
 

@@ -3,8 +3,10 @@ package lab
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // RunPosition places a run in the experiment, for the progress line.
@@ -12,64 +14,175 @@ type RunPosition struct {
 	Round, Rounds int
 	Warmup        bool
 	Done, Total   int // runs finished before this one, and in all
+	Variant       string
 }
 
-// Progress draws one live line on a terminal for runs longer than
-// ShowAfter: round k/N, the cell, throughput so far (what the workload
-// reported; a command's run reports none, and shows its time instead)
-// and the time the experiment has left. It redraws on its own while a
-// run lasts, whether or not the workload reports.
+// Progress is one live line on a terminal, from the first build to the
+// last run, redrawn in place (as k6's and hyperfine's): what iolab does
+// now — building variant i/N with the build's last line of output,
+// starting a server, running (run i/N, round, variant, cell, the rate so
+// far, or the time for a run that reports nothing), cooling down — and
+// the time the experiment has left. The line is cut to the terminal's
+// width, so it never wraps (a wrapped line cannot be redrawn in place);
+// anything else written to the terminal goes through Above, which clears
+// the line first. A nil *Progress draws nothing.
 type Progress struct {
-	W         io.Writer
-	ShowAfter time.Duration
+	W io.Writer
+	// Width says the terminal's columns now (it may be resized); nil or 0
+	// is taken as 80.
+	Width func() int
 	// RunTime is the expected duration of one run (0 if unknown: the ETA
 	// is then estimated from the runs so far).
 	RunTime time.Duration
 
 	mu         sync.Mutex
-	start      time.Time
-	began      time.Time // of the experiment
-	shown      bool
+	began      time.Time // of the experiment's first run
+	phase      string    // what is done now, between runs
+	detail     string    // its last line of output
+	phaseStart time.Time
+	running    bool
+	start      time.Time // of the run
 	cell       string
 	pos        RunPosition
 	ops, bytes int64
 	reported   bool
+	step       string // of the run, before its workload reports
+	shown      bool
+	ticking    bool
 	stop       chan struct{}
 	stopped    chan struct{}
 }
 
-// redraw is how often the line is drawn again while a run lasts.
+// redraw is how often the line is drawn again.
 const redraw = 250 * time.Millisecond
+
+// Phase says what is being done between runs ("building variant 1/3
+// main"); the line shows it with its elapsed time until the next Phase or
+// run.
+func (p *Progress) Phase(text string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.phase, p.detail, p.phaseStart, p.running = text, "", time.Now(), false
+	p.tickLocked()
+	p.draw()
+}
+
+// Detail is the current phase's last line of output (a build's).
+func (p *Progress) Detail(line string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if line = strings.TrimSpace(line); line != "" {
+		p.detail = line
+	}
+}
 
 // Start begins a run and returns the callback its workload reports to.
 func (p *Progress) Start(cell string, pos RunPosition) func(ops, bytes int64) {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.start, p.cell, p.pos, p.shown = time.Now(), cell, pos, false
-	p.ops, p.bytes, p.reported = 0, 0, false
+	p.start, p.cell, p.pos, p.running = time.Now(), cell, pos, true
+	p.ops, p.bytes, p.reported, p.step = 0, 0, false, ""
 	if p.began.IsZero() {
 		p.began = p.start
 	}
-	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
-	go p.tick(p.stop, p.stopped)
+	p.tickLocked()
+	p.draw()
 	return p.update
 }
 
-// tick redraws the line until stop closes.
-func (p *Progress) tick(stop, stopped chan struct{}) {
-	defer close(stopped)
-	t := time.NewTicker(redraw)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			p.mu.Lock()
-			p.draw()
-			p.mu.Unlock()
-		}
+// Step says what a run does before its workload reports ("starting the
+// server"); "" when the workload runs.
+func (p *Progress) Step(text string) {
+	if p == nil {
+		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.step = text
+	p.draw()
+}
+
+// End ends a run; the line stays, saying so, until the next thing.
+func (p *Progress) End() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.phase, p.detail, p.phaseStart, p.running = fmt.Sprintf("run %d/%d done", p.pos.Done+1, p.pos.Total), "", time.Now(), false
+	p.pos.Done++
+	p.draw()
+}
+
+// Close erases the line and stops redrawing it.
+func (p *Progress) Close() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	stop, stopped := p.stop, p.stopped
+	p.ticking, p.stop = false, nil
+	p.clear()
+	p.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-stopped
+	}
+}
+
+// Above returns a writer for anything else said on the terminal while the
+// line is up: each write clears the line first; the next redraw brings it
+// back beneath.
+func (p *Progress) Above(w io.Writer) io.Writer {
+	if p == nil {
+		return w
+	}
+	return aboveWriter{p, w}
+}
+
+type aboveWriter struct {
+	p *Progress
+	w io.Writer
+}
+
+func (a aboveWriter) Write(b []byte) (int, error) {
+	a.p.mu.Lock()
+	defer a.p.mu.Unlock()
+	a.p.clear()
+	return a.w.Write(b)
+}
+
+// tickLocked starts the redrawing goroutine once; p.mu held.
+func (p *Progress) tickLocked() {
+	if p.ticking {
+		return
+	}
+	p.ticking = true
+	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+	go func(stop, stopped chan struct{}) {
+		defer close(stopped)
+		t := time.NewTicker(redraw)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				p.mu.Lock()
+				p.draw()
+				p.mu.Unlock()
+			}
+		}
+	}(p.stop, p.stopped)
 }
 
 func (p *Progress) update(ops, bytes int64) {
@@ -79,23 +192,74 @@ func (p *Progress) update(ops, bytes int64) {
 	p.draw()
 }
 
-// draw writes the line, once the run has lasted ShowAfter; p.mu held.
+// clear erases the line if it is shown; p.mu held.
+func (p *Progress) clear() {
+	if p.shown {
+		fmt.Fprint(p.W, "\r\033[K")
+		p.shown = false
+	}
+}
+
+// draw writes the line, cut to the terminal's width; p.mu held.
 func (p *Progress) draw() {
-	elapsed := time.Since(p.start)
-	if elapsed < p.ShowAfter {
-		return
+	var parts []string
+	if !p.running {
+		if p.phase == "" {
+			return
+		}
+		parts = append(parts, p.phase, time.Since(p.phaseStart).Round(time.Second).String())
+		if p.detail != "" {
+			parts = append(parts, p.detail)
+		}
+		if eta := p.eta(0); p.pos.Total > 0 && eta != "?" {
+			parts = append(parts, "ETA "+eta)
+		}
+	} else {
+		elapsed := time.Since(p.start)
+		round := fmt.Sprintf("round %d/%d", p.pos.Round+1, p.pos.Rounds)
+		if p.pos.Warmup {
+			round = "warm-up"
+		}
+		where := p.cell
+		if p.pos.Variant != "" {
+			where = p.pos.Variant + " / " + p.cell
+		}
+		rate := fmt.Sprintf("running %s", elapsed.Round(100*time.Millisecond))
+		if p.step != "" {
+			rate = p.step
+		} else if p.reported {
+			secs := max(elapsed.Seconds(), 1e-3)
+			rate = fmt.Sprintf("%s ops/s  %s/s", si(float64(p.ops)/secs), bytesHuman(float64(p.bytes)/secs))
+		}
+		parts = append(parts, fmt.Sprintf("run %d/%d", p.pos.Done+1, p.pos.Total), round, where, rate, "ETA "+p.eta(elapsed))
 	}
+	fmt.Fprint(p.W, "\r\033[K"+fit(strings.Join(parts, "  "), p.width()))
 	p.shown = true
-	secs := elapsed.Seconds()
-	round := fmt.Sprintf("round %d/%d", p.pos.Round+1, p.pos.Rounds)
-	if p.pos.Warmup {
-		round = "warm-up"
+}
+
+func (p *Progress) width() int {
+	if p.Width != nil {
+		if w := p.Width(); w > 0 {
+			return w
+		}
 	}
-	rate := fmt.Sprintf("%s ops/s  %s/s", si(float64(p.ops)/secs), bytesHuman(float64(p.bytes)/secs))
-	if !p.reported {
-		rate = fmt.Sprintf("running %s", elapsed.Round(100*time.Millisecond))
+	return 80
+}
+
+// fit cuts a line to fewer than width columns (a character in the last
+// column makes some terminals wrap), ending it with … when cut.
+func fit(line string, width int) string {
+	line = strings.Map(func(r rune) rune { // one line: no control characters
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, line)
+	if utf8.RuneCountInString(line) < width {
+		return line
 	}
-	fmt.Fprintf(p.W, "\r\033[K%s  run %d/%d  %s  %s  ETA %s", round, p.pos.Done+1, p.pos.Total, p.cell, rate, p.eta(elapsed))
+	runes := []rune(line)
+	return string(runes[:max(width-2, 0)]) + "…"
 }
 
 func (p *Progress) eta(elapsed time.Duration) string {
@@ -111,21 +275,6 @@ func (p *Progress) eta(elapsed time.Duration) string {
 		left = 0
 	}
 	return left.Round(time.Second).String()
-}
-
-// End clears the line of a finished run.
-func (p *Progress) End() {
-	if p.stop != nil {
-		close(p.stop)
-		<-p.stopped
-		p.stop = nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown {
-		fmt.Fprint(p.W, "\r\033[K")
-	}
-	p.shown = false
 }
 
 func si(v float64) string {

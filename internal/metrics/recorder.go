@@ -192,6 +192,11 @@ func (r *Recorder) spill() {
 	r.secN = secValues + 1
 }
 
+// InFlight adds n bytes moved by an operation still under way (n < 0 takes
+// them back when it ends, as Record then counts them), for progress
+// lines alone: no figure of the run reads it.
+func (r *Recorder) InFlight(n int64) { r.series.flight.Add(n) }
+
 // Error counts one failed operation; the first error is kept for the report.
 func (r *Recorder) Error(err error) {
 	r.errors++

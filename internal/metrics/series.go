@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -26,6 +27,9 @@ type Second struct {
 // is then reduced to a Second and its histogram released, so memory is
 // bounded by the seconds an operation can span, not by run length.
 type Series struct {
+	// flight is the bytes of operations under way (Recorder.InFlight),
+	// for progress lines only: a long download shows before it ends.
+	flight  atomic.Int64
 	mu      sync.Mutex
 	open    map[int64]*openSecond
 	current []int64 // per recorder: the second it is filling; MaxInt64 once closed
@@ -72,11 +76,12 @@ func (s *Series) NewRecorder() *Recorder {
 }
 
 // Totals returns the operations and bytes flushed so far (at most about one
-// second behind), for progress lines.
+// second behind), with the bytes of operations under way, for progress
+// lines.
 func (s *Series) Totals() (ops, bytes int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ops, s.bytes
+	return s.ops, s.bytes + s.flight.Load()
 }
 
 // add takes a recorder's second: its latencies either as histograms per

@@ -6,6 +6,7 @@
 package variant
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -55,7 +56,10 @@ type Variant struct {
 // command's output.
 // Its ports (one for each start of its server) come from ports, or from
 // the kernel's ephemeral range when ports is zero.
-func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string, ports plan.PortRange) (*Variant, error) {
+//
+// The build's output goes, a line at a time, to line (nil: nowhere), so a
+// long build shows what it does.
+func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string, ports plan.PortRange, line func(string)) (*Variant, error) {
 	v := &Variant{Name: spec.Name, spec: spec, planDir: planDir, Workdir: planDir, env: spec.Env, ports: ports}
 	var err error
 	if v.Port, err = freePort(ports); err != nil {
@@ -75,7 +79,7 @@ func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string, por
 		v.Workdir = v.abs(v.Workdir, spec.Workdir)
 	}
 	if spec.Build != "" {
-		if out, err := v.shell(ctx, v.Expand(spec.Build)); err != nil {
+		if out, err := v.shellLines(ctx, v.Expand(spec.Build), line); err != nil {
 			v.Close()
 			return nil, fmt.Errorf("variant %s: build %q failed: %v; output ends: %s", v.Name, spec.Build, err, outtail.OneLine(out))
 		}
@@ -187,11 +191,43 @@ func (v *Variant) Env() []string {
 }
 
 func (v *Variant) shell(ctx context.Context, script string) ([]byte, error) {
+	return v.shellLines(ctx, script, nil)
+}
+
+// shellLines runs script as shell does, handing each line of its output
+// to line as it comes (nil: to nothing); it returns the whole output.
+func (v *Variant) shellLines(ctx context.Context, script string, line func(string)) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", script)
 	cmd.Dir, cmd.Env = v.Workdir, v.Env()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	return cmd.CombinedOutput()
+	out := &lineWriter{line: line}
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	return out.all.Bytes(), err
+}
+
+// lineWriter keeps what is written and hands on each line as it ends.
+type lineWriter struct {
+	all  bytes.Buffer
+	from int // where the line being written began
+	line func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.all.Write(p)
+	if w.line == nil {
+		return len(p), nil
+	}
+	b := w.all.Bytes()
+	for {
+		i := bytes.IndexByte(b[w.from:], '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.line(string(b[w.from : w.from+i]))
+		w.from += i + 1
+	}
 }
 
 // Hook runs a plan hook (before/after a run or round) in the variant's

@@ -86,7 +86,9 @@ func (w *worker) size(i int64) int64 {
 
 func (w *worker) upload(i, size int64) (string, bool) {
 	o := &w.h.opts
-	var body io.Reader = w.h.content.Body(uint64(i), size)
+	sent := &flightReader{r: w.h.content.Body(uint64(i), size), rec: w.rec}
+	defer func() { w.rec.InFlight(-sent.n) }()
+	var body io.Reader = sent
 	length, ctype := size, "application/octet-stream"
 	if o.FormField != "" {
 		body, length, ctype = formBody(o.FormField, o.Form, fmt.Sprintf("iolab-%d.bin", i), body, size)
@@ -168,7 +170,9 @@ func (w *worker) download(url string, seed uint64, size int64) {
 			return
 		}
 	}
-	n, err := io.CopyBuffer(dst, struct{ io.Reader }{resp.Body}, w.buf)
+	src := &flightReader{r: resp.Body, rec: w.rec}
+	n, err := io.CopyBuffer(dst, src, w.buf)
+	w.rec.InFlight(-src.n)
 	end := w.clock.Now()
 	switch {
 	case resp.StatusCode >= 300:
@@ -215,4 +219,20 @@ func (w *worker) done(op metrics.Op, bytes, start, end int64) {
 	if fb := w.firstByte.Load(); fb > start {
 		w.rec.RecordTTFB(op, fb-start)
 	}
+}
+
+// flightReader tells the run's progress line the bytes of a body as they
+// pass, so a long upload or download shows before it ends; the operation
+// takes them back when it does (Recorder.InFlight).
+type flightReader struct {
+	r   io.Reader
+	rec *metrics.Recorder
+	n   int64
+}
+
+func (f *flightReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	f.n += int64(n)
+	f.rec.InFlight(int64(n))
+	return n, err
 }
