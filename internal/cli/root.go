@@ -86,6 +86,8 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newFSCommand(stdout, stderr), newS3Command(stdout, stderr), newHTTPCommand(stdout, stderr), newFramesCommand(stdout, stderr), newRunCommand(stdout, stderr), newExperimentCommand(stdout, stderr),
 		newShowCommand(stdout, stderr), newCompareCommand(stdout), newHistoryCommand(stdout), newReportCommand(stdout), newNoteCommand(stdout), newRmCommand(stdout), newImportCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout), newVersionCommand(stdout))
 	root.AddCommand(kindCommands(root, stdout, stderr)...)
+	root.AddCommand(&cobra.Command{Use: "reference", Short: "Print docs/reference.md: every command, flag and plan key", Hidden: true, Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return WriteReference(stdout) }})
 	silence(root)
 	return root
 }

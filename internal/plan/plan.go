@@ -365,7 +365,7 @@ func (r reader) duration(n *yaml.Node, field string, dst *time.Duration) error {
 }
 
 func (r reader) plan(n *yaml.Node, p *Plan) error {
-	known := []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate", "ports"}
+	known := PlanKeys
 	return r.fields(n, "the plan", known, func(key string, v *yaml.Node) error {
 		switch key {
 		case "name":
@@ -549,7 +549,7 @@ func (r reader) variants(n *yaml.Node, p *Plan) error {
 	if err != nil {
 		return err
 	}
-	known := []string{"name", "git", "build", "start", "ready", "stop", "env", "vars", "workdir", "limits", "observe", "profile"}
+	known := VariantKeys
 	for _, item := range items {
 		v := Variant{Pos: r.pos(item), Stop: Stop{Signal: "TERM", Grace: 10 * time.Second}}
 		var err error
@@ -664,7 +664,7 @@ func (r reader) stringMap(n *yaml.Node, what string) (map[string]string, error) 
 }
 
 func (r reader) hooks(n *yaml.Node, h *Hooks) error {
-	known := []string{"before_run", "after_run", "before_round", "after_round"}
+	known := HookKeys
 	return r.fields(n, "hooks", known, func(key string, v *yaml.Node) error {
 		dst := map[string]*string{"before_run": &h.BeforeRun, "after_run": &h.AfterRun,
 			"before_round": &h.BeforeRound, "after_round": &h.AfterRound}[key]
@@ -686,7 +686,7 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 		return err
 	}
 	kinds := workload.Names() // every registered kind is a key of its own
-	known := append([]string{"name", "matrix", "scale", "setup"}, kinds...)
+	known := append(slices.Clone(WorkloadKeys), kinds...)
 	for _, item := range items {
 		w := Workload{Pos: r.pos(item), Fields: map[string]Value{}}
 		var matrix, scale *yaml.Node
@@ -1079,6 +1079,16 @@ func (p *Plan) checkVars(v Variant) error {
 	}
 	return nil
 }
+
+// The keys a plan knows, at its top, in a variant, in hooks and in a
+// workload (besides the kinds, each a key of its own): the parser's, and
+// the reference's (docs/reference.md is made from them).
+var (
+	PlanKeys     = []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate", "ports"}
+	VariantKeys  = []string{"name", "git", "build", "start", "ready", "stop", "env", "vars", "workdir", "limits", "observe", "profile"}
+	HookKeys     = []string{"before_run", "after_run", "before_round", "after_round"}
+	WorkloadKeys = []string{"name", "matrix", "scale", "setup"}
+)
 
 // Template matches a {{template}} in a plan's text.
 var Template = regexp.MustCompile(`\{\{[^}]*\}\}`)

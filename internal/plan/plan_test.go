@@ -124,15 +124,15 @@ func TestParseErrorsAreLocated(t *testing.T) {
 // The plan shown in the README parses.
 func TestReadmePlanParses(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/experiments.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindSubmatch(readme)
 	if m == nil {
-		t.Fatal("no yaml block in README.md")
+		t.Fatal("no yaml block in docs/experiments.md")
 	}
-	p, err := Parse("README.md", m[1])
+	p, err := Parse("docs/experiments.md", m[1])
 	if err != nil {
 		t.Fatal(err)
 	}
