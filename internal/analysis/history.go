@@ -58,8 +58,11 @@ func (f CellFilter) Match(c store.Cell) bool {
 		if k, v, ok := strings.Cut(term, "="); ok {
 			got, known := c.Params[k]
 			switch k {
-			case "workload":
+			case "workload": // its kind, or the plan's name of it (a cell's name starts with it)
 				got, known = c.Workload, true
+				if name, _, _ := strings.Cut(c.Name, " "); name == v {
+					got = v
+				}
 			case "variant":
 				got, known = c.Variant, true
 			case "cell", "name":

@@ -501,7 +501,8 @@ func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 	if c.Variant != "" {
 		label = c.Variant + "/" + label
 	}
-	cv.Warnings = append(cv.Warnings, stats.Diagnose(label, values[PrimaryMetric(c.Workload)])...)
+	primary := PrimaryMetric(c.Workload)
+	cv.Warnings = append(cv.Warnings, stats.Diagnose(label, values[primary], func(v float64) string { return FormatMetric(primary, v) })...)
 	codes := make([]string, 0, len(notes))
 	for code := range notes {
 		codes = append(codes, code)

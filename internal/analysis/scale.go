@@ -232,6 +232,8 @@ func (r *Report) flatten(v ScaleView) {
 func FormatMetric(metric string, v float64) string {
 	if d, ok := metrics.Describe(metric); ok {
 		switch {
+		case d.Unit == "B/s": // bytes in binary units, as the MiB/s labels say
+			return metrics.FormatBytes(v) + "/s"
 		case strings.HasSuffix(d.Unit, "/s"): // a rate, not a time
 			return stats.FormatValue(v)
 		case d.Unit == "B":

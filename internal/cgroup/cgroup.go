@@ -267,7 +267,7 @@ func (g *Group) OOMError(u Usage) error {
 	if u.OOMKills == 0 {
 		return nil
 	}
-	return fmt.Errorf("killed by the kernel's OOM killer (%d kill(s)): the memory limit is %s", u.OOMKills, units.FormatSize(g.Limits.Memory))
+	return fmt.Errorf("killed by the kernel's OOM killer (%d kill(s)): the memory limit is %s", u.OOMKills, units.HumanSize(g.Limits.Memory))
 }
 
 // Remove kills what still runs in the group and removes it from every

@@ -122,6 +122,12 @@ func TestHistoryFindsTheChange(t *testing.T) {
 		}
 	}
 
+	// workload= names the plan's workload as well as its kind.
+	byName, _, err := iolab(t, context.Background(), "history", "workload=restore", "--db", db, "--metric", "restore_s")
+	if err != nil || !strings.Contains(byName, "lower is better; 8 experiments") {
+		t.Errorf("history workload=restore (the plan's name of it): %v\n%s", err, byName)
+	}
+
 	// A filter that matches nothing names what there is.
 	_, _, err = iolab(t, context.Background(), "history", "rw=randread", "--db", db)
 	var ue *UsageError

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/iolab/iolab/internal/analysis"
@@ -35,5 +36,29 @@ func TestAnswerText(t *testing.T) {
 		if got := answerText(tc.c, 0.02); got != tc.want {
 			t.Errorf("got  %q\nwant %q", got, tc.want)
 		}
+	}
+}
+
+// In Markdown a note under a table is a paragraph of its own, not a row
+// GitHub glues to the table.
+func TestMarkdownNotesLeaveTheTable(t *testing.T) {
+	t.Parallel()
+	c := analysis.ComparisonView{Cell: "c", Variant: "b", Baseline: "a", Metric: "wall_s", Primary: true,
+		Comparison: stats.Comparison{Method: stats.MethodRatio, Ratio: 1.2, CI95: [2]float64{1.1, 1.3}, Verdict: stats.Slower, Robust: true, Outliers: 1, N: 8}}
+	r := &analysis.Report{Baseline: "a", Threshold: 0.02, Comparisons: []analysis.ComparisonView{c},
+		Cells: []analysis.CellView{{Name: "c", Variant: "a", Summary: map[string]stats.Summary{"wall_s": {N: 8, Median: 1}}},
+			{Name: "c", Variant: "b", Summary: map[string]stats.Summary{"wall_s": {N: 8, Median: 1.2}}}}}
+	var buf strings.Builder
+	if err := Markdown(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "Hodges–Lehmann") && (i == 0 || strings.HasPrefix(lines[i-1], "|") || !strings.HasPrefix(l, "- ")) {
+			t.Errorf("a note glued to its table:\n%s\n%s", lines[i-1], l)
+		}
+	}
+	if !strings.Contains(buf.String(), "Hodges–Lehmann") {
+		t.Fatalf("no note written:\n%s", buf.String())
 	}
 }

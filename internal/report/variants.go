@@ -125,8 +125,11 @@ func writeVariants(w io.Writer, r *analysis.Report, markdown bool) error {
 			if err := t.Render(w, markdown); err != nil {
 				return err
 			}
+			if markdown && len(notes) > 0 {
+				fmt.Fprintln(w) // a line right under a table is one of its rows on GitHub
+			}
 			for _, n := range notes {
-				fmt.Fprintf(w, "  %s\n", n)
+				fmt.Fprintf(w, map[bool]string{false: "  %s\n", true: "- %s\n"}[markdown], n)
 			}
 		}
 	}

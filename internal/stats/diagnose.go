@@ -25,8 +25,12 @@ const (
 
 // Diagnose looks at one metric's values over the measured runs of a cell,
 // in run order, and says what makes them noisy. label names the metric in
-// the sentences ("randread-4k ops/s").
-func Diagnose(label string, values []float64) []Warning {
+// the sentences ("randread-4k ops/s"), format its values in its unit (nil:
+// FormatValue).
+func Diagnose(label string, values []float64, format func(float64) string) []Warning {
+	if format == nil {
+		format = FormatValue
+	}
 	var ws []Warning
 	n := len(values)
 	if n == 0 {
@@ -46,7 +50,7 @@ func Diagnose(label string, values []float64) []Warning {
 		if z := ModifiedZ(values[0], values); math.Abs(z) > OutlierZ {
 			ws = append(ws, Warning{CodeFirstRunOutlier, fmt.Sprintf(
 				"%s: the first measured run (%s) is unlike the rest (median %s, modified z-score %.1f); the target was probably not warmed up; add --warmup runs",
-				label, FormatValue(values[0]), FormatValue(s.Median), z)})
+				label, format(values[0]), format(s.Median), z)})
 		}
 	}
 	if t := Kendall(values); n >= 4 && t.P < trendAlpha {
@@ -57,7 +61,7 @@ func Diagnose(label string, values []float64) []Warning {
 		}
 		ws = append(ws, Warning{CodeTrend, fmt.Sprintf(
 			"%s %s steadily over the runs, from %s to %s (Kendall tau %.2f, p=%.3f): the target drifted during the experiment (throttling, cache filling, a disk slowing down); compare variants only in interleaved rounds",
-			label, dir, FormatValue(first), FormatValue(last), t.Tau, t.P)})
+			label, dir, format(first), format(last), t.Tau, t.P)})
 	}
 	return ws
 }

@@ -87,6 +87,22 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10) + units[i]
 }
 
+// HumanSize is a byte count for a reader: its exact form where that is
+// short (4k, 256m, 10g), else three figures in the largest binary unit
+// (10485696m is 10 TiB, 1000001 is 977 KiB).
+func HumanSize(n int64) string {
+	if exact := FormatSize(n); len(exact) <= 5 {
+		return exact
+	}
+	v, i := float64(n), 0
+	names := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	for i < len(names)-1 && math.Abs(v) >= 999.5 {
+		v /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.3g %s", v, names[i])
+}
+
 // MaxDuration is the longest duration iolab accepts anywhere: a run, a
 // timeout or a cooldown of more than a year is a typo, and larger values
 // overflow time.Duration.

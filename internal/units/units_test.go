@@ -54,6 +54,14 @@ func TestFormatSize(t *testing.T) {
 	}
 }
 
+func TestHumanSize(t *testing.T) {
+	for n, want := range map[int64]string{4096: "4k", 256 << 20: "256m", 10485696 << 20: "10 TiB", 1000001: "977 KiB", 999: "999", 123456: "121 KiB"} {
+		if got := HumanSize(n); got != want {
+			t.Errorf("HumanSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
 func TestParseDuration(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

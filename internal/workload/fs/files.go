@@ -106,7 +106,7 @@ func layOut(ctx context.Context, path string, size int64, data datagen.Pattern) 
 	if unix.Fstatfs(int(f.Fd()), &free) == nil && free.Blocks > 0 { // ramfs reports no size at all
 		avail := int64(free.Bavail) * free.Bsize
 		if need := size - st.Size(); need > avail {
-			return &workload.InputError{Err: fmt.Errorf("lay out %s: needs %s more but only %s free; lower --size or free space", path, units.FormatSize(need), units.FormatSize(avail))}
+			return &workload.InputError{Err: fmt.Errorf("lay out %s: needs %s more but only %s free; lower --size or free space", path, units.HumanSize(need), units.HumanSize(avail))}
 		}
 	}
 	gen := datagen.New(data, 0x1a7)

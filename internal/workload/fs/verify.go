@@ -123,7 +123,7 @@ func (o *Options) checkVerifyMemory() error {
 	bits := o.fileSize() / o.BlockSize * int64(o.NrFiles) * int64(o.NumJobs)
 	if bits/8 > maxVerifyBitmap {
 		return fmt.Errorf("--verify over %d blocks of %s needs %s to record which were written, more than %s; raise --bs or lower --size",
-			bits, units.FormatSize(o.BlockSize), units.FormatSize(bits/8), units.FormatSize(maxVerifyBitmap))
+			bits, units.FormatSize(o.BlockSize), units.HumanSize(bits/8), units.HumanSize(maxVerifyBitmap))
 	}
 	return nil
 }
