@@ -13,6 +13,7 @@ import (
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/profiling"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -77,7 +78,7 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 			return err
 		}
 		if len(stored) > 0 {
-			views, err := profileViews(d, stored, sp.Baseline, 15)
+			views, _, err := profileViews(d, stored, sp.Baseline, ProfileOptions{Top: 15, Sort: profiling.SortFlat}, nil)
 			if err != nil {
 				return err
 			}

@@ -10,13 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/iolab/iolab/internal/flagval"
 )
 
 func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
 	var o RepeatOptions
 	var profile, follow bool
-	var top int
+	var po ProfileOptions
 	cmd := &cobra.Command{
 		Use:   "show [EXPERIMENT | GROUP]",
 		Short: "Print a stored experiment's summary, and its variants' comparisons, again (default: the newest)",
@@ -27,7 +26,11 @@ func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
 				id = args[0]
 			}
 			if !profile {
-				top = 0
+				for _, name := range []string{"top", "sort", "focus", "pprof"} {
+					if cmd.Flags().Changed(name) {
+						return usage("--%s: lists a profile; give --profile too", name)
+					}
+				}
 			}
 			if follow {
 				st, err := openExisting(cmd.Context(), o.DB)
@@ -37,19 +40,21 @@ func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
 				defer st.Close()
 				return runFollow(cmd.Context(), st, id, stdout)
 			}
-			return runShow(cmd.Context(), o, id, top, stdout, stderr)
+			if profile {
+				return runShowProfiles(cmd.Context(), o, id, po, stdout)
+			}
+			return runShow(cmd.Context(), o, id, stdout, stderr)
 		},
 	}
 	o.addOutputFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&follow, "follow", false, "draw a load run in segments as it runs, every second, from the store (EXPERIMENT: a segment group or an experiment of one; default the newest): the load's ops/s, MiB/s, p99 and errors, and each segment's, until every segment has ended")
 	cmd.Flags().BoolVar(&profile, "profile", false, "print the servers' profiles: per cell and variant the functions that took the most CPU, and what changed against the baseline")
-	flagval.IntVar(cmd.Flags(), &top, "top", 15, 1, 10000, "with --profile, how many functions to list")
+	po.addFlags(cmd.Flags())
 	return cmd
 }
 
-// runShow prints a stored experiment again, or with profileTop > 0 its
-// profiles' top functions.
-func runShow(ctx context.Context, o RepeatOptions, id string, profileTop int, stdout, stderr io.Writer) error {
+// runShowProfiles prints a stored experiment's profiles.
+func runShowProfiles(ctx context.Context, o RepeatOptions, id string, po ProfileOptions, stdout io.Writer) error {
 	if err := o.validateOutput(); err != nil {
 		return err
 	}
@@ -58,9 +63,19 @@ func runShow(ctx context.Context, o RepeatOptions, id string, profileTop int, st
 		return err
 	}
 	defer st.Close()
-	if profileTop > 0 {
-		return printProfiles(ctx, st, id, o, profileTop, stdout)
+	return printProfiles(ctx, st, id, o, po, stdout)
+}
+
+// runShow prints a stored experiment again.
+func runShow(ctx context.Context, o RepeatOptions, id string, stdout, stderr io.Writer) error {
+	if err := o.validateOutput(); err != nil {
+		return err
 	}
+	st, err := openExisting(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	o.mergeSegments = true
 	return printExperiment(ctx, st, id, o, stdout, stderr)
 }

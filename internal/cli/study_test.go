@@ -569,6 +569,73 @@ workloads:
 	if err != nil || !strings.Contains(text, "main.spin") || !strings.Contains(text, "against baseline") {
 		t.Errorf("text: %v\n%s", err, text)
 	}
+	// By cumulative share, the handler that calls spin shows above it;
+	// --focus names who calls spin and what it calls; --pprof writes the
+	// merged profiles as go tool pprof reads them.
+	pprofBase := filepath.Join(dir, "prof.pb.gz")
+	out, _, err = iolab(t, context.Background(), "show", "--db", db, "--profile", "--json", "--sort", "cum", "--focus", `^main\.spin$`, "--top", "200", "--pprof", pprofBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = out[strings.Index(out, "{"):] // after the lines naming the files written
+	var cum struct {
+		Profiles []struct {
+			Cell, Variant, Sort string
+			Top                 []struct {
+				Name      string
+				Flat, Cum float64
+			}
+			Focus []struct {
+				Name             string
+				Cum              float64
+				Callers, Callees []struct {
+					Name string
+					Cum  float64
+				}
+			}
+		}
+	}
+	decodeInto(t, out, &cum)
+	for _, p := range cum.Profiles {
+		if p.Cell != "burn" {
+			continue
+		}
+		cumOf := map[string]float64{}
+		for i, f := range p.Top {
+			cumOf[f.Name] = f.Cum
+			if i > 0 && f.Cum > p.Top[i-1].Cum {
+				t.Errorf("%s/burn by cum: %s (%.3f) after %s (%.3f)", p.Variant, f.Name, f.Cum, p.Top[i-1].Name, p.Top[i-1].Cum)
+			}
+		}
+		// The server's own stack, from net/http down to the handler, holds
+		// at least the share of the function its time is spent in.
+		serve := cumOf["net/http.(*conn).serve"]
+		if p.Sort != "cum" || cumOf["main.spin"] < 0.5 || cumOf["main.burn"] < cumOf["main.spin"] || serve < cumOf["main.burn"] {
+			t.Errorf("%s/burn by cum: net/http serve %.3f, main.burn %.3f, main.spin %.3f", p.Variant, serve, cumOf["main.burn"], cumOf["main.spin"])
+		}
+		if len(p.Focus) != 1 || p.Focus[0].Name != "main.spin" || len(p.Focus[0].Callers) == 0 || p.Focus[0].Callers[0].Name != "main.burn" {
+			t.Errorf("%s/burn focus on main.spin: %+v", p.Variant, p.Focus)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "prof-*.pb.gz"))
+	if len(files) != 4 {
+		t.Fatalf("--pprof wrote %v, want 4 files (2 variants x 2 cells)", files)
+	}
+	for _, f := range files {
+		if !strings.Contains(f, "burn") {
+			continue
+		}
+		top, err := exec.Command("go", "tool", "pprof", "-top", f).CombinedOutput()
+		if err != nil || !strings.Contains(string(top), "main.spin") {
+			t.Errorf("go tool pprof -top %s: %v\n%s", f, err, top)
+		}
+	}
+	if _, _, err := iolab(t, context.Background(), "show", "--db", db, "--profile", "--sort", "own"); err == nil || ExitCode(err) != 2 {
+		t.Errorf("--sort own: %v", err)
+	}
+	if _, _, err := iolab(t, context.Background(), "show", "--db", db, "--focus", "x"); err == nil || ExitCode(err) != 2 {
+		t.Errorf("--focus without --profile: %v", err)
+	}
 }
 
 // The example in examples/fileshare runs as written, made small: one

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -440,10 +441,118 @@ func Shares(p *profile.Profile) []Func {
 	for name, c := range cum {
 		out = append(out, Func{Name: name, Flat: flat[name] / total, Cum: c / total})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Flat != out[j].Flat {
-			return out[i].Flat > out[j].Flat
+	SortShares(out, SortFlat)
+	return out
+}
+
+// The orders of a profile's functions: by their own share (flat, as
+// pprof's top), or by their share with what they call (cum, pprof's
+// -cum: where a server's own code shows, though its time is spent in
+// the syscalls it makes).
+const (
+	SortFlat = "flat"
+	SortCum  = "cum"
+)
+
+// SortShares orders functions by flat or cum share, largest first; ties
+// by the other share, then by name.
+func SortShares(fs []Func, by string) {
+	key := func(f Func) (float64, float64) {
+		if by == SortCum {
+			return f.Cum, f.Flat
 		}
+		return f.Flat, f.Cum
+	}
+	sort.Slice(fs, func(i, j int) bool {
+		a1, a2 := key(fs[i])
+		b1, b2 := key(fs[j])
+		if a1 != b1 {
+			return a1 > b1
+		}
+		if a2 != b2 {
+			return a2 > b2
+		}
+		return fs[i].Name < fs[j].Name
+	})
+}
+
+// Neighbours are the functions a focused function is called by, or calls,
+// with the share of all samples that passed through each edge.
+type Neighbours struct {
+	Name    string  `json:"name"`
+	Flat    float64 `json:"flat"`
+	Cum     float64 `json:"cum"`
+	Callers []Func  `json:"callers"` // Cum: the share through the caller
+	Callees []Func  `json:"callees"` // Cum: the share through the callee
+}
+
+// Focus gives, for every function whose name matches re, its callers and
+// callees (as pprof's peek does), largest first. A sample counts once
+// per function and per edge, however deep its recursion.
+func Focus(p *profile.Profile, re *regexp.Regexp) []Neighbours {
+	if len(p.SampleType) == 0 {
+		return nil
+	}
+	vi := len(p.SampleType) - 1
+	type acc struct {
+		flat, cum       float64
+		callers, callee map[string]float64
+	}
+	byName := map[string]*acc{}
+	total := 0.0
+	for _, s := range p.Sample {
+		v := float64(s.Value[vi])
+		total += v
+		var frames []string // leaf first
+		for _, loc := range s.Location {
+			for _, line := range loc.Line {
+				if line.Function != nil && !(len(frames) == 0 && line.Function.Name == "runtime.asyncPreempt") {
+					frames = append(frames, line.Function.Name)
+				}
+			}
+		}
+		seen := map[string]bool{}
+		for i, name := range frames {
+			if !re.MatchString(name) {
+				continue
+			}
+			a := byName[name]
+			if a == nil {
+				a = &acc{callers: map[string]float64{}, callee: map[string]float64{}}
+				byName[name] = a
+			}
+			if i == 0 {
+				a.flat += v
+			}
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			a.cum += v
+			if i+1 < len(frames) {
+				a.callers[frames[i+1]] += v
+			}
+			if i > 0 {
+				a.callee[frames[i-1]] += v
+			}
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	list := func(m map[string]float64) []Func {
+		out := make([]Func, 0, len(m))
+		for name, v := range m {
+			out = append(out, Func{Name: name, Cum: v / total})
+		}
+		SortShares(out, SortCum)
+		return out
+	}
+	out := make([]Neighbours, 0, len(byName))
+	for name, a := range byName {
+		out = append(out, Neighbours{Name: name, Flat: a.flat / total, Cum: a.cum / total, Callers: list(a.callers), Callees: list(a.callee)})
+	}
+	sort.Slice(out, func(i, j int) bool {
 		if out[i].Cum != out[j].Cum {
 			return out[i].Cum > out[j].Cum
 		}
@@ -461,9 +570,9 @@ type Change struct {
 	Cum      float64 `json:"cum"`
 }
 
-// Diff lists the functions whose flat share changed from base to other,
-// the largest change first.
-func Diff(base, other []Func) []Change {
+// Diff lists the functions whose share (flat or cum, by) changed from base
+// to other, the largest change first.
+func Diff(base, other []Func, by string) []Change {
 	byName := map[string]*Change{}
 	for _, f := range base {
 		byName[f.Name] = &Change{Name: f.Name, BaseFlat: f.Flat, BaseCum: f.Cum}
@@ -486,8 +595,14 @@ func Diff(base, other []Func) []Change {
 		}
 		return x
 	}
+	change := func(c Change) float64 {
+		if by == SortCum {
+			return abs(c.Cum - c.BaseCum)
+		}
+		return abs(c.Flat - c.BaseFlat)
+	}
 	sort.Slice(out, func(i, j int) bool {
-		di, dj := abs(out[i].Flat-out[i].BaseFlat), abs(out[j].Flat-out[j].BaseFlat)
+		di, dj := change(out[i]), change(out[j])
 		if di != dj {
 			return di > dj
 		}

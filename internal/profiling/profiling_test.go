@@ -7,6 +7,7 @@ import (
 	"net/http/pprof"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +98,7 @@ func TestGoCaptureNamesTheHotFunction(t *testing.T) {
 func TestDiff(t *testing.T) {
 	base := []Func{{"a", 0.5, 0.6}, {"b", 0.3, 0.3}, {"gone", 0.2, 0.2}}
 	other := []Func{{"a", 0.1, 0.2}, {"b", 0.3, 0.3}, {"tls", 0.6, 0.7}}
-	d := Diff(base, other)
+	d := Diff(base, other, SortFlat)
 	if d[0].Name != "tls" || d[1].Name != "a" || d[len(d)-1].Name != "b" {
 		t.Fatalf("diff %+v", d)
 	}
@@ -163,4 +164,65 @@ srv 1 1.1: 1 cpu-clock:
 			t.Errorf("runtime.asyncPreempt listed: %+v", top)
 		}
 	}
+}
+
+// Focus names who calls a function and what it calls, each edge with the
+// share of all samples through it; Diff by cum ranks by the change of
+// that share.
+func TestFocusAndCumulativeDiff(t *testing.T) {
+	text := `srv 1 1.0: 1 cpu-clock:
+	1 write+0x1 (/srv)
+	2 upload+0x1 (/srv)
+	3 serve+0x1 (/srv)
+
+srv 1 1.1: 1 cpu-clock:
+	4 checksum+0x1 (/srv)
+	2 upload+0x1 (/srv)
+	3 serve+0x1 (/srv)
+
+srv 1 1.2: 1 cpu-clock:
+	2 upload+0x1 (/srv)
+	5 login+0x1 (/srv)
+	3 serve+0x1 (/srv)
+
+srv 1 1.3: 1 cpu-clock:
+	6 parse+0x1 (/srv)
+	3 serve+0x1 (/srv)
+`
+	p, err := ParsePerfScript(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := Focus(p, regexp.MustCompile(`^upload$`))
+	if len(fs) != 1 || fs[0].Name != "upload" || !near(fs[0].Cum, 0.75) || !near(fs[0].Flat, 0.25) {
+		t.Fatalf("focus: %+v", fs)
+	}
+	callers := map[string]float64{}
+	for _, c := range fs[0].Callers {
+		callers[c.Name] = c.Cum
+	}
+	callees := map[string]float64{}
+	for _, c := range fs[0].Callees {
+		callees[c.Name] = c.Cum
+	}
+	if len(callers) != 2 || !near(callers["serve"], 0.5) || !near(callers["login"], 0.25) ||
+		len(callees) != 2 || !near(callees["write"], 0.25) || !near(callees["checksum"], 0.25) {
+		t.Errorf("callers %v, callees %v", callers, callees)
+	}
+	shares := Shares(p)
+	SortShares(shares, SortCum)
+	if shares[0].Name != "serve" || !near(shares[0].Cum, 1) || shares[1].Name != "upload" {
+		t.Errorf("by cum: %+v", shares[:2])
+	}
+	other := []Func{{Name: "serve", Cum: 1}, {Name: "upload", Cum: 0.25, Flat: 0.25}, {Name: "parse", Cum: 0.75, Flat: 0.75}}
+	if d := Diff(shares, other, SortCum); d[0].Name != "upload" && d[0].Name != "parse" || !near(abs(d[0].Cum-d[0].BaseCum), 0.5) {
+		t.Errorf("diff by cum: %+v", d[:2])
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
