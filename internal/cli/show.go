@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
 )
 
 func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
