@@ -61,7 +61,23 @@ type Report struct {
 	derived derivedMetrics
 	// Created is when the experiment began.
 	Created time.Time `json:"-"`
+	// Commits are the commits the git variants were built from, by variant.
+	Commits map[string]string `json:"commits,omitempty"`
+	// Verified sums the read-back checks of each cell's measured runs that
+	// verified what they wrote (s3 --verify, http --verify).
+	Verified []VerifiedCell `json:"verified,omitempty"`
 }
+
+// VerifiedCell is the read-back check of one cell's measured runs.
+type VerifiedCell struct {
+	Cell    string `json:"cell"`
+	Variant string `json:"variant,omitempty"`
+	Runs    int    `json:"runs"`
+	VerifyView
+}
+
+// OK says every object read back was there and as written.
+func (v VerifiedCell) OK() bool { return v.Mismatched == 0 && v.Missing == 0 }
 
 // derivedMetrics caches RunMetrics by run: computing them walks every
 // histogram of the run, and a report asks for each metric of each run.
@@ -428,6 +444,10 @@ func Build(d *store.Data, opts Options) *Report {
 	if len(r.Cells) == 1 {
 		r.Summary = r.Cells[0].Summary
 	}
+	if sp, ok := d.Experiment.PlanRecord(); ok && len(sp.Commits) > 0 {
+		r.Commits = sp.Commits
+	}
+	r.Verified = verified(r.Runs)
 	r.compare(d, perCell, opts)
 	snaps := decodeEnv(d.Env)
 	if len(snaps) > 0 {
@@ -603,4 +623,29 @@ func runStatusWarnings(d *store.Data) []stats.Warning {
 			"the experiment was interrupted: %d run cut short is stored as interrupted and left out of the summary", interrupted)})
 	}
 	return ws
+}
+
+// verified sums the read-back checks of the measured runs, per cell and
+// variant, in the order the runs came.
+func verified(runs []RunView) []VerifiedCell {
+	var out []VerifiedCell
+	at := map[[2]string]int{}
+	for _, run := range runs {
+		if run.Warmup || run.Verify == nil {
+			continue
+		}
+		k := [2]string{run.Variant, run.Cell}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, VerifiedCell{Cell: run.Cell, Variant: run.Variant})
+		}
+		v := &out[i]
+		v.Runs++
+		v.Checked += run.Verify.Checked
+		v.Mismatched += run.Verify.Mismatched
+		v.Missing += run.Verify.Missing
+	}
+	return out
 }

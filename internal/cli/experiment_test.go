@@ -203,9 +203,21 @@ workloads:
       run: "{{workdir}}/indexer"
       items: 1000
 `, repo, repo)})
-	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	db := filepath.Join(t.TempDir(), "x.db")
+	r, err := runPlan(t, context.Background(), filepath.Join(dir, "plan.yaml"), "--db", db, "--json")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The commits each variant was built from are said in every report.
+	v1, _ := exec.Command("git", "-C", repo, "rev-parse", "v1").Output()
+	v2, _ := exec.Command("git", "-C", repo, "rev-parse", "v2").Output()
+	text, _, _ := iolab(t, context.Background(), "show", "--db", db)
+	asJSON, _, _ := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if want := fmt.Sprintf("built from: new %.12s, old %.12s\n", v2, v1); !strings.Contains(text, want) {
+		t.Errorf("show lacks %q:\n%s", want, text)
+	}
+	if !strings.Contains(asJSON, fmt.Sprintf(`"old": %q`, strings.TrimSpace(string(v1)))) {
+		t.Errorf("show --json lacks old's commit %s", v1)
 	}
 	wall, items := verdictOf(r, "wall_s"), verdictOf(r, "items_per_s")
 	if wall.Verdict != "slower" || wall.Ratio < 2 || wall.Ratio > 26 || wall.Baseline != "old" {

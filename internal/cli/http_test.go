@@ -191,6 +191,37 @@ func TestHTTPUploadThenDownloadVerified(t *testing.T) {
 	if err == nil || bad.Runs[0].Verify.Mismatched != 2 || bad.Runs[0].Status != "failed" {
 		t.Fatalf("corrupt download: err %v, %+v", err, bad.Runs)
 	}
+	// What verify found is in every report, not only in JSON.
+	db := filepath.Join(t.TempDir(), "v.db")
+	for _, path := range []string{"/obj/{{i}}", "/corrupt/{{i}}"} {
+		iolab(t, context.Background(), "http", "download", "--url", srv.URL+path, "--size", "8m", "--count", "2", "--verify", "--rounds=1", "--warmup=0", "--db", db)
+	}
+	ids, _, _ := iolab(t, context.Background(), "ls", "--db", db, "--json")
+	var list []struct{ ID string }
+	decodeInto(t, ids, &list)
+	if len(list) != 2 {
+		t.Fatalf("ls: %s", ids)
+	}
+	good, badID := list[1].ID, list[0].ID // newest first
+	for _, c := range []struct {
+		id, format, want string
+	}{
+		{good, "text", "read back (--verify):\n  http download 8m c1: 2 objects checked in 1 runs, every one as written"},
+		{badID, "text", "FAILED: of 2 objects checked in 1 runs, 2 differ from what was written and 0 are missing"},
+		{badID, "md", "### Read back (--verify)\n\n- http download 8m c1: FAILED"},
+	} {
+		out, _, _ := iolab(t, context.Background(), "show", c.id, "--db", db, "--format", c.format)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("show %s --format %s lacks %q:\n%s", c.id, c.format, c.want, out)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "r.html")
+	if _, _, err := iolab(t, context.Background(), "report", badID, "--db", db, "-o", page); err != nil {
+		t.Fatal(err)
+	}
+	if html, _ := os.ReadFile(page); !strings.Contains(string(html), `<h3>Read back (--verify)</h3>`) || !strings.Contains(string(html), `class="verdict-slower">FAILED</td>`) {
+		t.Errorf("the HTML report does not say verify failed")
+	}
 }
 
 // Three segments of an upload, then of a download: the segments take

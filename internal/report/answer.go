@@ -3,7 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
@@ -137,4 +140,52 @@ func primaryOf(r *analysis.Report) string {
 		m = c.Metric
 	}
 	return m
+}
+
+// writeCommits names the commit each git variant was built from.
+func writeCommits(w io.Writer, r *analysis.Report, markdown bool) {
+	if len(r.Commits) == 0 {
+		return
+	}
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(r.Commits)) {
+		c := r.Commits[v]
+		if markdown {
+			parts = append(parts, fmt.Sprintf("%s `%s`", v, shortCommit(c)))
+		} else {
+			parts = append(parts, v+" "+shortCommit(c))
+		}
+	}
+	fmt.Fprintf(w, "built from: %s\n", strings.Join(parts, ", "))
+}
+
+// shortCommit is a commit as git log --abbrev=12 shows it.
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}
+
+// writeVerified says what the runs that read back what they wrote found.
+func writeVerified(w io.Writer, r *analysis.Report, markdown bool) {
+	if len(r.Verified) == 0 {
+		return
+	}
+	fmt.Fprint(w, map[bool]string{false: "\nread back (--verify):\n", true: "\n### Read back (--verify)\n\n"}[markdown])
+	for _, v := range r.Verified {
+		name := v.Cell
+		if v.Variant != "" {
+			name = v.Variant + "/" + v.Cell
+		}
+		says := fmt.Sprintf("%d objects checked in %d runs, every one as written", v.Checked, v.Runs)
+		if !v.OK() {
+			says = fmt.Sprintf("FAILED: of %d objects checked in %d runs, %d differ from what was written and %d are missing", v.Checked, v.Runs, v.Mismatched, v.Missing)
+		}
+		if markdown {
+			fmt.Fprintf(w, "- %s: %s\n", name, says)
+		} else {
+			fmt.Fprintf(w, "  %s: %s\n", name, says)
+		}
+	}
 }

@@ -70,12 +70,14 @@ func Terminal(w io.Writer, r *analysis.Report) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note (%s): %s\n", n.At.Local().Format("2006-01-02 15:04"), n.Text)
 	}
+	writeCommits(w, r, false)
 	writeAnswers(w, r, false)
 	if len(r.Comparisons) > 0 {
 		if err := writeVariants(w, r, false); err != nil {
 			return err
 		}
 		writeDeadlines(w, r, false)
+		writeVerified(w, r, false)
 		if err := writeScales(w, r, false); err != nil {
 			return err
 		}
@@ -116,6 +118,7 @@ func Terminal(w io.Writer, r *analysis.Report) error {
 			fmt.Fprintf(w, "  timing overhead: %.0f ns per operation, measured before each run\n", c.TimingOverheadNs)
 		}
 	}
+	writeVerified(w, r, false)
 	if err := writeScales(w, r, false); err != nil {
 		return err
 	}
@@ -153,6 +156,10 @@ func Markdown(w io.Writer, r *analysis.Report) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "\n> %s — %s\n", n.Text, n.At.Local().Format("2006-01-02 15:04"))
 	}
+	if len(r.Commits) > 0 {
+		fmt.Fprintln(w)
+		writeCommits(w, r, true)
+	}
 	writeAnswers(w, r, true)
 	if len(r.Comparisons) > 0 {
 		if err := writeVariants(w, r, true); err != nil {
@@ -177,6 +184,7 @@ func Markdown(w io.Writer, r *analysis.Report) error {
 			}
 		}
 	}
+	writeVerified(w, r, true)
 	if err := writeScales(w, r, true); err != nil {
 		return err
 	}
