@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/iolab/iolab/internal/history"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // HistoryView is one metric of one cell of one variant across
@@ -161,9 +163,28 @@ func HistoriesFor(all, of []*store.Data, threshold float64) []HistoryView {
 		}
 	}
 	var out []HistoryView
+	kinds := map[string]bool{}
 	for _, h := range BuildHistory(all, nil, "", threshold) {
 		if want[h.identity] && len(h.Steps) > 1 {
 			out = append(out, h)
+			kinds[h.Workload] = true
+		}
+	}
+	// Beside each, its latency: the first p99 its kind compares that the
+	// cell measured (a write-only cell has no read latency).
+	drawn := map[string]bool{}
+	for _, kind := range slices.Sorted(maps.Keys(kinds)) {
+		k, _ := workload.Lookup(kind)
+		for _, m := range k.Metrics {
+			if !strings.HasSuffix(m, "lat_p99_ns") {
+				continue
+			}
+			for _, h := range BuildHistory(all, CellFilter{"workload=" + kind}, m, threshold) {
+				if want[h.identity] && len(h.Steps) > 1 && !drawn[h.identity] && h.Workload == kind {
+					drawn[h.identity] = true
+					out = append(out, h)
+				}
+			}
 		}
 	}
 	return out

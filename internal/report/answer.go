@@ -24,13 +24,75 @@ type Answer struct {
 }
 
 // Answers are the report's answers: every primary comparison, in the
-// report's order.
+// report's order — or, past MaxAnswerCells cells, one per variant that
+// counts its verdicts over the cells and gives the range of its ratios
+// (each cell's is in the verdict table), so the answer still fits the
+// first screen of a 36-cell study.
 func Answers(r *analysis.Report) []Answer {
 	var out []Answer
+	cells := map[string]bool{}
 	for _, c := range r.Comparisons {
 		if c.Primary {
+			cells[c.Cell] = true
 			out = append(out, Answer{Cell: c.Cell, Variant: c.Variant, Verdict: c.Verdict, Text: c.Variant + ": " + answerText(c, r.Threshold)})
 		}
+	}
+	if len(cells) <= MaxAnswerCells {
+		return out
+	}
+	return variantAnswers(r)
+}
+
+// MaxAnswerCells is the most cells whose answers are given one by one.
+const MaxAnswerCells = 6
+
+// variantAnswers sum each variant's primary comparisons over the cells.
+func variantAnswers(r *analysis.Report) []Answer {
+	type tally struct {
+		n        int
+		verdicts map[string]int
+		lo, hi   float64
+		metric   string
+	}
+	var order []string
+	by := map[string]*tally{}
+	for _, c := range r.Comparisons {
+		if !c.Primary {
+			continue
+		}
+		t := by[c.Variant]
+		if t == nil {
+			t = &tally{verdicts: map[string]int{}, lo: math.Inf(1), hi: math.Inf(-1), metric: c.Metric}
+			by[c.Variant] = t
+			order = append(order, c.Variant)
+		}
+		t.n++
+		t.verdicts[c.Verdict]++
+		if c.Metric != t.metric {
+			t.metric = ""
+		}
+		if !c.IsDifference() && c.Method != stats.MethodNone && c.Method != stats.MethodTooFew && !math.IsNaN(c.Ratio) {
+			t.lo, t.hi = math.Min(t.lo, c.Ratio), math.Max(t.hi, c.Ratio)
+		}
+	}
+	var out []Answer
+	for _, v := range order {
+		t := by[v]
+		var parts []string
+		verdict := stats.Inconclusive
+		for _, name := range []string{stats.Slower, stats.Faster, stats.Same, stats.Inconclusive, stats.Failed} {
+			if k := t.verdicts[name]; k > 0 {
+				parts = append(parts, fmt.Sprintf("%s in %d", name, k))
+				if k == t.n {
+					verdict = name
+				}
+			}
+		}
+		text := fmt.Sprintf("%s: %s of %d cells", v, strings.Join(parts, ", "), t.n)
+		if noun, _ := metricNoun(t.metric); t.metric != "" && t.lo <= t.hi {
+			text += fmt.Sprintf("; %s from %sx to %sx %s's (each cell in the table below)", noun, RatioText(t.lo), RatioText(t.hi), r.Baseline)
+		}
+		out = append(out, Answer{Variant: v, Verdict: verdict, Text: text})
 	}
 	return out
 }
@@ -101,18 +163,14 @@ func writeAnswers(w io.Writer, r *analysis.Report, markdown bool) {
 	if len(as) == 0 {
 		return
 	}
-	what := "each cell's primary metric"
-	if d, ok := metrics.Describe(primaryOf(r)); ok {
-		what = d.Noun() + map[bool]string{true: ", lower is better", false: ", higher is better"}[d.Better == metrics.LowerIsBetter]
-	}
 	cells := map[string]bool{}
 	for _, a := range as {
 		cells[a.Cell] = true
 	}
 	if markdown {
-		fmt.Fprintf(w, "\n**The answer** (%s; each variant against %s):\n\n", what, r.Baseline)
+		fmt.Fprintf(w, "\n**The answer** (%s):\n\n", answerScope(r))
 	} else {
-		fmt.Fprintf(w, "\nthe answer (%s; each variant against %s):\n", what, r.Baseline)
+		fmt.Fprintf(w, "\nthe answer (%s):\n", answerScope(r))
 	}
 	for _, a := range as {
 		text := a.Text
@@ -125,6 +183,19 @@ func writeAnswers(w io.Writer, r *analysis.Report, markdown bool) {
 		fmt.Fprintf(w, map[bool]string{false: "  %s\n", true: "- %s\n"}[markdown], text)
 	}
 }
+
+// answerScope says what the answers compare: the metric and which way is
+// better, and the baseline.
+func answerScope(r *analysis.Report) string {
+	what := "each cell's primary metric"
+	if d, ok := metrics.Describe(primaryOf(r)); ok {
+		what = d.Noun() + map[bool]string{true: ", lower is better", false: ", higher is better"}[d.Better == metrics.LowerIsBetter]
+	}
+	return fmt.Sprintf("%s; each variant against %s", what, r.Baseline)
+}
+
+// answerOf is the line above the answers in HTML.
+func answerOf(r *analysis.Report) string { return "The answer (" + answerScope(r) + "):" }
 
 // primaryOf is the metric of the report's primary comparisons when they
 // share one, else "".

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -60,5 +61,37 @@ func TestMarkdownNotesLeaveTheTable(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "Hodges–Lehmann") {
 		t.Fatalf("no note written:\n%s", buf.String())
+	}
+}
+
+// Past MaxAnswerCells cells, the answer is one line a variant: its
+// verdicts counted over the cells and the range of its ratios.
+func TestAnswersOfAManyCellStudy(t *testing.T) {
+	t.Parallel()
+	r := &analysis.Report{Baseline: "a", Threshold: 0.02}
+	for i := range 9 {
+		verdict, ratio := stats.Slower, 0.5+0.05*float64(i)
+		if i >= 7 {
+			verdict, ratio = stats.Same, 1.0
+		}
+		r.Comparisons = append(r.Comparisons, analysis.ComparisonView{Cell: fmt.Sprintf("c%d", i), Variant: "b", Baseline: "a", Metric: "ops_per_s", Primary: true,
+			Comparison: stats.Comparison{Method: stats.MethodRatio, Ratio: ratio, CI95: [2]float64{ratio - 0.01, ratio + 0.01}, Verdict: verdict}})
+	}
+	as := Answers(r)
+	if len(as) != 1 || as[0].Text != "b: slower in 7, same in 2 of 9 cells; IOPS from 0.500x to 1.000x a's (each cell in the table below)" {
+		t.Errorf("%+v", as)
+	}
+}
+
+// A byte rate's axis is ticked at round numbers of MiB/s, labelled so.
+func TestByteAxesTickInBinaryUnits(t *testing.T) {
+	t.Parallel()
+	for _, tk := range (unitTicks{format: metricTicks("bytes_per_s"), ticker: binaryTicks{}}).Ticks(0, 300<<20) {
+		if tk.Label == "" {
+			continue
+		}
+		if mib := tk.Value / (1 << 20); mib != math.Round(mib) || !strings.HasSuffix(tk.Label, " MiB/s") && tk.Value != 0 {
+			t.Errorf("tick at %.0f B/s (%g MiB/s) labelled %q", tk.Value, mib, tk.Label)
+		}
 	}
 }

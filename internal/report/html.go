@@ -72,6 +72,7 @@ type htmlExperiment struct {
 	*analysis.Report
 	Started, Ended string
 	Answers        []Answer
+	AnswerOf       string // what the answers compare: "The answer (IOPS, higher is better; each variant against a):"
 	Verdicts       []htmlVerdict
 	Matrix         *verdictMatrix
 	Cells          []htmlCell
@@ -92,47 +93,59 @@ type htmlVerdict struct {
 }
 
 // verdictMatrix is the primary comparisons as a table: a row per
-// variant, a column per cell.
+// variant, a column per cell — turned so that cells are rows when there
+// are more cells than variants, so a study of 36 cells reads down the
+// page instead of running off its right edge.
 type verdictMatrix struct {
-	Cells []string
-	Rows  []verdictRow
+	Corner  string   // what the rows are: variant or cell
+	Columns []string // the other
+	Rows    []verdictRow
 }
 
 type verdictRow struct {
-	Variant string
-	Marks   []htmlVerdict // per cell; Verdict "" where there is none
+	Label string
+	Marks []htmlVerdict // per column; Verdict "" where there is none
 }
 
 func matrixOf(r *analysis.Report, variants []string) *verdictMatrix {
-	m := &verdictMatrix{}
+	var cells, others []string
 	at := map[[2]string]htmlVerdict{}
 	for _, c := range r.Comparisons {
 		if !c.Primary {
 			continue
 		}
-		if !slices.Contains(m.Cells, c.Cell) {
-			m.Cells = append(m.Cells, c.Cell)
+		if !slices.Contains(cells, c.Cell) {
+			cells = append(cells, c.Cell)
 		}
 		at[[2]string{c.Variant, c.Cell}] = htmlVerdict{Estimate: viewEstimate(c), Verdict: c.Verdict}
 	}
-	if len(m.Cells) == 0 {
+	if len(cells) == 0 {
 		return nil
 	}
 	for _, v := range variants {
-		if v == r.Baseline {
-			continue
+		if v != r.Baseline {
+			others = append(others, v)
 		}
-		row := verdictRow{Variant: v}
-		for _, c := range m.Cells {
-			row.Marks = append(row.Marks, at[[2]string{v, c}])
+	}
+	m := &verdictMatrix{Corner: "variant", Columns: cells}
+	rows, key := others, func(row, col string) [2]string { return [2]string{row, col} }
+	if len(cells) > len(others) {
+		m.Corner, m.Columns, rows = "cell", others, cells
+		key = func(row, col string) [2]string { return [2]string{col, row} }
+	}
+	for _, row := range rows {
+		vr := verdictRow{Label: row}
+		for _, col := range m.Columns {
+			vr.Marks = append(vr.Marks, at[key(row, col)])
 		}
-		m.Rows = append(m.Rows, row)
+		m.Rows = append(m.Rows, vr)
 	}
 	return m
 }
 
 type htmlCell struct {
 	Name, Workload, Params, Metric string
+	Anchor                         string // the cell's section, for the table of contents
 	Summary                        []htmlSummary
 	Plots                          []figure
 }
@@ -152,7 +165,8 @@ type htmlRun struct {
 
 type htmlHistory struct {
 	Title string
-	Plot  figure
+	// Plots are the primary metric's history, then a latency's beside it.
+	Plots []figure
 	Rows  []htmlHistoryRow
 	Foot  string
 }
@@ -209,7 +223,7 @@ func htmlExperimentOf(r *analysis.Report, pg Page) (htmlExperiment, error) {
 	if !first.IsZero() {
 		e.Started, e.Ended = first.Local().Format("2006-01-02 15:04:05"), last.Local().Format("2006-01-02 15:04:05")
 	}
-	e.Answers = Answers(r)
+	e.Answers, e.AnswerOf = Answers(r), answerOf(r)
 	cells := map[string]bool{}
 	for _, a := range e.Answers {
 		cells[a.Cell] = true
@@ -248,11 +262,12 @@ func htmlExperimentOf(r *analysis.Report, pg Page) (htmlExperiment, error) {
 			names = append(names, c.Name)
 		}
 	}
-	for _, name := range names {
+	for i, name := range names {
 		hc, err := htmlCellOf(r, name, variants)
 		if err != nil {
 			return e, fmt.Errorf("cell %s: %w", name, err)
 		}
+		hc.Anchor = fmt.Sprintf("exp-%s-cell-%d", r.Experiment, i+1)
 		e.Cells = append(e.Cells, hc)
 	}
 	chosen, err := chosenRun(r, pg.Run, variants)
@@ -299,7 +314,7 @@ func htmlCellOf(r *analysis.Report, name string, variants []string) (htmlCell, e
 			continue
 		}
 		vi := slices.Index(variants, cv.Variant)
-		hc.Workload, hc.Params, hc.Metric = cv.Workload, formatParams(cv.Params), analysis.PrimaryMetric(cv.Workload)
+		hc.Workload, hc.Params, hc.Metric = cv.Workload, cellParams(r, name), analysis.PrimaryMetric(cv.Workload)
 		switch hc.Metric {
 		case "ops_per_s", "bytes_per_s":
 			secondsMetric = hc.Metric
@@ -526,25 +541,39 @@ func serverSeconds(series []metrics.ServerSecond) (rss, cpu []float64) {
 // htmlHistories groups the histories of one cell and metric (one per
 // variant) into one plot and table.
 func htmlHistories(hs []analysis.HistoryView) ([]htmlHistory, error) {
+	// One section a cell: its primary metric's rows and plot, and the
+	// plot of each other metric (a latency) beside it.
 	var keys []string
-	groups := map[string][]analysis.HistoryView{}
+	groups := map[string]map[string][]analysis.HistoryView{}
+	metricsOf := map[string][]string{}
 	for _, h := range hs {
-		k := h.Workload + "\x00" + formatParams(h.Params) + "\x00" + h.Metric
+		k := h.Workload + "\x00" + formatParams(h.Params)
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
+			groups[k] = map[string][]analysis.HistoryView{}
 		}
-		groups[k] = append(groups[k], h)
+		if _, ok := groups[k][h.Metric]; !ok {
+			metricsOf[k] = append(metricsOf[k], h.Metric)
+		}
+		groups[k][h.Metric] = append(groups[k][h.Metric], h)
 	}
 	var out []htmlHistory
 	for _, k := range keys {
-		g := groups[k]
-		plot, err := historyPlot(g[0].Metric, g)
-		if err != nil {
-			return nil, err
-		}
-		plot.Kind = "history"
+		ms := metricsOf[k]
+		slices.SortStableFunc(ms, func(a, b string) int { return boolRank(a != analysis.PrimaryMetric(groups[k][a][0].Workload)) - boolRank(b != analysis.PrimaryMetric(groups[k][b][0].Workload)) })
+		g := groups[k][ms[0]]
 		label, format := metricFormat(g[0].Metric)
-		hh := htmlHistory{Title: fmt.Sprintf("%s (%s %s): %s", g[0].Cell, g[0].Workload, formatParams(g[0].Params), label), Plot: plot}
+		hh := htmlHistory{Title: fmt.Sprintf("%s (%s %s): %s", g[0].Cell, g[0].Workload, formatParams(g[0].Params), label)}
+		for _, m := range ms {
+			plot, err := historyPlot(m, groups[k][m])
+			if err != nil {
+				return nil, err
+			}
+			if plot.SVG != "" {
+				plot.Kind = "history"
+				hh.Plots = append(hh.Plots, plot)
+			}
+		}
 		for _, h := range g {
 			cps := map[int]string{}
 			for _, cp := range h.ChangePoints {
@@ -570,4 +599,57 @@ func htmlHistories(hs []analysis.HistoryView) ([]htmlHistory, error) {
 		out = append(out, hh)
 	}
 	return out, nil
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// cellParams are a cell's parameters as its variants share them, then
+// those a variant sets apart (its vars:, its limits) with each one's value.
+func cellParams(r *analysis.Report, name string) string {
+	var views []analysis.CellView
+	for _, cv := range r.Cells {
+		if cv.Name == name {
+			views = append(views, cv)
+		}
+	}
+	if len(views) == 0 {
+		return ""
+	}
+	shared := map[string]string{}
+	var differ []string
+	for k, v := range views[0].Params {
+		same := true
+		for _, o := range views[1:] {
+			if o.Params[k] != v {
+				same = false
+			}
+		}
+		if same {
+			shared[k] = v
+		} else {
+			differ = append(differ, k)
+		}
+	}
+	for _, o := range views[1:] {
+		for k := range o.Params {
+			if _, ok := views[0].Params[k]; !ok && !slices.Contains(differ, k) {
+				differ = append(differ, k)
+			}
+		}
+	}
+	out := formatParams(shared)
+	slices.Sort(differ)
+	for _, k := range differ {
+		var each []string
+		for _, v := range views {
+			each = append(each, variantLabel(v.Variant)+" "+v.Params[k])
+		}
+		out += fmt.Sprintf("; %s by variant: %s", k, strings.Join(each, ", "))
+	}
+	return out
 }

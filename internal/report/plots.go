@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/scaling"
 	"github.com/iolab/iolab/internal/stats"
 )
@@ -105,12 +106,32 @@ func metricTicks(metric string) func(float64) string {
 }
 
 func linearAxis(a *plot.Axis, metric string) {
-	a.Tick.Marker = unitTicks{format: metricTicks(metric), ticker: plot.DefaultTicks{}}
+	var ticker plot.Ticker = plot.DefaultTicks{}
+	if d, ok := metrics.Describe(metric); ok && (d.Unit == "B" || d.Unit == "B/s") {
+		ticker = binaryTicks{}
+	}
+	a.Tick.Marker = unitTicks{format: metricTicks(metric), ticker: ticker}
+}
+
+// binaryTicks put a byte axis's ticks at round numbers of the binary unit
+// its values are written in (256 MiB/s, not 268 MB/s's 256.0 MiB/s).
+type binaryTicks struct{}
+
+func (binaryTicks) Ticks(min, max float64) []plot.Tick {
+	unit := 1.0
+	for unit < 1<<60 && math.Max(math.Abs(min), math.Abs(max))/unit >= 999.5 {
+		unit *= 1024
+	}
+	ts := plot.DefaultTicks{}.Ticks(min/unit, max/unit)
+	for i := range ts {
+		ts[i].Value *= unit
+	}
+	return ts
 }
 
 func logAxis(a *plot.Axis, format func(float64) string) {
 	a.Scale = plot.LogScale{}
-	a.Tick.Marker = unitTicks{format: format, ticker: plot.LogTicks{Prec: -1}}
+	a.Tick.Marker = unitTicks{format: format, ticker: fewDecadeTicks{}}
 }
 
 // variantColour is the i-th variant's colour in every plot.
@@ -584,15 +605,35 @@ func historyPlot(metric string, hs []analysis.HistoryView) (figure, error) {
 		}
 	}
 	slices.SortStableFunc(order, func(a, b string) int { return at[a].Compare(at[b]) })
+	notes := map[string]string{}
+	lo, hi, floor := math.Inf(1), math.Inf(-1), math.Inf(1) // the medians' range, the lowest interval's end
+	for _, h := range hs {
+		for _, s := range h.Steps {
+			if len(s.Notes) > 0 && notes[s.Experiment] == "" {
+				notes[s.Experiment] = s.Notes[0]
+			}
+			m, low := s.Summary.Median, s.Summary.Median
+			if s.Summary.CI95 != nil {
+				low = s.Summary.CI95[0]
+			}
+			if finiteXY(m, low) {
+				lo, hi, floor = math.Min(lo, m), math.Max(hi, m), math.Min(floor, low)
+			}
+		}
+	}
 	index := map[string]int{}
 	var ticks []plot.Tick
-	for i, id := range order {
-		index[id] = i
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: at[id].Local().Format("01-02 15:04")})
+	for i, label := range experimentLabels(order, at, notes) {
+		index[order[i]] = i
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: label})
 	}
-	label, _ := metricFormat(metric)
+	label, format := metricFormat(metric)
 	p := newPlot("median and 95% interval per experiment", "experiment", label)
 	linearAxis(&p.Y, metric)
+	if floor > 0 && hi > 3*lo { // a 15x drop would flatten every other step on a linear axis
+		logAxis(&p.Y, format)
+		p.Title.Text += " (log scale)"
+	}
 	var legend []legendEntry
 	drawn := false
 	for i, h := range hs {
@@ -651,4 +692,68 @@ func historyPlot(metric string, hs []analysis.HistoryView) (figure, error) {
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
 	return drawFigure(p, legend, plotHeight)
+}
+
+// experimentLabels name experiments on a history's axis: by their note
+// where they have one (VM-7: ...), else by date — the day alone when each
+// has a day of its own, with the time when not, with seconds when two
+// share a minute — so that no two read alike.
+func experimentLabels(order []string, at map[string]time.Time, notes map[string]string) []string {
+	layout := "01-02"
+	for _, f := range []string{"01-02", "01-02 15:04", "01-02 15:04:05"} {
+		layout = f
+		seen, unique := map[string]bool{}, true
+		for _, id := range order {
+			k := at[id].Local().Format(f)
+			unique = unique && !seen[k]
+			seen[k] = true
+		}
+		if unique {
+			break
+		}
+	}
+	out := make([]string, len(order))
+	seen := map[string]int{}
+	for i, id := range order {
+		l := at[id].Local().Format(layout)
+		if n := notes[id]; n != "" {
+			l = n
+			if r := []rune(n); len(r) > 18 {
+				l = string(r[:17]) + "…"
+			}
+		}
+		if seen[l]++; seen[l] > 1 {
+			l = fmt.Sprintf("%s (%d)", l, seen[l])
+		}
+		out[i] = l
+	}
+	return out
+}
+
+// fewDecadeTicks are a log axis's ticks: at every power of ten, as
+// plot.LogTicks; where the range spans too few decades for those to
+// name more than one value, at 1, 2 and 5 times them as well, every one
+// labelled.
+type fewDecadeTicks struct{}
+
+func (fewDecadeTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.LogTicks{Prec: -1}.Ticks(min, max)
+	labelled := 0
+	for _, t := range ts {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled >= 3 || min <= 0 || max/min > 1e4 {
+		return ts
+	}
+	ts = nil
+	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
+		for _, m := range []float64{1, 2, 5} {
+			if v := m * math.Pow(10, e); v >= min && v <= max {
+				ts = append(ts, plot.Tick{Value: v, Label: "x"}) // unitTicks writes the label
+			}
+		}
+	}
+	return ts
 }
