@@ -17,17 +17,17 @@ import (
 // firstScreen is what a 1400x1000 window shows of a report before any
 // scrolling, as Chromium lays it out.
 type firstScreen struct {
-	Answers       []string `json:"answers"`        // the answer lines, wholly on the first screen
-	AnswersBelow  int      `json:"answersBelow"`   // answer lines that are not
-	AnswerOf      string   `json:"answerOf"`       // the line above them
-	MatrixTop     float64  `json:"matrixTop"`      // where the verdict table begins
-	MatrixBottom  float64  `json:"matrixBottom"`   // and ends
-	MatrixRows    int      `json:"matrixRows"`     // its rows, header included
-	PageWidth     float64  `json:"pageWidth"`      // the document's width: over 1400 is a sideways scroll
-	HistoryTitles []string `json:"historyTitles"`  // each history plot's title
-	HistoryTicks  []string `json:"historyTicks"`   // the labels under the history's experiments
-	HistoryPlots  int      `json:"historyPlots"`   // history plots drawn
-	HistoryInView bool     `json:"historyInView"`  // the history section was scrolled to
+	Answers       []string `json:"answers"`       // the answer lines, wholly on the first screen
+	AnswersBelow  int      `json:"answersBelow"`  // answer lines that are not
+	AnswerOf      string   `json:"answerOf"`      // the line above them
+	MatrixTop     float64  `json:"matrixTop"`     // where the verdict table begins
+	MatrixBottom  float64  `json:"matrixBottom"`  // and ends
+	MatrixRows    int      `json:"matrixRows"`    // its rows, header included
+	PageWidth     float64  `json:"pageWidth"`     // the document's width: over 1400 is a sideways scroll
+	HistoryTitles []string `json:"historyTitles"` // each history plot's title
+	HistoryTicks  []string `json:"historyTicks"`  // the labels under the history's experiments
+	HistoryPlots  int      `json:"historyPlots"`  // history plots drawn
+	HistoryInView bool     `json:"historyInView"` // the history section was scrolled to
 }
 
 // screenOf loads a report in headless Chromium at 1400x1000 and reads its

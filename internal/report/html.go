@@ -560,7 +560,9 @@ func htmlHistories(hs []analysis.HistoryView) ([]htmlHistory, error) {
 	var out []htmlHistory
 	for _, k := range keys {
 		ms := metricsOf[k]
-		slices.SortStableFunc(ms, func(a, b string) int { return boolRank(a != analysis.PrimaryMetric(groups[k][a][0].Workload)) - boolRank(b != analysis.PrimaryMetric(groups[k][b][0].Workload)) })
+		slices.SortStableFunc(ms, func(a, b string) int {
+			return boolRank(a != analysis.PrimaryMetric(groups[k][a][0].Workload)) - boolRank(b != analysis.PrimaryMetric(groups[k][b][0].Workload))
+		})
 		g := groups[k][ms[0]]
 		label, format := metricFormat(g[0].Metric)
 		hh := htmlHistory{Title: fmt.Sprintf("%s (%s %s): %s", g[0].Cell, g[0].Workload, formatParams(g[0].Params), label)}
