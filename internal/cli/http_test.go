@@ -206,8 +206,8 @@ func TestHTTPUploadThenDownloadVerified(t *testing.T) {
 	for _, c := range []struct {
 		id, format, want string
 	}{
-		{good, "text", "read back (--verify):\n  http download 8m c1: 2 objects checked in 1 runs, every one as written"},
-		{badID, "text", "FAILED: of 2 objects checked in 1 runs, 2 differ from what was written and 0 are missing"},
+		{good, "text", "read back (--verify):\n  http download 8m c1: 2 objects checked in 1 run, every one as written"},
+		{badID, "text", "FAILED: of 2 objects checked in 1 run, 2 differ from what was written and 0 are missing"},
 		{badID, "md", "### Read back (--verify)\n\n- http download 8m c1: FAILED"},
 	} {
 		out, _, _ := iolab(t, context.Background(), "show", c.id, "--db", db, "--format", c.format)

@@ -11,6 +11,7 @@ import (
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/units"
 )
 
 // An Answer is what a report says first, of one cell's primary metric and
@@ -249,9 +250,10 @@ func writeVerified(w io.Writer, r *analysis.Report, markdown bool) {
 		if v.Variant != "" {
 			name = v.Variant + "/" + v.Cell
 		}
-		says := fmt.Sprintf("%d objects checked in %d runs, every one as written", v.Checked, v.Runs)
+		says := fmt.Sprintf("%s checked in %s, every one as written", units.Plural(int(v.Checked), "object"), units.Plural(v.Runs, "run"))
 		if !v.OK() {
-			says = fmt.Sprintf("FAILED: of %d objects checked in %d runs, %d differ from what was written and %d are missing", v.Checked, v.Runs, v.Mismatched, v.Missing)
+			says = fmt.Sprintf("FAILED: of %s checked in %s, %d differ from what was written and %d are missing",
+				units.Plural(int(v.Checked), "object"), units.Plural(v.Runs, "run"), v.Mismatched, v.Missing)
 		}
 		if markdown {
 			fmt.Fprintf(w, "- %s: %s\n", name, says)
