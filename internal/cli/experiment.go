@@ -391,31 +391,29 @@ func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text stri
 // variantSetups are, by variant, what the plan says makes it what it is
 // beside its commit — env, limits, build and start commands, as written,
 // the values of secret names masked and registered secrets scrubbed.
+// maskedPairs writes NAME=value pairs in name order, a secret's value (by
+// its name, or a URL's password) masked.
+func maskedPairs(m map[string]string) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		val := maskURL(m[k])
+		if redact.IsSecretName(k) {
+			val = redact.Mask
+		}
+		out = append(out, k+"="+val)
+	}
+	return strings.Join(out, " ")
+}
+
 func variantSetups(vs []plan.Variant) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, v := range vs {
 		f := map[string]string{}
-		var env []string
-		for _, k := range slices.Sorted(maps.Keys(v.Env)) {
-			val := maskURL(v.Env[k])
-			if redact.IsSecretName(k) {
-				val = redact.Mask
-			}
-			env = append(env, k+"="+val)
+		if env := maskedPairs(v.Env); env != "" {
+			f["env"] = env
 		}
-		if len(env) > 0 {
-			f["env"] = strings.Join(env, " ")
-		}
-		var vars []string
-		for _, k := range slices.Sorted(maps.Keys(v.Vars)) {
-			val := maskURL(v.Vars[k])
-			if redact.IsSecretName(k) {
-				val = redact.Mask
-			}
-			vars = append(vars, k+"="+val)
-		}
-		if len(vars) > 0 {
-			f["vars"] = strings.Join(vars, " ")
+		if vars := maskedPairs(v.Vars); vars != "" {
+			f["vars"] = vars
 		}
 		if l := v.Limits; l != nil {
 			var parts []string

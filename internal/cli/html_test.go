@@ -34,18 +34,24 @@ type browserPage struct {
 	Problems []string `json:"-"`
 }
 
-// loadInChromium opens path in headless Chromium (Debian's) and reports
-// what it drew and every error it met.
-func loadInChromium(t *testing.T, path string) browserPage {
+// chromiumTab starts Debian's headless Chromium (a window of 1400x1000)
+// for at most two minutes and opens a tab in it; done ends both.
+func chromiumTab(t *testing.T, opts ...chromedp.ContextOption) (context.Context, func()) {
 	t.Helper()
 	need(t, "chromium")
 	bin, _ := exec.LookPath("chromium")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()))
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
+	aopts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000))
+	actx, acancel := chromedp.NewExecAllocator(ctx, aopts...)
+	bctx, bcancel := chromedp.NewContext(actx, opts...)
+	return bctx, func() { bcancel(); acancel(); cancel() }
+}
+
+// loadInChromium opens path in headless Chromium (Debian's) and reports
+// what it drew and every error it met.
+func loadInChromium(t *testing.T, path string) browserPage {
+	t.Helper()
 	var mu sync.Mutex
 	var problems []string
 	url := "file://" + path
@@ -73,8 +79,8 @@ func loadInChromium(t *testing.T, path string) browserPage {
 			problems = append(problems, "load failed: "+e.ErrorText)
 		}
 	}
-	bctx, bcancel := chromedp.NewContext(actx, chromedp.WithListener(listen))
-	defer bcancel()
+	bctx, done := chromiumTab(t, chromedp.WithListener(listen))
+	defer done()
 	err := chromedp.Do(bctx, chromedp.Navigate(url), chromedp.WaitReady("body"))
 	var page browserPage
 	if err == nil {

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/iolab/iolab/internal/store"
 )
 
 func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -54,19 +56,17 @@ func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
 
 // runShowProfiles prints a stored experiment's profiles.
 func runShowProfiles(ctx context.Context, o RepeatOptions, id string, po ProfileOptions, stdout io.Writer) error {
-	if err := o.validateOutput(); err != nil {
-		return err
-	}
-	st, err := openExisting(ctx, o.DB)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return printProfiles(ctx, st, id, o, po, stdout)
+	return withStoreOf(ctx, o, func(st *store.Store) error { return printProfiles(ctx, st, id, o, po, stdout) })
 }
 
 // runShow prints a stored experiment again.
 func runShow(ctx context.Context, o RepeatOptions, id string, stdout, stderr io.Writer) error {
+	o.mergeSegments = true
+	return withStoreOf(ctx, o, func(st *store.Store) error { return printExperiment(ctx, st, id, o, stdout, stderr) })
+}
+
+// withStoreOf checks the output flags and reads the store --db names.
+func withStoreOf(ctx context.Context, o RepeatOptions, read func(*store.Store) error) error {
 	if err := o.validateOutput(); err != nil {
 		return err
 	}
@@ -75,8 +75,7 @@ func runShow(ctx context.Context, o RepeatOptions, id string, stdout, stderr io.
 		return err
 	}
 	defer st.Close()
-	o.mergeSegments = true
-	return printExperiment(ctx, st, id, o, stdout, stderr)
+	return read(st)
 }
 
 func newLsCommand(stdout io.Writer) *cobra.Command {
