@@ -154,6 +154,9 @@ type DirView struct {
 	BytesPerS float64              `json:"bytes_per_s"`
 	Lat       metrics.Percentiles  `json:"lat_ns"`
 	TTFB      *metrics.Percentiles `json:"ttfb_ns,omitempty"`
+	// Response, of a paced run, is each operation's time from its intended
+	// start; Lat is then its service time.
+	Response *metrics.Percentiles `json:"response_ns,omitempty"`
 }
 
 // FramesView is a frame test's outcome.
@@ -270,6 +273,10 @@ func dirView(res *metrics.Result, d metrics.Op) *DirView {
 	if ds.TTFB != nil {
 		p := metrics.PercentilesOf(ds.TTFB)
 		v.TTFB = &p
+	}
+	if ds.Response != nil && ds.Response.TotalCount() > 0 {
+		p := metrics.PercentilesOf(ds.Response)
+		v.Response = &p
 	}
 	return v
 }

@@ -101,10 +101,11 @@ type mergeKey struct {
 // pendingRun is a merged run being built: each segment's run without its
 // measurements (status and times), and their measurements merged so far.
 type pendingRun struct {
-	parts  []*store.Run
-	result *metrics.Result // without its histograms, which are summed apart
-	lat    [metrics.NumOps]metrics.HistogramSum
-	ttfb   [metrics.NumOps]metrics.HistogramSum
+	parts    []*store.Run
+	result   *metrics.Result // without its histograms, which are summed apart
+	lat      [metrics.NumOps]metrics.HistogramSum
+	ttfb     [metrics.NumOps]metrics.HistogramSum
+	response [metrics.NumOps]metrics.HistogramSum
 }
 
 func NewMerger() *Merger {
@@ -171,7 +172,8 @@ func (m *Merger) Add(d *store.Data) error {
 			for op := range bare.ByOp {
 				p.lat[op].Add(bare.ByOp[op].Lat)
 				p.ttfb[op].Add(bare.ByOp[op].TTFB)
-				bare.ByOp[op].Lat, bare.ByOp[op].TTFB = nil, nil
+				p.response[op].Add(bare.ByOp[op].Response)
+				bare.ByOp[op].Lat, bare.ByOp[op].TTFB, bare.ByOp[op].Response = nil, nil, nil
 			}
 			if p.result == nil {
 				p.result = mergeResults([]*metrics.Result{&bare})
@@ -223,6 +225,7 @@ func (m *Merger) Done() (*store.Data, *SegmentsView, error) {
 		if p.result != nil {
 			for op := range p.result.ByOp {
 				p.result.ByOp[op].Lat, p.result.ByOp[op].TTFB = p.lat[op].Histogram(), p.ttfb[op].Histogram()
+				p.result.ByOp[op].Response = p.response[op].Histogram()
 			}
 		}
 		m.out.Runs = append(m.out.Runs, mergeRun(p.parts, p.result, m.out.Cells[k.cell].ID, m.n))
@@ -351,6 +354,7 @@ func mergeResults(rs []*metrics.Result) *metrics.Result {
 			o.ActiveS = max(o.ActiveS, s.ActiveS)
 			o.Lat = mergeHist(o.Lat, s.Lat)
 			o.TTFB = mergeHist(o.TTFB, s.TTFB)
+			o.Response = mergeHist(o.Response, s.Response)
 		}
 		out.Errors += r.Errors
 		if out.FirstError == "" {

@@ -56,17 +56,18 @@ func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
 
 // runShowProfiles prints a stored experiment's profiles.
 func runShowProfiles(ctx context.Context, o RepeatOptions, id string, po ProfileOptions, stdout io.Writer) error {
-	return withStoreOf(ctx, o, func(st *store.Store) error { return printProfiles(ctx, st, id, o, po, stdout) })
+	return withStoreOf(ctx, &o, func(st *store.Store) error { return printProfiles(ctx, st, id, o, po, stdout) })
 }
 
 // runShow prints a stored experiment again.
 func runShow(ctx context.Context, o RepeatOptions, id string, stdout, stderr io.Writer) error {
 	o.mergeSegments = true
-	return withStoreOf(ctx, o, func(st *store.Store) error { return printExperiment(ctx, st, id, o, stdout, stderr) })
+	return withStoreOf(ctx, &o, func(st *store.Store) error { return printExperiment(ctx, st, id, o, stdout, stderr) })
 }
 
-// withStoreOf checks the output flags and reads the store --db names.
-func withStoreOf(ctx context.Context, o RepeatOptions, read func(*store.Store) error) error {
+// withStoreOf checks the output flags (into o: its gates are parsed
+// there) and reads the store --db names.
+func withStoreOf(ctx context.Context, o *RepeatOptions, read func(*store.Store) error) error {
 	if err := o.validateOutput(); err != nil {
 		return err
 	}

@@ -83,6 +83,7 @@ type Recorder struct {
 	opErrors [NumOps]int64
 	codes    map[string]int64 // "put:SlowDown" -> count
 	ttfb     [NumOps]*hdrhistogram.Histogram
+	response [NumOps]*hdrhistogram.Histogram
 
 	sec      int64 // the second being filled
 	secEndNs int64 // where it ends: a comparison per op, not a division
@@ -227,6 +228,20 @@ func (r *Recorder) RecordTTFB(op Op, ttfbNs int64) {
 		r.ttfb[op] = h
 	}
 	recordClamped(h, ttfbNs)
+}
+
+// RecordResponse adds the response time of the operation of kind op just
+// recorded: from its intended start on a paced schedule to its end.
+func (r *Recorder) RecordResponse(op Op, responseNs int64) {
+	if r.ramping {
+		return
+	}
+	h := r.response[op]
+	if h == nil {
+		h = NewHistogram()
+		r.response[op] = h
+	}
+	recordClamped(h, responseNs)
 }
 
 // Errors is the number of failed operations so far.

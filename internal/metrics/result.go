@@ -13,6 +13,12 @@ type OpStats struct {
 	Errors int64
 	Lat    *hdrhistogram.Histogram // nil when the kind saw no operation
 	TTFB   *hdrhistogram.Histogram // time to first byte, for operations that have one
+	// Response is the time from each operation's intended start — its
+	// place on a paced schedule — to its end, where Lat is its service
+	// time, from its actual start: a late start is queueing a client
+	// would have seen (coordinated omission, as wrk2 names it). Nil for
+	// an unpaced run.
+	Response *hdrhistogram.Histogram
 	// ActiveS is the time this kind's rates divide by, when the kinds of
 	// a run took turns (an upload, then its download) rather than running
 	// side by side: the seconds spent in this kind, per worker. 0 means
@@ -149,6 +155,12 @@ func Merge(recs []*Recorder, series *Series, start time.Time, duration time.Dura
 					res.ByOp[d].TTFB = NewHistogram()
 				}
 				res.ByOp[d].TTFB.Merge(h)
+			}
+			if h := rec.response[d]; h != nil {
+				if res.ByOp[d].Response == nil {
+					res.ByOp[d].Response = NewHistogram()
+				}
+				res.ByOp[d].Response.Merge(h)
 			}
 		}
 		for code, n := range rec.codes {

@@ -14,6 +14,13 @@ func init() {
 			Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
 		Def{Name: "ttfb_p50_ns", Label: "TTFB p50", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
 		Def{Name: "ttfb_p99_ns", Label: "TTFB p99", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
+		Def{Name: "response_p50_ns", Label: "response p50", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
+		Def{Name: "response_p99_ns", Label: "response p99", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
+		Def{Name: "response_p999_ns", Label: "response p99.9", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
+		// Of a paced run: the operations that started over a millisecond
+		// after their time on the schedule, and their share of all.
+		Def{Name: "late_starts", Unit: "operations", Better: LowerIsBetter, Zeroable: true},
+		Def{Name: "late_start_pct", Label: "late starts %", Unit: "%", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
 		// The server's cost of the work: less CPU per run can be more per
 		// operation (a server capped to a tenth of the I/O).
 		Def{Name: "server_cpu_us_per_op", Label: "server CPU µs/op", Unit: "µs/op", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
@@ -45,6 +52,11 @@ func RunMetrics(res *Result) map[string]float64 {
 			m["server_cpu_ns_per_byte"] = 1e9 * cpu / float64(b)
 		}
 	}
+	if late, ok := res.Extra["late_starts"]; ok {
+		if ops := res.Ops(); ops > 0 {
+			m["late_start_pct"] = 100 * late / float64(ops)
+		}
+	}
 	for d := Op(0); d < NumOps; d++ {
 		ds := res.ByOp[d]
 		if ds.Ops == 0 {
@@ -62,6 +74,12 @@ func RunMetrics(res *Result) map[string]float64 {
 			ttfb := PercentilesOf(ds.TTFB)
 			m[p+"ttfb_p50_ns"] = float64(ttfb.P50)
 			m[p+"ttfb_p99_ns"] = float64(ttfb.P99)
+		}
+		if ds.Response != nil && ds.Response.TotalCount() > 0 {
+			r := PercentilesOf(ds.Response)
+			m[p+"response_p50_ns"] = float64(r.P50)
+			m[p+"response_p99_ns"] = float64(r.P99)
+			m[p+"response_p999_ns"] = float64(r.P999)
 		}
 	}
 	return m

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/redact"
 )
@@ -170,14 +172,16 @@ func writeRun(ctx context.Context, tx *sqlTx, r *Run, derived map[string]float64
 		if err != nil {
 			return err
 		}
-		ttfb := ""
-		if ds.TTFB != nil {
-			if ttfb, err = metrics.EncodeHistogram(ds.TTFB); err != nil {
-				return err
-			}
+		ttfb, err := encodeOptional(ds.TTFB)
+		if err != nil {
+			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram, errors, ttfb_histogram, active_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.ID, metrics.Op(d).String(), ds.Ops, ds.Bytes, enc, ds.Errors, ttfb, ds.ActiveS); err != nil {
+		response, err := encodeOptional(ds.Response)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram, errors, ttfb_histogram, active_s, response_histogram) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, metrics.Op(d).String(), ds.Ops, ds.Bytes, enc, ds.Errors, ttfb, ds.ActiveS, response); err != nil {
 			return err
 		}
 	}
@@ -542,7 +546,7 @@ func scanRun(rows interface{ Scan(...any) error }, first ...any) (Run, error) {
 }
 
 func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT d.run_id, d.direction, d.ops, d.bytes, d.histogram, d.errors, d.ttfb_histogram, d.active_s FROM run_directions d
+	rows, err := s.db.QueryContext(ctx, `SELECT d.run_id, d.direction, d.ops, d.bytes, d.histogram, d.errors, d.ttfb_histogram, d.active_s, d.response_histogram FROM run_directions d
 		JOIN runs r ON r.id = d.run_id WHERE r.experiment_id = ?`, expID)
 	if err != nil {
 		return s.wrap(err)
@@ -550,9 +554,9 @@ func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64
 	defer rows.Close()
 	for rows.Next() {
 		var id, ops, bytes, errs int64
-		var dir, hist, ttfbHist string
+		var dir, hist, ttfbHist, responseHist string
 		var active float64
-		if err := rows.Scan(&id, &dir, &ops, &bytes, &hist, &errs, &ttfbHist, &active); err != nil {
+		if err := rows.Scan(&id, &dir, &ops, &bytes, &hist, &errs, &ttfbHist, &active, &responseHist); err != nil {
 			return s.wrap(err)
 		}
 		st := metrics.OpStats{Ops: ops, Bytes: bytes, Errors: errs, ActiveS: active}
@@ -560,9 +564,16 @@ func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64
 		if st.Lat, err = metrics.DecodeHistogram(hist); err != nil {
 			return fmt.Errorf("--db %s: run %d %s: %w", s.path, id, dir, err)
 		}
-		if ttfbHist != "" {
-			if st.TTFB, err = metrics.DecodeHistogram(ttfbHist); err != nil {
-				return fmt.Errorf("--db %s: run %d %s ttfb: %w", s.path, id, dir, err)
+		for _, h := range []struct {
+			text string
+			into **hdrhistogram.Histogram
+			what string
+		}{{ttfbHist, &st.TTFB, "ttfb"}, {responseHist, &st.Response, "response"}} {
+			if h.text == "" {
+				continue
+			}
+			if *h.into, err = metrics.DecodeHistogram(h.text); err != nil {
+				return fmt.Errorf("--db %s: run %d %s %s: %w", s.path, id, dir, h.what, err)
 			}
 		}
 		if op, ok := metrics.ParseOp(dir); ok && byID[id] != nil {
@@ -771,4 +782,12 @@ func (s *Store) DeleteExperiment(ctx context.Context, id string) error {
 		}
 	}
 	return s.wrap(tx.Commit())
+}
+
+// encodeOptional encodes a histogram a direction may not have: "" for none.
+func encodeOptional(h *hdrhistogram.Histogram) (string, error) {
+	if h == nil {
+		return "", nil
+	}
+	return metrics.EncodeHistogram(h)
 }

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 14
+const SchemaVersion = 15
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -22,6 +22,7 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	11: framesPosColumn,
 	12: segmentsDDL,
 	13: loadsDDL,
+	14: `ALTER TABLE run_directions ADD COLUMN response_histogram TEXT NOT NULL DEFAULT '';`,
 }
 
 // loadsDDL records what makes each load run in segments one load (its
@@ -187,6 +188,7 @@ CREATE TABLE run_directions (
 	errors         BIGINT NOT NULL DEFAULT 0,
 	ttfb_histogram TEXT NOT NULL DEFAULT '', -- time to first byte, same encoding; '' when none
 	active_s       DOUBLE PRECISION NOT NULL DEFAULT 0, -- seconds its rates divide by; 0: the run's duration
+	response_histogram TEXT NOT NULL DEFAULT '', -- from the intended start of a paced operation; '' when unpaced
 	PRIMARY KEY (run_id, direction)
 );
 CREATE TABLE metrics (

@@ -53,6 +53,7 @@ type op struct {
 	write bool
 	off   int64
 	due   int64 // the clock reading it may start at (rate caps); 0: at once
+	paced bool  // due is a place on a rate cap's schedule: its response time counts from there
 	check bool  // a read whose block is verified
 }
 
@@ -122,11 +123,20 @@ func (is *issuer) next() (op, error) {
 			p.write = !p.write
 		}
 		if pc := is.j.pace[p.dir()]; pc != nil {
-			p.due = pc.Due(now)
+			p.due, p.paced = pc.Due(now), true
 		}
 	}
 	p.check = is.checks && !p.write
 	return p, nil
+}
+
+// recordResponse records a paced operation's response time: from its
+// place on the schedule, not from when it started (a late start is
+// queueing a client would see; coordinated omission if left out).
+func (p *op) recordResponse(rec *metrics.Recorder, end int64) {
+	if p.paced {
+		rec.RecordResponse(p.dir(), end-p.due)
+	}
 }
 
 // fill makes buf the data p writes.
@@ -263,6 +273,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			return err
 		}
 		rec.Record(p.dir(), int64(n), end, end-start)
+		p.recordResponse(rec, end)
 		if err := is.completed(&p, buf); err != nil {
 			return err
 		}
@@ -302,6 +313,7 @@ func (f *FS) nullWorker(_ context.Context, worker int, clock metrics.Clock, stop
 		end := clock.Now()
 		yield.Tick(end)
 		rec.Record(p.dir(), bs, end, end-start)
+		p.recordResponse(rec, end)
 		is.think()
 	}
 	return nil
@@ -556,6 +568,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 				return
 			}
 			rec.Record(s.op.dir(), int64(bs), end, end-s.startNs)
+			s.op.recordResponse(rec, end)
 			if err := is.completed(&s.op, s.buf); err != nil && firstErr == nil {
 				firstErr = err
 			}

@@ -32,7 +32,7 @@ func init() {
 		TouchesDisk: true,
 		PathKeys:    []string{"directory", "filename"},
 		Primary:     "ops_per_s",
-		Metrics:     []string{"ops_per_s", "read.lat_p99_ns", "write.lat_p99_ns"},
+		Metrics:     []string{"ops_per_s", "read.lat_p99_ns", "write.lat_p99_ns", "read.response_p99_ns", "write.response_p99_ns"},
 	})
 }
 

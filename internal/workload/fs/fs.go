@@ -295,6 +295,7 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	}
 	res.Notes = append(res.Notes, f.notes...)
 	res.Notes = append(res.Notes, f.paceNotes(res)...)
+	f.lateStarts(res)
 	if err == nil && tracking && o.Verify.Do {
 		err = f.verifyPass(ctx, res)
 	}
@@ -312,6 +313,25 @@ func (f *FS) verifyPass(ctx context.Context, res *metrics.Result) error {
 		"verify %s: read back all %d blocks written (%s) from storage after the run, in %v; every one as written",
 		f.opts.Verify.Kind, v.blocks.Load(), units.FormatSize(v.bytes.Load()), time.Since(start).Round(time.Millisecond))})
 	return nil
+}
+
+// lateStarts counts, of a paced job, the operations that started over a
+// millisecond after their place on the schedule.
+func (f *FS) lateStarts(res *metrics.Result) {
+	paced, late := false, int64(0)
+	for _, j := range f.jobs {
+		for _, pc := range j.pace {
+			if pc != nil {
+				paced, late = true, late+pc.Late()
+			}
+		}
+	}
+	if paced {
+		if res.Extra == nil {
+			res.Extra = map[string]float64{}
+		}
+		res.Extra["late_starts"] = float64(late)
+	}
 }
 
 // paceNotes say when a rate cap was not met: the job's operations of a

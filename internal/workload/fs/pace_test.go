@@ -47,6 +47,20 @@ func TestRateCaps(t *testing.T) {
 		if got > ceiling || got < ceiling/3 {
 			t.Errorf("%s: %v %ss in %v, want at most %.0f (the cap) and not far below", tc.name, got, tc.dir, res.Duration, ceiling)
 		}
+		// Every paced operation has its response time, from its place on
+		// the schedule, at least its service time; an unpaced one none.
+		for d, st := range res.ByOp[:2] {
+			paced := tc.edit != nil && (metrics.Op(d) == tc.dir)
+			switch {
+			case paced && (st.Response == nil || st.Response.TotalCount() != st.Ops || st.Response.Max() < st.Lat.Max()/2):
+				t.Errorf("%s: %s: %d operations, response times %v", tc.name, metrics.Op(d), st.Ops, st.Response)
+			case !paced && st.Ops > 0 && tc.name == "writes only, io_uring" && st.Response != nil:
+				t.Errorf("%s: unpaced %ss have response times", tc.name, metrics.Op(d))
+			}
+		}
+		if _, ok := res.Extra["late_starts"]; !ok {
+			t.Errorf("%s: no late_starts of a paced run", tc.name)
+		}
 		if tc.name == "writes only, io_uring" && res.ByOp[metrics.Read].Ops < 10*res.ByOp[metrics.Write].Ops {
 			t.Errorf("%s: %d reads beside %d writes: the write cap held reads back", tc.name, res.ByOp[metrics.Read].Ops, res.ByOp[metrics.Write].Ops)
 		}

@@ -15,7 +15,6 @@ func init() {
 	metrics.Declare(
 		metrics.Def{Name: "list_keys", Unit: "keys"},
 		metrics.Def{Name: "list_keys_per_s", Label: "LIST keys/s", Unit: "ops/s"},
-		metrics.Def{Name: "late_starts", Unit: "operations", Better: metrics.LowerIsBetter, Zeroable: true},
 		// Requests sent again (--retries), in all and per operation.
 		metrics.Def{Name: "retries", Unit: "requests", Better: metrics.LowerIsBetter, Zeroable: true, PerOp: true},
 		metrics.Def{Name: "endpoint.*.ops_per_s", Label: "endpoint * ops/s", Unit: "ops/s"},
@@ -28,7 +27,7 @@ func init() {
 		NewOptions: func() workload.Options { return new(Flags) },
 		Splits:     true,
 		Primary:    "ops_per_s",
-		Metrics:    []string{"ops_per_s", "put.lat_p99_ns", "get.lat_p99_ns", "get.ttfb_p99_ns"},
+		Metrics:    []string{"ops_per_s", "put.lat_p99_ns", "get.lat_p99_ns", "get.ttfb_p99_ns", "put.response_p99_ns", "get.response_p99_ns"},
 	})
 }
 

@@ -63,8 +63,10 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 		if w.limited && w.budget.Add(-1) < 0 {
 			return nil
 		}
+		var due int64 // the intended start of a paced operation
 		if w.pace != nil {
-			driver.SleepUntil(clock, w.pace.Due(clock.Now()), stop)
+			due = w.pace.Due(clock.Now())
+			driver.SleepUntil(clock, due, stop)
 		}
 		if stop.Stopped() { // the run ended while this worker waited for its turn
 			return nil
@@ -90,6 +92,9 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 			continue
 		}
 		rec.Record(op, n, end, end-start)
+		if w.pace != nil {
+			rec.RecordResponse(op, end-due) // a late start waited in the client's queue: it counts
+		}
 		if w.ep != nil {
 			w.ep.ops++
 			w.ep.bytes += n

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// wrk2's demonstration: a server that stalls once for a second under a
+// paced load. The stalled request's service time is one slow operation in
+// a hundred and more, so the service-time p99 stays low; the operations
+// scheduled during the stall start late, and their response time — from
+// their place on the schedule — shows the stall at p99, as a client that
+// kept its schedule would have seen it. Both are stored, reported and
+// compared; the late starts are counted.
+func TestPacedResponseTimeShowsAStall(t *testing.T) {
+	t.Parallel()
+	srv := s3Servers(t)[0]
+	target, err := url.Parse(srv.endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gets atomic.Int64
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.Count(strings.Trim(r.URL.Path, "/"), "/") >= 1 && gets.Add(1) == 40 {
+			time.Sleep(time.Second)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	db := filepath.Join(t.TempDir(), "x.db")
+	out, stderr, err := iolab(t, context.Background(), "s3", "--endpoint", front.URL, "--bucket", "paced", "--create-bucket",
+		"--access-key", testAccessKey, "--secret-key", testSecretKey, "--mix", "get=1", "--objects", "8", "--size", "4k",
+		"--rate", "50", "--concurrency", "1", "--runtime", "4s", "--rounds", "1", "--warmup", "0", "--db", db, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Runs []struct {
+			Ops map[string]struct {
+				Ops      int64
+				Lat      struct{ P99 int64 }  `json:"lat_ns"`
+				Response *struct{ P99 int64 } `json:"response_ns"`
+			}
+			Extra map[string]float64
+		}
+	}
+	decodeInto(t, out, &r)
+	if len(r.Runs) != 1 {
+		t.Fatalf("%s", out)
+	}
+	get, extra := r.Runs[0].Ops["get"], r.Runs[0].Extra
+	if gets.Load() < 40 || get.Response == nil {
+		t.Fatalf("%d GETs, response %v: the stall never came, or no response time was kept: %s", gets.Load(), get.Response, out)
+	}
+	service, response := time.Duration(get.Lat.P99), time.Duration(get.Response.P99)
+	if response < 500*time.Millisecond || service > response/3 {
+		t.Errorf("a 1 s stall among %d GETs: response p99 %v, service p99 %v; want the stall in the response time only", get.Ops, response, service)
+	}
+	if extra["late_starts"] < 20 {
+		t.Errorf("late starts %v: the GETs scheduled during the stall started late", extra["late_starts"])
+	}
+	// The text report names both, and the late starts' share.
+	text, _, _ := iolab(t, context.Background(), "show", "--db", db)
+	for _, want := range []string{"get lat p99", "get response p99", "late starts %"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("show lacks %q:\n%s", want, text)
+		}
+	}
+}
