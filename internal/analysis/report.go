@@ -459,6 +459,7 @@ func Build(d *store.Data, opts Options) *Report {
 	snaps := decodeEnv(d.Env)
 	if len(snaps) > 0 {
 		r.Env = &snaps[0]
+		r.Warnings = append(r.Warnings, lateStartWarnings(r.derived, d.Cells, perCell, r.Env.CPUs)...)
 	}
 	env := envinfo.Warnings(snaps, evidence)
 	for _, w := range env {
@@ -484,11 +485,16 @@ func Build(d *store.Data, opts Options) *Report {
 	return r
 }
 
+// ResponseSuffix names a direction's response-time distribution beside
+// its service time's in a cell's latencies ("get response").
+const ResponseSuffix = " response"
+
 func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 	cv := CellView{Name: c.Name, Workload: c.Workload, Params: c.Params, Summary: map[string]stats.Summary{},
 		Latency: map[string]metrics.Percentiles{}, Warnings: []stats.Warning{}, Deadline: deadlineOf(runs)}
 	values := map[string][]float64{}
 	merged := map[metrics.Op]*hdrhistogram.Histogram{}
+	response := map[metrics.Op]*hdrhistogram.Histogram{} // of a paced run
 	notes := map[string]metrics.Note{}
 	var errs int64
 	var overhead []float64
@@ -511,6 +517,9 @@ func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 			if h := run.Result.ByOp[d].Lat; h != nil {
 				merged[d] = metrics.MergeHistogram(merged[d], h)
 			}
+			if h := run.Result.ByOp[d].Response; h != nil && h.TotalCount() > 0 {
+				response[d] = metrics.MergeHistogram(response[d], h)
+			}
 		}
 	}
 	for k, v := range values {
@@ -523,6 +532,10 @@ func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 	for d, h := range merged {
 		cv.Latency[d.String()] = metrics.PercentilesOf(h)
 		cv.Hist[d.String()] = h
+	}
+	for d, h := range response { // beside the service time: "get response"
+		cv.Latency[d.String()+ResponseSuffix] = metrics.PercentilesOf(h)
+		cv.Hist[d.String()+ResponseSuffix] = h
 	}
 	label := c.Name + " " + PrimaryMetric(c.Workload)
 	if c.Variant != "" {
@@ -653,6 +666,53 @@ func verified(runs []RunView) []VerifiedCell {
 		v.Checked += run.Verify.Checked
 		v.Mismatched += run.Verify.Mismatched
 		v.Missing += run.Verify.Missing
+	}
+	return out
+}
+
+// LateStartShare is the share of a paced run's operations starting late
+// past which a report says who fell behind.
+const LateStartShare = 5.0 // percent
+
+// lateStartWarnings name, for each paced cell whose operations started
+// late in more than LateStartShare percent, what fell behind the
+// schedule: iolab itself, when it used most of the machine's CPUs
+// (generator-saturated: the response times are then iolab's queue, not
+// the target's) — else the target, at the concurrency given.
+func lateStartWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.Run, cpus int) []stats.Warning {
+	var out []stats.Warning
+	for i, c := range cells {
+		var late, busy []float64
+		for _, run := range perCell[i] {
+			if run.Warmup || run.Status != store.StatusOK || run.Result.Duration <= 0 {
+				continue
+			}
+			m := dm.of(run.Result)
+			if share, ok := m["late_start_pct"]; ok {
+				late = append(late, share)
+				busy = append(busy, m["cpu_s"]/run.Result.Duration.Seconds())
+			}
+		}
+		if len(late) == 0 {
+			continue
+		}
+		share, used := stats.Summarize(late).Median, stats.Summarize(busy).Median
+		if share <= LateStartShare {
+			continue
+		}
+		name := c.Name
+		if c.Variant != "" {
+			name = c.Variant + "/" + c.Name
+		}
+		if cpus > 0 && used >= 0.75*float64(cpus) {
+			out = append(out, stats.Warning{Code: "generator-saturated", Message: fmt.Sprintf(
+				"%s: %.0f%% of operations started late while iolab itself used %.1f of the %d CPUs: iolab, not the target, fell behind the schedule, and the response times are its own queue; lower the rate, or split the load (--segment) over more client hosts",
+				name, share, used, cpus)})
+			continue
+		}
+		out = append(out, stats.Warning{Code: "late-starts", Message: fmt.Sprintf(
+			"%s: %.0f%% of operations started late (iolab used %.1f of %d CPUs): the target, at this concurrency, did not keep the schedule; response times count the wait, service times do not — raise --concurrency if the target has room",
+			name, share, used, cpus)})
 	}
 	return out
 }

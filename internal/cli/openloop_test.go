@@ -68,9 +68,11 @@ func TestPacedResponseTimeShowsAStall(t *testing.T) {
 	if extra["late_starts"] < 20 {
 		t.Errorf("late starts %v: the GETs scheduled during the stall started late", extra["late_starts"])
 	}
-	// The text report names both, and the late starts' share.
+	// The text report names both, the late starts' share, and who fell
+	// behind (iolab used little CPU: the target).
 	text, _, _ := iolab(t, context.Background(), "show", "--db", db)
-	for _, want := range []string{"get lat p99", "get response p99", "late starts %"} {
+	for _, want := range []string{"get lat p99", "get response p99", "late starts %", "get service time (from each actual start)",
+		"get response time (from each intended start", "[late-starts] s3 get=1 4k c1: "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("show lacks %q:\n%s", want, text)
 		}

@@ -218,9 +218,18 @@ func writeLatency(w io.Writer, lat map[string]metrics.Percentiles) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(w, "  %s latency, all measured runs merged: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", d,
-			latency(float64(p.P50)), latency(float64(p.P90)), latency(float64(p.P99)), latency(float64(p.P999)), latency(float64(p.Max)))
+		r, paced := lat[d.String()+analysis.ResponseSuffix]
+		what := map[bool]string{false: "latency", true: "service time (from each actual start)"}[paced]
+		writePercentiles(w, d.String()+" "+what+", all measured runs merged", p)
+		if paced {
+			writePercentiles(w, d.String()+" response time (from each intended start: a late start's wait included)", r)
+		}
 	}
+}
+
+func writePercentiles(w io.Writer, what string, p metrics.Percentiles) {
+	fmt.Fprintf(w, "  %s: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", what,
+		latency(float64(p.P50)), latency(float64(p.P90)), latency(float64(p.P99)), latency(float64(p.P999)), latency(float64(p.Max)))
 }
 
 func formatParams(p map[string]string) string {
