@@ -78,3 +78,47 @@ func TestPacedResponseTimeShowsAStall(t *testing.T) {
 		}
 	}
 }
+
+// The same over HTTP: a download server that stalls once for a second
+// under 50 paced downloads a second.
+func TestPacedHTTPResponseTimeShowsAStall(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	body := make([]byte, 4096)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 40 {
+			time.Sleep(time.Second)
+		}
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	out, stderr, err := iolab(t, context.Background(), "http", "download", "--url", srv.URL+"/obj/{{i}}", "--rate", "50", "--concurrency", "1",
+		"--runtime", "4s", "--rounds", "1", "--warmup", "0", "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Runs []struct {
+			Ops map[string]struct {
+				Lat      struct{ P99 int64 }  `json:"lat_ns"`
+				Response *struct{ P99 int64 } `json:"response_ns"`
+			}
+			Extra map[string]float64
+		}
+	}
+	decodeInto(t, out, &r)
+	if len(r.Runs) != 1 || r.Runs[0].Ops["download"].Response == nil {
+		t.Fatalf("no response time of a paced download: %s", out)
+	}
+	d := r.Runs[0].Ops["download"]
+	if service, response := time.Duration(d.Lat.P99), time.Duration(d.Response.P99); n.Load() < 40 || response < 500*time.Millisecond || service > response/3 {
+		t.Errorf("%d downloads, a 1 s stall: response p99 %v, service p99 %v", n.Load(), response, service)
+	}
+	if r.Runs[0].Extra["late_starts"] < 20 {
+		t.Errorf("late starts %v", r.Runs[0].Extra["late_starts"])
+	}
+	if _, _, err := iolab(t, context.Background(), "http", "download", "--url", srv.URL+"/obj/{{i}}", "--rate", "0.01", "--runtime", "1s",
+		"--db", filepath.Join(t.TempDir(), "y.db")); err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "--rate") {
+		t.Errorf("a rate slower than the run: %v", err)
+	}
+}

@@ -29,7 +29,7 @@ var rowOrder = []string{
 	"put.ops_per_s", "put.lat_p50_ns", "put.lat_p99_ns", "put.response_p99_ns",
 	"get.ops_per_s", "get.lat_p50_ns", "get.lat_p99_ns", "get.response_p99_ns", "get.ttfb_p99_ns", "late_start_pct",
 	"head.lat_p99_ns", "list.lat_p99_ns", "list_keys_per_s", "delete.lat_p99_ns", "multipart.lat_p99_ns", "copy.lat_p99_ns",
-	"upload.lat_p50_ns", "upload.lat_p99_ns", "download.lat_p50_ns", "download.lat_p99_ns", "download.ttfb_p99_ns",
+	"upload.lat_p50_ns", "upload.lat_p99_ns", "upload.response_p99_ns", "download.lat_p50_ns", "download.lat_p99_ns", "download.response_p99_ns", "download.ttfb_p99_ns",
 	"frames_fps", "frames_late", "frames_dropped", "frames_success_pct", "open.lat_p99_ns", "close.lat_p99_ns",
 	"cpu_us_per_op", "connections_opened", "wall_s", "user_s", "sys_s", "max_rss_bytes", "items_per_s",
 	"server_cpu_s", "server_cpu_us_per_op", "server_cpu_ns_per_byte", "server_rss_peak_bytes", "server_read_bytes", "server_write_bytes",

@@ -26,7 +26,7 @@ func init() {
 		Templates:  []string{"i", "worker", "id"},
 		PathKeys:   []string{"url-file", "id-file"},
 		Primary:    "bytes_per_s",
-		Metrics:    []string{"bytes_per_s", "upload.lat_p99_ns", "download.lat_p99_ns", "download.ttfb_p99_ns"},
+		Metrics:    []string{"bytes_per_s", "upload.lat_p99_ns", "download.lat_p99_ns", "download.ttfb_p99_ns", "upload.response_p99_ns", "download.response_p99_ns"},
 	})
 }
 
@@ -67,6 +67,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	flagval.IntVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, flagval.MaxConcurrency, "requests in flight")
 	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
 	flagval.IntVar(f, &j.Count, "count", 0, 0, flagval.MaxCount, "requests per run when not time-based")
+	flagval.FloatVar(f, &j.Rate, "rate", 0, 0, flagval.MaxRate, "requests per second across all workers, on a fixed schedule (0: as fast as they go); each then has a response time from its place on the schedule beside its service time")
 	flagval.PercentVar(f, &j.Data.CompressPct, "compressible", 0, "percentage of each body that compresses (zeros)")
 	f.BoolVar(&o.zeros, "zeros", false, "bodies of zeros")
 	f.BoolVar(&j.HTTP2, "http2", false, "HTTP/2 over TLS")

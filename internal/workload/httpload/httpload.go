@@ -88,6 +88,9 @@ func (h *HTTP) Params() map[string]string {
 	if o.Count > 0 {
 		p["count"] = fmt.Sprint(o.Count)
 	}
+	if o.Rate > 0 {
+		p["rate"] = fmt.Sprint(o.Rate)
+	}
 	if o.DownloadURL != "" {
 		p["download_url"] = redact.URL(o.DownloadURL)
 	}
@@ -299,9 +302,10 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 	// warm from the run before would make runs depend on their order.
 	h.client.CloseIdleConnections()
 	workers := make([]*worker, concurrency)
+	pace := driver.NewPacer(seg.Rate(o.Rate))
 	res, err := driver.Run(ctx, dopts, func(ctx context.Context, local int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 		id := seg.First(o.Concurrency) + local
-		w := &worker{h: h, id: id, clock: clock, rec: rec, rng: rand.New(rand.NewPCG(uint64(id)+1, 3)),
+		w := &worker{h: h, id: id, clock: clock, rec: rec, rng: rand.New(rand.NewPCG(uint64(id)+1, 3)), paced: pace != nil,
 			buf: make([]byte, 256<<10), mismatched: &mismatched, verified: &verified}
 		workers[local] = w
 		w.ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
@@ -312,6 +316,13 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 			if count > 0 && i >= count {
 				return nil
 			}
+			if pace != nil {
+				w.due, w.responded = pace.Due(clock.Now()), false
+				driver.SleepUntil(clock, w.due, stop)
+				if stop.Stopped() { // the run ended while this worker waited for its turn
+					return nil
+				}
+			}
 			w.operation(i*stride + int64(seg.I))
 		}
 		return nil
@@ -320,6 +331,9 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 		return nil, err
 	}
 	res.Extra = map[string]float64{"connections_opened": float64(h.dialed.Load() - dialed)}
+	if pace != nil {
+		res.Extra["late_starts"] = float64(pace.Late())
+	}
 	if o.DownloadURL != "" {
 		// Each worker uploads, then downloads what it uploaded: each
 		// direction's rates divide by the time spent in it, not by the

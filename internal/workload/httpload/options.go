@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/units"
 )
@@ -57,12 +58,15 @@ type Options struct {
 	Concurrency int
 	Runtime     time.Duration
 	Count       int64
-	Data        datagen.Pattern
-	HTTP2       bool // HTTP/2 over TLS
-	H2C         bool // HTTP/2 without TLS
-	Insecure    bool
-	Verify      bool
-	Timeout     time.Duration
+	// Rate is requests per second across all workers of the whole load
+	// (a segment paces its share); 0 is as fast as they go.
+	Rate     float64
+	Data     datagen.Pattern
+	HTTP2    bool // HTTP/2 over TLS
+	H2C      bool // HTTP/2 without TLS
+	Insecure bool
+	Verify   bool
+	Timeout  time.Duration
 
 	// Segment is the share of the load this process runs: its part of
 	// the concurrency and the count; operation k of segment I of N is
@@ -117,6 +121,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--count %d over %d segments leaves segment %s nothing to do", o.Count, o.Segment.N, s)
 	case o.Segment.Split() && o.KeepIDs:
 		return fmt.Errorf("a segment keeps no ids for a later step: it uploads only its share")
+	}
+	if err := flagval.CheckPeriod("--rate", o.Rate, o.Runtime, o.Count); err != nil {
+		return err
 	}
 	return o.Data.Validate()
 }

@@ -32,6 +32,11 @@ type worker struct {
 	// busyNs is the time spent uploading and downloading, for rates of
 	// each direction over its own time when they take turns.
 	busyNs [2]int64
+	// paced: operations start on a schedule, the current one at due; its
+	// first request's response time counts from there (responded once
+	// recorded: a download after an upload was not scheduled).
+	paced, responded bool
+	due              int64
 }
 
 // operation performs operation i: an upload (and the download of what it
@@ -216,6 +221,10 @@ func (w *worker) begin() int64 {
 
 func (w *worker) done(op metrics.Op, bytes, start, end int64) {
 	w.rec.Record(op, bytes, end, end-start)
+	if w.paced && !w.responded {
+		w.rec.RecordResponse(op, end-w.due)
+		w.responded = true
+	}
 	if fb := w.firstByte.Load(); fb > start {
 		w.rec.RecordTTFB(op, fb-start)
 	}
