@@ -561,16 +561,28 @@ func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 	return cv
 }
 
+// serverCPUTick is the resolution of a server's CPU time (clock ticks of
+// /proc, USER_HZ 100): one tick in a run is what answering the ready
+// check costs a server the load never reached, on a busy machine where
+// that work spills into the run.
+const serverCPUTick = 0.01 // s
+
 // idleServer flags a cell whose variant's server, watched through every
-// measured run, used no CPU and moved no bytes while the workload did its
-// operations: the load did not reach it (an fs target on the local disk
-// instead of the server's export, an endpoint of another server).
+// measured run, used no CPU (past one clock tick a run) and moved no bytes
+// while the workload did its operations: the load did not reach it (an fs
+// target on the local disk instead of the server's export, an endpoint of
+// another server).
 func idleServer(c store.Cell, values map[string][]float64) (stats.Warning, bool) {
 	cpu, ops := values["server_cpu_s"], values["ops_per_s"]
 	if len(cpu) == 0 || len(ops) == 0 {
 		return stats.Warning{}, false
 	}
-	for _, k := range []string{"server_cpu_s", "server_read_bytes", "server_write_bytes"} {
+	for _, v := range cpu {
+		if v > serverCPUTick {
+			return stats.Warning{}, false
+		}
+	}
+	for _, k := range []string{"server_read_bytes", "server_write_bytes"} {
 		for _, v := range values[k] {
 			if v > 0 {
 				return stats.Warning{}, false
