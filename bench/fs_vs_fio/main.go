@@ -11,6 +11,9 @@
 //	c  16K randwrite, iodepth 8, numjobs 2, direct    d  1M sequential read, iodepth 4, direct
 //	e  4K sequential write, fsync after every write   f  4K randread QD1 in the page cache
 //	n  fio's null engine: no I/O, the harness's ceiling
+//	p, q, r  the null engine paced at 1k, 10k and 100k operations a second
+//	         (rate_iops): the generator's own cost in open loop, per paced
+//	         operation (iolab also times each from its place on the schedule)
 package main
 
 import (
@@ -56,6 +59,13 @@ var jobs = []job{
 	// fio's null engine: no I/O at all, the harness's own ceiling.
 	{name: "n: null engine, 4k randread QD1", engine: "null",
 		common: []string{"--rw=randread", "--bs=4k", "--numjobs=1", "--iodepth=1"}},
+	// Open loop: what pacing costs the generator itself, at three rates.
+	{name: "p: null engine paced, rate_iops 1000", engine: "null",
+		common: []string{"--rw=randread", "--bs=4k", "--numjobs=1", "--iodepth=1", "--rate_iops=1000"}},
+	{name: "q: null engine paced, rate_iops 10000", engine: "null",
+		common: []string{"--rw=randread", "--bs=4k", "--numjobs=1", "--iodepth=1", "--rate_iops=10000"}},
+	{name: "r: null engine paced, rate_iops 100000", engine: "null",
+		common: []string{"--rw=randread", "--bs=4k", "--numjobs=1", "--iodepth=1", "--rate_iops=100000"}},
 }
 
 type sample struct {
