@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	"github.com/iolab/iolab/internal/variant"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -88,6 +89,14 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 	if a.maxRounds > 0 && !a.untilDecided {
 		return nil, usage("--max-rounds bounds --until-decided; give both")
 	}
+	if cmd.Flags().Changed("lat-log") {
+		return nil, usage("--lat-log %s: a command is one operation, timed whole; there is no operation to log", repeat.LatencyLog)
+	}
+	if repeat.ObservePID != "" {
+		if _, err := variant.CheckPID(repeat.ObservePID); err != nil {
+			return nil, usage("--observe-pid %v", err)
+		}
+	}
 	load := yaml.Node{Kind: yaml.MappingNode}
 	addPair(&load, kind.Arguments, "{{"+argVar+"}}")
 	a.own.Visit(func(f *pflag.Flag) {
@@ -123,6 +132,11 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 		addPair(&v, "name", names[i])
 		addPair(&vars, argVar, arg)
 		v.Content = append(v.Content, scalar("vars"), &vars)
+		if repeat.ObservePID != "" { // each variant watches the process, as a plan's observe: does
+			observe := yaml.Node{Kind: yaml.MappingNode}
+			addPair(&observe, "pid", repeat.ObservePID)
+			v.Content = append(v.Content, scalar("observe"), &observe)
+		}
 		variants.Content = append(variants.Content, &v)
 	}
 	doc.Content = append(doc.Content, scalar("variants"), &variants)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,13 @@ func TestCmdArgumentsAreVariants(t *testing.T) {
 			t.Errorf("%s ran %d times and was prepared %d: want 3 each\nran:\n%s\nprepared:\n%s", v, strings.Count(string(ran), v+"\n"), strings.Count(string(prep), v+"\n"), ran, prep)
 		}
 	}
+	// --observe-pid watches a process through every variant's runs, as a
+	// plan's observe: does (this test's own process here).
+	watched, _, err := iolab(t, context.Background(), "cmd", "--rounds", "3", "--warmup", "0", "--json", "--db", filepath.Join(dir, "w.db"),
+		"--observe-pid", fmt.Sprint(os.Getpid()), "sleep 0.05", "sleep 0.06")
+	if err != nil || !strings.Contains(watched, `"server_rss_peak_bytes"`) {
+		t.Errorf("--observe-pid with arguments: %v; no server figures in:\n%.600s", err, watched)
+	}
 	shown, _, err := iolab(t, context.Background(), "show", "--db", db)
 	if err != nil || !strings.Contains(shown, "ratio vs quick") || !strings.Contains(shown, "slow") {
 		t.Errorf("show: %v\n%s", err, shown)
@@ -74,6 +82,8 @@ func TestCmdArgumentsAreVariants(t *testing.T) {
 		{[]string{"-n", "a", "true", "false"}, "1 names for 2 arguments"},
 		{[]string{"true", "true"}, "both named \"true\""},
 		{[]string{"--max-rounds", "9", "true", "false"}, "--max-rounds bounds --until-decided"},
+		{[]string{"--lat-log", "ops.csv", "true", "false"}, "--lat-log ops.csv: a command is one operation"},
+		{[]string{"--observe-pid", "999999999", "true", "false"}, "--observe-pid"},
 	} {
 		_, _, err := iolab(t, context.Background(), append([]string{"cmd", "--db", filepath.Join(dir, "bad.db")}, bad.args...)...)
 		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), bad.want) {
