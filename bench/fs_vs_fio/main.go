@@ -72,6 +72,9 @@ type sample struct {
 	ops  float64 // ops per second
 	cpuS float64 // process CPU seconds
 	ops0 float64 // operations done
+	// responseP50Ns, of iolab's paced runs of the null engine, is how late
+	// it starts what it paces: what the generator adds to a response time.
+	responseP50Ns float64
 }
 
 func main() {
@@ -129,8 +132,18 @@ func main() {
 		if sum.CI95 != nil {
 			ci = fmt.Sprintf("[%.3f, %.3f]", sum.CI95[0], sum.CI95[1])
 		}
-		fmt.Printf("  => IOPS ratio iolab/fio: median %.3f, 95%% CI %s, min %.3f, max %.3f; CPU-s per M ops: iolab %.2f, fio %.2f\n\n",
+		fmt.Printf("  => IOPS ratio iolab/fio: median %.3f, 95%% CI %s, min %.3f, max %.3f; CPU-s per M ops: iolab %.2f, fio %.2f\n",
 			sum.Median, ci, sum.Min, sum.Max, cpuPerMillion(iolabS), cpuPerMillion(fioS))
+		var lateness []float64
+		for _, x := range iolabS {
+			if x.responseP50Ns > 0 {
+				lateness = append(lateness, x.responseP50Ns/1e3)
+			}
+		}
+		if len(lateness) > 0 && j.engine == "null" {
+			fmt.Printf("     iolab's response time p50 on the null engine (how late it starts what it paces): median %.0f µs over the pairs\n", stats.Summarize(lateness).Median)
+		}
+		fmt.Println()
 	}
 }
 
@@ -191,12 +204,19 @@ func runIolab(bin string, j job, file string, runtime time.Duration, work string
 			OpsPerS   float64 `json:"ops_per_s"`
 			DurationS float64 `json:"duration_s"`
 			Status    string  `json:"status"`
+			Read      *struct {
+				Response *struct{ P50 float64 } `json:"response_ns"`
+			} `json:"read"`
 		}
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
 		log.Fatalf("iolab output: %v\n%s", err, out)
 	}
-	return sample{ops: r.Runs[0].OpsPerS, cpuS: cpu, ops0: r.Runs[0].OpsPerS * r.Runs[0].DurationS}
+	s := sample{ops: r.Runs[0].OpsPerS, cpuS: cpu, ops0: r.Runs[0].OpsPerS * r.Runs[0].DurationS}
+	if rd := r.Runs[0].Read; rd != nil && rd.Response != nil {
+		s.responseP50Ns = rd.Response.P50
+	}
+	return s
 }
 
 func cpuPerMillion(s []sample) float64 {

@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/iolab/iolab/internal/metrics"
 )
 
@@ -52,13 +54,25 @@ func (p *Pacer) Issued() int64 { return p.n.Load() }
 // Late is how many operations started over a millisecond after their time.
 func (p *Pacer) Late() int64 { return p.late.Load() }
 
-// SleepUntil waits until the clock reads due, or stop.
+// SleepUntil waits until the clock reads due, or stop. Go's timers wake
+// a sleeper up to a millisecond late (time.Sleep(50µs) takes 1.07 ms
+// here), which a paced operation's response time would count as its own
+// wait: the last 2 ms are slept by the kernel's nanosleep instead, which
+// wakes within its timer slack (about 55 µs), the thread blocked in it.
 func SleepUntil(clock metrics.Clock, due int64, stop *Stop) {
 	for !stop.Stopped() {
 		d := due - clock.Now()
-		if d <= 0 {
+		switch {
+		case d <= 0:
 			return
+		case d > int64(preciseSleep):
+			time.Sleep(min(time.Duration(d)-preciseSleep/2, 20*time.Millisecond))
+		default:
+			ts := unix.NsecToTimespec(d)
+			_ = unix.Nanosleep(&ts, nil) // EINTR: the loop sleeps the rest
 		}
-		time.Sleep(min(time.Duration(d), 20*time.Millisecond))
 	}
 }
+
+// preciseSleep is how much of a wait the kernel sleeps, not Go's timers.
+const preciseSleep = 2 * time.Millisecond
