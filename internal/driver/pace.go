@@ -67,12 +67,25 @@ func SleepUntil(clock metrics.Clock, due int64, stop *Stop) {
 			return
 		case d > int64(preciseSleep):
 			time.Sleep(min(time.Duration(d)-preciseSleep/2, 20*time.Millisecond))
+		case preciseSleepers.Add(1) > maxPreciseSleepers:
+			// So many workers due within 2 ms (a rate in the hundreds of
+			// thousands) would each hold a thread in nanosleep: the rest
+			// wait on Go's timers.
+			preciseSleepers.Add(-1)
+			time.Sleep(time.Duration(d))
 		default:
 			ts := unix.NsecToTimespec(d)
 			_ = unix.Nanosleep(&ts, nil) // EINTR: the loop sleeps the rest
+			preciseSleepers.Add(-1)
 		}
 	}
 }
 
-// preciseSleep is how much of a wait the kernel sleeps, not Go's timers.
-const preciseSleep = 2 * time.Millisecond
+// preciseSleep is how much of a wait the kernel sleeps, not Go's timers;
+// at most maxPreciseSleepers threads at a time sleep there.
+const (
+	preciseSleep       = 2 * time.Millisecond
+	maxPreciseSleepers = 256
+)
+
+var preciseSleepers atomic.Int64
