@@ -81,7 +81,15 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 	case len(names) != len(args):
 		return nil, usage("-n/--command-name: %d names for %d arguments; give one for each, in order", len(names), len(args))
 	}
+	for i, arg := range args {
+		if strings.TrimSpace(arg) == "" {
+			return nil, usage("argument %d is empty: each argument is the --%s of a variant", i+1, kind.Arguments)
+		}
+	}
 	for i, n := range names {
+		if strings.TrimSpace(n) == "" {
+			return nil, usage("-n/--command-name: name %d is empty; give each argument a name, or none", i+1)
+		}
 		if j := slices.Index(names, n); j != i {
 			return nil, usage("arguments %d and %d are both named %q; name them apart with -n", j+1, i+1, n)
 		}

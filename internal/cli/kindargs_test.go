@@ -83,6 +83,8 @@ func TestCmdArgumentsAreVariants(t *testing.T) {
 		{[]string{"true", "true"}, "both named \"true\""},
 		{[]string{"--max-rounds", "9", "true", "false"}, "--max-rounds bounds --until-decided"},
 		{[]string{"--lat-log", "ops.csv", "true", "false"}, "--lat-log ops.csv: a command is one operation"},
+		{[]string{"", "true"}, "argument 1 is empty"},
+		{[]string{"-n", "a", "-n", " ", "true", "false"}, "name 2 is empty"},
 		{[]string{"--observe-pid", "999999999", "true", "false"}, "--observe-pid"},
 	} {
 		_, _, err := iolab(t, context.Background(), append([]string{"cmd", "--db", filepath.Join(dir, "bad.db")}, bad.args...)...)
