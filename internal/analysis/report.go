@@ -682,12 +682,12 @@ func verified(runs []RunView) []VerifiedCell {
 	return out
 }
 
-// LateStartShare is the share of a paced run's operations starting late
+// lateStartShare is the share of a paced run's operations starting late
 // past which a report says who fell behind.
-const LateStartShare = 5.0 // percent
+const lateStartShare = 5.0 // percent
 
 // lateStartWarnings name, for each paced cell whose operations started
-// late in more than LateStartShare percent, what fell behind the
+// late in more than lateStartShare percent, what fell behind the
 // schedule: iolab itself, when it used most of the machine's CPUs
 // (generator-saturated: the response times are then iolab's queue, not
 // the target's) — else the target, at the concurrency given.
@@ -709,7 +709,7 @@ func lateStartWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.
 			continue
 		}
 		share, used := stats.Summarize(late).Median, stats.Summarize(busy).Median
-		if share <= LateStartShare {
+		if share <= lateStartShare {
 			continue
 		}
 		name := c.Name

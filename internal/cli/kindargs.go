@@ -10,7 +10,8 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
-	"github.com/iolab/iolab/internal/variant"
+	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -48,13 +49,22 @@ the first, as a plan's variants are (iolab experiment), and stored alike.`, stri
 	f.StringVar(&a.prepare, "prepare", "", "with arguments: a shell command run before every run, untimed ({{variant}} is the run's variant)")
 	f.BoolVar(&a.resume, "resume", false, "with arguments: continue the newest unfinished comparison of the same arguments and flags")
 	f.BoolVar(&a.untilDecided, "until-decided", false, "with arguments: after --rounds, add rounds until every comparison is decided, at most --max-rounds")
-	f.IntVar(&a.maxRounds, "max-rounds", 0, "with arguments: the most rounds --until-decided runs (default 10 times --rounds, at least 60)")
+	flagval.IntVar(f, &a.maxRounds, "max-rounds", 0, plan.MinSequentialRounds, plan.MaxRounds, "with arguments: the most rounds --until-decided runs (default 10 times --rounds, at least 60)")
 }
 
 // run makes the plan of the arguments and runs it.
 func (a *argVariants) run(cmd *cobra.Command, kind workload.Kind, args []string, repeat RepeatOptions, stdout, stderr io.Writer) error {
-	if err := repeat.validateOutput(); err != nil {
+	// Every repeat flag is checked as a kind command without arguments
+	// checks it: --segment on a kind that does not split is refused, not
+	// dropped.
+	if err := repeat.validate(); err != nil {
 		return err
+	}
+	if err := checkSplits(kind, repeat); err != nil {
+		return err
+	}
+	if repeat.Segment.Split() || !repeat.StartAt.IsZero() {
+		return usage("--segment, --start-at: a comparison of arguments runs on one host; run a plan in segments instead")
 	}
 	text, err := a.planText(cmd, kind, args, repeat)
 	if err != nil {
@@ -100,11 +110,7 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 	if cmd.Flags().Changed("lat-log") {
 		return nil, usage("--lat-log %s: a command is one operation, timed whole; there is no operation to log", repeat.LatencyLog)
 	}
-	if repeat.ObservePID != "" {
-		if _, err := variant.CheckPID(repeat.ObservePID); err != nil {
-			return nil, usage("--observe-pid %v", err)
-		}
-	}
+
 	load := yaml.Node{Kind: yaml.MappingNode}
 	addPair(&load, kind.Arguments, "{{"+argVar+"}}")
 	a.own.Visit(func(f *pflag.Flag) {

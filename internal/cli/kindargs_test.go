@@ -84,6 +84,8 @@ func TestCmdArgumentsAreVariants(t *testing.T) {
 		{[]string{"--max-rounds", "9", "true", "false"}, "--max-rounds bounds --until-decided"},
 		{[]string{"--lat-log", "ops.csv", "true", "false"}, "--lat-log ops.csv: a command is one operation"},
 		{[]string{"", "true"}, "argument 1 is empty"},
+		{[]string{"--segment", "0/2", "--segment-group", "g", "true", "false"}, "cmd does not split its load"},
+		{[]string{"--until-decided", "--max-rounds", "-5", "true", "false"}, "--max-rounds"},
 		{[]string{"-n", "a", "-n", " ", "true", "false"}, "name 2 is empty"},
 		{[]string{"--observe-pid", "999999999", "true", "false"}, "--observe-pid"},
 	} {

@@ -60,8 +60,8 @@ func runKind(ctx context.Context, kind workload.Kind, opts workload.Options, rep
 	if err := repeat.validate(); err != nil {
 		return err
 	}
-	if repeat.Segment.Split() && !kind.Splits {
-		return usage("--segment %s: %s does not split its load (%s do); each segment would run all of it", repeat.Segment, kind.Name, strings.Join(splittingKinds(), ", "))
+	if err := checkSplits(kind, repeat); err != nil {
+		return err
 	}
 	dir, err := os.Getwd()
 	if err != nil {
@@ -74,4 +74,12 @@ func runKind(ctx context.Context, kind workload.Kind, opts workload.Options, rep
 	cells := []lab.Cell{{Name: kind.Name, Workload: w, Target: target}}
 	plan := lab.Plan{Name: kind.Name, Command: command, Settings: w.Params()}
 	return runExperiment(ctx, repeat, plan, cells, 0, stdout, stderr)
+}
+
+// checkSplits refuses --segment on a kind that does not split its load.
+func checkSplits(kind workload.Kind, repeat RepeatOptions) error {
+	if repeat.Segment.Split() && !kind.Splits {
+		return usage("--segment %s: %s does not split its load (%s do); each segment would run all of it", repeat.Segment, kind.Name, strings.Join(splittingKinds(), ", "))
+	}
+	return nil
 }

@@ -21,7 +21,9 @@ import (
 // performance detected" do.
 type Answer struct {
 	Cell, Variant, Verdict string
-	Text                   string // "b: 13% less wall time than a [5%, 20% less], faster"
+	// Text is the sentence, under the cell's name when the report has
+	// several: "randread qd=4 — b: 13% less wall time than a [5.0%, 20%], faster".
+	Text string
 }
 
 // Answers are the report's answers: every primary comparison, in the
@@ -38,10 +40,15 @@ func Answers(r *analysis.Report) []Answer {
 			out = append(out, Answer{Cell: c.Cell, Variant: c.Variant, Verdict: c.Verdict, Text: c.Variant + ": " + answerText(c, r.Threshold)})
 		}
 	}
-	if len(cells) <= MaxAnswerCells {
-		return out
+	if len(cells) > MaxAnswerCells {
+		return variantAnswers(r)
 	}
-	return variantAnswers(r)
+	if len(cells) > 1 {
+		for i := range out {
+			out[i].Text = out[i].Cell + " — " + out[i].Text
+		}
+	}
+	return out
 }
 
 // MaxAnswerCells is the most cells whose answers are given one by one.
@@ -158,15 +165,11 @@ func signedPct(f float64) string {
 }
 
 // writeAnswers writes the answers first, a line each (a list item in
-// Markdown), under the cell's name when the report has several cells.
+// Markdown).
 func writeAnswers(w io.Writer, r *analysis.Report, markdown bool) {
 	as := Answers(r)
 	if len(as) == 0 {
 		return
-	}
-	cells := map[string]bool{}
-	for _, a := range as {
-		cells[a.Cell] = true
 	}
 	if markdown {
 		fmt.Fprintf(w, "\n**The answer** (%s):\n\n", answerScope(r))
@@ -175,9 +178,6 @@ func writeAnswers(w io.Writer, r *analysis.Report, markdown bool) {
 	}
 	for _, a := range as {
 		text := a.Text
-		if len(cells) > 1 {
-			text = a.Cell + " — " + text
-		}
 		if r.Colour && !markdown {
 			text = colour(a.Verdict, text)
 		}

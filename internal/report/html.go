@@ -224,15 +224,6 @@ func htmlExperimentOf(r *analysis.Report, pg Page) (htmlExperiment, error) {
 		e.Started, e.Ended = first.Local().Format("2006-01-02 15:04:05"), last.Local().Format("2006-01-02 15:04:05")
 	}
 	e.Answers, e.AnswerOf = Answers(r), answerOf(r)
-	cells := map[string]bool{}
-	for _, a := range e.Answers {
-		cells[a.Cell] = true
-	}
-	for i := range e.Answers {
-		if len(cells) > 1 {
-			e.Answers[i].Text = e.Answers[i].Cell + " — " + e.Answers[i].Text
-		}
-	}
 	for _, c := range r.Comparisons {
 		label, _ := metricFormat(c.Metric)
 		e.Verdicts = append(e.Verdicts, htmlVerdict{Cell: c.Cell, Variant: c.Variant, Metric: label, Primary: c.Primary,
@@ -559,10 +550,10 @@ func htmlHistories(hs []analysis.HistoryView) ([]htmlHistory, error) {
 	}
 	var out []htmlHistory
 	for _, k := range keys {
-		ms := metricsOf[k]
-		slices.SortStableFunc(ms, func(a, b string) int {
-			return boolRank(a != analysis.PrimaryMetric(groups[k][a][0].Workload)) - boolRank(b != analysis.PrimaryMetric(groups[k][b][0].Workload))
-		})
+		ms := metricsOf[k] // the primary metric's first: its rows are the table
+		if i := slices.Index(ms, analysis.PrimaryMetric(groups[k][ms[0]][0].Workload)); i > 0 {
+			ms[0], ms[i] = ms[i], ms[0]
+		}
 		g := groups[k][ms[0]]
 		label, format := metricFormat(g[0].Metric)
 		hh := htmlHistory{Title: fmt.Sprintf("%s (%s %s): %s", g[0].Cell, g[0].Workload, formatParams(g[0].Params), label)}
@@ -601,13 +592,6 @@ func htmlHistories(hs []analysis.HistoryView) ([]htmlHistory, error) {
 		out = append(out, hh)
 	}
 	return out, nil
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // cellParams are a cell's parameters as its variants share them, then

@@ -81,21 +81,34 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 // ModeOnly names the options that mean something in one mode only, with
 // that mode: `iolab http` shows each only where it applies, and either mode
 // refuses the other's.
-var ModeOnly = map[string]string{
-	"method": Upload, "form-field": Upload, "form": Upload, "id-from-json": Upload, "download-url": Upload,
-	"url-file": Download, "id-file": Download, "range-size": Download,
+var ModeOnly = map[string]string{}
+
+// modeOnly declares each mode-only option once: its mode, and whether the
+// flags set it (a value other than its default).
+var modeOnly = map[string]struct {
+	mode string
+	set  func(o *Flags) bool
+}{
+	"method":       {Upload, func(o *Flags) bool { return o.Job.Method != DefaultOptions().Method }},
+	"form-field":   {Upload, func(o *Flags) bool { return o.Job.FormField != "" }},
+	"form":         {Upload, func(o *Flags) bool { return len(o.form) > 0 }},
+	"id-from-json": {Upload, func(o *Flags) bool { return o.Job.IDFromJSON != "" }},
+	"download-url": {Upload, func(o *Flags) bool { return o.Job.DownloadURL != "" }},
+	"url-file":     {Download, func(o *Flags) bool { return o.Job.URLFile != "" }},
+	"id-file":      {Download, func(o *Flags) bool { return o.Job.IDFile != "" }},
+	"range-size":   {Download, func(o *Flags) bool { return o.Job.RangeSize != 0 }},
+}
+
+func init() {
+	for name, m := range modeOnly {
+		ModeOnly[name] = m.mode
+	}
 }
 
 // otherMode is the first option set that belongs to the other mode.
 func (o *Flags) otherMode() string {
-	j, def := o.Job, DefaultOptions()
-	set := map[string]bool{
-		"method": j.Method != def.Method, "form-field": j.FormField != "", "form": len(o.form) > 0,
-		"id-from-json": j.IDFromJSON != "", "download-url": j.DownloadURL != "",
-		"url-file": j.URLFile != "", "id-file": j.IDFile != "", "range-size": j.RangeSize != 0,
-	}
-	for _, name := range slices.Sorted(maps.Keys(ModeOnly)) {
-		if set[name] && ModeOnly[name] != o.Mode {
+	for _, name := range slices.Sorted(maps.Keys(modeOnly)) {
+		if m := modeOnly[name]; m.mode != o.Mode && m.set(o) {
 			return name
 		}
 	}
