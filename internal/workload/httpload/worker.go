@@ -92,7 +92,7 @@ func (w *worker) size(i int64) int64 {
 func (w *worker) upload(i, size int64) (string, bool) {
 	o := &w.h.opts
 	sent := &flightReader{r: w.h.content.Body(uint64(i), size), rec: w.rec}
-	defer func() { w.rec.InFlight(-sent.n) }()
+	defer sent.finish()
 	var body io.Reader = sent
 	length, ctype := size, "application/octet-stream"
 	if o.FormField != "" {
@@ -177,7 +177,7 @@ func (w *worker) download(url string, seed uint64, size int64) {
 	}
 	src := &flightReader{r: resp.Body, rec: w.rec}
 	n, err := io.CopyBuffer(dst, src, w.buf)
-	w.rec.InFlight(-src.n)
+	src.finish()
 	end := w.clock.Now()
 	switch {
 	case resp.StatusCode >= 300:
@@ -232,16 +232,33 @@ func (w *worker) done(op metrics.Op, bytes, start, end int64) {
 
 // flightReader tells the run's progress line the bytes of a body as they
 // pass, so a long upload or download shows before it ends; the operation
-// takes them back when it does (Recorder.InFlight).
+// takes them back when it does (Recorder.InFlight). An upload's body may
+// still be read by the HTTP transport's goroutine after its request
+// returned: n is -1 once finished, and what it reads then is not counted.
 type flightReader struct {
 	r   io.Reader
 	rec *metrics.Recorder
-	n   int64
+	n   atomic.Int64
 }
 
 func (f *flightReader) Read(p []byte) (int, error) {
 	n, err := f.r.Read(p)
-	f.n += int64(n)
-	f.rec.InFlight(int64(n))
+	for n > 0 {
+		cur := f.n.Load()
+		if cur < 0 {
+			break
+		}
+		if f.n.CompareAndSwap(cur, cur+int64(n)) {
+			f.rec.InFlight(int64(n))
+			break
+		}
+	}
 	return n, err
+}
+
+// finish takes the body's bytes back from the progress line.
+func (f *flightReader) finish() {
+	if n := f.n.Swap(-1); n > 0 {
+		f.rec.InFlight(-n)
+	}
 }
