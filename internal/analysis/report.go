@@ -47,6 +47,8 @@ type Report struct {
 	// the same models flat.
 	Scales []ScaleView `json:"-"`
 	Fits   []FitView   `json:"fits,omitempty"`
+	// Curves are the load–latency curves of the workloads with a curve:.
+	Curves []CurveView `json:"curves,omitempty"`
 	// Rounds, for an experiment that stops when decided, says when it did.
 	Rounds   *RoundsView     `json:"rounds,omitempty"`
 	Warnings []stats.Warning `json:"warnings"`
@@ -482,6 +484,7 @@ func Build(d *store.Data, opts Options) *Report {
 		busy = busy || w.Code == "load-above-cores" || w.Code == "cpu-pressure"
 	}
 	r.scaleFits(d, perCell, opts, busy)
+	r.curves(d, perCell)
 	return r
 }
 

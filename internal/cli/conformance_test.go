@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -70,6 +72,12 @@ func TestEveryKindConforms(t *testing.T) {
 				conformSegments(t, kind, fx)
 			}
 			conformResume(t, kind, fx)
+			if _, ok := kind.NewOptions().(workload.Pacer); ok {
+				conformCurve(t, kind, fx, false)
+				if fx.server != "" {
+					conformCurve(t, kind, fx, true)
+				}
+			}
 		})
 	}
 }
@@ -228,6 +236,104 @@ workloads:
 		t.Fatalf("resume: %v", err)
 	}
 	everyRunOnce(t, out, 10)
+}
+
+// conformCurve runs a curve of a kind that can be paced: against its
+// variant's server (served), where every run measured the server's
+// target; else on its own target, killing iolab (kill -9) once the
+// calibration and a paced run are stored, and resuming. Either way the
+// calibration ran once, and its rate paced the load (before the kill and
+// after it): every run of the load timed from its schedule, at the share
+// asked.
+func conformCurve(t *testing.T, kind workload.Kind, fx kindFixture, served bool) {
+	dir := t.TempDir()
+	variant, keys := "{name: a}", fx.local
+	if served {
+		variant, keys = strings.ReplaceAll(fx.server, "\n", "\n    "), fx.remote
+	}
+	files := map[string]string{"plan.yaml": fmt.Sprintf(`name: curve-%s
+rounds: 3
+warmup: 0
+variants:
+  - %s
+workloads:
+  - name: w
+    curve: [50]
+    %s: {%s}
+`, kind.Name, variant, kind.Name, keys)}
+	for k, v := range fx.files {
+		files[k] = v
+	}
+	writeFiles(t, dir, files)
+	db := filepath.Join(t.TempDir(), "x.db")
+	args := []string{"experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--json"}
+	if !served {
+		first := testIolab(args...)
+		if err := first.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(60 * time.Second); countRowsQuiet(db) < 3 && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		_ = first.Process.Signal(syscall.SIGKILL)
+		_ = first.Wait()
+		if n := countRowsQuiet(db); n < 3 || n >= 7 {
+			t.Fatalf("%d runs stored before the kill, want the calibration and some of the 6 others", n)
+		}
+		args = append(args, "--resume")
+	}
+	out, err := testIolab(args...).Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var r struct {
+		Runs   []map[string]any
+		Curves []struct {
+			Calibrated float64 `json:"calibrated_ops_per_s"`
+			Points     []struct {
+				Load    string
+				Offered float64 `json:"offered_ops_per_s"`
+				Rate    struct{ N int } `json:"ops_per_s"`
+			}
+		}
+	}
+	decodeInto(t, string(out), &r)
+	calibrations, paced, ok := 0, 0, 0
+	var calibrated float64
+	for _, run := range r.Runs {
+		round, _ := run["round"].(float64)
+		if run["status"] == "ok" {
+			ok++
+		}
+		switch {
+		case run["status"] == "interrupted": // the run the kill cut, kept as such
+		case run["status"] != "ok":
+			t.Errorf("run %v: %v", run["cell"], run["error"])
+		case int(round) == store.CalibrationRound:
+			calibrations++
+			calibrated, _ = run["ops_per_s"].(float64)
+			if run["cell"] != "w load=max" || run["warmup"] != true {
+				t.Errorf("the calibration ran %v (warm-up %v), want the flat-out cell's warm-up run", run["cell"], run["warmup"])
+			}
+		case run["cell"] == "w load=50%":
+			if b, _ := json.Marshal(run); !strings.Contains(string(b), `"response_ns"`) {
+				t.Errorf("round %v of the 50%% load has no response times: it ran unpaced", round)
+			}
+			paced++
+		}
+	}
+	if calibrations != 1 || paced != 3 || ok != 7 {
+		t.Fatalf("%d calibrations, %d paced runs, %d good runs; want 1, 3, 7", calibrations, paced, ok)
+	}
+	if len(r.Curves) == 0 || r.Curves[0].Calibrated != calibrated || len(r.Curves[0].Points) != 2 {
+		t.Fatalf("curves %+v, want the calibration's %g ops/s and two loads", r.Curves, calibrated)
+	}
+	if p := r.Curves[0].Points[0]; p.Load != "50%" || p.Rate.N != 3 || math.Abs(p.Offered-calibrated/2) > 1e-6*calibrated {
+		t.Errorf("the 50%% load %+v, want 3 runs offered %g ops/s", p, calibrated/2)
+	}
+	if served {
+		fx.measured(t, dir, db, 7)
+	}
 }
 
 // pyServer is the head of a Python server on $PORT that the tests'

@@ -56,49 +56,81 @@ func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]la
 		if err := checkMatrix(p, w); err != nil {
 			return nil, err
 		}
+		if err := checkCurve(w, seg); err != nil {
+			return nil, err
+		}
 		for _, point := range w.Points() {
-			name := cellName(w, point)
-			for _, v := range variants {
-				c := &cellBuilder{p: p, w: w, v: v, point: point, params: map[string]string{}, seg: seg}
-				for k, val := range point {
-					c.params[k] = val.Text
+			// A curve's flat-out cell, per variant, paces its others.
+			flat := map[string]*calibration{}
+			for _, load := range curveLoads(w) {
+				name := cellName(w, point)
+				if load != nil {
+					name += " " + plan.LoadParam + "=" + load.name()
 				}
-				maps.Copy(c.params, v.Spec().Vars) // what the variant changes in the load
-				if w.Setup != nil {
-					c.ids = filepath.Join(v.Tmp, fmt.Sprintf("ids-%d", len(cells)))
-				}
-				if err := c.checkVariant(); err != nil {
-					return nil, err
-				}
-				limits, err := c.limits(checked)
-				if err != nil {
-					return nil, err
-				}
-				var serverLimits cgroup.Limits
-				if v.HasServer() {
-					serverLimits = limits
-				} else {
-					c.cmdLimits = limits
-				}
-				if w.Setup != nil {
-					if _, _, err := c.build(*w.Setup, true); err != nil {
+				for _, v := range variants {
+					c := &cellBuilder{p: p, w: w, v: v, point: point, params: map[string]string{}, seg: seg}
+					if load != nil {
+						if flat[v.Name] == nil {
+							flat[v.Name] = &calibration{}
+						}
+						c.load = &curveLoad{pct: load.pct, flat: flat[v.Name]}
+					}
+					cell, err := c.cell(name, len(cells), checked)
+					if err != nil {
 						return nil, err
 					}
+					cells = append(cells, cell)
 				}
-				wl, target, err := c.build(w, false)
-				if err != nil {
-					return nil, err
-				}
-				perStart := v.HasServer()
-				if perStart || w.Setup != nil {
-					wl = &stagedWorkload{first: wl, c: c, params: c.portTemplated(wl.Params())}
-				}
-				cells = append(cells, lab.Cell{Name: name, Variant: v.Name, Workload: wl, Target: target,
-					Around: v.Lifecycle(p.Hooks, c.params, serverLimits), PerStart: perStart, Params: cellParams(c, limits)})
 			}
 		}
 	}
 	return cells, nil
+}
+
+// cell builds the cell of one workload at one point of its matrix (and
+// of its curve), for one variant; index is its place among the cells.
+func (c *cellBuilder) cell(name string, index int, checked map[cgroup.Limits]error) (lab.Cell, error) {
+	w, v := c.w, c.v
+	for k, val := range c.point {
+		c.params[k] = val.Text
+	}
+	maps.Copy(c.params, v.Spec().Vars) // what the variant changes in the load
+	if w.Setup != nil {
+		c.ids = filepath.Join(v.Tmp, fmt.Sprintf("ids-%d", index))
+	}
+	if err := c.checkVariant(); err != nil {
+		return lab.Cell{}, err
+	}
+	limits, err := c.limits(checked)
+	if err != nil {
+		return lab.Cell{}, err
+	}
+	var serverLimits cgroup.Limits
+	if v.HasServer() {
+		serverLimits = limits
+	} else {
+		c.cmdLimits = limits
+	}
+	if w.Setup != nil {
+		if _, _, err := c.build(*w.Setup, true); err != nil {
+			return lab.Cell{}, err
+		}
+	}
+	wl, target, err := c.build(w, false)
+	if err != nil {
+		return lab.Cell{}, err
+	}
+	perStart := v.HasServer()
+	paced := c.load != nil && !c.load.flatOut()
+	if perStart || w.Setup != nil || paced {
+		wl = &stagedWorkload{first: wl, c: c, params: c.portTemplated(wl.Params())}
+	}
+	cell := lab.Cell{Name: name, Variant: v.Name, Workload: wl, Target: target,
+		Around: v.Lifecycle(c.p.Hooks, c.params, serverLimits), PerStart: perStart, Params: cellParams(c, limits), Calibrated: paced}
+	if c.load != nil && c.load.flatOut() {
+		cell.Calibrate = c.load.flat.set
+	}
+	return cell, nil
 }
 
 // cellParams are what a cell stores beside its workload's own parameters:
@@ -112,6 +144,9 @@ func cellParams(c *cellBuilder, limits cgroup.Limits) map[string]string {
 	}
 	if c.w.Scale != "" {
 		out[plan.ScaleParam] = c.w.Scale
+	}
+	if c.load != nil {
+		out[plan.LoadParam] = c.load.name()
 	}
 	if limits.Memory > 0 {
 		out["limit_memory"] = units.FormatSize(limits.Memory)
@@ -217,6 +252,8 @@ type cellBuilder struct {
 	cmdLimits cgroup.Limits
 	// seg is the share of the load this process runs (--segment).
 	seg segment.Segment
+	// load, for a workload with a curve, is the cell's point on it.
+	load *curveLoad
 }
 
 // expand fills a plan value's templates — the variant's, the matrix
@@ -322,6 +359,9 @@ func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, 
 	opts.AddFlags(flags)
 	if err := c.applyFields(flags, kind, spec, setup); err != nil {
 		return nil, "", err
+	}
+	if !setup && c.load != nil && c.load.flat.res != nil && !c.load.flatOut() {
+		opts.(workload.Pacer).Pace(c.load.flat.res, c.load.pct/100)
 	}
 	b := workload.Build{Dir: c.v.Workdir, Env: c.v.Env(), Params: c.params, Limits: c.cmdLimits, Setup: setup, Segment: c.seg}
 	for _, m := range spec.Metrics {

@@ -65,6 +65,9 @@ func (s *stagedWorkload) Params() map[string]string { return s.params }
 
 // Prepare runs the setup step, then builds and prepares the workload.
 func (s *stagedWorkload) Prepare(ctx context.Context) error {
+	if l := s.c.load; l != nil && !l.flatOut() && l.flat.res == nil {
+		return uncalibrated(s.c)
+	}
 	if s.c.w.Setup != nil {
 		if err := s.c.runSetup(ctx); err != nil {
 			return err

@@ -48,7 +48,19 @@ type Cell struct {
 	// logs in, creates its bucket, uploads what it reads): it is prepared
 	// after every start and closed before every stop, instead of once.
 	PerStart bool
+	// Calibrate, if set, makes the cell's first run its calibration: it
+	// runs after the variants' own warm-up runs and before any other, is
+	// stored as a warm-up run of round store.CalibrationRound, and what it
+	// measured is handed to Calibrate — the stored run's, on resume. An
+	// error fails the run. (A curve's flat-out cell: its rate paces the
+	// curve's other cells.)
+	Calibrate func(res *metrics.Result) error
+	// Calibrated says the cell's workload is built from what a
+	// calibration measured: it runs no variant warm-up run, and is
+	// prepared before its own first run rather than with the others.
+	Calibrated bool
 }
+
 
 // Observer is an Around that watches what it started (a variant's server)
 // while the workload runs: Observe starts watching, handing each second of
@@ -217,7 +229,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		}
 	}
 	for _, c := range cells {
-		if c.PerStart {
+		if c.PerStart || c.Calibrated {
 			continue
 		}
 		if err := c.Workload.Prepare(ctx); err != nil {
@@ -304,6 +316,12 @@ func (r *Runner) open(ctx context.Context, plan Plan, cells []Cell) (string, []s
 	for _, run := range d.Runs {
 		if run.Status == store.StatusOK || (plan.KeepGoing && run.Status == store.StatusFailed) {
 			done[runKey{index[run.CellID], run.Warmup, run.Round}] = true
+		}
+		// What a finished calibration measured paces what is left.
+		if c := cells[index[run.CellID]]; c.Calibrate != nil && run.Round == store.CalibrationRound && run.Status == store.StatusOK {
+			if err := c.Calibrate(run.Result); err != nil {
+				return "", nil, nil, fmt.Errorf("resume %s: %s/%s: its calibration run: %w", plan.Resume, c.Variant, c.Name, err)
+			}
 		}
 	}
 	if err := r.Store.SetExperimentStatus(ctx, d.Experiment.ID, "running"); err != nil {
@@ -547,12 +565,8 @@ func (r *Runner) gone(ctx context.Context, plan Plan, missing []string, started 
 
 // execute runs the schedule's entries that are not done yet.
 func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []Cell, stored []store.Cell, done map[runKey]bool) error {
-	variantOf := make([]string, len(cells))
-	for i, c := range cells {
-		variantOf[i] = c.Variant
-	}
-	entries := append(VariantWarmup(variantOf, plan.VariantWarmup, plan.Seed),
-		Schedule(plan.Order, len(cells), plan.Warmup, plan.Rounds, plan.Seed)...)
+	entries := scheduleCells(plan, cells)
+	prepared := map[int]bool{}
 	var failed, gated []error
 	ran, total := 0, 0
 	for _, e := range entries {
@@ -597,13 +611,24 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 				return err
 			}
 		}
+		c := cells[e.Cell]
+		if c.Calibrated && !c.PerStart && !prepared[e.Cell] {
+			r.Progress.Phase("preparing " + c.Name + " at the rate its calibration set")
+			if err := c.Workload.Prepare(ctx); err != nil {
+				if ctx.Err() != nil {
+					return ErrInterrupted
+				}
+				return fmt.Errorf("%s/%s: %w", c.Variant, c.Name, err)
+			}
+			prepared[e.Cell] = true
+		}
 		run := &store.Run{CellID: stored[e.Cell].ID, Round: e.Round, Slot: e.Slot, Warmup: e.Warmup}
 		round := max(e.Round, 0) // a variant's own warm-up runs count as round 0
 		if !e.Warmup {
 			round += plan.Warmup
 		}
 		rctx := workload.WithRunInfo(ctx, workload.RunInfo{Run: i, Round: round})
-		err := r.runOne(rctx, expID, cells[e.Cell], run, RunPosition{Round: e.Round, Rounds: plan.Rounds, Warmup: e.Warmup, Done: ran, Total: total, Variant: cells[e.Cell].Variant})
+		err := r.runOne(rctx, expID, c, run, RunPosition{Round: e.Round, Rounds: plan.Rounds, Warmup: e.Warmup, Done: ran, Total: total, Variant: c.Variant})
 		ran++
 		var gate *gateError
 		switch {
@@ -800,6 +825,12 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		run.Status, run.Error = store.StatusFailed, res.FirstError
 	default:
 		run.Status = store.StatusOK
+	}
+	if run.Status == store.StatusOK && run.Round == store.CalibrationRound {
+		// A calibration that cannot pace anything is no good run.
+		if err := c.Calibrate(res); err != nil {
+			run.Status, run.Error = store.StatusFailed, "calibration: "+err.Error()
+		}
 	}
 	if res == nil { // the run produced nothing, but its failure is a fact to keep
 		res = &metrics.Result{Start: run.EndedAt}

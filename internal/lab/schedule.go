@@ -3,6 +3,8 @@ package lab
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/iolab/iolab/internal/store"
 )
 
 // Orders of the runs within an experiment.
@@ -99,4 +101,41 @@ func VariantWarmup(variantOf []string, n int, seed uint64) []Entry {
 		}
 	}
 	return out
+}
+
+// scheduleCells lists every run of the plan in the order they run: the
+// variants' own warm-up runs (of the cells no calibration paces), the
+// cells' calibration runs (each variant's as one block, the variants in a
+// seeded random order), then the rounds.
+func scheduleCells(plan Plan, cells []Cell) []Entry {
+	var own []int // the cells a variant's warm-up runs cycle through
+	var variantOf []string
+	for i, c := range cells {
+		if !c.Calibrated {
+			own = append(own, i)
+			variantOf = append(variantOf, c.Variant)
+		}
+	}
+	out := VariantWarmup(variantOf, plan.VariantWarmup, plan.Seed)
+	for i := range out {
+		out[i].Cell = own[out[i].Cell]
+	}
+	var names []string
+	calibrated := map[string][]int{}
+	for i, c := range cells {
+		if c.Calibrate == nil {
+			continue
+		}
+		if _, ok := calibrated[c.Variant]; !ok {
+			names = append(names, c.Variant)
+		}
+		calibrated[c.Variant] = append(calibrated[c.Variant], i)
+	}
+	rng := rand.New(rand.NewPCG(plan.Seed, 0xca1))
+	for b, v := range rng.Perm(len(names)) {
+		for slot, c := range calibrated[names[v]] {
+			out = append(out, Entry{Warmup: true, Round: store.CalibrationRound, Slot: slot, Cell: c, Block: store.CalibrationRound - b})
+		}
+	}
+	return append(out, Schedule(plan.Order, len(cells), plan.Warmup, plan.Rounds, plan.Seed)...)
 }

@@ -12,6 +12,7 @@ func init() {
 		Def{Name: "lat_p50_ns", Label: "lat p50", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
 		Def{Name: "lat_p99_ns", Label: "lat p99", OpLabels: map[string]string{"open": "open p99", "close": "close p99"},
 			Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
+		Def{Name: "lat_p999_ns", Label: "lat p99.9", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
 		Def{Name: "ttfb_p50_ns", Label: "TTFB p50", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
 		Def{Name: "ttfb_p99_ns", Label: "TTFB p99", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
 		Def{Name: "response_p50_ns", Label: "response p50", Unit: "ns", Better: LowerIsBetter, Merge: MergeRecompute, PerOp: true},
@@ -70,6 +71,7 @@ func RunMetrics(res *Result) map[string]float64 {
 		lat := PercentilesOf(ds.Lat)
 		m[p+"lat_p50_ns"] = float64(lat.P50)
 		m[p+"lat_p99_ns"] = float64(lat.P99)
+		m[p+"lat_p999_ns"] = float64(lat.P999)
 		if ds.TTFB != nil {
 			ttfb := PercentilesOf(ds.TTFB)
 			m[p+"ttfb_p50_ns"] = float64(ttfb.P50)

@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -99,6 +100,14 @@ type Extrapolate struct {
 
 // ScaleParam is the cell parameter that names a cell's scale axis.
 const ScaleParam = "scale_axis"
+
+// LoadParam is the cell parameter, and the part of a cell's name, that
+// says which point of its workload's curve a cell is: LoadMax, the
+// workload flat out, or a share of that rate ("50%").
+const LoadParam = "load"
+
+// LoadMax is the load of a curve's flat-out cell.
+const LoadMax = "max"
 
 // Variant is one version of the thing under test.
 type Variant struct {
@@ -188,6 +197,12 @@ type Workload struct {
 	// Metrics are figures a cmd workload's command prints, read from its
 	// output lines (metrics: [{name, regex | json + field, scale}]).
 	Metrics []MetricSpec
+	// Curve, if set, are the loads of the workload's load–latency curve,
+	// in percent of the rate it reaches flat out (curve: [10, 50, 90]),
+	// ascending: each a cell of its own beside the flat-out one, whose
+	// first run (its calibration) sets their rates.
+	Curve    []float64
+	CurvePos Pos
 	// Setup, if set, is a workload run untimed before the measured one —
 	// after every start of the variant's server — whose outputs (the ids
 	// an upload returned) the measured workload reads as {{ids}}.
@@ -689,7 +704,7 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 	known := append(slices.Clone(WorkloadKeys), kinds...)
 	for _, item := range items {
 		w := Workload{Pos: r.pos(item), Fields: map[string]Value{}}
-		var matrix, scale *yaml.Node
+		var matrix, scale, curve *yaml.Node
 		err := r.fields(item, "a workload", known, func(key string, v *yaml.Node) error {
 			switch key {
 			case "name":
@@ -699,6 +714,9 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 				return nil
 			case "scale":
 				scale = v
+				return nil
+			case "curve":
+				curve = v
 				return nil
 			case "setup":
 				w.Setup = &Workload{Pos: r.pos(v), Fields: map[string]Value{}}
@@ -731,6 +749,11 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 		}
 		if scale != nil {
 			if err := r.scale(scale, &w); err != nil {
+				return err
+			}
+		}
+		if curve != nil {
+			if err := r.curve(curve, &w); err != nil {
 				return err
 			}
 		}
@@ -895,6 +918,43 @@ func (r reader) scale(n *yaml.Node, w *Workload) error {
 	w.Matrix = append([]Axis{ax}, w.Matrix...)
 	return nil
 }
+
+// curve reads a workload's curve: loads in percent of its flat-out rate,
+// ascending, each once.
+func (r reader) curve(n *yaml.Node, w *Workload) error {
+	const example = "such as curve: [10, 50, 70, 80, 90, 100]"
+	items, err := r.list(n, "curve")
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return r.pos(n).Errorf("curve: an empty list; give the loads in percent of the flat-out rate, %s", example)
+	}
+	for i, item := range items {
+		val, err := r.scalar(item, "curve")
+		if err != nil {
+			return err
+		}
+		pct, err := units.ParseFloat(strings.TrimSuffix(val.Text, "%"), 0, 100)
+		if err != nil || pct <= 0 {
+			return val.Pos.Errorf("curve: %q: want a load in percent of the flat-out rate, above 0 and at most 100, %s", val.Text, example)
+		}
+		if i > 0 && pct <= w.Curve[i-1] {
+			return val.Pos.Errorf("curve: %s after %g; list the loads in ascending order, each once", val.Text, w.Curve[i-1])
+		}
+		w.Curve = append(w.Curve, pct)
+	}
+	for _, ax := range w.Matrix {
+		if ax.Field == LoadParam {
+			return ax.Values[0].KeyPos.Errorf("matrix.%s: a name a curve keeps for its loads; call the field something else", ax.Field)
+		}
+	}
+	w.CurvePos = r.pos(n)
+	return nil
+}
+
+// CurveLoad is the load param of a curve's cell at pct percent.
+func CurveLoad(pct float64) string { return strconv.FormatFloat(pct, 'g', -1, 64) + "%" }
 
 // ScaleValue is a scale as a number: a count (100000, 1e6) or a size in
 // bytes (64m, as fs --size takes it).
@@ -1087,7 +1147,7 @@ var (
 	PlanKeys     = []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate", "ports"}
 	VariantKeys  = []string{"name", "git", "build", "start", "ready", "stop", "env", "vars", "workdir", "limits", "observe", "profile"}
 	HookKeys     = []string{"before_run", "after_run", "before_round", "after_round"}
-	WorkloadKeys = []string{"name", "matrix", "scale", "setup"}
+	WorkloadKeys = []string{"name", "matrix", "scale", "curve", "setup"}
 )
 
 // Template matches a {{template}} in a plan's text.

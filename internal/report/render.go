@@ -82,6 +82,9 @@ func Terminal(w io.Writer, r *analysis.Report) error {
 		if err := writeScales(w, r, false); err != nil {
 			return err
 		}
+		if err := writeCurves(w, r, false); err != nil {
+			return err
+		}
 		writeWarnings(w, r.Warnings, false)
 		return nil
 	}
@@ -121,6 +124,9 @@ func Terminal(w io.Writer, r *analysis.Report) error {
 	}
 	writeVerified(w, r, false)
 	if err := writeScales(w, r, false); err != nil {
+		return err
+	}
+	if err := writeCurves(w, r, false); err != nil {
 		return err
 	}
 	if r.Segments != nil {
@@ -187,6 +193,9 @@ func Markdown(w io.Writer, r *analysis.Report) error {
 	}
 	writeVerified(w, r, true)
 	if err := writeScales(w, r, true); err != nil {
+		return err
+	}
+	if err := writeCurves(w, r, true); err != nil {
 		return err
 	}
 	writeWarnings(w, r.Warnings, true)

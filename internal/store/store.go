@@ -34,6 +34,11 @@ const (
 	StatusInterrupted = "interrupted"
 )
 
+// CalibrationRound is the round a calibration run is stored as (a warm-up
+// run, below every other round): a curve's first flat-out run, whose rate
+// the curve's other loads are shares of.
+const CalibrationRound = -(1 << 30)
+
 // Store is an open iolab database.
 type Store struct {
 	db   *sqlDB

@@ -34,6 +34,18 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
+// Pacer is the Options of a kind whose load can run on a schedule of
+// operations per second as well as flat out: a plan's curve: runs it flat
+// out, then at shares of the rate it reached (vdbench's curve=).
+type Pacer interface {
+	// PaceKey is the option that sets the schedule (rate_iops, rate): a
+	// curve sets it, so a plan of a curve must not.
+	PaceKey() string
+	// Pace sets the options to run at share of the rate max — a run of the
+	// same options, flat out — reached, in each direction it measured.
+	Pace(max *metrics.Result, share float64)
+}
+
 // Gater is a workload with a pass/fail criterion the user asked to enforce
 // (frames' --fail-on-late). A run that misses it is a good measurement and
 // is stored as one; the experiment goes on, and ends with an error that

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -111,6 +112,20 @@ func (o *Flags) Build(b workload.Build) (workload.Workload, string, error) {
 	job.Segment = b.Segment
 	w, err := New(job)
 	return w, target, err
+}
+
+// PaceKey implements workload.Pacer: fio's rate_iops.
+func (o *Flags) PaceKey() string { return "rate_iops" }
+
+// Pace implements workload.Pacer: each job's reads and writes per second,
+// each at share of what a job of max did in that direction (at least 1).
+func (o *Flags) Pace(max *metrics.Result, share float64) {
+	for i, op := range []metrics.Op{metrics.Read, metrics.Write} {
+		o.Job.RateIOPS[i] = 0
+		if n := max.ByOp[op].Ops; n > 0 {
+			o.Job.RateIOPS[i] = int64(math.Max(1, math.Round(share*max.RateOf(op, n)/float64(o.Job.NumJobs))))
+		}
+	}
 }
 
 // pairValue is fio's READ,WRITE form of rate and rate_iops.

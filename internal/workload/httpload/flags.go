@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
@@ -183,4 +184,13 @@ type planFlags struct{ Flags }
 func (o *planFlags) AddFlags(f *pflag.FlagSet) {
 	o.Flags.AddFlags(f)
 	f.StringVar(&o.Mode, "mode", o.Mode, "upload or download")
+}
+
+// PaceKey implements workload.Pacer.
+func (o *Flags) PaceKey() string { return "rate" }
+
+// Pace implements workload.Pacer: requests per second across all
+// workers, share of what max did in all.
+func (o *Flags) Pace(max *metrics.Result, share float64) {
+	o.Job.Rate = share * max.PerSecond(max.Ops())
 }

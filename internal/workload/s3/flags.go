@@ -104,3 +104,12 @@ func (o *Flags) Build(b workload.Build) (workload.Workload, string, error) {
 	w, err := New(job)
 	return w, b.Dir, err
 }
+
+// PaceKey implements workload.Pacer.
+func (o *Flags) PaceKey() string { return "rate" }
+
+// Pace implements workload.Pacer: operations per second across all
+// workers, share of what max did in all.
+func (o *Flags) Pace(max *metrics.Result, share float64) {
+	o.Job.Rate = share * max.PerSecond(max.Ops())
+}
