@@ -292,7 +292,7 @@ workloads:
 			Calibrated float64 `json:"calibrated_ops_per_s"`
 			Points     []struct {
 				Load    string
-				Offered float64 `json:"offered_ops_per_s"`
+				Offered float64         `json:"offered_ops_per_s"`
 				Rate    struct{ N int } `json:"ops_per_s"`
 			}
 		}

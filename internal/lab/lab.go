@@ -61,7 +61,6 @@ type Cell struct {
 	Calibrated bool
 }
 
-
 // Observer is an Around that watches what it started (a variant's server)
 // while the workload runs: Observe starts watching, handing each second of
 // the server to each as it ends, and the function it returns stops and

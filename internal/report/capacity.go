@@ -63,4 +63,3 @@ func writeCurves(w io.Writer, r *analysis.Report, markdown bool) error {
 	}
 	return nil
 }
-
