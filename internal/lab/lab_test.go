@@ -246,3 +246,81 @@ func TestRunStoresTheMachinesSeconds(t *testing.T) {
 		t.Fatalf("worst second %v (stored: %v)", peak, res.Extra)
 	}
 }
+
+// preparedWorkload notes, when prepared, what its calibration had said.
+type preparedWorkload struct {
+	countingWorkload
+	calibrated *float64
+	saw        float64
+}
+
+func (w *preparedWorkload) Prepare(context.Context) error { w.saw = *w.calibrated; return nil }
+
+// A calibration runs after the variants' own warm-up runs, which skip the
+// cells it paces, and before any other run; each variant's is stored as
+// a warm-up run of the calibration round, handed what it measured, and a
+// cell it paces is prepared only then. One it refuses is a failed run.
+func TestCalibrationRunsFirstAndPacesWhatItCalibrates(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	var cells []Cell
+	rates := map[string]*float64{}
+	var paced []*preparedWorkload
+	for _, v := range []string{"a", "b"} {
+		rates[v] = new(float64)
+		rate := rates[v]
+		p := &preparedWorkload{countingWorkload: countingWorkload{name: "paced"}, calibrated: rate}
+		paced = append(paced, p)
+		cells = append(cells,
+			Cell{Name: "flat", Variant: v, Workload: &countingWorkload{name: "flat"}, Calibrate: func(res *metrics.Result) error {
+				*rate = res.PerSecond(res.Ops())
+				return nil
+			}},
+			Cell{Name: "paced", Variant: v, Workload: p, Calibrated: true},
+			Cell{Name: "other", Variant: v, Workload: &countingWorkload{name: "other"}})
+	}
+	r := &Runner{Store: st}
+	id, err := r.Run(context.Background(), Plan{Name: "t", Rounds: 2, Warmup: 1, VariantWarmup: 2, Seed: 3}, cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := st.Load(context.Background(), id)
+	name := map[int64]string{}
+	for _, c := range d.Cells {
+		name[c.ID] = c.Variant + "/" + c.Name
+	}
+	var phases []string
+	for _, run := range d.Runs {
+		phase := "rounds"
+		switch {
+		case run.Round == store.CalibrationRound:
+			phase = "calibration"
+			if !run.Warmup || !strings.HasSuffix(name[run.CellID], "/flat") {
+				t.Errorf("calibration run of %s, warm-up %v", name[run.CellID], run.Warmup)
+			}
+		case run.Round < 0:
+			phase = "variant warm-up"
+			if strings.HasSuffix(name[run.CellID], "/paced") {
+				t.Errorf("a variant warm-up run of %s, before its calibration", name[run.CellID])
+			}
+		}
+		if len(phases) == 0 || phases[len(phases)-1] != phase {
+			phases = append(phases, phase)
+		}
+	}
+	if strings.Join(phases, ", ") != "variant warm-up, calibration, rounds" || len(d.Runs) != 4+2+18 {
+		t.Fatalf("phases %v over %d runs", phases, len(d.Runs))
+	}
+	for i, p := range paced {
+		if p.saw != 1 {
+			t.Errorf("variant %d's paced cell was prepared with rate %v, want its calibration's 1/s", i, p.saw)
+		}
+	}
+
+	// A calibration that cannot pace anything fails its run.
+	cells[0].Calibrate = func(*metrics.Result) error { return errors.New("no rate") }
+	_, err = r.Run(context.Background(), Plan{Name: "t", Rounds: 1, Seed: 3}, cells[:3])
+	if err == nil || !strings.Contains(err.Error(), "calibration: no rate") {
+		t.Fatalf("a refused calibration: %v", err)
+	}
+}

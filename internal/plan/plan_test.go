@@ -112,6 +112,12 @@ func TestParseErrorsAreLocated(t *testing.T) {
 		{"workloads:\n  - cmd: {run: x, metrics: [{name: a, regex: x, better: up}]}\n", "p.yaml:2:57: metrics.better \"up\": want lower"},
 		{"workloads:\n  - cmd: {run: x, metrics: [{name: a, regex: x}, {name: a, regex: y}]}\n", "p.yaml:2:50: metric a defined twice"},
 		{"hooks: {after_round: 'echo {{port}}'}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:22: hooks.after_round: {{port}} has no value in a round hook"},
+		{"workloads:\n  - fs: {bs: 4k}\n    curve: [10, 0]\n", "p.yaml:3:17: curve: \"0\": want a load in percent of the flat-out rate, above 0 and at most 100"},
+		{"workloads:\n  - fs: {bs: 4k}\n    curve: [10, 150]\n", "p.yaml:3:17: curve: \"150\""},
+		{"workloads:\n  - fs: {bs: 4k}\n    curve: [50, 10]\n", "p.yaml:3:17: curve: 10 after 50; list the loads in ascending order"},
+		{"workloads:\n  - fs: {bs: 4k}\n    curve: []\n", "p.yaml:3:12: curve: an empty list"},
+		{"workloads:\n  - fs: {bs: 4k}\n    curve: 50\n", "p.yaml:3:12: curve"},
+		{"workloads:\n  - fs: {bs: 4k}\n    matrix: {load: [1, 2]}\n    curve: [50]\n", "p.yaml:3:14: matrix.load: a name a curve keeps for its loads"},
 	}
 	for _, tc := range tests {
 		_, err := Parse("p.yaml", []byte(tc.text))

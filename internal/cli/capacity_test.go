@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// capacityServer is a server of known capacity: c workers, each taking
+// exactly d per request — on its own clock, each request ending d after
+// the worker's last one ended or after the request came, whichever is
+// later, so a machine that wakes it late does not lower its capacity of
+// c/d requests per second. A request that finds every worker busy waits for one.
+func capacityServer(t *testing.T, c int, d time.Duration) *httptest.Server {
+	workers := make(chan *time.Time, c)
+	for range c {
+		workers <- new(time.Time)
+	}
+	body := make([]byte, 1024)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		end := time.Now() // when it came
+		free := <-workers
+		if free.After(end) {
+			end = *free
+		}
+		end = end.Add(d)
+		time.Sleep(time.Until(end))
+		*free = end
+		workers <- free
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type curveJSON struct {
+	Variant    string
+	Cell       string
+	Op         string
+	Calibrated float64 `json:"calibrated_ops_per_s"`
+	Knee       string
+	Points     []struct {
+		Load      string
+		Offered   float64     `json:"offered_ops_per_s"`
+		Rate      summaryJSON `json:"ops_per_s"`
+		P50       summaryJSON `json:"p50_ns"`
+		P99       summaryJSON `json:"p99_ns"`
+		LateStart float64     `json:"late_start_pct"`
+	}
+}
+
+type summaryJSON struct {
+	N      int
+	Median float64
+	CI95   *[2]float64
+}
+
+// The curve of a server whose capacity queueing theory knows: 4 workers
+// of 20 ms each serve 200 requests/s. Flat out with 8 requests in flight,
+// the calibration reaches that capacity, and each request waits for a
+// worker as long as it is served (40 ms). On a schedule of evenly spaced
+// arrivals below capacity (D/D/c) no request waits: at 50% and at 90% of
+// capacity the response time — from each request's intended start — is
+// the service time, 20 ms, and the achieved rate is the offered one.
+func TestCurveOfAServerOfKnownCapacity(t *testing.T) {
+	t.Parallel()
+	const workers, service, capacity = 4, 20 * time.Millisecond, 200.0
+	srv := capacityServer(t, workers, service)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: capacity
+rounds: 6
+warmup: 0
+workloads:
+  - name: get
+    curve: [50, 90]
+    http: {mode: download, url: "%s/obj", concurrency: 8, runtime: 1500ms}
+`, srv.URL)})
+	out, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct{ Curves []curveJSON }
+	decodeInto(t, out, &r)
+	if len(r.Curves) != 1 || r.Curves[0].Op != "download" || len(r.Curves[0].Points) != 3 {
+		t.Fatalf("curves: %+v", r.Curves)
+	}
+	c := r.Curves[0]
+	if c.Calibrated < 0.95*capacity || c.Calibrated > 1.05*capacity {
+		t.Errorf("calibrated at %.1f requests/s, want the server's capacity %.0f within 5%%", c.Calibrated, capacity)
+	}
+	ms := func(ns float64) time.Duration { return time.Duration(ns) }
+	for i, want := range []string{"50%", "90%", "max"} {
+		p := c.Points[i]
+		if p.Load != want || p.Rate.N != 6 || p.P99.N != 6 {
+			t.Fatalf("point %d: %+v, want load %s of 6 runs", i, p, want)
+		}
+		if want == "max" {
+			// Closed loop: 8 in flight, 4 served at a time.
+			if got := ms(p.P50.Median); got < 2*service || got > 2*service+service/2 {
+				t.Errorf("flat out, a request took %v (p50), want about %v: one wait for a worker, one service", got, 2*service)
+			}
+			continue
+		}
+		share := map[string]float64{"50%": 0.5, "90%": 0.9}[want]
+		if p.Offered != share*c.Calibrated || p.Rate.Median < 0.95*p.Offered || p.Rate.Median > 1.05*p.Offered {
+			t.Errorf("%s: offered %.1f, achieved %.1f requests/s; want %.1f, achieved within 5%%", want, p.Offered, p.Rate.Median, share*c.Calibrated)
+		}
+		// D/D/c below capacity: no request waits, and the response time
+		// is the service time (with the client's and the machine's
+		// overhead: a busy machine wakes the server late). A burst of
+		// arrivals — a schedule not kept, or Poisson's — would queue
+		// requests behind a whole service.
+		if got := ms(p.P50.Median); got < service || got > service+service/4 {
+			t.Errorf("%s: response p50 %v, want the service time %v: below capacity no request waits", want, got, service)
+		}
+		if got := ms(p.P99.Median); got < service || got >= 2*service || p.P99.CI95 == nil || ms(p.P99.CI95[1]) >= 2*service {
+			t.Errorf("%s: response p99 %v %v, want under two service times (%v): no request waited for a worker", want, got, p.P99.CI95, 2*service)
+		}
+	}
+	text, _, err := iolab(t, context.Background(), "show", "--db", filepath.Join(dir, "x.db"))
+	if err != nil || !strings.Contains(text, "get — default — download response time by load") {
+		t.Errorf("the text report shows no curve (%v):\n%s", err, text)
+	}
+}
+
+// A curve the plan cannot run is refused before anything runs, at the
+// place that says so: a kind with no schedule, a workload that sets its
+// own rate, a load run in segments.
+func TestCurveRefusesWhatItCannotRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct{ plan, args, want string }{
+		{"  - name: w\n    curve: [50]\n    cmd: {run: 'true'}\n", "",
+			"p.yaml:4:12: workload \"w\": curve: a cmd workload runs on no schedule to set a rate of; a curve is for fs, http, s3"},
+		{"  - name: w\n    curve: [50]\n    fs: {directory: " + dir + ", rate_iops: 100}\n", "",
+			"workload \"w\": fs.rate_iops: the curve sets the rate of each load (a share of the flat-out rate); leave rate_iops out"},
+		{"  - name: w\n    curve: [50]\n    matrix: {rate: [1, 2]}\n    s3: {endpoint: 'http://127.0.0.1:1', bucket: b}\n", "",
+			"workload \"w\": matrix.rate: the curve sets the rate of each load; leave rate out"},
+		{"  - name: w\n    curve: [50]\n    fs: {directory: " + dir + "}\n", "--segment 1/2 --segment-group g",
+			"workload \"w\": curve: not in segments yet (--segment 1/2)"},
+	} {
+		writeFiles(t, dir, map[string]string{"p.yaml": "name: refused\nworkloads:\n" + c.plan})
+		args := []string{"experiment", filepath.Join(dir, "p.yaml"), "--db", filepath.Join(dir, "x.db")}
+		if c.args != "" {
+			args = append(args, strings.Fields(c.args)...)
+		}
+		_, _, err := iolab(t, context.Background(), args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || ExitCode(err) != 2 {
+			t.Errorf("%s: %v (exit %d), want %q", c.plan, err, ExitCode(err), c.want)
+		}
+	}
+	if n := countQuiet(filepath.Join(dir, "x.db"), `SELECT count(*) FROM runs`); n != 0 {
+		t.Errorf("%d runs stored by refused plans", n)
+	}
+}
