@@ -128,6 +128,35 @@ workloads:
 	}
 }
 
+// A curve as people read it: Chromium draws one plot per workload and
+// kind of operation, every variant's curve on it.
+//
+// Not parallel: Chromium takes every CPU for seconds, which would skew
+// the timings of the tests that measure.
+func TestCurveInChromium(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: curve
+rounds: 2
+warmup: 0
+variants: [{name: a}, {name: b}]
+workloads:
+  - name: rr
+    curve: [20, 50, 80]
+    fs: {filename: %q, size: 1m, bs: 4k, rw: randread, runtime: 300ms}
+`, filepath.Join(dir, "f"))})
+	db, html := filepath.Join(dir, "x.db"), filepath.Join(dir, "r.html")
+	if _, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if _, _, err := iolab(t, context.Background(), "report", "--db", db, "-o", html); err != nil {
+		t.Fatal(err)
+	}
+	page := loadInChromium(t, html)
+	if page.Plots["curve"] != 1 || len(page.Problems) > 0 || !strings.Contains(page.Text, "a: flat out") || !strings.Contains(page.Text, "b: p99, median") {
+		t.Errorf("Chromium drew %v curve plots (problems %v):\n%s", page.Plots, page.Problems, page.Text)
+	}
+}
+
 // A curve the plan cannot run is refused before anything runs, at the
 // place that says so: a kind with no schedule, a workload that sets its
 // own rate, a load run in segments.

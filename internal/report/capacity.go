@@ -3,6 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/stats"
@@ -62,4 +68,130 @@ func writeCurves(w io.Writer, r *analysis.Report, markdown bool) error {
 			"knee: the load farthest below the line from the lowest load to the highest, with rate and log p99 each scaled to [0, 1] (Kneedle)")
 	}
 	return nil
+}
+
+// curvePlot draws the curves of one workload and kind of operation, every
+// variant's on one plot: the achieved rate across, the response time up
+// on a log scale — p99 as the median of the runs with its 95% interval,
+// p50 and p99.9 as dashed lines — the knee ringed, and the rate flat out
+// (a load on no schedule, whose times are service times) as a dotted
+// upright line.
+func curvePlot(vs []analysis.CurveView, variants []string) (figure, error) {
+	if len(vs) == 0 {
+		return figure{}, nil
+	}
+	p := newPlot(fmt.Sprintf("%s: %s response time by achieved rate", vs[0].Cell, vs[0].Op), "achieved ops/s", "response time")
+	linearAxis(&p.X, "ops_per_s")
+	logAxis(&p.Y, metricTicks("lat_p99_ns"))
+	var legend []legendEntry
+	lowest, highest := math.Inf(1), 0.0
+	flat := map[int]float64{}
+	for _, v := range vs {
+		vi := max(slices.Index(variants, v.Variant), 0)
+		bars := ciBars{}
+		var p50, p999, kneeAt plotter.XYs
+		for _, pt := range v.Points {
+			x, s := pt.Rate.Median, pt.P99
+			if pt.FlatOut() {
+				flat[vi] = x
+				continue
+			}
+			if s.N == 0 || s.Median <= 0 {
+				continue
+			}
+			lo, hi := s.Median, s.Median
+			if s.CI95 != nil && s.CI95[0] > 0 {
+				lo, hi = s.CI95[0], s.CI95[1]
+			}
+			bars.XYs = append(bars.XYs, plotter.XY{X: x, Y: s.Median})
+			bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{s.Median - lo, hi - s.Median})
+			lowest, highest = math.Min(lowest, lo), math.Max(highest, hi)
+			if pt.P50.Median > 0 {
+				p50 = append(p50, plotter.XY{X: x, Y: pt.P50.Median})
+				lowest = math.Min(lowest, pt.P50.Median)
+			}
+			if pt.P999.Median > 0 {
+				p999 = append(p999, plotter.XY{X: x, Y: pt.P999.Median})
+				highest = math.Max(highest, pt.P999.Median)
+			}
+			if pt.Load == v.Knee {
+				kneeAt = append(kneeAt, plotter.XY{X: x, Y: s.Median})
+			}
+		}
+		if len(bars.XYs) == 0 {
+			continue
+		}
+		if err := addCIBars(p, bars, vi); err != nil {
+			return figure{}, err
+		}
+		for k, line := range []plotter.XYs{bars.XYs, p50, p999} {
+			if err := addLine(p, line, vi, k > 0); err != nil {
+				return figure{}, err
+			}
+		}
+		if err := scatter(p, kneeAt, vi, true); err != nil {
+			return figure{}, err
+		}
+		legend = append(legend, entry(variantLabel(v.Variant)+": p99, median and 95% interval", variantColour(vi), "box"),
+			entry(variantLabel(v.Variant)+": p50 and p99.9", variantColour(vi), "dash"))
+		if len(kneeAt) > 0 {
+			legend = append(legend, entry(variantLabel(v.Variant)+": knee ("+v.Knee+")", variantColour(vi), "ring"))
+		}
+	}
+	if len(legend) == 0 {
+		return figure{}, nil
+	}
+	for vi, x := range flat {
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: lowest}, {X: x, Y: highest}})
+		if err != nil {
+			return figure{}, err
+		}
+		l.LineStyle.Color, l.LineStyle.Width = variantColour(vi), vg.Points(1)
+		l.LineStyle.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
+		p.Add(l)
+		legend = append(legend, entry(fmt.Sprintf("%s: flat out, %s ops/s", variantLabel(variants[vi]), analysis.FormatMetric("ops_per_s", x)), variantColour(vi), "dash"))
+	}
+	return drawFigure(p, legend, plotHeight)
+}
+
+// addLine joins points in a variant's colour, dashed or not.
+func addLine(p *plot.Plot, xys plotter.XYs, i int, dashed bool) error {
+	if len(xys) < 2 {
+		return nil
+	}
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	l.LineStyle.Color, l.LineStyle.Width = variantColour(i), vg.Points(1)
+	if dashed {
+		l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	}
+	p.Add(l)
+	return nil
+}
+
+// curveFigures are the curve plots of an experiment: one per workload and
+// kind of operation, its variants together.
+func curveFigures(r *analysis.Report, variants []string) ([]figure, error) {
+	var keys []string
+	byKey := map[string][]analysis.CurveView{}
+	for _, v := range r.Curves {
+		k := v.Cell + "\x00" + v.Op
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], v)
+	}
+	var out []figure
+	for _, k := range keys {
+		vs := byKey[k]
+		f, err := curvePlot(vs, variants)
+		if err != nil {
+			return nil, fmt.Errorf("curve plot of %s: %w", vs[0].Cell, err)
+		}
+		f.Kind, f.Caption = "curve", fmt.Sprintf("%s, %s: each load's achieved rate against its response time — from each operation's intended start, so queueing behind a late start is in it — the median of the runs; the last point is flat out (service time)", vs[0].Cell, vs[0].Op)
+		out = appendFigure(out, f)
+	}
+	return out, nil
 }

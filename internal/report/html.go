@@ -78,6 +78,7 @@ type htmlExperiment struct {
 	Cells          []htmlCell
 	Chosen         *htmlRun
 	Scales         []figure
+	Curves         []figure
 	Profiles       string
 	Env            [][2]string
 	Text           string // the text report, as iolab show prints it
@@ -277,6 +278,10 @@ func htmlExperimentOf(r *analysis.Report, pg Page) (htmlExperiment, error) {
 		}
 		f.Kind, f.Caption = "scale", title+": each scale's median with its interval, the best model, those the data cannot tell from it, and the band where one run would land out to the extrapolations"
 		e.Scales = appendFigure(e.Scales, f)
+	}
+	e.Curves, err = curveFigures(r, variants)
+	if err != nil {
+		return e, err
 	}
 	if env := r.Env; env != nil {
 		e.Env = [][2]string{{"host", env.Hostname}, {"kernel", env.Kernel}, {"CPU", fmt.Sprintf("%s x%d", env.CPUModel, env.CPUs)},
