@@ -64,7 +64,7 @@ func (r *Report) curves(d *store.Data, perCell [][]store.Run) {
 	byKey := map[string]*group{}
 	for i, c := range d.Cells {
 		load, ok := c.Params[plan.LoadParam]
-		if !ok {
+		if !ok || load == plan.LoadSLO { // a search is no point of a curve
 			continue
 		}
 		name := strings.Replace(c.Name, " "+plan.LoadParam+"="+load, "", 1)
@@ -115,6 +115,9 @@ func (r *Report) curves(d *store.Data, perCell [][]store.Run) {
 				v.Points = append(v.Points, p)
 			}
 			sort.SliceStable(v.Points, func(a, b int) bool { return loadOrder(v.Points[a].Load) < loadOrder(v.Points[b].Load) })
+			if len(v.Points) < 2 {
+				continue // flat out alone (a workload with an SLO, no curve)
+			}
 			v.Knee = knee(v.Points)
 			r.Curves = append(r.Curves, v)
 		}

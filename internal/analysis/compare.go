@@ -255,6 +255,9 @@ func groups(cells []store.Cell) [][]int {
 	var order []string
 	byName := map[string][]int{}
 	for i, c := range cells {
+		if Searched(c) {
+			continue // its variants' runs are at loads of their own
+		}
 		if _, ok := byName[c.Name]; !ok {
 			order = append(order, c.Name)
 		}

@@ -49,6 +49,10 @@ type Report struct {
 	Fits   []FitView   `json:"fits,omitempty"`
 	// Curves are the load–latency curves of the workloads with a curve:.
 	Curves []CurveView `json:"curves,omitempty"`
+	// SLOs are the searches for the highest rate an SLO allows, and
+	// SLOComparisons each variant's against the baseline's.
+	SLOs           []SLOView       `json:"slos,omitempty"`
+	SLOComparisons []SLOComparison `json:"slo_comparisons,omitempty"`
 	// Rounds, for an experiment that stops when decided, says when it did.
 	Rounds   *RoundsView     `json:"rounds,omitempty"`
 	Warnings []stats.Warning `json:"warnings"`
@@ -201,8 +205,11 @@ type VerifyView struct {
 
 // CellView is one cell's summary over its measured runs.
 type CellView struct {
-	Name     string                   `json:"name"`
-	Variant  string                   `json:"variant,omitempty"`
+	Name    string `json:"name"`
+	Variant string `json:"variant,omitempty"`
+	// Searched says the cell is an SLO search (see Searched): its
+	// summary spans the loads it tried.
+	Searched bool                     `json:"searched,omitempty"`
 	Workload string                   `json:"workload"`
 	Params   map[string]string        `json:"params"`
 	Summary  map[string]stats.Summary `json:"summary"`
@@ -425,9 +432,11 @@ func Build(d *store.Data, opts Options) *Report {
 	var evidence envinfo.Evidence
 	for i, c := range d.Cells {
 		cv := buildCell(r.derived, c, perCell[i])
-		cv.Variant = c.Variant
+		cv.Variant, cv.Searched = c.Variant, Searched(c)
 		r.Cells = append(r.Cells, cv)
-		r.Warnings = append(r.Warnings, cv.Warnings...)
+		if !Searched(c) { // a search's runs are at loads of their own, no repeats
+			r.Warnings = append(r.Warnings, cv.Warnings...)
+		}
 		r.Warnings = append(r.Warnings, stallWarnings(r.derived, c, perCell[i])...)
 		k, _ := workload.Lookup(c.Workload)
 		evidence.TouchesDisk = evidence.TouchesDisk || k.TouchesDisk
@@ -485,6 +494,7 @@ func Build(d *store.Data, opts Options) *Report {
 	}
 	r.scaleFits(d, perCell, opts, busy)
 	r.curves(d, perCell)
+	r.slos(d, perCell)
 	return r
 }
 
@@ -697,6 +707,9 @@ const lateStartShare = 5.0 // percent
 func lateStartWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.Run, cpus int) []stats.Warning {
 	var out []stats.Warning
 	for i, c := range cells {
+		if Searched(c) {
+			continue // a search fails loads the target could not keep up with
+		}
 		var late, busy []float64
 		for _, run := range perCell[i] {
 			if run.Warmup || run.Status != store.StatusOK || run.Result.Duration <= 0 {

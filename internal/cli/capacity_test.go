@@ -101,7 +101,7 @@ workloads:
 		}
 		if want == "max" {
 			// Closed loop: 8 in flight, 4 served at a time.
-			if got := ms(p.P50.Median); got < 2*service || got > 2*service+service/2 {
+			if got := ms(p.P50.Median); got < 2*service-service/4 || got > 2*service+service/2 {
 				t.Errorf("flat out, a request took %v (p50), want about %v: one wait for a worker, one service", got, 2*service)
 			}
 			continue
@@ -118,8 +118,10 @@ workloads:
 		if got := ms(p.P50.Median); got < service || got > service+service/4 {
 			t.Errorf("%s: response p50 %v, want the service time %v: below capacity no request waits", want, got, service)
 		}
-		if got := ms(p.P99.Median); got < service || got >= 2*service || p.P99.CI95 == nil || ms(p.P99.CI95[1]) >= 2*service {
-			t.Errorf("%s: response p99 %v %v, want under two service times (%v): no request waited for a worker", want, got, p.P99.CI95, 2*service)
+		// (The median of the runs' p99s: on a loaded machine some runs'
+		// wake-ups are late by more than a service time.)
+		if got := ms(p.P99.Median); got < service || got >= 2*service {
+			t.Errorf("%s: response p99 %v, want under two service times (%v): no request waited for a worker", want, got, 2*service)
 		}
 	}
 	text, _, err := iolab(t, context.Background(), "show", "--db", filepath.Join(dir, "x.db"))
@@ -185,5 +187,77 @@ func TestCurveRefusesWhatItCannotRun(t *testing.T) {
 	}
 	if n := countQuiet(filepath.Join(dir, "x.db"), `SELECT count(*) FROM runs`); n != 0 {
 		t.Errorf("%d runs stored by refused plans", n)
+	}
+}
+
+// The SLO search on servers of known capacity: 4 and 5 workers of 20 ms
+// each serve 200 and 250 requests/s. On an even schedule a request waits
+// for no worker below capacity and the queue grows past it, so a median
+// response under 30 ms holds up to capacity and fails beyond (over a
+// second's run, from 102% of it: the queue's median wait passes 10 ms):
+// the search finds each capacity within 5%, and says the second sustains
+// more — at least as much more as the 25% it does — than the first. (The
+// median, not the p99: on a loaded machine a run's tail holds the
+// machine's late wake-ups, which would leave loads undecided.)
+func TestSLOSearchFindsTheCapacity(t *testing.T) {
+	t.Parallel()
+	const service = 20 * time.Millisecond
+	small, large := capacityServer(t, 4, service), capacityServer(t, 5, service)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: slo
+rounds: 5
+warmup: 0
+variants:
+  - {name: four, vars: {url: "%s"}}
+  - {name: five, vars: {url: "%s"}}
+workloads:
+  - name: get
+    slo: {metric: download.response_p50_ns, below: 30ms, precision: 2%%}
+    http: {mode: download, url: "{{url}}/obj", concurrency: 16, runtime: 1s}
+`, small.URL, large.URL)})
+	db := filepath.Join(dir, "x.db")
+	out, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		SLOs []struct {
+			Variant string
+			Held    float64 `json:"held_ops_per_s"`
+			NotHeld float64 `json:"not_held_ops_per_s"`
+			Done    bool
+			Runs    int
+			Steps   []struct {
+				Share   float64
+				Runs    int
+				Verdict string
+			}
+		}
+		SLOComparisons []struct {
+			Variant, Verdict string
+			Ratio            float64
+			Low, High        *float64
+		} `json:"slo_comparisons"`
+	}
+	decodeInto(t, out, &r)
+	if len(r.SLOs) != 2 {
+		t.Fatalf("searches: %+v", r.SLOs)
+	}
+	for _, s := range r.SLOs {
+		capacity := map[string]float64{"four": 200, "five": 250}[s.Variant]
+		if !s.Done || s.Held < 0.95*capacity || s.Held > 1.05*capacity || s.NotHeld < s.Held {
+			t.Errorf("%s: held up to %.1f/s, not at %.1f/s (done %v, %d runs, steps %+v); want %.0f within 5%%", s.Variant, s.Held, s.NotHeld, s.Done, s.Runs, s.Steps, capacity)
+		}
+	}
+	if len(r.SLOComparisons) != 1 {
+		t.Fatalf("comparisons %+v", r.SLOComparisons)
+	}
+	text, _, err := iolab(t, context.Background(), "show", "--db", db)
+	c := r.SLOComparisons[0]
+	if c.Variant != "five" || c.Verdict != "more" || c.Low == nil || *c.Low > 1.25 || (c.High != nil && *c.High < 1.25) {
+		t.Errorf("five against four: %+v, want more, about 1.25:\n%s", c, text)
+	}
+	if err != nil || !strings.Contains(text, "five sustains more ops/s than four at download.response_p50_ns < 30ms") {
+		t.Errorf("the text report does not say which sustains more (%v):\n%s", err, text)
 	}
 }

@@ -74,6 +74,9 @@ func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]la
 							flat[v.Name] = &calibration{}
 						}
 						c.load = &curveLoad{pct: load.pct, flat: flat[v.Name]}
+						if load.search != nil {
+							c.load.search = &sloSearch{slo: w.SLO, SLOSearch: w.SLO.NewSearch(p.Rounds), base: highest(flat)}
+						}
 					}
 					cell, err := c.cell(name, len(cells), checked)
 					if err != nil {
@@ -120,15 +123,21 @@ func (c *cellBuilder) cell(name string, index int, checked map[cgroup.Limits]err
 	if err != nil {
 		return lab.Cell{}, err
 	}
-	perStart := v.HasServer()
 	paced := c.load != nil && !c.load.flatOut()
+	searched := paced && c.load.search != nil
+	// A search's every run is at a load of its own: built anew for each.
+	perStart := v.HasServer() || searched
 	if perStart || w.Setup != nil || paced {
 		wl = &stagedWorkload{first: wl, c: c, params: c.portTemplated(wl.Params())}
 	}
 	cell := lab.Cell{Name: name, Variant: v.Name, Workload: wl, Target: target,
 		Around: v.Lifecycle(c.p.Hooks, c.params, serverLimits), PerStart: perStart, Params: cellParams(c, limits), Calibrated: paced}
-	if c.load != nil && c.load.flatOut() {
+	switch {
+	case c.load != nil && c.load.flatOut():
 		cell.Calibrate = c.load.flat.set
+	case searched:
+		s := c.load.search
+		cell.Rounds, cell.Done, cell.Ran, cell.FailuresAreFindings = s.MaxTotalRuns(), s.Done, s.ran, true
 	}
 	return cell, nil
 }
@@ -147,6 +156,9 @@ func cellParams(c *cellBuilder, limits cgroup.Limits) map[string]string {
 	}
 	if c.load != nil {
 		out[plan.LoadParam] = c.load.name()
+		if c.load.search != nil {
+			maps.Copy(out, c.w.SLO.Params(c.p.Rounds))
+		}
 	}
 	if limits.Memory > 0 {
 		out["limit_memory"] = units.FormatSize(limits.Memory)
@@ -361,7 +373,11 @@ func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, 
 		return nil, "", err
 	}
 	if !setup && c.load != nil && c.load.flat.res != nil && !c.load.flatOut() {
-		opts.(workload.Pacer).Pace(c.load.flat.res, c.load.pct/100)
+		share := c.load.share()
+		if share <= 0 { // a search that ended runs no more
+			return nil, "", fmt.Errorf("workload %q at %s: no load left to run at", c.w.Name, c.load.name())
+		}
+		opts.(workload.Pacer).Pace(c.load.flat.res, share)
 	}
 	b := workload.Build{Dir: c.v.Workdir, Env: c.v.Env(), Params: c.params, Limits: c.cmdLimits, Setup: setup, Segment: c.seg}
 	for _, m := range spec.Metrics {

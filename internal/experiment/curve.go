@@ -16,17 +16,36 @@ import (
 // measures the rate the others run at shares of, on a schedule. The
 // flat-out cell runs in the rounds too: it is the curve's last point.
 
-// curveLoad is a cell's point on its workload's curve.
+// curveLoad is a cell's point on its workload's curve: flat out, a share
+// of that, or the load an SLO search is at.
 type curveLoad struct {
-	pct  float64 // percent of the flat-out rate; 0 for the flat-out cell
-	flat *calibration
+	pct    float64 // percent of the flat-out rate; 0 flat out or searched
+	search *sloSearch
+	flat   *calibration
 }
 
-func (l *curveLoad) flatOut() bool { return l.pct == 0 }
+func (l *curveLoad) flatOut() bool { return l.pct == 0 && l.search == nil }
+
+// share is the load's share of the rate its variant reached flat out: 0
+// flat out; for a search, the share of the highest flat-out rate of all
+// variants its next run is at (0 once it ended), as a share of its own.
+func (l *curveLoad) share() float64 {
+	if l.search != nil {
+		own := l.flat.rate()
+		if own <= 0 {
+			return 0
+		}
+		return l.search.Share() * l.search.base() / own
+	}
+	return l.pct / 100
+}
 
 // name is the load as a cell's name and parameters show it.
 func (l *curveLoad) name() string {
-	if l.flatOut() {
+	switch {
+	case l.search != nil:
+		return plan.LoadSLO
+	case l.flatOut():
 		return plan.LoadMax
 	}
 	return plan.CurveLoad(l.pct)
@@ -37,6 +56,14 @@ func (l *curveLoad) name() string {
 // at shares of.
 type calibration struct{ res *metrics.Result }
 
+// rate is the operations per second the calibration reached; 0 before.
+func (c *calibration) rate() float64 {
+	if c.res == nil {
+		return 0
+	}
+	return c.res.PerSecond(c.res.Ops())
+}
+
 // set is the flat-out cell's lab.Cell.Calibrate.
 func (c *calibration) set(res *metrics.Result) error {
 	if res == nil || res.Ops() == 0 || res.Duration <= 0 {
@@ -46,15 +73,18 @@ func (c *calibration) set(res *metrics.Result) error {
 	return nil
 }
 
-// curveLoads are the loads of a workload's cells: its curve's shares,
-// then flat out; one nil (no curve) for a workload without one.
+// curveLoads are the loads of a workload's cells: its curve's shares, its
+// SLO search, then flat out; one nil for a workload with neither.
 func curveLoads(w plan.Workload) []*curveLoad {
-	if len(w.Curve) == 0 {
+	if len(w.Curve) == 0 && w.SLO == nil {
 		return []*curveLoad{nil}
 	}
 	var out []*curveLoad
 	for _, pct := range w.Curve {
 		out = append(out, &curveLoad{pct: pct})
+	}
+	if w.SLO != nil {
+		out = append(out, &curveLoad{search: &sloSearch{}})
 	}
 	return append(out, &curveLoad{})
 }
@@ -62,8 +92,12 @@ func curveLoads(w plan.Workload) []*curveLoad {
 // checkCurve refuses a curve on a kind that cannot be paced, one whose
 // workload sets the pace itself, and one run in segments.
 func checkCurve(w plan.Workload, seg segment.Segment) error {
-	if len(w.Curve) == 0 {
+	if len(w.Curve) == 0 && w.SLO == nil {
 		return nil
+	}
+	what, at := "curve", w.CurvePos
+	if len(w.Curve) == 0 {
+		what, at = "slo", w.SLO.Pos
 	}
 	kind, err := lookupKind(w)
 	if err != nil {
@@ -77,19 +111,19 @@ func checkCurve(w plan.Workload, seg segment.Segment) error {
 				can = append(can, k.Name)
 			}
 		}
-		return w.CurvePos.Errorf("workload %q: curve: a %s workload runs on no schedule to set a rate of; a curve is for %s", w.Name, w.Kind, strings.Join(can, ", "))
+		return at.Errorf("workload %q: %s: a %s workload runs on no schedule to set a rate of; a %s is for %s", w.Name, what, w.Kind, what, strings.Join(can, ", "))
 	}
 	key := pacer.PaceKey()
 	if v, ok := w.Fields[key]; ok {
-		return v.KeyPos.Errorf("workload %q: %s.%s: the curve sets the rate of each load (a share of the flat-out rate); leave %s out", w.Name, w.Kind, key, key)
+		return v.KeyPos.Errorf("workload %q: %s.%s: the %s sets the rate of each load (a share of the flat-out rate); leave %s out", w.Name, w.Kind, key, what, key)
 	}
 	for _, ax := range w.Matrix {
 		if ax.Field == key {
-			return ax.Values[0].KeyPos.Errorf("workload %q: matrix.%s: the curve sets the rate of each load; leave %s out", w.Name, key, key)
+			return ax.Values[0].KeyPos.Errorf("workload %q: matrix.%s: the %s sets the rate of each load; leave %s out", w.Name, key, what, key)
 		}
 	}
 	if seg.Split() {
-		return w.CurvePos.Errorf("workload %q: curve: not in segments yet (--segment %s): each segment would pace at shares of its own flat-out rate; run the curve from one host", w.Name, seg)
+		return at.Errorf("workload %q: %s: not in segments yet (--segment %s): each segment would pace at shares of its own flat-out rate; run it from one host", w.Name, what, seg)
 	}
 	return nil
 }

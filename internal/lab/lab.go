@@ -59,6 +59,19 @@ type Cell struct {
 	// calibration measured: it runs no variant warm-up run, and is
 	// prepared before its own first run rather than with the others.
 	Calibrated bool
+	// Rounds, when set, is how many measured rounds the cell may run
+	// instead of the plan's (a search's most runs); Done, when set, ends
+	// them early: the cell's remaining runs are not run.
+	Rounds int
+	Done   func() bool
+	// Ran, if set, is handed every measured run of the cell that ended,
+	// in order, before it is stored — and on resume every one stored —
+	// with whether it succeeded; an error fails the run (and a resume).
+	Ran func(res *metrics.Result, ok bool) error
+	// FailuresAreFindings says a failed run of the cell is what it
+	// measured (a load the target could not serve, which Ran judges):
+	// the experiment goes on.
+	FailuresAreFindings bool
 }
 
 // Observer is an Around that watches what it started (a variant's server)
@@ -312,12 +325,23 @@ func (r *Runner) open(ctx context.Context, plan Plan, cells []Cell) (string, []s
 		index[c.ID] = i
 	}
 	done := map[runKey]bool{}
-	for _, run := range d.Runs {
-		if run.Status == store.StatusOK || (plan.KeepGoing && run.Status == store.StatusFailed) {
+	runs := slices.Clone(d.Runs)
+	slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })
+	for _, run := range runs {
+		c := cells[index[run.CellID]]
+		failed := run.Status == store.StatusFailed
+		// A finding: its operations failed (see runOne).
+		finding := failed && c.FailuresAreFindings && run.Result != nil && run.Result.Errors > 0
+		if run.Status == store.StatusOK || (plan.KeepGoing && failed) || finding {
 			done[runKey{index[run.CellID], run.Warmup, run.Round}] = true
 		}
+		if c.Ran != nil && !run.Warmup && (run.Status == store.StatusOK || finding) {
+			if err := c.Ran(run.Result, run.Status == store.StatusOK); err != nil {
+				return "", nil, nil, fmt.Errorf("resume %s: %s/%s round %d: %w", plan.Resume, c.Variant, c.Name, run.Round, err)
+			}
+		}
 		// What a finished calibration measured paces what is left.
-		if c := cells[index[run.CellID]]; c.Calibrate != nil && run.Round == store.CalibrationRound && run.Status == store.StatusOK {
+		if c.Calibrate != nil && run.Round == store.CalibrationRound && run.Status == store.StatusOK {
 			if err := c.Calibrate(run.Result); err != nil {
 				return "", nil, nil, fmt.Errorf("resume %s: %s/%s: its calibration run: %w", plan.Resume, c.Variant, c.Name, err)
 			}
@@ -577,6 +601,9 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		if done[runKey{e.Cell, e.Warmup, e.Round}] {
 			continue
 		}
+		if d := cells[e.Cell].Done; d != nil && d() {
+			continue // its search ended
+		}
 		firstOfBlock := i == 0 || entries[i-1].Block != e.Block
 		lastOfBlock := i == len(entries)-1 || entries[i+1].Block != e.Block
 		if firstOfBlock {
@@ -635,6 +662,8 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 			gated = append(gated, err)
 		case errors.Is(err, ErrInterrupted):
 			return err
+		case errors.As(err, new(*findingError)):
+			// What the run measured, not a failure of the experiment.
 		case err != nil && !plan.KeepGoing:
 			return err
 		case err != nil:
@@ -707,6 +736,12 @@ func (r *Runner) hold(why error, what string, write func() error) error {
 		}
 	}
 }
+
+// findingError is a failed run of a cell whose failures are findings.
+type findingError struct{ err error }
+
+func (e *findingError) Error() string { return e.err.Error() }
+func (e *findingError) Unwrap() error { return e.err }
 
 // gateError is a stored, good run that missed a criterion the user
 // enforces (workload.Gater).
@@ -831,6 +866,14 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 			run.Status, run.Error = store.StatusFailed, "calibration: "+err.Error()
 		}
 	}
+	// A run whose operations failed measured a load the target could not
+	// serve; one that failed otherwise (its server did not start) did not.
+	finding := c.FailuresAreFindings && err == nil && run.Status == store.StatusFailed
+	if c.Ran != nil && !run.Warmup && (run.Status == store.StatusOK || finding) {
+		if err := c.Ran(res, run.Status == store.StatusOK); err != nil {
+			run.Status, run.Error, finding = store.StatusFailed, err.Error(), false
+		}
+	}
 	if res == nil { // the run produced nothing, but its failure is a fact to keep
 		res = &metrics.Result{Start: run.EndedAt}
 		run.Result = res
@@ -859,6 +902,9 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	case store.StatusInterrupted:
 		return ErrInterrupted
 	case store.StatusFailed:
+		if finding {
+			return &findingError{fmt.Errorf("%s: %s", label, run.Error)}
+		}
 		return fmt.Errorf("%s: %s", label, run.Error)
 	}
 	if g, ok := c.Workload.(workload.Gater); ok && !run.Warmup {

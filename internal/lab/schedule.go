@@ -106,7 +106,8 @@ func VariantWarmup(variantOf []string, n int, seed uint64) []Entry {
 // scheduleCells lists every run of the plan in the order they run: the
 // variants' own warm-up runs (of the cells no calibration paces), the
 // cells' calibration runs (each variant's as one block, the variants in a
-// seeded random order), then the rounds.
+// seeded random order), then the rounds — each cell's own number of them,
+// when it has one.
 func scheduleCells(plan Plan, cells []Cell) []Entry {
 	var own []int // the cells a variant's warm-up runs cycle through
 	var variantOf []string
@@ -137,5 +138,20 @@ func scheduleCells(plan Plan, cells []Cell) []Entry {
 			out = append(out, Entry{Warmup: true, Round: store.CalibrationRound, Slot: slot, Cell: c, Block: store.CalibrationRound - b})
 		}
 	}
-	return append(out, Schedule(plan.Order, len(cells), plan.Warmup, plan.Rounds, plan.Seed)...)
+	// A cell of rounds of its own (a search) runs in rounds past the
+	// plan's, alone with its kind.
+	rounds := plan.Rounds
+	for _, c := range cells {
+		rounds = max(rounds, c.Rounds)
+	}
+	for _, e := range Schedule(plan.Order, len(cells), plan.Warmup, rounds, plan.Seed) {
+		own := cells[e.Cell].Rounds
+		if own == 0 {
+			own = plan.Rounds
+		}
+		if e.Warmup || e.Round < own {
+			out = append(out, e)
+		}
+	}
+	return out
 }

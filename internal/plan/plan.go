@@ -29,6 +29,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/iolab/iolab/internal/suggest"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
 )
@@ -108,6 +110,62 @@ const LoadParam = "load"
 
 // LoadMax is the load of a curve's flat-out cell.
 const LoadMax = "max"
+
+// LoadSLO is the load of the cell that searches for the highest rate an
+// SLO allows: each of its runs at the load the search is at.
+const LoadSLO = "slo"
+
+// SLO is a service level objective: Metric below Below (in the metric's
+// unit: ns for a time), to be held with 95% confidence; the search for
+// the highest rate it allows ends when it is bracketed within Precision.
+type SLO struct {
+	Metric    string  `json:"metric"`
+	Below     float64 `json:"below"`
+	BelowText string  `json:"-"`
+	Precision float64 `json:"precision"`
+	Pos       Pos     `json:"-"`
+}
+
+// String is the objective as a user writes it: get.response_p99_ns < 20ms.
+func (o SLO) String() string { return o.Metric + " < " + o.BelowText }
+
+// SLOKeys are the keys of a workload's slo:.
+var SLOKeys = []string{"metric", "below", "precision"}
+
+// How an SLO is searched: each step takes from SLOMinRuns runs to the
+// plan's rounds, and a search at most SLOMaxSteps steps.
+const (
+	SLOMinRuns  = 3
+	SLOMaxSteps = 8
+)
+
+// NewSearch starts a search for the objective, each step taking at most
+// runsPerStep runs.
+func (o SLO) NewSearch(runsPerStep int) *stats.SLOSearch {
+	return stats.NewSLOSearch(o.Precision, SLOMinRuns, runsPerStep, SLOMaxSteps)
+}
+
+// Params are what a search's cell stores of its objective and its
+// search, for the report to replay the search from its runs.
+func (o SLO) Params(runsPerStep int) map[string]string {
+	return map[string]string{"slo": o.String(), "slo_metric": o.Metric, "slo_below": strconv.FormatFloat(o.Below, 'g', -1, 64),
+		"slo_precision": strconv.FormatFloat(o.Precision, 'g', -1, 64), "slo_runs_per_step": strconv.Itoa(runsPerStep)}
+}
+
+// SLOOf reads back a search cell's objective and runs per step; false
+// for a cell of no search (or one stored by an iolab that wrote them
+// otherwise).
+func SLOOf(params map[string]string) (SLO, int, bool) {
+	o := SLO{Metric: params["slo_metric"], BelowText: strings.TrimPrefix(params["slo"], params["slo_metric"]+" < ")}
+	below, err1 := strconv.ParseFloat(params["slo_below"], 64)
+	precision, err2 := strconv.ParseFloat(params["slo_precision"], 64)
+	runs, err3 := strconv.Atoi(params["slo_runs_per_step"])
+	if o.Metric == "" || err1 != nil || err2 != nil || err3 != nil || below <= 0 || precision <= 0 || runs < 1 {
+		return SLO{}, 0, false
+	}
+	o.Below, o.Precision = below, precision
+	return o, runs, true
+}
 
 // Variant is one version of the thing under test.
 type Variant struct {
@@ -203,6 +261,10 @@ type Workload struct {
 	// first run (its calibration) sets their rates.
 	Curve    []float64
 	CurvePos Pos
+	// SLO, if set, is the objective whose highest sustainable rate the
+	// workload is searched for (slo: {metric: get.response_p99_ns,
+	// below: 20ms}), in shares of its flat-out rate as a curve's loads.
+	SLO *SLO
 	// Setup, if set, is a workload run untimed before the measured one —
 	// after every start of the variant's server — whose outputs (the ids
 	// an upload returned) the measured workload reads as {{ids}}.
@@ -704,7 +766,7 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 	known := append(slices.Clone(WorkloadKeys), kinds...)
 	for _, item := range items {
 		w := Workload{Pos: r.pos(item), Fields: map[string]Value{}}
-		var matrix, scale, curve *yaml.Node
+		var matrix, scale, curve, slo *yaml.Node
 		err := r.fields(item, "a workload", known, func(key string, v *yaml.Node) error {
 			switch key {
 			case "name":
@@ -717,6 +779,9 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 				return nil
 			case "curve":
 				curve = v
+				return nil
+			case "slo":
+				slo = v
 				return nil
 			case "setup":
 				w.Setup = &Workload{Pos: r.pos(v), Fields: map[string]Value{}}
@@ -754,6 +819,11 @@ func (r reader) workloads(n *yaml.Node, p *Plan) error {
 		}
 		if curve != nil {
 			if err := r.curve(curve, &w); err != nil {
+				return err
+			}
+		}
+		if slo != nil {
+			if err := r.slo(slo, &w); err != nil {
 				return err
 			}
 		}
@@ -953,6 +1023,67 @@ func (r reader) curve(n *yaml.Node, w *Workload) error {
 	return nil
 }
 
+// slo reads a workload's slo: {metric, below, precision}: a metric the
+// catalogue declares, lower being better, and its bound.
+func (r reader) slo(n *yaml.Node, w *Workload) error {
+	const example = "such as slo: {metric: get.response_p99_ns, below: 20ms}"
+	o := &SLO{Precision: 0.05, Pos: r.pos(n)}
+	var below Value
+	err := r.fields(n, "slo", SLOKeys, func(key string, v *yaml.Node) error {
+		val, err := r.scalar(v, "slo."+key)
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "metric":
+			o.Metric = val.Text
+			def, ok := metrics.Describe(val.Text)
+			switch {
+			case !ok:
+				hint := ""
+				if _, ok := metrics.Describe(val.Text + "_ns"); ok {
+					hint = "; did you mean " + val.Text + "_ns?"
+				}
+				return val.Pos.Errorf("slo.metric %q: no metric of that name%s; %s", val.Text, hint, example)
+			case def.Better != metrics.LowerIsBetter:
+				return val.Pos.Errorf("slo.metric %s: an objective keeps a metric below a bound, and lower %s is not better; give a latency, %s", val.Text, val.Text, example)
+			}
+		case "below":
+			below = val
+		case "precision":
+			if o.Precision, err = units.ParseFloat(strings.TrimSuffix(val.Text, "%"), 0.1, 50); err != nil {
+				return val.Pos.Errorf("slo.precision %q: want the bracket's width in percent, 0.1 to 50 (default 5)", val.Text)
+			}
+			o.Precision /= 100
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if o.Metric == "" || below.Text == "" {
+		return o.Pos.Errorf("slo: give metric and below, %s", example)
+	}
+	def, _ := metrics.Describe(o.Metric)
+	o.BelowText = below.Text
+	if def.Unit == "ns" {
+		d, err := units.ParseDuration(below.Text)
+		if err != nil || d <= 0 {
+			return below.Pos.Errorf("slo.below %q: %s is a time; want a duration above 0 such as 20ms", below.Text, o.Metric)
+		}
+		o.Below = float64(d.Nanoseconds())
+	} else if o.Below, err = units.ParseFloat(below.Text, 0, math.MaxFloat64); err != nil || o.Below <= 0 {
+		return below.Pos.Errorf("slo.below %q: want a number above 0, in %s", below.Text, def.Unit)
+	}
+	for _, ax := range w.Matrix {
+		if ax.Field == LoadParam {
+			return ax.Values[0].KeyPos.Errorf("matrix.%s: a name the SLO search keeps for its loads; call the field something else", ax.Field)
+		}
+	}
+	w.SLO = o
+	return nil
+}
+
 // CurveLoad is the load param of a curve's cell at pct percent.
 func CurveLoad(pct float64) string { return strconv.FormatFloat(pct, 'g', -1, 64) + "%" }
 
@@ -1147,7 +1278,7 @@ var (
 	PlanKeys     = []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate", "ports"}
 	VariantKeys  = []string{"name", "git", "build", "start", "ready", "stop", "env", "vars", "workdir", "limits", "observe", "profile"}
 	HookKeys     = []string{"before_run", "after_run", "before_round", "after_round"}
-	WorkloadKeys = []string{"name", "matrix", "scale", "curve", "setup"}
+	WorkloadKeys = []string{"name", "matrix", "scale", "curve", "slo", "setup"}
 )
 
 // Template matches a {{template}} in a plan's text.

@@ -195,3 +195,90 @@ func curveFigures(r *analysis.Report, variants []string) ([]figure, error) {
 	}
 	return out, nil
 }
+
+// writeSLOs writes each search for the highest rate an SLO allows: the
+// loads it tried with what each decided, the bracket it ended with, and
+// each variant against the baseline.
+func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
+	heading := "\n%s — highest rate at which %s holds%s\n"
+	if markdown {
+		heading = "\n### %s — highest rate at which %s holds%s\n\n"
+	}
+	rate := func(x float64) string { return analysis.FormatMetric("ops_per_s", x) }
+	for _, v := range r.SLOs {
+		format := func(x float64) string { return analysis.FormatMetric(v.Metric, x) }
+		who := ""
+		if v.Variant != "" {
+			who = " — " + v.Variant
+		}
+		fmt.Fprintf(w, heading, v.Cell, v.SLO, who)
+		t := &Table{Header: []string{"load", "offered ops/s", "achieved", "runs", v.Metric + " (geometric mean) [95% sequence]", "verdict"}}
+		for _, s := range v.Steps {
+			value := "a run failed"
+			if !s.Failed && !math.IsNaN(s.Ratio) {
+				value = fmt.Sprintf("%s [%s, %s]", format(s.Ratio*v.Below), format(s.CI95[0]*v.Below), format(s.CI95[1]*v.Below))
+			} else if !s.Failed {
+				value = "—"
+			}
+			verdict := s.Verdict
+			if verdict == "" {
+				verdict = "(cut short)"
+			}
+			t.Add(fmt.Sprintf("%.3g%%", 100*s.Share), rate(s.Offered), rate(s.Achieved), fmt.Sprint(s.Runs), value, verdict)
+		}
+		if err := t.Render(w, markdown); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  %s\n", sloAnswer(v))
+	}
+	for _, c := range r.SLOComparisons {
+		fmt.Fprintf(w, "  %s\n", sloComparison(c))
+	}
+	if len(r.SLOs) > 0 {
+		fmt.Fprintln(w, "\nSLO searches: a bisection over shares of the highest rate any variant reached flat out (their calibration runs), from half; each load's runs judged as they came by an always-valid 95% confidence sequence for the mean log of metric/bound: wholly below the bound it holds, wholly above it fails, undecided at the plan's rounds it was not shown to hold; a run whose operations failed fails its load; the search ends when the bracket is within the SLO's precision; between variants, the ratio of the middles of their brackets, and the range the brackets allow where the objective was shown to fail (? where it never was)")
+	}
+	return nil
+}
+
+// sloComparison says how a variant's highest sustainable rate compares
+// with the baseline's, in a line.
+func sloComparison(c analysis.SLOComparison) string {
+	pct := func(x float64) string { return fmt.Sprintf("%+.0f%%", 100*(x-1)) }
+	between := "["
+	if c.Low != nil {
+		between += pct(*c.Low)
+	} else {
+		between += "?"
+	}
+	between += ", "
+	if c.High != nil {
+		between += pct(*c.High) + "]"
+	} else {
+		between += "?]"
+	}
+	switch c.Verdict {
+	case analysis.SustainsMore:
+		return fmt.Sprintf("%s sustains more ops/s than %s at %s: %s %s", c.Variant, c.Baseline, c.SLO, pct(c.Ratio), between)
+	case analysis.SustainsLess:
+		return fmt.Sprintf("%s sustains fewer ops/s than %s at %s: %s %s", c.Variant, c.Baseline, c.SLO, pct(c.Ratio), between)
+	}
+	return fmt.Sprintf("%s against %s at %s: %s %s, inconclusive: neither was shown to fail at a rate the other held at", c.Variant, c.Baseline, c.SLO, pct(c.Ratio), between)
+}
+
+// sloAnswer says what a search found, in a line.
+func sloAnswer(v analysis.SLOView) string {
+	rate := func(x float64) string { return analysis.FormatMetric("ops_per_s", x) + " ops/s" }
+	upper := "not shown to hold"
+	if v.NotHeldDecided {
+		upper = "shown to fail"
+	}
+	switch {
+	case !v.Done:
+		return fmt.Sprintf("the search was cut short after %d runs: held up to %s so far", v.Runs, rate(v.Held))
+	case v.Held == 0:
+		return fmt.Sprintf("held at none of the loads tried: %s at %s (%d runs)", upper, rate(v.NotHeld), v.Runs)
+	case v.NotHeld >= v.Calibrated:
+		return fmt.Sprintf("holds up to %s — every load tried, to within %s of flat out (%s); %d runs", rate(v.Held), rate(v.NotHeld-v.Held), rate(v.Calibrated), v.Runs)
+	}
+	return fmt.Sprintf("sustains %s [%s, %s]: held at %s, %s at %s; %d runs", rate(v.Held), rate(v.Held), rate(v.NotHeld), rate(v.Held), upper, rate(v.NotHeld), v.Runs)
+}

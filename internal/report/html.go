@@ -250,7 +250,7 @@ func htmlExperimentOf(r *analysis.Report, pg Page) (htmlExperiment, error) {
 	e.Matrix = matrixOf(r, variants)
 	var names []string
 	for _, c := range r.Cells {
-		if !slices.Contains(names, c.Name) {
+		if !c.Searched && !slices.Contains(names, c.Name) {
 			names = append(names, c.Name)
 		}
 	}

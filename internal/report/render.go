@@ -85,10 +85,16 @@ func Terminal(w io.Writer, r *analysis.Report) error {
 		if err := writeCurves(w, r, false); err != nil {
 			return err
 		}
+		if err := writeSLOs(w, r, false); err != nil {
+			return err
+		}
 		writeWarnings(w, r.Warnings, false)
 		return nil
 	}
 	for _, c := range r.Cells {
+		if c.Searched {
+			continue // its runs are at loads of their own: see its search
+		}
 		fmt.Fprintf(w, "\n%s  %s\n", c.Name, formatParams(c.Params))
 		if c.Measured == 0 {
 			fmt.Fprintln(w, "  no successful measured run")
@@ -127,6 +133,9 @@ func Terminal(w io.Writer, r *analysis.Report) error {
 		return err
 	}
 	if err := writeCurves(w, r, false); err != nil {
+		return err
+	}
+	if err := writeSLOs(w, r, false); err != nil {
 		return err
 	}
 	if r.Segments != nil {
@@ -175,6 +184,9 @@ func Markdown(w io.Writer, r *analysis.Report) error {
 		writeDeadlines(w, r, true)
 	} else {
 		for _, c := range r.Cells {
+			if c.Searched {
+				continue
+			}
 			fmt.Fprintf(w, "\n### %s\n\n%s\n\n", c.Name, formatParams(c.Params))
 			t := &Table{Header: []string{"metric", "median [95% CI]", "mean ± sd", "CV", "n"}}
 			for _, key := range rowOrder {
@@ -196,6 +208,9 @@ func Markdown(w io.Writer, r *analysis.Report) error {
 		return err
 	}
 	if err := writeCurves(w, r, true); err != nil {
+		return err
+	}
+	if err := writeSLOs(w, r, true); err != nil {
 		return err
 	}
 	writeWarnings(w, r.Warnings, true)

@@ -104,18 +104,9 @@ func (s Sequential) Compare(base, variant []Obs, m Metric) Comparison {
 	// their median (winsorized), symmetric about it, so the mean of
 	// what is held still estimates a difference the way most rounds show
 	// it.
-	c.Outliers = winsorize(d)
-	mu := mean(d)
-	var ss float64
-	for _, x := range d {
-		ss += (x - mu) * (x - mu)
-	}
+	mu, sd, h, moved := s.interval(d)
+	c.Outliers = moved
 	n := float64(c.N)
-	// The standard deviation is estimated: at a few rounds it is often
-	// too small, so it is widened by the t quantile's excess over the
-	// normal's, which fades as rounds accumulate.
-	sd := math.Sqrt(ss/(n-1)) * tDist(n-1).Quantile(0.975) / 1.959963984540054
-	h := s.halfWidth(n, sd, s.r)
 	c.est, c.se, c.df, c.band = mu, sd/math.Sqrt(n), n-1, math.Log1p(s.Threshold)
 	c.Ratio, c.CI95 = math.Exp(mu), [2]float64{math.Exp(mu - h), math.Exp(mu + h)}
 	c.PairMedian = math.Exp(median(d))
@@ -147,6 +138,24 @@ func (s Sequential) Compare(base, variant []Obs, m Metric) Comparison {
 		}
 	}
 	return c
+}
+
+// interval is the sequence's estimate of the mean of d and its half
+// width at len(d) values (2 or more), with the standard deviation it
+// rests on; d is winsorized in place first, moved of its values.
+func (s Sequential) interval(d []float64) (mu, sd, h float64, moved int) {
+	moved = winsorize(d)
+	mu = mean(d)
+	var ss float64
+	for _, x := range d {
+		ss += (x - mu) * (x - mu)
+	}
+	n := float64(len(d))
+	// The standard deviation is estimated: at a few rounds it is often
+	// too small, so it is widened by the t quantile's excess over the
+	// normal's, which fades as rounds accumulate.
+	sd = math.Sqrt(ss/(n-1)) * tDist(n-1).Quantile(0.975) / 1.959963984540054
+	return mu, sd, s.halfWidth(n, sd, s.r), moved
 }
 
 // winsorize holds each of d within WinsorZ robust standard deviations

@@ -1,0 +1,173 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
+)
+
+// SLOView is one variant's search, at one point of a workload's matrix,
+// for the highest rate at which an SLO holds with 95% confidence: the
+// loads it tried, what each decided, and the bracket it ended with.
+type SLOView struct {
+	Variant string `json:"variant,omitempty"`
+	Cell    string `json:"cell"`
+	// SLO is the objective as written (get.response_p99_ns < 20ms).
+	SLO    string  `json:"slo"`
+	Metric string  `json:"metric"`
+	Below  float64 `json:"below"`
+	// Calibrated is the rate the loads are shares of: the highest any
+	// variant reached flat out.
+	Calibrated float64 `json:"calibrated_ops_per_s"`
+	// Held is the highest rate the objective was shown to hold at (0:
+	// none); NotHeld the lowest it was not shown to hold at (the
+	// flat-out rate while none was): the highest sustainable rate lies
+	// between them.
+	Held    float64 `json:"held_ops_per_s"`
+	NotHeld float64 `json:"not_held_ops_per_s"`
+	// NotHeldDecided says the objective was shown to fail at NotHeld,
+	// not only not shown to hold.
+	NotHeldDecided bool      `json:"not_held_decided"`
+	Steps          []SLOStep `json:"steps"`
+	Runs           int       `json:"runs"`
+	// Done says the search ended; a search cut short says where it was.
+	Done bool `json:"done"`
+}
+
+// SLOStep is one load a search tried.
+type SLOStep struct {
+	stats.SLOStep
+	Offered float64 `json:"offered_ops_per_s"`
+	// Achieved is the median rate the step's runs reached.
+	Achieved float64 `json:"achieved_ops_per_s"`
+}
+
+// SLOComparison is a variant's highest sustainable rate against the
+// baseline's: the ratio of the middles of their brackets, and the range
+// their brackets allow — bounded only where an objective was shown to
+// fail (Low nil: the baseline was not shown to fail anywhere, so it may
+// sustain any more; High nil: nor was the variant). More or Less only
+// when the one's objective was shown to hold at a rate where the other's
+// was shown to fail.
+type SLOComparison struct {
+	Cell     string   `json:"cell"`
+	SLO      string   `json:"slo"`
+	Baseline string   `json:"baseline"`
+	Variant  string   `json:"variant"`
+	Ratio    float64  `json:"ratio"`
+	Low      *float64 `json:"low"`
+	High     *float64 `json:"high"`
+	Verdict  string   `json:"verdict"` // more, less, inconclusive
+}
+
+// SLO comparison verdicts.
+const (
+	SustainsMore = "more"
+	SustainsLess = "less"
+)
+
+// Searched says the cell is an SLO search: its runs are each at the
+// load the search was at, not repeats of one, so they are neither
+// compared between variants nor judged for noise as repeats are.
+func Searched(c store.Cell) bool { return c.Params[plan.LoadParam] == plan.LoadSLO }
+
+// slos replays each search cell's measured runs, in order, through the
+// same search that chose their loads.
+func (r *Report) slos(d *store.Data, perCell [][]store.Run) {
+	for i, c := range d.Cells {
+		if !Searched(c) {
+			continue
+		}
+		o, runsPerStep, ok := plan.SLOOf(c.Params)
+		if !ok {
+			continue
+		}
+		name := strings.Replace(c.Name, " "+plan.LoadParam+"="+plan.LoadSLO, "", 1)
+		v := SLOView{Variant: c.Variant, Cell: name, SLO: o.String(), Metric: o.Metric, Below: o.Below}
+		// Every variant's search is over shares of the highest rate any
+		// reached flat out.
+		for j, f := range d.Cells {
+			if f.Params[plan.LoadParam] == plan.LoadMax && strings.Replace(f.Name, " "+plan.LoadParam+"="+plan.LoadMax, "", 1) == name {
+				for _, run := range perCell[j] {
+					if run.Round == store.CalibrationRound && run.Status == store.StatusOK {
+						v.Calibrated = math.Max(v.Calibrated, r.derived.of(run.Result)["ops_per_s"])
+					}
+				}
+			}
+		}
+		search := o.NewSearch(runsPerStep)
+		achieved := map[int][]float64{}
+		runs := slices.Clone(perCell[i]) // in the order the search took them
+		slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })
+		for _, run := range runs {
+			finding := run.Status == store.StatusFailed && run.Result != nil && run.Result.Errors > 0
+			if run.Warmup || (run.Status != store.StatusOK && !finding) || search.Done() {
+				continue
+			}
+			step := len(search.Steps) - 1
+			m := r.derived.of(run.Result)
+			value, measured := m[o.Metric]
+			if run.Status == store.StatusOK && !measured {
+				continue // stored as failed when it ran (see experiment's ran)
+			}
+			search.Add(value/o.Below, run.Status == store.StatusOK)
+			achieved[step] = append(achieved[step], m["ops_per_s"])
+			v.Runs++
+		}
+		for k, s := range search.Steps {
+			if s.Runs == 0 {
+				continue
+			}
+			v.Steps = append(v.Steps, SLOStep{SLOStep: s, Offered: s.Share * v.Calibrated, Achieved: stats.Summarize(achieved[k]).Median})
+		}
+		v.Done = search.Done()
+		v.Held, v.NotHeld = search.Lo*v.Calibrated, search.Hi*v.Calibrated
+		for _, s := range search.Steps {
+			if s.Share == search.Hi && s.Verdict == stats.Fails {
+				v.NotHeldDecided = true
+			}
+		}
+		r.SLOs = append(r.SLOs, v)
+	}
+	r.compareSLOs()
+}
+
+// compareSLOs compares each variant's search with the baseline's, cell by
+// cell.
+func (r *Report) compareSLOs() {
+	base := map[string]SLOView{}
+	for _, v := range r.SLOs {
+		if v.Variant == r.Baseline || r.Baseline == "" {
+			if _, ok := base[v.Cell]; !ok {
+				base[v.Cell] = v
+			}
+		}
+	}
+	for _, v := range r.SLOs {
+		b, ok := base[v.Cell]
+		if !ok || b.Variant == v.Variant || b.Held <= 0 || v.Held <= 0 {
+			continue
+		}
+		c := SLOComparison{Cell: v.Cell, SLO: v.SLO, Baseline: b.Variant, Variant: v.Variant,
+			Ratio: (v.Held + v.NotHeld) / (b.Held + b.NotHeld), Verdict: stats.Inconclusive}
+		if b.NotHeldDecided {
+			low := v.Held / b.NotHeld
+			c.Low = &low
+		}
+		if v.NotHeldDecided {
+			high := v.NotHeld / b.Held
+			c.High = &high
+		}
+		switch {
+		case b.NotHeldDecided && v.Held >= b.NotHeld:
+			c.Verdict = SustainsMore
+		case v.NotHeldDecided && b.Held >= v.NotHeld:
+			c.Verdict = SustainsLess
+		}
+		r.SLOComparisons = append(r.SLOComparisons, c)
+	}
+}

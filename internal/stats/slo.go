@@ -1,0 +1,126 @@
+package stats
+
+import (
+	"math"
+)
+
+// SLO step verdicts.
+const (
+	Holds     = "holds"
+	Fails     = "fails"
+	Undecided = "undecided"
+)
+
+// SLOSearch finds the highest load at which a service level objective —
+// a metric, such as a response-time percentile, below a bound — holds
+// with 95% confidence. It is a bisection over shares of the flat-out
+// rate (0, 1], starting at half. Each step's runs are judged as they come
+// by an always-valid confidence sequence (Sequential) for the mean of
+// log(metric / bound) over the step's runs: wholly below 0 the objective
+// holds at that load, wholly above it fails; a step that reaches MaxRuns
+// undecided has not been shown to hold, and one run that fails (errors at
+// that load) fails it. The search ends when the bracket between the
+// highest share shown to hold and the lowest not shown to is within
+// Precision of the latter, or after MaxSteps steps.
+//
+// It is a pure function of the runs added, in order: the search that
+// chose the loads and the report that shows it replay the same runs to
+// the same steps.
+type SLOSearch struct {
+	Precision                  float64
+	MinRuns, MaxRuns, MaxSteps int
+	// Lo is the highest share shown to hold (0: none yet), Hi the lowest
+	// not shown to hold (1 until one is: flat out is the most a schedule
+	// can ask of the same concurrency).
+	Lo, Hi float64
+	Steps  []SLOStep
+	seq    Sequential
+	cur    []float64
+}
+
+// SLOStep is one load of a search and what its runs said.
+type SLOStep struct {
+	Share   float64 `json:"share"`
+	Runs    int     `json:"runs"`
+	Verdict string  `json:"verdict"` // Holds, Fails, Undecided; "" while it runs
+	// Ratio is the geometric mean of metric/bound over the step's runs
+	// and CI95 the sequence's interval of it; a failed run leaves both
+	// NaN.
+	Ratio float64    `json:"ratio"`
+	CI95  [2]float64 `json:"ci95"`
+	// Failed says a run of the step failed.
+	Failed bool `json:"failed,omitempty"`
+}
+
+// NewSLOSearch starts a search whose steps take from minRuns (at least
+// 2) to maxRuns runs each.
+func NewSLOSearch(precision float64, minRuns, maxRuns, maxSteps int) *SLOSearch {
+	minRuns = max(minRuns, 2)
+	maxRuns = max(maxRuns, minRuns)
+	s := &SLOSearch{Precision: precision, MinRuns: minRuns, MaxRuns: maxRuns, MaxSteps: maxSteps, Hi: 1,
+		seq: NewSequential(0, minRuns, maxRuns, 1)}
+	s.Steps = []SLOStep{{Share: 0.5, Ratio: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}}}
+	return s
+}
+
+// Done says the search has ended.
+func (s *SLOSearch) Done() bool { return s.Steps[len(s.Steps)-1].Verdict != "" }
+
+// Share is the load the next run is to be at, as a share of the
+// flat-out rate; 0 once the search is done.
+func (s *SLOSearch) Share() float64 {
+	if s.Done() {
+		return 0
+	}
+	return s.Steps[len(s.Steps)-1].Share
+}
+
+// MaxTotalRuns is the most runs a search can take.
+func (s *SLOSearch) MaxTotalRuns() int { return s.MaxSteps * s.MaxRuns }
+
+// Add takes the next run: its metric over the bound, or ok false for a
+// run that failed. It does nothing once the search is done.
+func (s *SLOSearch) Add(ratio float64, ok bool) {
+	if s.Done() {
+		return
+	}
+	step := &s.Steps[len(s.Steps)-1]
+	step.Runs++
+	if !ok || !(ratio > 0) || math.IsInf(ratio, 0) {
+		step.Failed = true
+		s.decide(Fails)
+		return
+	}
+	s.cur = append(s.cur, math.Log(ratio))
+	if len(s.cur) < s.MinRuns {
+		return
+	}
+	d := append([]float64(nil), s.cur...)
+	mu, _, h, _ := s.seq.interval(d)
+	step.Ratio, step.CI95 = math.Exp(mu), [2]float64{math.Exp(mu - h), math.Exp(mu + h)}
+	switch {
+	case mu+h < 0:
+		s.decide(Holds)
+	case mu-h > 0:
+		s.decide(Fails)
+	case step.Runs >= s.MaxRuns:
+		s.decide(Undecided)
+	}
+}
+
+// decide ends the current step and starts the next, unless the bracket
+// is narrow enough or the steps are spent.
+func (s *SLOSearch) decide(verdict string) {
+	step := &s.Steps[len(s.Steps)-1]
+	if verdict == Holds {
+		s.Lo = math.Max(s.Lo, step.Share)
+	} else {
+		s.Hi = math.Min(s.Hi, step.Share)
+	}
+	s.cur = s.cur[:0]
+	step.Verdict = verdict
+	if s.Hi-s.Lo <= s.Precision*s.Hi || len(s.Steps) >= s.MaxSteps {
+		return
+	}
+	s.Steps = append(s.Steps, SLOStep{Share: (s.Lo + s.Hi) / 2, Ratio: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}})
+}
