@@ -28,9 +28,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/iolab/iolab/internal/suggest"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/suggest"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/workload"
 )
