@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -240,17 +241,20 @@ workloads:
 
 // conformCurve runs a curve of a kind that can be paced: against its
 // variant's server (served), where every run measured the server's
-// target; else on its own target, killing iolab (kill -9) once the
-// calibration and a paced run are stored, and resuming. Either way the
-// calibration ran once, and its rate paced the load (before the kill and
-// after it): every run of the load timed from its schedule, at the share
-// asked.
+// target; else on its own target, killing iolab (kill -9) in the middle
+// of its SLO search, and resuming. Either way the calibration ran once,
+// and its rate paced the loads (before the kill and after it): every run
+// of the curve's load timed from its schedule at the share asked, and
+// the search went on from where it was.
 func conformCurve(t *testing.T, kind workload.Kind, fx kindFixture, served bool) {
 	dir := t.TempDir()
 	variant, keys := "{name: a}", fx.local
 	if served {
 		variant, keys = strings.ReplaceAll(fx.server, "\n", "\n    "), fx.remote
 	}
+	// An objective every load keeps: the search climbs from half of the
+	// flat-out rate to within 5% of it, three runs a load.
+	response := kind.Metrics[slices.IndexFunc(kind.Metrics, func(m string) bool { return strings.HasSuffix(m, ".response_p99_ns") })]
 	files := map[string]string{"plan.yaml": fmt.Sprintf(`name: curve-%s
 rounds: 3
 warmup: 0
@@ -259,8 +263,9 @@ variants:
 workloads:
   - name: w
     curve: [50]
+    slo: {metric: %s, below: 1m}
     %s: {%s}
-`, kind.Name, variant, kind.Name, keys)}
+`, kind.Name, variant, response, kind.Name, keys)}
 	for k, v := range fx.files {
 		files[k] = v
 	}
@@ -272,13 +277,15 @@ workloads:
 		if err := first.Start(); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(60 * time.Second); countRowsQuiet(db) < 3 && time.Now().Before(deadline); {
+		// Killed in the middle of the search: past the rounds of the
+		// other loads (the 10th run), before its end.
+		for deadline := time.Now().Add(60 * time.Second); countRowsQuiet(db) < 10 && time.Now().Before(deadline); {
 			time.Sleep(5 * time.Millisecond)
 		}
 		_ = first.Process.Signal(syscall.SIGKILL)
 		_ = first.Wait()
-		if n := countRowsQuiet(db); n < 3 || n >= 7 {
-			t.Fatalf("%d runs stored before the kill, want the calibration and some of the 6 others", n)
+		if n := countRowsQuiet(db); n < 10 || n >= 22 {
+			t.Fatalf("%d runs stored before the kill, want 10 to 21 of 22", n)
 		}
 		args = append(args, "--resume")
 	}
@@ -287,7 +294,12 @@ workloads:
 		t.Fatalf("%v\n%s", err, out)
 	}
 	var r struct {
-		Runs   []map[string]any
+		Runs []map[string]any
+		SLOs []struct {
+			Held float64 `json:"held_ops_per_s"`
+			Done bool
+			Runs int
+		}
 		Curves []struct {
 			Calibrated float64 `json:"calibrated_ops_per_s"`
 			Points     []struct {
@@ -300,6 +312,7 @@ workloads:
 	decodeInto(t, string(out), &r)
 	calibrations, paced, ok := 0, 0, 0
 	var calibrated float64
+	offered := map[int]float64{} // the search's runs, by round
 	for _, run := range r.Runs {
 		round, _ := run["round"].(float64)
 		if run["status"] == "ok" {
@@ -315,6 +328,9 @@ workloads:
 			if run["cell"] != "w load=max" || run["warmup"] != true {
 				t.Errorf("the calibration ran %v (warm-up %v), want the flat-out cell's warm-up run", run["cell"], run["warmup"])
 			}
+		case run["cell"] == "w load=slo" && run["status"] == "ok":
+			extra, _ := run["extra"].(map[string]any)
+			offered[int(round)], _ = extra["offered_ops_per_s"].(float64)
 		case run["cell"] == "w load=50%":
 			if b, _ := json.Marshal(run); !strings.Contains(string(b), `"response_ns"`) {
 				t.Errorf("round %v of the 50%% load has no response times: it ran unpaced", round)
@@ -322,8 +338,18 @@ workloads:
 			paced++
 		}
 	}
-	if calibrations != 1 || paced != 3 || ok != 7 {
-		t.Fatalf("%d calibrations, %d paced runs, %d good runs; want 1, 3, 7", calibrations, paced, ok)
+	if calibrations != 1 || paced != 3 || len(offered) != 15 || ok != 22 {
+		t.Fatalf("%d calibrations, %d paced runs, %d searching, %d good runs; want 1, 3, 15, 22", calibrations, paced, len(offered), ok)
+	}
+	// The search went on where it was (across the kill): each load three
+	// runs, half of flat out, then halfway to it each time.
+	for round, share := range []float64{.5, .5, .5, .75, .75, .75, .875, .875, .875, .9375, .9375, .9375, .96875, .96875, .96875} {
+		if math.Abs(offered[round]-share*calibrated) > 1e-9*calibrated {
+			t.Errorf("search run %d offered %g ops/s, want %g of the calibration's %g", round, offered[round], share, calibrated)
+		}
+	}
+	if len(r.SLOs) != 1 || !r.SLOs[0].Done || r.SLOs[0].Runs != 15 || math.Abs(r.SLOs[0].Held-0.96875*calibrated) > 1e-9*calibrated {
+		t.Errorf("the search: %+v, want it done in 15 runs, held at 96.875%% of %g", r.SLOs, calibrated)
 	}
 	if len(r.Curves) == 0 || r.Curves[0].Calibrated != calibrated || len(r.Curves[0].Points) != 2 {
 		t.Fatalf("curves %+v, want the calibration's %g ops/s and two loads", r.Curves, calibrated)
@@ -332,7 +358,7 @@ workloads:
 		t.Errorf("the 50%% load %+v, want 3 runs offered %g ops/s", p, calibrated/2)
 	}
 	if served {
-		fx.measured(t, dir, db, 7)
+		fx.measured(t, dir, db, 22)
 	}
 }
 

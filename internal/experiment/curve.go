@@ -16,6 +16,12 @@ import (
 // measures the rate the others run at shares of, on a schedule. The
 // flat-out cell runs in the rounds too: it is the curve's last point.
 
+func init() {
+	// The rate a paced load of a curve or a search asked for: a share of
+	// a flat-out rate, each run's.
+	metrics.Declare(metrics.Def{Name: "offered_ops_per_s", Label: "offered ops/s", Unit: "ops/s"})
+}
+
 // curveLoad is a cell's point on its workload's curve: flat out, a share
 // of that, or the load an SLO search is at.
 type curveLoad struct {

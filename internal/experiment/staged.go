@@ -89,7 +89,18 @@ func (s *stagedWorkload) Run(ctx context.Context, progress func(ops, bytes int64
 	if s.cur == nil {
 		return nil, errors.New("workload not prepared")
 	}
-	return s.cur.Run(ctx, progress)
+	offered := 0.0
+	if l := s.c.load; l != nil && !l.flatOut() {
+		offered = l.share() * l.flat.rate() // before a search moves on
+	}
+	res, err := s.cur.Run(ctx, progress)
+	if res != nil && offered > 0 {
+		if res.Extra == nil {
+			res.Extra = map[string]float64{}
+		}
+		res.Extra["offered_ops_per_s"] = offered
+	}
+	return res, err
 }
 
 func (s *stagedWorkload) Close() error {

@@ -118,6 +118,12 @@ func TestParseErrorsAreLocated(t *testing.T) {
 		{"workloads:\n  - fs: {bs: 4k}\n    curve: []\n", "p.yaml:3:12: curve: an empty list"},
 		{"workloads:\n  - fs: {bs: 4k}\n    curve: 50\n", "p.yaml:3:12: curve"},
 		{"workloads:\n  - fs: {bs: 4k}\n    matrix: {load: [1, 2]}\n    curve: [50]\n", "p.yaml:3:14: matrix.load: a name a curve keeps for its loads"},
+		{"workloads:\n  - fs: {bs: 4k}\n    slo: {metric: read.response_p99, below: 20ms}\n", "p.yaml:3:19: slo.metric \"read.response_p99\": no metric of that name; did you mean read.response_p99_ns?"},
+		{"workloads:\n  - fs: {bs: 4k}\n    slo: {metric: ops_per_s, below: 20}\n", "p.yaml:3:19: slo.metric ops_per_s: an objective keeps a metric below a bound, and lower ops_per_s is not better"},
+		{"workloads:\n  - fs: {bs: 4k}\n    slo: {metric: read.response_p99_ns, below: soon}\n", "p.yaml:3:48: slo.below \"soon\": read.response_p99_ns is a time; want a duration above 0 such as 20ms"},
+		{"workloads:\n  - fs: {bs: 4k}\n    slo: {metric: read.response_p99_ns}\n", "p.yaml:3:10: slo: give metric and below"},
+		{"workloads:\n  - fs: {bs: 4k}\n    slo: {metric: read.response_p99_ns, below: 2ms, precision: 90%}\n", "slo.precision \"90%\": want the bracket's width in percent, 0.1 to 50"},
+		{"workloads:\n  - fs: {bs: 4k}\n    slo: {metric: read.response_p99_ns, under: 2ms}\n", "unknown key \"under\" in slo; known: metric, below, precision"},
 	}
 	for _, tc := range tests {
 		_, err := Parse("p.yaml", []byte(tc.text))

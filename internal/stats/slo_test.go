@@ -1,0 +1,55 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// A search over a system whose objective holds below 70% of flat out and
+// fails above it — each run's metric/bound log-normal about exp(4·(share
+// − 0.7)), 10% noise — ends with a bracket no wider than its precision,
+// and of 400 searches hardly any (under 5%, the confidence asked) call a
+// load above the crossing held or one below it failed. A run that failed
+// fails its load; one added after the end changes nothing.
+func TestSLOSearchBracketsTheCrossing(t *testing.T) {
+	t.Parallel()
+	wrong := 0
+	const searches = 400
+	for seed := range uint64(searches) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		s := NewSLOSearch(0.05, 3, 8, 8)
+		for runs := 0; !s.Done(); runs++ {
+			if runs > s.MaxTotalRuns() {
+				t.Fatalf("seed %d: not done after %d runs", seed, runs)
+			}
+			s.Add(math.Exp(4*(s.Share()-0.7)+0.1*rng.NormFloat64()), true)
+		}
+		if s.Hi-s.Lo > 0.05*s.Hi+1e-12 && len(s.Steps) < s.MaxSteps {
+			t.Fatalf("seed %d: bracket [%g, %g] wider than 5%% after %d steps", seed, s.Lo, s.Hi, len(s.Steps))
+		}
+		for _, st := range s.Steps {
+			if (st.Verdict == Holds && st.Share > 0.7) || (st.Verdict == Fails && st.Share < 0.7) {
+				wrong++
+				break
+			}
+		}
+	}
+	if wrong > searches/20 {
+		t.Errorf("%d of %d searches judged a load wrongly", wrong, searches)
+	}
+	s := NewSLOSearch(0.05, 3, 8, 8)
+	s.Add(0.1, true)
+	s.Add(0, false)
+	if s.Steps[0].Verdict != Fails || !s.Steps[0].Failed || s.Hi != 0.5 || s.Share() != 0.25 {
+		t.Fatalf("a failed run: %+v, next share %g", s.Steps, s.Share())
+	}
+	for !s.Done() {
+		s.Add(10, true) // fails at every load
+	}
+	steps := len(s.Steps)
+	s.Add(0.1, true)
+	if s.Lo != 0 || len(s.Steps) != steps || s.Share() != 0 || steps != 8 {
+		t.Fatalf("a search failing everywhere: lo %g, %d steps, share %g", s.Lo, len(s.Steps), s.Share())
+	}
+}
