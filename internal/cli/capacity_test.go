@@ -261,3 +261,35 @@ workloads:
 		t.Errorf("the text report does not say which sustains more (%v):\n%s", err, text)
 	}
 }
+
+// --curve and --slo on a command run its flags as a plan's workload: the
+// curve and the search of a download, the stored command the one given;
+// a malformed objective is refused by its flag.
+func TestCurveAndSLOFromTheCommandLine(t *testing.T) {
+	t.Parallel()
+	srv := capacityServer(t, 8, time.Millisecond)
+	db := filepath.Join(t.TempDir(), "x.db")
+	out, stderr, err := iolab(t, context.Background(), "http", "download", "--url", srv.URL+"/obj", "--concurrency", "4", "--runtime", "300ms",
+		"--curve", "25,50", "--slo", "download.response_p50_ns<1s", "--rounds", "3", "--warmup", "0", "--db", db, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Curves []curveJSON
+		SLOs   []struct {
+			Cell string
+			Done bool
+		}
+	}
+	decodeInto(t, out, &r)
+	if len(r.Curves) != 1 || len(r.Curves[0].Points) != 3 || r.Curves[0].Points[0].Load != "25%" || len(r.SLOs) != 1 || !r.SLOs[0].Done {
+		t.Fatalf("curves %+v, searches %+v", r.Curves, r.SLOs)
+	}
+	if cmd := distinct(t, db, `SELECT command FROM experiments`); len(cmd) != 1 || !strings.HasPrefix(cmd[0], "iolab http download ") || !strings.Contains(cmd[0], "--curve") {
+		t.Errorf("stored command %q", cmd)
+	}
+	_, _, err = iolab(t, context.Background(), "http", "download", "--url", srv.URL+"/obj", "--slo", "download.response_p50_ns=1s", "--db", db)
+	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "--slo \"download.response_p50_ns=1s\": want METRIC<BOUND") {
+		t.Errorf("a malformed --slo: %v", err)
+	}
+}

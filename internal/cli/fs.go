@@ -15,6 +15,7 @@ import (
 	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/units"
+	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/fs"
 )
 
@@ -99,6 +100,7 @@ func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOption
 
 func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 	var o FSOptions
+	var capacity capacityFlags
 	cmd := &cobra.Command{
 		Use:   "fs [JOBFILE]",
 		Short: "File and block I/O with fio's options, repeated in rounds and stored",
@@ -107,6 +109,13 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
   iolab fs job.fio --runtime=30s     # a fio job file's [global] and one [job]; flags win over it`,
 		Args: maxOneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if capacity.given() {
+				if len(args) == 1 {
+					return usage("--curve, --slo and a job file: give the job's options as flags (or a plan's fs: workload)")
+				}
+				kind, _ := workload.Lookup("fs")
+				return capacity.run(cmd, kind, nil, o.Repeat, stdout, stderr)
+			}
 			jobs := []FSOptions{o}
 			command := commandLine(cmd)
 			if len(args) == 1 {
@@ -123,6 +132,7 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	capacity.addFlags(cmd.Flags())
 	return cmd
 }
 

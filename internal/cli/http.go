@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/httpload"
 )
 
@@ -22,15 +23,21 @@ func newHTTPCommand(stdout, stderr io.Writer) *cobra.Command {
 		Args: unknownCommand, RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() }}
 	for _, mode := range []string{httpload.Upload, httpload.Download} {
 		var o HTTPOptions
+		var capacity capacityFlags
 		cmd := &cobra.Command{
 			Use:   mode,
 			Short: map[string]string{httpload.Upload: "PUT or POST bodies (raw or a multipart form)", httpload.Download: "GET bodies, whole or ranges"}[mode],
 			Args:  noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				if capacity.given() {
+					kind, _ := workload.Lookup("http")
+					return capacity.run(cmd, kind, map[string]string{"mode": mode}, o.Repeat, stdout, stderr)
+				}
 				return runHTTP(cmd.Context(), o, mode, commandLine(cmd), stdout, stderr)
 			},
 		}
 		o.Flags.AddFlags(cmd.Flags())
+		capacity.addFlags(cmd.Flags())
 		for name, only := range httpload.ModeOnly {
 			if only != mode {
 				cmd.Flags().MarkHidden(name) // still parsed, to be refused by name

@@ -113,27 +113,8 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 
 	load := yaml.Node{Kind: yaml.MappingNode}
 	addPair(&load, kind.Arguments, "{{"+argVar+"}}")
-	a.own.Visit(func(f *pflag.Flag) {
-		if s, ok := f.Value.(pflag.SliceValue); ok {
-			list := yaml.Node{Kind: yaml.SequenceNode}
-			for _, x := range s.GetSlice() {
-				list.Content = append(list.Content, scalar(x))
-			}
-			load.Content = append(load.Content, scalar(f.Name), &list)
-			return
-		}
-		addPair(&load, f.Name, f.Value.String())
-	})
-	doc := yaml.Node{Kind: yaml.MappingNode}
-	addPair(&doc, "name", kind.Name)
-	addPair(&doc, "rounds", fmt.Sprint(repeat.Rounds))
-	addPair(&doc, "warmup", fmt.Sprint(repeat.Warmup))
-	if repeat.Cooldown > 0 {
-		addPair(&doc, "cooldown", repeat.Cooldown.String())
-	}
-	if cmd.Flags().Changed("seed") {
-		addPair(&doc, "seed", fmt.Sprint(repeat.Seed))
-	}
+	givenKeys(&load, a.own, kind.Keys())
+	doc := repeatNode(cmd, kind, repeat)
 	addPair(&doc, "baseline", names[0])
 	if a.prepare != "" {
 		hooks := yaml.Node{Kind: yaml.MappingNode}
@@ -159,6 +140,39 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 	w.Content = append(w.Content, scalar(kind.Name), &load)
 	doc.Content = append(doc.Content, scalar("workloads"), &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{&w}})
 	return yaml.Marshal(&doc)
+}
+
+// givenKeys adds to a workload's node the kind's keys given as flags.
+func givenKeys(load *yaml.Node, flags *pflag.FlagSet, keys []string) {
+	flags.Visit(func(f *pflag.Flag) {
+		if !slices.Contains(keys, f.Name) {
+			return
+		}
+		if s, ok := f.Value.(pflag.SliceValue); ok {
+			list := yaml.Node{Kind: yaml.SequenceNode}
+			for _, x := range s.GetSlice() {
+				list.Content = append(list.Content, scalar(x))
+			}
+			load.Content = append(load.Content, scalar(f.Name), &list)
+			return
+		}
+		addPair(load, f.Name, f.Value.String())
+	})
+}
+
+// repeatNode is a plan's top, named for the kind, with the repeat flags.
+func repeatNode(cmd *cobra.Command, kind workload.Kind, repeat RepeatOptions) yaml.Node {
+	doc := yaml.Node{Kind: yaml.MappingNode}
+	addPair(&doc, "name", kind.Name)
+	addPair(&doc, "rounds", fmt.Sprint(repeat.Rounds))
+	addPair(&doc, "warmup", fmt.Sprint(repeat.Warmup))
+	if repeat.Cooldown > 0 {
+		addPair(&doc, "cooldown", repeat.Cooldown.String())
+	}
+	if cmd.Flags().Changed("seed") {
+		addPair(&doc, "seed", fmt.Sprint(repeat.Seed))
+	}
+	return doc
 }
 
 func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }

@@ -50,6 +50,7 @@ func WriteReference(w io.Writer) error {
 	fmt.Fprintf(w, "A plan's top level: %s.\n\n", codeList(plan.PlanKeys))
 	fmt.Fprintf(w, "A variant: %s.\n\n", codeList(plan.VariantKeys))
 	fmt.Fprintf(w, "hooks: %s.\n\n", codeList(plan.HookKeys))
+	fmt.Fprintf(w, "A workload's `curve:` is a list of loads in percent of its flat-out rate (`[10, 50, 90]`); its `slo:` takes %s ([capacity](capacity.md)).\n\n", codeList(plan.SLOKeys))
 	fmt.Fprintf(w, "A workload: %s, and one kind — %s — whose keys are its command's flags:\n", codeList(plan.WorkloadKeys), codeList(workload.Names()))
 	for _, kind := range workload.Kinds() {
 		flags := pflag.NewFlagSet(kind.Name, pflag.ContinueOnError)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/s3"
 )
 
@@ -27,6 +28,7 @@ func (o *S3Options) AddFlags(f *pflag.FlagSet) {
 
 func newS3Command(stdout, stderr io.Writer) *cobra.Command {
 	var o S3Options
+	var capacity capacityFlags
 	cmd := &cobra.Command{
 		Use:   "s3",
 		Short: "Object operations against any S3-compatible endpoint, repeated in rounds and stored",
@@ -34,10 +36,15 @@ func newS3Command(stdout, stderr io.Writer) *cobra.Command {
       --mix put=50,get=50 --size 4k --concurrency 8 --runtime 10s --verify`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if capacity.given() {
+				kind, _ := workload.Lookup("s3")
+				return capacity.run(cmd, kind, nil, o.Repeat, stdout, stderr)
+			}
 			return runS3(cmd.Context(), o, commandLine(cmd), stdout, stderr)
 		},
 	}
 	o.AddFlags(cmd.Flags())
+	capacity.addFlags(cmd.Flags())
 	cmd.AddCommand(newS3VerifyCommand(stdout))
 	return cmd
 }
