@@ -293,3 +293,46 @@ func TestCurveAndSLOFromTheCommandLine(t *testing.T) {
 		t.Errorf("a malformed --slo: %v", err)
 	}
 }
+
+// A schedule one worker cannot keep: 200 requests/s of 20 ms each. With
+// --concurrency 1 alone the requests queue in the client — most start
+// late, and their response times show the queue; with --max-concurrency
+// the run adds workers as requests fall due with none free (k6's maxVUs),
+// keeps the schedule, and says how many it took (4 or more).
+func TestPacedRunAddsWorkersToKeepItsSchedule(t *testing.T) {
+	t.Parallel()
+	srv := capacityServer(t, 16, 20*time.Millisecond)
+	run := func(extra ...string) (late, peak, p50 float64, achieved float64) {
+		args := append([]string{"http", "download", "--url", srv.URL + "/obj", "--rate", "200", "--concurrency", "1", "--runtime", "1s",
+			"--rounds", "1", "--warmup", "0", "--db", filepath.Join(t.TempDir(), "x.db"), "--json"}, extra...)
+		out, stderr, err := iolab(t, context.Background(), args...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		var r struct {
+			Runs []struct {
+				OpsPerS float64 `json:"ops_per_s"`
+				Ops     map[string]struct {
+					Response struct{ P50 float64 } `json:"response_ns"`
+				}
+				Extra map[string]float64
+			}
+		}
+		decodeInto(t, out, &r)
+		run := r.Runs[0]
+		return 100 * run.Extra["late_starts"] / (run.OpsPerS + 1), run.Extra["workers_peak"], run.Ops["download"].Response.P50, run.OpsPerS
+	}
+	late, _, p50, achieved := run()
+	if late < 50 || time.Duration(p50) < 100*time.Millisecond || achieved > 60 {
+		t.Errorf("one worker: %.0f%% late, response p50 %v, %.0f requests/s; want most late, a queue, about 50/s", late, time.Duration(p50), achieved)
+	}
+	late, peak, p50, achieved := run("--max-concurrency", "16")
+	if peak < 4 || peak > 16 || time.Duration(p50) > 40*time.Millisecond || achieved < 180 {
+		t.Errorf("growing to 16: %v workers, %.0f%% late, response p50 %v, %.0f requests/s; want about 4 workers keeping 200/s at the service time",
+			peak, late, time.Duration(p50), achieved)
+	}
+	if _, _, err := iolab(t, context.Background(), "http", "download", "--url", srv.URL+"/obj", "--max-concurrency", "4", "--runtime", "1s",
+		"--db", filepath.Join(t.TempDir(), "y.db")); err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "give --rate too") {
+		t.Errorf("--max-concurrency without --rate: %v", err)
+	}
+}

@@ -122,3 +122,40 @@ func TestPacedHTTPResponseTimeShowsAStall(t *testing.T) {
 		t.Errorf("a rate slower than the run: %v", err)
 	}
 }
+
+// The same growth against a real S3 server: versitygw behind a proxy that
+// takes 20 ms per GET, 200 GETs/s asked of one worker. --max-concurrency
+// adds workers (each with its own connection) and the schedule is kept.
+func TestPacedS3AddsWorkersToKeepItsSchedule(t *testing.T) {
+	t.Parallel()
+	srv := s3Servers(t)[0]
+	target, err := url.Parse(srv.endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.Count(strings.Trim(r.URL.Path, "/"), "/") >= 1 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	out, stderr, err := iolab(t, context.Background(), "s3", "--endpoint", front.URL, "--bucket", "grow", "--create-bucket",
+		"--access-key", testAccessKey, "--secret-key", testSecretKey, "--mix", "get=1", "--objects", "8", "--size", "4k",
+		"--rate", "200", "--concurrency", "1", "--max-concurrency", "16", "--runtime", "1s", "--rounds", "1", "--warmup", "0",
+		"--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Runs []struct {
+			OpsPerS float64 `json:"ops_per_s"`
+			Extra   map[string]float64
+		}
+	}
+	decodeInto(t, out, &r)
+	if run := r.Runs[0]; run.Extra["workers_peak"] < 4 || run.OpsPerS < 170 || run.Extra["connections_opened"] < 4 {
+		t.Errorf("%.0f GETs/s with %v workers, %v connections; want about 200/s from 4 or more", run.OpsPerS, run.Extra["workers_peak"], run.Extra["connections_opened"])
+	}
+}

@@ -20,7 +20,51 @@ type Pacer struct {
 	started  atomic.Bool
 	n        atomic.Int64
 	late     atomic.Int64
+	// reserve, if set, is woken one worker at a time by late starts.
+	reserve *Reserve
 }
+
+// Reserve is the workers of a paced run beyond those it starts with, up
+// to a cap (k6's maxVUs): each waits, idle and with no connection, until
+// an operation cannot start on time for want of a free worker — then one
+// joins the others. A run that needs more than the cap keeps counting
+// late starts.
+type Reserve struct {
+	wake   chan struct{}
+	active atomic.Int64
+}
+
+// NewReserve makes a reserve of most-start workers for a run that starts
+// with start.
+func NewReserve(start, most int) *Reserve {
+	r := &Reserve{wake: make(chan struct{}, max(most-start, 0))}
+	r.active.Store(int64(start))
+	return r
+}
+
+// Wait holds a reserve worker until it is woken (true), or until ended
+// says the run has (false): it asks every few milliseconds.
+func (r *Reserve) Wait(ended func() bool) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.wake:
+			r.active.Add(1)
+			return true
+		case <-tick.C:
+			if ended() {
+				return false
+			}
+		}
+	}
+}
+
+// Peak is how many workers were active at most.
+func (r *Reserve) Peak() int64 { return r.active.Load() }
+
+// Grow has late starts wake the reserve's workers.
+func (p *Pacer) Grow(r *Reserve) { p.reserve = r }
 
 // NewPacer paces at perSecond; nil (no pace) for 0.
 func NewPacer(perSecond float64) *Pacer {
@@ -38,6 +82,12 @@ func (p *Pacer) Due(now int64) int64 {
 	due := p.origin.Load() + int64(float64(p.n.Add(1)-1)*p.interval)
 	if now-due > int64(time.Millisecond) {
 		p.late.Add(1)
+		if p.reserve != nil {
+			select {
+			case p.reserve.wake <- struct{}{}:
+			default: // every reserve worker is at work, or on its way
+			}
+		}
 	}
 	return due
 }

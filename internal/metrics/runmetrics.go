@@ -21,6 +21,8 @@ func init() {
 		// Of a paced run: the operations that started over a millisecond
 		// after their time on the schedule, and their share of all.
 		Def{Name: "late_starts", Unit: "operations", Better: LowerIsBetter, Zeroable: true},
+		// The most workers a paced run grew to (--max-concurrency).
+		Def{Name: "workers_peak", Label: "workers at most", Unit: "workers"},
 		Def{Name: "late_start_pct", Label: "late starts %", Unit: "%", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
 		// The server's cost of the work: less CPU per run can be more per
 		// operation (a server capped to a tenth of the I/O).

@@ -68,6 +68,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	flagval.IntVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, flagval.MaxConcurrency, "requests in flight")
 	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
 	flagval.IntVar(f, &j.Count, "count", 0, 0, flagval.MaxCount, "requests per run when not time-based")
+	flagval.IntVar(f, &j.MaxConcurrency, "max-concurrency", 0, 0, flagval.MaxConcurrency, "with --rate: add workers, up to this many, when a request is due and none is free (k6's maxVUs; 0: --concurrency, none added)")
 	flagval.FloatVar(f, &j.Rate, "rate", 0, 0, flagval.MaxRate, "requests per second across all workers, on a fixed schedule (0: as fast as they go); each then has a response time from its place on the schedule beside its service time")
 	flagval.PercentVar(f, &j.Data.CompressPct, "compressible", 0, "percentage of each body that compresses (zeros)")
 	f.BoolVar(&o.zeros, "zeros", false, "bodies of zeros")

@@ -294,17 +294,32 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 	if count > 0 {
 		count = int64(seg.Share(int(count)))
 	}
-	dopts := driver.Options{Workers: concurrency, Runtime: o.Runtime}
+	most := concurrency
+	if o.MaxConcurrency > 0 {
+		most = max(seg.Share(o.MaxConcurrency), concurrency)
+	}
+	dopts := driver.Options{Workers: most, Runtime: o.Runtime}
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
 	}
 	// Every run opens its own connections, as the first did: a pool kept
 	// warm from the run before would make runs depend on their order.
 	h.client.CloseIdleConnections()
-	workers := make([]*worker, concurrency)
+	workers := make([]*worker, most)
 	pace := driver.NewPacer(seg.Rate(o.Rate))
+	var reserve *driver.Reserve
+	if most > concurrency {
+		reserve = driver.NewReserve(concurrency, most)
+		pace.Grow(reserve)
+	}
 	res, err := driver.Run(ctx, dopts, func(ctx context.Context, local int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+		if local >= concurrency && !reserve.Wait(func() bool { return stop.Stopped() || (count > 0 && next.Load() >= count) }) {
+			return nil
+		}
 		id := seg.First(o.Concurrency) + local
+		if local >= concurrency { // a worker the schedule added: numbered past the whole's
+			id = o.Concurrency + seg.I*o.MaxConcurrency + local - concurrency
+		}
 		w := &worker{h: h, id: id, clock: clock, rec: rec, rng: rand.New(rand.NewPCG(uint64(id)+1, 3)), paced: pace != nil,
 			buf: make([]byte, 256<<10), mismatched: &mismatched, verified: &verified}
 		workers[local] = w
@@ -331,8 +346,13 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 		return nil, err
 	}
 	res.Extra = map[string]float64{"connections_opened": float64(h.dialed.Load() - dialed)}
+	active := concurrency
 	if pace != nil {
 		res.Extra["late_starts"] = float64(pace.Late())
+	}
+	if reserve != nil {
+		active = int(reserve.Peak())
+		res.Extra["workers_peak"] = float64(active)
 	}
 	if o.DownloadURL != "" {
 		// Each worker uploads, then downloads what it uploaded: each
@@ -346,7 +366,7 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 			}
 		}
 		for i, op := range []metrics.Op{metrics.Upload, metrics.Download} {
-			res.ByOp[op].ActiveS = float64(busy[i]) / 1e9 / float64(concurrency)
+			res.ByOp[op].ActiveS = float64(busy[i]) / 1e9 / float64(active)
 		}
 	}
 	if o.Verify {

@@ -58,6 +58,9 @@ type Options struct {
 	Concurrency int
 	Runtime     time.Duration
 	Count       int64
+	// MaxConcurrency, with Rate, is how many workers a run may grow to
+	// when the schedule finds none free (0: Concurrency, no growth).
+	MaxConcurrency int
 	// Rate is requests per second across all workers of the whole load
 	// (a segment paces its share); 0 is as fast as they go.
 	Rate     float64
@@ -97,6 +100,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--method %q: want PUT or POST", o.Method)
 	case o.Concurrency < 1 || o.Concurrency > 10000:
 		return fmt.Errorf("--concurrency %d: want 1..10000", o.Concurrency)
+	case o.MaxConcurrency > 0 && o.Rate == 0:
+		return fmt.Errorf("--max-concurrency %d: workers are added to keep a schedule; give --rate too", o.MaxConcurrency)
+	case o.MaxConcurrency > 0 && (o.MaxConcurrency < o.Concurrency || o.MaxConcurrency > 10000):
+		return fmt.Errorf("--max-concurrency %d: want --concurrency (%d) to 10000", o.MaxConcurrency, o.Concurrency)
 	case o.Runtime == 0 && o.Count == 0:
 		return fmt.Errorf("--runtime or --count is required")
 	case o.DownloadURL != "" && o.IDFromJSON == "":

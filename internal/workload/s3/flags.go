@@ -63,6 +63,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	flagval.IntVar(f, &j.PageSize, "page-size", j.PageSize, 1, 1000, "LIST page size")
 	flagval.IntVar(f, &j.DeleteBatch, "delete-batch", j.DeleteBatch, 1, 1000, "objects per DELETE (more than 1: DeleteObjects)")
 	flagval.IntVar(f, &j.Concurrency, "concurrency", j.Concurrency, 1, flagval.MaxConcurrency, "operations in flight")
+	flagval.IntVar(f, &j.MaxConcurrency, "max-concurrency", 0, 0, flagval.MaxConcurrency, "with --rate: add workers, up to this many, when an operation is due and none is free (k6's maxVUs; 0: --concurrency, none added)")
 	flagval.IntVar(f, &j.Pool, "pool", 0, 0, flagval.MaxConcurrency, "idle connections kept between requests (default: --concurrency); with fewer, connections that come back when the pool is full are closed, as a small pool does")
 	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
 	flagval.IntVar(f, &j.Count, "count", 0, 0, flagval.MaxCount, "operations per run when not time-based")

@@ -38,6 +38,9 @@ type Options struct {
 	PageSize    int   // LIST page size
 	DeleteBatch int   // objects per DELETE (1: DeleteObject; more: DeleteObjects)
 	Concurrency int
+	// MaxConcurrency, with Rate, is how many workers a run may grow to
+	// when the schedule finds none free (0: Concurrency, no growth).
+	MaxConcurrency int
 	// Pool is how many idle connections the client keeps (0: Concurrency).
 	// With fewer, GET and PUT go through net/http's pool, which closes a
 	// connection that comes back when the pool is full — the small pool of
@@ -172,7 +175,7 @@ var regionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 // pool is the number of idle connections kept.
 func (o *Options) pool() int {
 	if o.Pool == 0 {
-		return o.Concurrency
+		return max(o.Concurrency, o.MaxConcurrency)
 	}
 	return o.Pool
 }
@@ -200,6 +203,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--delete-batch %d: want 1..1000", o.DeleteBatch)
 	case o.Rate < 0:
 		return fmt.Errorf("--rate: want ops/s >= 0")
+	case o.MaxConcurrency > 0 && o.Rate == 0:
+		return fmt.Errorf("--max-concurrency %d: workers are added to keep a schedule; give --rate too", o.MaxConcurrency)
+	case o.MaxConcurrency > 0 && (o.MaxConcurrency < o.Concurrency || o.MaxConcurrency > 10000):
+		return fmt.Errorf("--max-concurrency %d: want --concurrency (%d) to 10000", o.MaxConcurrency, o.Concurrency)
 	case o.DedupPct < 0 || o.DedupPct > 100:
 		return fmt.Errorf("--dedup %d: want 0..100", o.DedupPct)
 	case o.Runtime == 0 && o.Count == 0:
@@ -276,6 +283,9 @@ func (o Options) share() (Options, error) {
 	}
 	whole := o
 	o.Concurrency = seg.Share(whole.Concurrency)
+	if whole.MaxConcurrency > 0 {
+		o.MaxConcurrency = max(seg.Share(whole.MaxConcurrency), o.Concurrency)
+	}
 	if s, ok := seg.Starved(whole.Concurrency); ok {
 		return o, fmt.Errorf("--concurrency %d over %d segments leaves segment %s no worker; give at least %d", whole.Concurrency, seg.N, s, seg.N)
 	}

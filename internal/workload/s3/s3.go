@@ -213,22 +213,30 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	}
 	s.runs++
 	o := &s.opts
-	workers := make([]*worker, o.Concurrency)
+	workers := make([]*worker, max(o.Concurrency, o.MaxConcurrency))
 	var budget atomic.Int64
 	budget.Store(o.Count)
 	pace := driver.NewPacer(o.Rate)
+	var reserve *driver.Reserve
+	if o.MaxConcurrency > o.Concurrency {
+		reserve = driver.NewReserve(o.Concurrency, o.MaxConcurrency)
+		pace.Grow(reserve)
+	}
 	prefix := s.layout.Key(o.Prefix, time.Now().UnixNano(), fmt.Sprintf("run%d-", s.runs))
 	for i := range workers {
 		workers[i] = &worker{s: s, id: i, c: s.clients[i%len(s.clients)], prefix: prefix,
 			rng: rand.New(rand.NewPCG(uint64(i)+1, uint64(s.runs))), budget: &budget, limited: o.Count > 0, pace: pace,
 			sizes: newSizeBuckets(o.Sizes)}
+		if i >= o.Concurrency {
+			workers[i].reserve = reserve
+		}
 		if len(s.clients) > 1 {
 			workers[i].ep = &endpointStats{lat: metrics.NewHistogram()}
 		}
 	}
 	s.listKeys.Store(0)
 	dialed := s.dialed()
-	dopts := driver.Options{Workers: o.Concurrency, Runtime: o.Runtime}
+	dopts := driver.Options{Workers: len(workers), Runtime: o.Runtime}
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
 	}
@@ -253,6 +261,9 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	addSizeBuckets(buckets, res.Duration, res.Extra)
 	if o.Rate > 0 {
 		res.Extra["late_starts"] = float64(pace.Late())
+	}
+	if reserve != nil {
+		res.Extra["workers_peak"] = float64(reserve.Peak())
 	}
 	addRetries(workers, res.Extra)
 	var written []object

@@ -29,6 +29,8 @@ type worker struct {
 	budget  *atomic.Int64
 	limited bool
 	pace    *driver.Pacer
+	// reserve, if set, holds the worker idle until a late start wakes it.
+	reserve *driver.Reserve
 	written []object // this run's objects, for delete, dedup and verify
 	seq     int
 	buf     []byte
@@ -46,6 +48,9 @@ type worker struct {
 }
 
 func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+	if w.reserve != nil && !w.reserve.Wait(func() bool { return stop.Stopped() || (w.limited && w.budget.Load() <= 0) }) {
+		return nil
+	}
 	firstByte := &w.firstByte
 	tctx := context.WithValue(httpTrace(ctx, clock, firstByte), attemptsKey{}, &w.att)
 	w.buf = make([]byte, 32<<10)
