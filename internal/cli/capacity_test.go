@@ -336,3 +336,38 @@ func TestPacedRunAddsWorkersToKeepItsSchedule(t *testing.T) {
 		t.Errorf("--max-concurrency without --rate: %v", err)
 	}
 }
+
+// fio's steadystate on iolab fs: a run ends once steady (here at once: a
+// file in the page cache is as fast in its second second as its first),
+// and says so; without a runtime, or a window, it is refused by its flag.
+func TestFSSteadyStateThroughTheCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, stderr, err := iolab(t, context.Background(), "fs", "--filename", filepath.Join(dir, "f"), "--size", "4m", "--bs", "4k",
+		"--rw", "randread", "--invalidate", "0", "--runtime", "30s", "--steadystate", "iops:50%", "--steadystate_duration", "2s",
+		"--rounds", "1", "--warmup", "0", "--db", filepath.Join(dir, "x.db"), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Runs []struct {
+			DurationS float64 `json:"duration_s"`
+			Extra     map[string]float64
+		}
+	}
+	decodeInto(t, out, &r)
+	if run := r.Runs[0]; run.Extra["steady"] != 1 || run.Extra["steady_at_s"] < 2 || run.DurationS > 20 {
+		t.Errorf("a steady page-cache read: steady %v at %vs, ran %.1fs of its 30s", run.Extra["steady"], run.Extra["steady_at_s"], run.DurationS)
+	}
+	for _, c := range []struct{ args, want string }{
+		{"--steadystate iops:2% --steadystate_duration 10s --size 1m", "--steadystate iops:2% ends a time-based run early: give --runtime"},
+		{"--steadystate iops:2% --runtime 5s", "give --steadystate_duration, the window judged"},
+		{"--steadystate iops --runtime 5s", "--steadystate"},
+		{"--steadystate_duration 10s --runtime 20s", "give --steadystate too"},
+	} {
+		args := append([]string{"fs", "--filename", filepath.Join(dir, "f"), "--db", filepath.Join(dir, "x.db")}, strings.Fields(c.args)...)
+		if _, _, err := iolab(t, context.Background(), args...); err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.args, err, c.want)
+		}
+	}
+}

@@ -46,6 +46,10 @@ type Options struct {
 	// Runtime is the time-based duration; 0 means until every worker has
 	// spent its budget.
 	Runtime time.Duration
+	// Steady, when enabled, ends a time-based run before its Runtime once
+	// its seconds are steady; the result's extra steady says whether they
+	// were (1) or the run went to its Runtime (0), steady_at_s when.
+	Steady SteadyState
 	// Grace is how long workers may take to finish in-flight operations
 	// after the soft stop (default 10s).
 	Grace time.Duration
@@ -140,7 +144,11 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	go func() { wg.Wait(); close(done) }()
 
 	sink, drainEvery := metrics.SecondSink(ctx)
-	interrupted, graceExceeded := waitSoftStop(ctx, opts, clock, series, done, &stop, sink, drainEvery)
+	var steady *steadyJudge
+	if opts.Steady.Enabled() {
+		steady = newSteadyJudge(opts.Steady)
+	}
+	interrupted, graceExceeded := waitSoftStop(ctx, opts, clock, series, done, &stop, sink, drainEvery, steady)
 	if !graceExceeded {
 		select {
 		case <-done:
@@ -175,6 +183,12 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	res.CPUUserS = cpu1.user - c0.user
 	res.CPUSysS = cpu1.sys - c0.sys
 	res.TimingOverheadNs = overhead
+	if steady != nil {
+		res.Extra = map[string]float64{"steady": 0}
+		if steady.At >= 0 {
+			res.Extra["steady"], res.Extra["steady_at_s"] = 1, float64(steady.At)
+		}
+	}
 	if graceExceeded {
 		return res, fmt.Errorf("run stopped after %v, its operations still in flight cut: %w", duration.Round(time.Millisecond), ErrGraceExceeded)
 	}
@@ -210,7 +224,7 @@ func rusageAt(d time.Duration) func() cpuTimes {
 // or ctx is cancelled, setting stop in the first and last case. Meanwhile
 // it hands finished seconds to sink, if there is one.
 func waitSoftStop(ctx context.Context, opts Options, clock metrics.Clock, series *metrics.Series, done <-chan struct{}, stop *Stop,
-	sink func([]metrics.Second), drainEvery time.Duration) (interrupted, graceExceeded bool) {
+	sink func([]metrics.Second), drainEvery time.Duration, steady *steadyJudge) (interrupted, graceExceeded bool) {
 	var deadline <-chan time.Time
 	if opts.Runtime > 0 {
 		t := time.NewTimer(opts.Ramp + opts.Runtime)
@@ -220,12 +234,29 @@ func waitSoftStop(ctx context.Context, opts Options, clock metrics.Clock, series
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	lastDrain := time.Now()
+	var fed int64 // the first second the steady-state judge has not seen
+	judge := func(secs []metrics.Second) bool {
+		for _, sec := range secs {
+			if sec.T >= fed && sec.T >= 0 {
+				fed = sec.T + 1
+				if steady.add(sec) {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	for {
+		var drained []metrics.Second
 		if sink != nil && time.Since(lastDrain) >= drainEvery {
-			if secs := series.Drain(); len(secs) > 0 {
-				sink(secs)
+			if drained = series.Drain(); len(drained) > 0 {
+				sink(drained)
 			}
 			lastDrain = time.Now()
+		}
+		if steady != nil && (judge(drained) || judge(series.Final(fed))) {
+			stop.stop()
+			return false, false
 		}
 		select {
 		case <-done:

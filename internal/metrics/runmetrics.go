@@ -21,6 +21,10 @@ func init() {
 		// Of a paced run: the operations that started over a millisecond
 		// after their time on the schedule, and their share of all.
 		Def{Name: "late_starts", Unit: "operations", Better: LowerIsBetter, Zeroable: true},
+		// Of a run with a steady-state criterion: whether it was steady
+		// (1) or ran to its runtime (0), and after how many seconds.
+		Def{Name: "steady", Unit: "flag", Better: HigherIsBetter, Zeroable: true, Merge: MergeMin},
+		Def{Name: "steady_at_s", Label: "steady after s", Unit: "s"},
 		// The most workers a paced run grew to (--max-concurrency).
 		Def{Name: "workers_peak", Label: "workers at most", Unit: "workers"},
 		Def{Name: "late_start_pct", Label: "late starts %", Unit: "%", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},

@@ -196,6 +196,31 @@ func (s *Series) Drain() []Second {
 	return out
 }
 
+// Final returns, without forgetting them, the seconds from from on that
+// every recorder has finished (and no Drain handed out), in order, with
+// empty seconds filled in: what a judge of the run so far may read.
+func (s *Series) Final(from int64) []Second {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.low == math.MaxInt64 {
+		return nil // the run has ended: Seconds has them
+	}
+	sort.Slice(s.closed, func(i, j int) bool { return s.closed[i].T < s.closed[j].T })
+	var out []Second
+	i := 0
+	for t := max(from, s.drained); t < s.low; t++ {
+		for i < len(s.closed) && s.closed[i].T < t {
+			i++
+		}
+		if i < len(s.closed) && s.closed[i].T == t {
+			out = append(out, s.closed[i])
+		} else {
+			out = append(out, Second{T: t})
+		}
+	}
+	return out
+}
+
 // Seconds returns the buckets from the first second not drained to the
 // last, with empty seconds filled in, once every recorder is closed.
 func (s *Series) Seconds(durationSec int64) []Second {

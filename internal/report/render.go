@@ -27,7 +27,7 @@ var rowOrder = []string{
 	"ops_per_s", "bytes_per_s", "read.ops_per_s", "read.lat_p50_ns", "read.lat_p99_ns", "read.response_p99_ns",
 	"write.ops_per_s", "write.lat_p50_ns", "write.lat_p99_ns", "write.response_p99_ns", "sync.ops_per_s", "sync.lat_p99_ns",
 	"put.ops_per_s", "put.lat_p50_ns", "put.lat_p99_ns", "put.response_p99_ns",
-	"get.ops_per_s", "get.lat_p50_ns", "get.lat_p99_ns", "get.response_p99_ns", "get.ttfb_p99_ns", "late_start_pct",
+	"get.ops_per_s", "get.lat_p50_ns", "get.lat_p99_ns", "get.response_p99_ns", "get.ttfb_p99_ns", "late_start_pct", "steady", "steady_at_s",
 	"head.lat_p99_ns", "list.lat_p99_ns", "list_keys_per_s", "delete.lat_p99_ns", "multipart.lat_p99_ns", "copy.lat_p99_ns",
 	"upload.lat_p50_ns", "upload.lat_p99_ns", "upload.response_p99_ns", "download.lat_p50_ns", "download.lat_p99_ns", "download.response_p99_ns", "download.ttfb_p99_ns",
 	"frames_fps", "frames_late", "frames_dropped", "frames_success_pct", "open.lat_p99_ns", "close.lat_p99_ns",

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/units"
@@ -58,6 +59,9 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Var(flagval.Size{P: &j.Size, Fio: true}, "size", "file region per job (256m, 1g); default: the existing file's size")
 	f.Var(flagval.Size{P: &j.IOSize, Fio: true}, "io_size", "bytes of I/O per job when not time-based (default --size)")
 	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
+	f.Var(steadyValue{&j.Steady}, "steadystate", "end a time-based run once steady, as fio: iops:2% (every second's IOPS within 2% of the window's mean), iops_slope:0.1% (their least-squares slope), bw, bw_slope, or lat (each second's p99); a limit without % is in the figure's unit")
+	f.Var(flagval.Duration{P: &j.Steady.Window}, "steadystate_duration", "the rolling window --steadystate judges (30s)")
+	f.Var(flagval.Duration{P: &j.Steady.Ramp}, "steadystate_ramp_time", "seconds of each run --steadystate does not judge")
 	f.Var(flagval.Duration{P: &j.RampTime}, "ramp_time", "run each job this long before measuring, as fio does (runtime counts after it)")
 	flagval.IntVar(f, &j.IODepth, "iodepth", 1, 1, 16384, "operations in flight per job")
 	flagval.IntVar(f, &j.IODepthBatch, "iodepth_batch_submit", 1, 1, 16384, "io_uring: submit when this many operations are queued")
@@ -170,5 +174,24 @@ func (v syncRangeValue) Set(s string) error {
 		return err
 	}
 	*v.p = r
+	return nil
+}
+
+// steadyValue is fio's steadystate=CRITERION:LIMIT.
+type steadyValue struct{ p *driver.SteadyState }
+
+func (v steadyValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return v.p.String()
+}
+func (v steadyValue) Type() string { return "criterion:limit" }
+func (v steadyValue) Set(s string) error {
+	ss, err := driver.ParseSteadyState(s)
+	if err != nil {
+		return err
+	}
+	v.p.Criterion, v.p.Limit, v.p.Percent = ss.Criterion, ss.Limit, ss.Percent
 	return nil
 }

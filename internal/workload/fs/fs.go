@@ -277,7 +277,7 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 			}
 		}
 	}
-	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime, Ramp: o.RampTime, ProcPerWorker: true}
+	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime, Ramp: o.RampTime, ProcPerWorker: true, Steady: o.Steady}
 	worker := f.uringWorker
 	switch {
 	case synchronous(o.Engine):
@@ -295,6 +295,11 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	}
 	res.Notes = append(res.Notes, f.notes...)
 	res.Notes = append(res.Notes, f.paceNotes(res)...)
+	if o.Steady.Enabled() && err == nil && res.Extra["steady"] == 0 {
+		res.Notes = append(res.Notes, metrics.Note{Code: "not-steady", Message: fmt.Sprintf(
+			"a run went its whole --runtime %v without being steady by %s over %v: its figures were still moving; run longer, or loosen the criterion",
+			o.Runtime, o.Steady, o.Steady.Window)})
+	}
 	f.lateStarts(res)
 	if err == nil && tracking && o.Verify.Do {
 		err = f.verifyPass(ctx, res)

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"fmt"
+	"github.com/iolab/iolab/internal/driver"
 	"maps"
 	"slices"
 	"strings"
@@ -93,6 +94,9 @@ type Options struct {
 	Size      int64 // file size (region) per job
 	IOSize    int64 // bytes per job when not time-based; 0 = Size
 	Runtime   time.Duration
+	// Steady, when set, ends a run before its Runtime once it is steady
+	// (fio's steadystate, steadystate_duration, steadystate_ramp_time).
+	Steady driver.SteadyState
 	// RampTime is how long each run goes before it is measured (fio's
 	// ramp_time).
 	RampTime time.Duration
@@ -183,6 +187,16 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--size %s: want at least one block (--bs %s)", units.FormatSize(o.Size), units.FormatSize(o.BlockSize))
 	case o.RampTime < 0:
 		return fmt.Errorf("--ramp_time: want a duration >= 0")
+	case o.Steady.Enabled() && o.Runtime <= 0:
+		return fmt.Errorf("--steadystate %s ends a time-based run early: give --runtime, the longest a run may go", o.Steady)
+	case o.Steady.Enabled() && o.Steady.Window < 2*time.Second:
+		return fmt.Errorf("--steadystate %s: give --steadystate_duration, the window judged, of 2s or more", o.Steady)
+	case o.Steady.Enabled() && o.Steady.Window+o.Steady.Ramp > o.Runtime:
+		return fmt.Errorf("--steadystate_duration %v after --steadystate_ramp_time %v: longer than --runtime %v, so no run could be steady", o.Steady.Window, o.Steady.Ramp, o.Runtime)
+	case o.Steady.Enabled() && o.Engine == EngineFio:
+		return fmt.Errorf("--steadystate with --ioengine fio: not yet; iolab's own engines judge it")
+	case !o.Steady.Enabled() && (o.Steady.Window > 0 || o.Steady.Ramp > 0):
+		return fmt.Errorf("--steadystate_duration, --steadystate_ramp_time: give --steadystate too (iops:2%%, bw_slope:0.1%%)")
 	case o.IOSize < 0:
 		return fmt.Errorf("--io_size: want a positive size")
 	case o.IODepth < 1 || o.IODepth > 4096:
@@ -255,6 +269,12 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.RampTime > 0 {
 		p["ramp_time"] = o.RampTime.String()
+	}
+	if o.Steady.Enabled() {
+		p["steadystate"], p["steadystate_duration"] = o.Steady.String(), o.Steady.Window.String()
+		if o.Steady.Ramp > 0 {
+			p["steadystate_ramp_time"] = o.Steady.Ramp.String()
+		}
 	}
 	if o.IODepthBatch > 1 {
 		p["iodepth_batch_submit"] = fmt.Sprint(o.IODepthBatch)
