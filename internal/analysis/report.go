@@ -49,6 +49,9 @@ type Report struct {
 	Fits   []FitView   `json:"fits,omitempty"`
 	// Curves are the load–latency curves of the workloads with a curve:.
 	Curves []CurveView `json:"curves,omitempty"`
+	// Preconditioned says how the warm-up rounds of a plan with a
+	// precondition: ended.
+	Preconditioned *PreconditionView `json:"preconditioned,omitempty"`
 	// SLOs are the searches for the highest rate an SLO allows, and
 	// SLOComparisons each variant's against the baseline's.
 	SLOs           []SLOView       `json:"slos,omitempty"`
@@ -374,13 +377,15 @@ type Options struct {
 	Custom map[string]bool
 	// Segments is the segments' view of a merged load (MergeSegments).
 	Segments *SegmentsView
+	// Precondition is the rule the warm-up rounds ran until, if any.
+	Precondition *stats.Precondition
 }
 
 // OptionsFor are the options an experiment's plan record asks its report
 // to compare with.
 func OptionsFor(rec store.PlanRecord) Options {
 	return Options{Baseline: rec.Baseline, Threshold: rec.Threshold, Order: rec.Order,
-		Sequential: rec.Sequential, Extrapolate: rec.Extrapolate, Custom: rec.Custom}
+		Sequential: rec.Sequential, Extrapolate: rec.Extrapolate, Custom: rec.Custom, Precondition: rec.Precondition}
 }
 
 // RoundsView is how an experiment that stops when decided ended: after
@@ -495,6 +500,13 @@ func Build(d *store.Data, opts Options) *Report {
 	r.scaleFits(d, perCell, opts, busy)
 	r.curves(d, perCell)
 	r.slos(d, perCell)
+	if opts.Precondition != nil {
+		r.Preconditioned = Preconditioned(r.derived, d, perCell, *opts.Precondition)
+		if pv := r.Preconditioned; !pv.Steady && d.Experiment.Status != "running" {
+			r.Warnings = append(r.Warnings, stats.Warning{Code: "not-preconditioned", Message: fmt.Sprintf(
+				"the warm-up rounds ended at the precondition's most, %d, before every cell's %s was steady (%s): the measured rounds may still be settling", pv.Rounds, pv.Metric, pv.Rule())})
+		}
+	}
 	return r
 }
 

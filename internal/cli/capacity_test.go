@@ -371,3 +371,54 @@ func TestFSSteadyStateThroughTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// precondition: (SNIA's rule) repeats the warm-up rounds until every
+// cell is steady: a command whose run takes 0.5, 0.4, 0.3, 0.2 s and then
+// 0.1 s settles at its 5th run, and three runs of 0.1 s make the window
+// steady — seven warm-up rounds, then the measured ones. One that never
+// settles ends the warm-up at the rule's most, and says so; warmup: with
+// it is refused.
+func TestPreconditionRunsWarmUpUntilSteady(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	run := func(name, script string, rounds int) (string, experimentJSON) {
+		writeFiles(t, dir, map[string]string{name + ".yaml": fmt.Sprintf(`name: %s
+rounds: 2
+precondition: {rounds: %d, window: 3}
+workloads:
+  - name: w
+    cmd: {run: %q}
+`, name, rounds, script)})
+		db := filepath.Join(dir, name+".db")
+		r, err := runPlan(t, context.Background(), filepath.Join(dir, name+".yaml"), "--db", db, "--json")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		text, _, _ := iolab(t, context.Background(), "show", "--db", db)
+		return text, r
+	}
+	counted := func(r experimentJSON) (warm, measured int) {
+		for _, run := range r.Runs {
+			if run.Warmup {
+				warm++
+			} else {
+				measured++
+			}
+		}
+		return warm, measured
+	}
+	settling := `n=$(cat settle 2>/dev/null || echo 0); echo $((n+1)) > settle; sleep 0.$(( n < 4 ? 5-n : 1 ))`
+	text, r := run("settles", "cd "+dir+" && "+settling, 12)
+	if warm, measured := counted(r); warm != 7 || measured != 2 || !strings.Contains(text, "preconditioned: steady after 7 warm-up rounds") {
+		t.Errorf("a target settling at its 5th run: %d warm-up runs, %d measured, want 7 and 2:\n%s", warm, measured, text)
+	}
+	text, r = run("never", "cd "+dir+` && n=$(cat alt 2>/dev/null || echo 0); echo $((n+1)) > alt; sleep 0.$(( n % 2 == 0 ? 1 : 3 ))`, 4)
+	if warm, _ := counted(r); warm != 4 || !strings.Contains(text, "[not-preconditioned]") {
+		t.Errorf("a target that never settles: %d warm-up runs, want the rule's most, 4, and a warning:\n%s", warm, text)
+	}
+	writeFiles(t, dir, map[string]string{"both.yaml": "warmup: 2\nprecondition: true\nworkloads:\n  - cmd: {run: 'true'}\n"})
+	if _, err := runPlan(t, context.Background(), filepath.Join(dir, "both.yaml"), "--db", filepath.Join(dir, "x.db")); err == nil ||
+		!strings.Contains(err.Error(), "both.yaml:2:15: precondition: the warm-up rounds run until steady, up to precondition.rounds (25); leave warmup: out") {
+		t.Errorf("warmup: and precondition: %v", err)
+	}
+}

@@ -187,6 +187,7 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		}
 	}
 	sp.Setups = variantSetups(p.Variants)
+	sp.Precondition = p.Precondition
 	lp := lab.Plan{Name: p.Name, Command: command, Rounds: p.Rounds, MinRounds: p.MinRounds, Warmup: p.Warmup,
 		VariantWarmup: p.WarmupPerVariant, Cooldown: p.Cooldown,
 		Seed: seed, Order: p.Order, KeepGoing: o.KeepGoing, Settings: sp, Resume: resume,
@@ -201,13 +202,26 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		sp.Seed = lp.Seed
 		lp.Settings = sp
 	}
+	if pc := p.Precondition; pc != nil {
+		lp.Preconditioned = func(ctx context.Context, id string) (bool, error) {
+			data, err := st.Load(ctx, id)
+			if err != nil {
+				return false, err
+			}
+			return analysis.PreconditionOf(data, *pc).Steady, nil
+		}
+	}
 	rounds := fmt.Sprint(p.Rounds)
 	if sp.Sequential != nil {
 		lp.Decided = decided(st, analysis.OptionsFor(sp))
 		rounds = fmt.Sprintf("%d to %d rounds, until decided", p.MinRounds, p.Rounds)
 	}
-	fmt.Fprintf(stderr, "iolab: %s: %d variants x %d cells x (%d warm-up + %s), %s order\n",
-		p.Name, len(variants), len(cells)/max(len(variants), 1), p.Warmup, rounds, p.Order)
+	warm := fmt.Sprint(p.Warmup)
+	if p.Precondition != nil {
+		warm = fmt.Sprintf("up to %d, until steady,", p.Warmup)
+	}
+	fmt.Fprintf(stderr, "iolab: %s: %d variants x %d cells x (%s warm-up + %s), %s order\n",
+		p.Name, len(variants), len(cells)/max(len(variants), 1), warm, rounds, p.Order)
 	id, runErr := newRunner(st, o.Output.StoreGrace, stderr, progress).Run(ctx, lp, cells)
 	if id == "" {
 		return runErr

@@ -100,6 +100,10 @@ type Plan struct {
 	MinRounds int
 	Decided   func(ctx context.Context, expID string) (bool, error)
 	Warmup    int
+	// Preconditioned, if set, is asked after each warm-up round (and
+	// when a resumed experiment starts) whether the warm-up is done: the
+	// warm-up rounds left are then not run. Random order only.
+	Preconditioned func(ctx context.Context, expID string) (bool, error)
 	// VariantWarmup is how many unmeasured runs each variant makes, its
 	// cells in turn, before the warm-up rounds.
 	VariantWarmup int
@@ -590,6 +594,13 @@ func (r *Runner) gone(ctx context.Context, plan Plan, missing []string, started 
 func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []Cell, stored []store.Cell, done map[runKey]bool) error {
 	entries := scheduleCells(plan, cells)
 	prepared := map[int]bool{}
+	steady := false // the precondition was met: no more warm-up rounds
+	if plan.Preconditioned != nil && plan.Resume != "" {
+		var err error
+		if steady, err = plan.Preconditioned(ctx, expID); err != nil {
+			return err
+		}
+	}
 	var failed, gated []error
 	ran, total := 0, 0
 	for _, e := range entries {
@@ -603,6 +614,9 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		}
 		if d := cells[e.Cell].Done; d != nil && d() {
 			continue // its search ended
+		}
+		if steady && e.Warmup && e.Round >= 0 {
+			continue // preconditioned
 		}
 		firstOfBlock := i == 0 || entries[i-1].Block != e.Block
 		lastOfBlock := i == len(entries)-1 || entries[i+1].Block != e.Block
@@ -672,6 +686,12 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		if lastOfBlock {
 			if err := r.endBlock(ctx, plan, expID, e, cells); err != nil {
 				return err
+			}
+			if plan.Preconditioned != nil && e.Warmup && e.Round >= 0 && !steady {
+				var err error
+				if steady, err = plan.Preconditioned(ctx, expID); err != nil {
+					return err
+				}
 			}
 			stop, err := r.decided(ctx, plan, expID, e)
 			if err != nil {

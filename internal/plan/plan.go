@@ -68,6 +68,12 @@ type Plan struct {
 	// Ports confines the ports handed to variants' servers ({{port}});
 	// zero: any free port.
 	Ports PortRange
+	// Precondition, if set, repeats the warm-up rounds until every cell's
+	// primary metric is steady by SNIA's rule over them, at most its
+	// Rounds; then the measured rounds begin.
+	Precondition    *stats.Precondition
+	PreconditionPos Pos
+	warmupGiven     bool
 }
 
 // PortRange is an inclusive range of TCP ports (ports: 25000-25999).
@@ -450,6 +456,7 @@ func (r reader) plan(n *yaml.Node, p *Plan) error {
 		case "rounds":
 			return r.rounds(v, p)
 		case "warmup":
+			p.warmupGiven = true
 			return r.intField(v, key, 0, MaxRounds, &p.Warmup)
 		case "warmup_per_variant":
 			if v.Kind == yaml.ScalarNode && v.Value == "auto" {
@@ -484,6 +491,8 @@ func (r reader) plan(n *yaml.Node, p *Plan) error {
 			return r.workloads(v, p)
 		case "extrapolate":
 			return r.extrapolate(v, &p.Extrapolate)
+		case "precondition":
+			return r.precondition(v, p)
 		case "ports":
 			var text string
 			if err := r.str(v, key, &text); err != nil {
@@ -1084,6 +1093,65 @@ func (r reader) slo(n *yaml.Node, w *Workload) error {
 	return nil
 }
 
+// PreconditionKeys are the keys of a plan's precondition:.
+var PreconditionKeys = []string{"rounds", "window", "range", "slope"}
+
+// precondition reads precondition: — true for SNIA's rule as it is, or
+// {rounds, window, range, slope} to change it.
+func (r reader) precondition(n *yaml.Node, p *Plan) error {
+	pc := stats.DefaultPrecondition
+	p.PreconditionPos = r.pos(n)
+	if n.Kind == yaml.ScalarNode {
+		switch n.Value {
+		case "true":
+			p.Precondition = &pc
+		case "false":
+		default:
+			return r.pos(n).Errorf("precondition %q: want true (SNIA's rule: 5 rounds within 20%% of their mean, their slope within 10%%, at most 25 rounds) or {rounds, window, range, slope}", n.Value)
+		}
+		return nil
+	}
+	percent := func(v Value, dst *float64) error {
+		f, err := units.ParseFloat(strings.TrimSuffix(v.Text, "%"), 0.1, 100)
+		if err != nil {
+			return v.Pos.Errorf("precondition: %q: want a percentage of the rounds' mean, 0.1%% to 100%%", v.Text)
+		}
+		*dst = f / 100
+		return nil
+	}
+	err := r.fields(n, "precondition", PreconditionKeys, func(key string, v *yaml.Node) error {
+		val, err := r.scalar(v, "precondition."+key)
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "rounds", "window":
+			i, err := units.ParseInt(val.Text, 2, MaxRounds)
+			if err != nil {
+				return val.Pos.Errorf("precondition.%s %q: %v", key, val.Text, err)
+			}
+			if key == "rounds" {
+				pc.Rounds = int(i)
+			} else {
+				pc.Window = int(i)
+			}
+		case "range":
+			return percent(val, &pc.Range)
+		case "slope":
+			return percent(val, &pc.Slope)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if pc.Window > pc.Rounds {
+		return p.PreconditionPos.Errorf("precondition: a window of %d rounds in at most %d; give rounds of at least the window", pc.Window, pc.Rounds)
+	}
+	p.Precondition = &pc
+	return nil
+}
+
 // CurveLoad is the load param of a curve's cell at pct percent.
 func CurveLoad(pct float64) string { return strconv.FormatFloat(pct, 'g', -1, 64) + "%" }
 
@@ -1163,6 +1231,15 @@ func (r reader) matrix(n *yaml.Node) ([]Axis, error) {
 func (p *Plan) check(top Pos) error {
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(filepath.Base(p.Path), filepath.Ext(p.Path))
+	}
+	if pc := p.Precondition; pc != nil {
+		switch {
+		case p.warmupGiven:
+			return p.PreconditionPos.Errorf("precondition: the warm-up rounds run until steady, up to precondition.rounds (%d); leave warmup: out", pc.Rounds)
+		case p.Order == "sequential":
+			return p.PreconditionPos.Errorf("precondition: steadiness is judged round by round, every cell in each; order: sequential runs a cell's rounds back to back")
+		}
+		p.Warmup = pc.Rounds
 	}
 	if len(p.Variants) == 0 {
 		p.Variants = []Variant{{Name: "default", Pos: top, Stop: Stop{Signal: "TERM", Grace: 10 * time.Second}}}
@@ -1275,7 +1352,7 @@ func (p *Plan) checkVars(v Variant) error {
 // workload (besides the kinds, each a key of its own): the parser's, and
 // the reference's (docs/reference.md is made from them).
 var (
-	PlanKeys     = []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate", "ports"}
+	PlanKeys     = []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate", "ports", "precondition"}
 	VariantKeys  = []string{"name", "git", "build", "start", "ready", "stop", "env", "vars", "workdir", "limits", "observe", "profile"}
 	HookKeys     = []string{"before_run", "after_run", "before_round", "after_round"}
 	WorkloadKeys = []string{"name", "matrix", "scale", "curve", "slo", "setup"}

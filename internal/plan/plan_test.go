@@ -124,6 +124,10 @@ func TestParseErrorsAreLocated(t *testing.T) {
 		{"workloads:\n  - fs: {bs: 4k}\n    slo: {metric: read.response_p99_ns}\n", "p.yaml:3:10: slo: give metric and below"},
 		{"workloads:\n  - fs: {bs: 4k}\n    slo: {metric: read.response_p99_ns, below: 2ms, precision: 90%}\n", "slo.precision \"90%\": want the bracket's width in percent, 0.1 to 50"},
 		{"workloads:\n  - fs: {bs: 4k}\n    slo: {metric: read.response_p99_ns, under: 2ms}\n", "unknown key \"under\" in slo; known: metric, below, precision"},
+		{"precondition: maybe\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:15: precondition \"maybe\": want true (SNIA's rule"},
+		{"precondition: {rounds: 4, window: 5}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:15: precondition: a window of 5 rounds in at most 4"},
+		{"precondition: {range: 0}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:23: precondition: \"0\": want a percentage of the rounds' mean"},
+		{"order: sequential\nprecondition: true\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:2:15: precondition: steadiness is judged round by round"},
 	}
 	for _, tc := range tests {
 		_, err := Parse("p.yaml", []byte(tc.text))

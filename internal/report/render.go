@@ -71,6 +71,9 @@ func Terminal(w io.Writer, r *analysis.Report) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note (%s): %s\n", n.At.Local().Format("2006-01-02 15:04"), n.Text)
 	}
+	if pv := r.Preconditioned; pv != nil {
+		fmt.Fprintf(w, "%s\n", preconditionLine(pv))
+	}
 	writeCommits(w, r, false)
 	writeAnswers(w, r, false)
 	if len(r.Comparisons) > 0 {
@@ -286,3 +289,11 @@ func plain(v float64) string { return metrics.FormatPlain(v) }
 func seconds(v float64) string { return latency(v * 1e9) }
 
 func latency(ns float64) string { return metrics.FormatNs(ns) }
+
+// preconditionLine says how a precondition's warm-up rounds ended.
+func preconditionLine(pv *analysis.PreconditionView) string {
+	if pv.Steady {
+		return fmt.Sprintf("preconditioned: steady after %d warm-up rounds (%s, SNIA's rule)", pv.Rounds, pv.Rule())
+	}
+	return fmt.Sprintf("preconditioned: not steady after %d warm-up rounds (%s, SNIA's rule): see the warnings", pv.Rounds, pv.Rule())
+}

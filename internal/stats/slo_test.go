@@ -53,3 +53,25 @@ func TestSLOSearchBracketsTheCrossing(t *testing.T) {
 		t.Fatalf("a search failing everywhere: lo %g, %d steps, share %g", s.Lo, len(s.Steps), s.Share())
 	}
 }
+
+// SNIA's rule: five rounds within 20% of their mean, their fitted line
+// moving under 10% of it across them.
+func TestPreconditionSteady(t *testing.T) {
+	t.Parallel()
+	p := DefaultPrecondition
+	for _, c := range []struct {
+		values []float64
+		want   bool
+	}{
+		{[]float64{100, 100, 100, 100}, false},        // too few
+		{[]float64{50, 100, 101, 99, 100, 102}, true}, // the last five
+		{[]float64{100, 92, 108, 100, 100}, true},     // a range of 16%
+		{[]float64{100, 89, 111, 100, 100}, false},    // 22%
+		{[]float64{95, 97, 99, 101, 103}, true},       // the line moves 8%, under 10%
+		{[]float64{90, 95, 100, 105, 110}, false},     // the line moves 20%
+	} {
+		if got := p.Steady(c.values); got != c.want {
+			t.Errorf("%v: steady %v, want %v", c.values, got, c.want)
+		}
+	}
+}

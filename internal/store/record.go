@@ -1,5 +1,7 @@
 package store
 
+import "github.com/iolab/iolab/internal/stats"
+
 import "encoding/json"
 
 // PlanRecord is what an experiment of a plan keeps of it (experiments.plan
@@ -29,6 +31,8 @@ type PlanRecord struct {
 	// Custom are the metrics read from commands' output (a plan's
 	// metrics:), each with whether lower is better.
 	Custom map[string]bool `json:"custom_metrics,omitempty"`
+	// Precondition, when set, is the rule the warm-up rounds ran until.
+	Precondition *stats.Precondition `json:"precondition,omitempty"`
 }
 
 // SequentialRounds are the fewest and most rounds of an experiment that
