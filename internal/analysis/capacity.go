@@ -23,9 +23,11 @@ type CurveView struct {
 	// Op is the kind of operation whose times are drawn (read, get).
 	Op     string       `json:"op"`
 	Points []CurvePoint `json:"points"`
-	// Calibrated is the rate the flat-out calibration run reached: the
-	// loads are shares of it.
+	// Calibrated is the rate the variant's flat-out calibration run
+	// reached; Base the rate the loads are shares of, the highest any
+	// variant's reached — a load is the same rate for every variant.
 	Calibrated float64 `json:"calibrated_ops_per_s"`
+	Base       float64 `json:"base_ops_per_s"`
 	// Knee is the load past which response time grows faster than the
 	// rate it buys (the paced point farthest below the line from the
 	// first to the last, on a log scale of p99 — the Kneedle rule); ""
@@ -80,17 +82,21 @@ func (r *Report) curves(d *store.Data, perCell [][]store.Run) {
 			g.flat = i
 		}
 	}
+	calibrated := map[*group]float64{}
+	base := map[string]float64{} // by workload and matrix point
 	for _, g := range groups {
-		calibrated := 0.0
 		if g.flat >= 0 {
 			for _, run := range perCell[g.flat] {
 				if run.Round == store.CalibrationRound && run.Status == store.StatusOK {
-					calibrated = r.derived.of(run.Result)["ops_per_s"]
+					calibrated[g] = r.derived.of(run.Result)["ops_per_s"]
 				}
 			}
 		}
+		base[g.name] = math.Max(base[g.name], calibrated[g])
+	}
+	for _, g := range groups {
 		for _, op := range curveOps(r.derived, perCell, g.cells) {
-			v := CurveView{Variant: g.variant, Cell: g.name, Op: op, Calibrated: calibrated}
+			v := CurveView{Variant: g.variant, Cell: g.name, Op: op, Calibrated: calibrated[g], Base: base[g.name]}
 			for _, i := range g.cells {
 				load := d.Cells[i].Params[plan.LoadParam]
 				times := op + ".response_"
@@ -110,7 +116,7 @@ func (r *Report) curves(d *store.Data, perCell [][]store.Run) {
 					continue // no measured run of the load succeeded
 				}
 				if pct, ok := loadShare(load); ok {
-					p.Offered = pct * calibrated
+					p.Offered = pct * v.Base
 				}
 				v.Points = append(v.Points, p)
 			}

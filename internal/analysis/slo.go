@@ -29,10 +29,10 @@ type SLOView struct {
 	// between them.
 	Held    float64 `json:"held_ops_per_s"`
 	NotHeld float64 `json:"not_held_ops_per_s"`
-	// NotHeldDecided says the objective was shown to fail at NotHeld,
-	// not only not shown to hold.
-	NotHeldDecided bool      `json:"not_held_decided"`
-	Steps          []SLOStep `json:"steps"`
+	// Failed is the lowest rate the objective was shown to fail at (0:
+	// none): the highest sustainable rate is below it.
+	Failed float64   `json:"failed_ops_per_s"`
+	Steps  []SLOStep `json:"steps"`
 	Runs           int       `json:"runs"`
 	// Done says the search ended; a search cut short says where it was.
 	Done bool `json:"done"`
@@ -48,11 +48,11 @@ type SLOStep struct {
 
 // SLOComparison is a variant's highest sustainable rate against the
 // baseline's: the ratio of the middles of their brackets, and the range
-// their brackets allow — bounded only where an objective was shown to
-// fail (Low nil: the baseline was not shown to fail anywhere, so it may
-// sustain any more; High nil: nor was the variant). More or Less only
-// when the one's objective was shown to hold at a rate where the other's
-// was shown to fail.
+// the searches allow — from the rate one held at to the lowest the other
+// was shown to fail at (Low nil: the baseline was shown to fail nowhere,
+// so it may sustain any more; High nil: nor was the variant). More or
+// Less only when the one's objective was shown to hold at a rate where
+// the other's was shown to fail.
 type SLOComparison struct {
 	Cell     string   `json:"cell"`
 	SLO      string   `json:"slo"`
@@ -127,8 +127,8 @@ func (r *Report) slos(d *store.Data, perCell [][]store.Run) {
 		v.Done = search.Done()
 		v.Held, v.NotHeld = search.Lo*v.Calibrated, search.Hi*v.Calibrated
 		for _, s := range search.Steps {
-			if s.Share == search.Hi && s.Verdict == stats.Fails {
-				v.NotHeldDecided = true
+			if f := s.Share * v.Calibrated; s.Verdict == stats.Fails && (v.Failed == 0 || f < v.Failed) {
+				v.Failed = f
 			}
 		}
 		r.SLOs = append(r.SLOs, v)
@@ -154,18 +154,18 @@ func (r *Report) compareSLOs() {
 		}
 		c := SLOComparison{Cell: v.Cell, SLO: v.SLO, Baseline: b.Variant, Variant: v.Variant,
 			Ratio: (v.Held + v.NotHeld) / (b.Held + b.NotHeld), Verdict: stats.Inconclusive}
-		if b.NotHeldDecided {
-			low := v.Held / b.NotHeld
+		if b.Failed > 0 {
+			low := v.Held / b.Failed
 			c.Low = &low
 		}
-		if v.NotHeldDecided {
-			high := v.NotHeld / b.Held
+		if v.Failed > 0 {
+			high := v.Failed / b.Held
 			c.High = &high
 		}
 		switch {
-		case b.NotHeldDecided && v.Held >= b.NotHeld:
+		case b.Failed > 0 && v.Held >= b.Failed:
 			c.Verdict = SustainsMore
-		case v.NotHeldDecided && b.Held >= v.NotHeld:
+		case v.Failed > 0 && b.Held >= v.Failed:
 			c.Verdict = SustainsLess
 		}
 		r.SLOComparisons = append(r.SLOComparisons, c)

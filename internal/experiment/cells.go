@@ -73,9 +73,9 @@ func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]la
 						if flat[v.Name] == nil {
 							flat[v.Name] = &calibration{}
 						}
-						c.load = &curveLoad{pct: load.pct, flat: flat[v.Name]}
+						c.load = &curveLoad{pct: load.pct, flat: flat[v.Name], base: highest(flat)}
 						if load.search != nil {
-							c.load.search = &sloSearch{slo: w.SLO, SLOSearch: w.SLO.NewSearch(p.Rounds), base: highest(flat)}
+							c.load.search = &sloSearch{slo: w.SLO, SLOSearch: w.SLO.NewSearch(p.Rounds)}
 						}
 					}
 					cell, err := c.cell(name, len(cells), checked)

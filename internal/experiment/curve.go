@@ -28,22 +28,28 @@ type curveLoad struct {
 	pct    float64 // percent of the flat-out rate; 0 flat out or searched
 	search *sloSearch
 	flat   *calibration
+	// base is the rate the loads are shares of: the highest any variant
+	// reached flat out, so that a load is the same rate for every
+	// variant, and one that cannot keep it shows so.
+	base func() float64
 }
 
 func (l *curveLoad) flatOut() bool { return l.pct == 0 && l.search == nil }
 
-// share is the load's share of the rate its variant reached flat out: 0
-// flat out; for a search, the share of the highest flat-out rate of all
-// variants its next run is at (0 once it ended), as a share of its own.
+// share is the load as a share of the rate its own variant reached flat
+// out (what its options are paced by): its share of base — for a
+// search, the share its next run is at (0 once it ended) — scaled by
+// base over its own rate; 0 flat out.
 func (l *curveLoad) share() float64 {
-	if l.search != nil {
-		own := l.flat.rate()
-		if own <= 0 {
-			return 0
-		}
-		return l.search.Share() * l.search.base() / own
+	own := l.flat.rate()
+	if l.flatOut() || own <= 0 {
+		return 0
 	}
-	return l.pct / 100
+	share := l.pct / 100
+	if l.search != nil {
+		share = l.search.Share()
+	}
+	return share * l.base() / own
 }
 
 // name is the load as a cell's name and parameters show it.

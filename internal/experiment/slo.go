@@ -14,13 +14,12 @@ import (
 // sloSearch is one variant's search, at one point of its workload's
 // matrix, for the highest rate the workload's SLO allows: a cell whose
 // every run is at the load the search is at, built anew for each run.
-// Every variant's search runs over the same rates — shares of base, the
-// highest rate any of them reached flat out — so that one variant's
-// objective can be shown to fail where another's holds.
+// Every variant's search runs over the same rates (curveLoad.base), so
+// that one variant's objective can be shown to fail where another's
+// holds.
 type sloSearch struct {
 	slo *plan.SLO
 	*stats.SLOSearch
-	base func() float64
 }
 
 // highest is the highest rate the calibrations reached.

@@ -668,7 +668,7 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 			round += plan.Warmup
 		}
 		rctx := workload.WithRunInfo(ctx, workload.RunInfo{Run: i, Round: round})
-		err := r.runOne(rctx, expID, c, run, RunPosition{Round: e.Round, Rounds: plan.Rounds, Warmup: e.Warmup, Done: ran, Total: total, Variant: c.Variant})
+		err := r.runOne(rctx, expID, c, run, RunPosition{Round: e.Round, Rounds: max(plan.Rounds, c.Rounds), Warmup: e.Warmup, Done: ran, Total: total, Variant: c.Variant})
 		ran++
 		var gate *gateError
 		switch {

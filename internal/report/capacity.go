@@ -36,8 +36,11 @@ func writeCurves(w io.Writer, r *analysis.Report, markdown bool) error {
 			what += " — " + v.Variant
 		}
 		flat := ""
-		if v.Calibrated > 0 {
-			flat = fmt.Sprintf(" (loads in %% of the %s ops/s its calibration run reached flat out)", rate(v.Calibrated))
+		switch {
+		case v.Base > v.Calibrated:
+			flat = fmt.Sprintf(" (loads in %% of %s ops/s, the highest a variant reached flat out; %s's calibration reached %s)", rate(v.Base), v.Variant, rate(v.Calibrated))
+		case v.Base > 0:
+			flat = fmt.Sprintf(" (loads in %% of the %s ops/s its calibration run reached flat out)", rate(v.Base))
 		}
 		fmt.Fprintf(w, heading, what, v.Op, flat)
 		t := &Table{Header: []string{"load", "offered ops/s", "achieved [95% CI]", "p50", "p99 [95% CI]", "p99.9", "late starts"}}
@@ -64,7 +67,7 @@ func writeCurves(w io.Writer, r *analysis.Report, markdown bool) error {
 		}
 	}
 	if len(r.Curves) > 0 {
-		fmt.Fprintln(w, "\ncurves: each load is a share of the rate the flat-out calibration run reached, run on a fixed schedule; its times count from each operation's intended start, so a late start's wait is in them (coordinated omission corrected); the flat-out load's are service times, from each actual start; medians over the measured runs, their 95% intervals with 6 runs or more; "+
+		fmt.Fprintln(w, "\ncurves: each load is a share of the highest rate a variant's flat-out calibration run reached (the same rates for every variant), run on a fixed schedule; its times count from each operation's intended start, so a late start's wait is in them (coordinated omission corrected); the flat-out load's are service times, from each actual start; medians over the measured runs, their 95% intervals with 6 runs or more; "+
 			"knee: the load farthest below the line from the lowest load to the highest, with rate and log p99 each scaled to [0, 1] (Kneedle)")
 	}
 	return nil
@@ -269,7 +272,7 @@ func sloComparison(c analysis.SLOComparison) string {
 func sloAnswer(v analysis.SLOView) string {
 	rate := func(x float64) string { return analysis.FormatMetric("ops_per_s", x) + " ops/s" }
 	upper := "not shown to hold"
-	if v.NotHeldDecided {
+	if v.Failed > 0 && v.Failed <= v.NotHeld {
 		upper = "shown to fail"
 	}
 	switch {
