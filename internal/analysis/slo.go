@@ -33,7 +33,7 @@ type SLOView struct {
 	// none): the highest sustainable rate is below it.
 	Failed float64   `json:"failed_ops_per_s"`
 	Steps  []SLOStep `json:"steps"`
-	Runs           int       `json:"runs"`
+	Runs   int       `json:"runs"`
 	// Done says the search ended; a search cut short says where it was.
 	Done bool `json:"done"`
 }
