@@ -2,9 +2,11 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -79,7 +81,7 @@ func writeCurves(w io.Writer, r *analysis.Report, markdown bool) error {
 // p50 and p99.9 as dashed lines — the knee ringed, and the rate flat out
 // (a load on no schedule, whose times are service times) as a dotted
 // upright line.
-func curvePlot(vs []analysis.CurveView, variants []string) (figure, error) {
+func curvePlot(vs []analysis.CurveView, variants []string, slos []analysis.SLOView) (figure, error) {
 	if len(vs) == 0 {
 		return figure{}, nil
 	}
@@ -144,6 +146,33 @@ func curvePlot(vs []analysis.CurveView, variants []string) (figure, error) {
 	if len(legend) == 0 {
 		return figure{}, nil
 	}
+	// An objective on these operations' response times: its bound, and
+	// the rate each variant was shown to hold it at.
+	for k, o := range slos {
+		if k == 0 {
+			lowest, highest = math.Min(lowest, o.Below), math.Max(highest, o.Below)
+			left, right := math.Inf(1), 0.0
+			for _, v := range vs {
+				for _, pt := range v.Points {
+					left, right = math.Min(left, pt.Rate.Median), math.Max(right, pt.Rate.Median)
+				}
+			}
+			l, err := plotter.NewLine(plotter.XYs{{X: left, Y: o.Below}, {X: right, Y: o.Below}})
+			if err != nil {
+				return figure{}, err
+			}
+			l.LineStyle.Width, l.LineStyle.Dashes = vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(3)}
+			p.Add(l)
+			legend = append(legend, entry("SLO: "+o.SLO, color.Black, "dash"))
+		}
+		if o.Held > 0 {
+			vi := max(slices.Index(variants, o.Variant), 0)
+			if err := scatter(p, plotter.XYs{{X: o.Held, Y: o.Below}}, vi, true); err != nil {
+				return figure{}, err
+			}
+			legend = append(legend, entry(fmt.Sprintf("%s: holds it up to %s ops/s", variantLabel(o.Variant), analysis.FormatMetric("ops_per_s", o.Held)), variantColour(vi), "ring"))
+		}
+	}
 	for vi, x := range flat {
 		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: lowest}, {X: x, Y: highest}})
 		if err != nil {
@@ -189,11 +218,17 @@ func curveFigures(r *analysis.Report, variants []string) ([]figure, error) {
 	var out []figure
 	for _, k := range keys {
 		vs := byKey[k]
-		f, err := curvePlot(vs, variants)
+		var slos []analysis.SLOView
+		for _, o := range r.SLOs {
+			if o.Cell == vs[0].Cell && strings.HasPrefix(o.Metric, vs[0].Op+".response_") {
+				slos = append(slos, o)
+			}
+		}
+		f, err := curvePlot(vs, variants, slos)
 		if err != nil {
 			return nil, fmt.Errorf("curve plot of %s: %w", vs[0].Cell, err)
 		}
-		f.Kind, f.Caption = "curve", fmt.Sprintf("%s, %s: each load's achieved rate against its response time — from each operation's intended start, so queueing behind a late start is in it — the median of the runs; the last point is flat out (service time)", vs[0].Cell, vs[0].Op)
+		f.Kind, f.Caption = "curve", fmt.Sprintf("%s, %s: each load's achieved rate against its response time — from each operation's intended start, so queueing behind a late start is in it — the median of the runs; the dotted upright line is the rate flat out; the dashed level line an SLO on these times, ringed where each variant was shown to hold it", vs[0].Cell, vs[0].Op)
 		out = appendFigure(out, f)
 	}
 	return out, nil
