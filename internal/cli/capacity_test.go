@@ -60,16 +60,18 @@ type summaryJSON struct {
 	CI95   *[2]float64
 }
 
-// The curve of a server whose capacity queueing theory knows: 4 workers
-// of 20 ms each serve 200 requests/s. Flat out with 8 requests in flight,
-// the calibration reaches that capacity, and each request waits for a
-// worker as long as it is served (40 ms). On a schedule of evenly spaced
+// The curve of a server whose capacity queueing theory knows: 8 workers
+// of 40 ms each serve 200 requests/s. Flat out with 16 requests in
+// flight, the calibration reaches that capacity, and each request waits
+// for a worker as long as it is served (80 ms). On a schedule of evenly spaced
 // arrivals below capacity (D/D/c) no request waits: at 50% and at 90% of
 // capacity the response time — from each request's intended start — is
-// the service time, 20 ms, and the achieved rate is the offered one.
+// the service time, 40 ms, and the achieved rate is the offered one.
+//
+// Not parallel, nor is the search's test below: a measurement at 90-100%
+// of a server's capacity is at the mercy of every other test's CPU.
 func TestCurveOfAServerOfKnownCapacity(t *testing.T) {
-	t.Parallel()
-	const workers, service, capacity = 4, 20 * time.Millisecond, 200.0
+	const workers, service, capacity = 8, 40 * time.Millisecond, 200.0
 	srv := capacityServer(t, workers, service)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: capacity
@@ -78,7 +80,7 @@ warmup: 0
 workloads:
   - name: get
     curve: [50, 90]
-    http: {mode: download, url: "%s/obj", concurrency: 8, runtime: 1500ms}
+    http: {mode: download, url: "%s/obj", concurrency: 16, runtime: 2s}
 `, srv.URL)})
 	out, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"), "--json")
 	if err != nil {
@@ -100,7 +102,7 @@ workloads:
 			t.Fatalf("point %d: %+v, want load %s of 6 runs", i, p, want)
 		}
 		if want == "max" {
-			// Closed loop: 8 in flight, 4 served at a time.
+			// Closed loop: 16 in flight, 8 served at a time.
 			if got := ms(p.P50.Median); got < 2*service-service/4 || got > 2*service+service/2 {
 				t.Errorf("flat out, a request took %v (p50), want about %v: one wait for a worker, one service", got, 2*service)
 			}
@@ -190,29 +192,29 @@ func TestCurveRefusesWhatItCannotRun(t *testing.T) {
 	}
 }
 
-// The SLO search on servers of known capacity: 4 and 5 workers of 20 ms
+// The SLO search on servers of known capacity: 8 and 10 workers of 40 ms
 // each serve 200 and 250 requests/s. On an even schedule a request waits
 // for no worker below capacity and the queue grows past it, so a median
-// response under 30 ms holds up to capacity and fails beyond (over a
-// second's run, from 102% of it: the queue's median wait passes 10 ms):
-// the search finds each capacity within 5%, and says the second sustains
-// more — at least as much more as the 25% it does — than the first. (The
-// median, not the p99: on a loaded machine a run's tail holds the
-// machine's late wake-ups, which would leave loads undecided.)
+// response under 60 ms holds up to capacity and fails beyond (over a
+// second's run, from 104% of it: the queue's median wait passes 20 ms):
+// the search finds each capacity within 5%, and says the larger sustains
+// more — at least as much more as the 25% it does — than the smaller.
+// (The median, not the p99, and a service time of 40 ms: on a loaded machine
+// a run's tail, and a short service, hold the machine's late wake-ups,
+// which would leave loads near capacity undecided.)
 func TestSLOSearchFindsTheCapacity(t *testing.T) {
-	t.Parallel()
-	const service = 20 * time.Millisecond
-	small, large := capacityServer(t, 4, service), capacityServer(t, 5, service)
+	const service = 40 * time.Millisecond
+	small, large := capacityServer(t, 8, service), capacityServer(t, 10, service)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: slo
 rounds: 5
 warmup: 0
 variants:
-  - {name: four, vars: {url: "%s"}}
-  - {name: five, vars: {url: "%s"}}
+  - {name: small, vars: {url: "%s"}}
+  - {name: large, vars: {url: "%s"}}
 workloads:
   - name: get
-    slo: {metric: download.response_p50_ns, below: 30ms, precision: 2%%}
+    slo: {metric: download.response_p50_ns, below: 60ms, precision: 2%%}
     http: {mode: download, url: "{{url}}/obj", concurrency: 16, runtime: 1s}
 `, small.URL, large.URL)})
 	db := filepath.Join(dir, "x.db")
@@ -244,7 +246,7 @@ workloads:
 		t.Fatalf("searches: %+v", r.SLOs)
 	}
 	for _, s := range r.SLOs {
-		capacity := map[string]float64{"four": 200, "five": 250}[s.Variant]
+		capacity := map[string]float64{"small": 200, "large": 250}[s.Variant]
 		if !s.Done || s.Held < 0.95*capacity || s.Held > 1.05*capacity || s.NotHeld < s.Held {
 			t.Errorf("%s: held up to %.1f/s, not at %.1f/s (done %v, %d runs, steps %+v); want %.0f within 5%%", s.Variant, s.Held, s.NotHeld, s.Done, s.Runs, s.Steps, capacity)
 		}
@@ -254,10 +256,10 @@ workloads:
 	}
 	text, _, err := iolab(t, context.Background(), "show", "--db", db)
 	c := r.SLOComparisons[0]
-	if c.Variant != "five" || c.Verdict != "more" || c.Low == nil || *c.Low > 1.25 || (c.High != nil && *c.High < 1.25) {
-		t.Errorf("five against four: %+v, want more, about 1.25:\n%s", c, text)
+	if c.Variant != "large" || c.Verdict != "more" || c.Low == nil || *c.Low > 1.25 || (c.High != nil && *c.High < 1.25) {
+		t.Errorf("large against small: %+v, want more, about 1.25:\n%s", c, text)
 	}
-	if err != nil || !strings.Contains(text, "five sustains more ops/s than four at download.response_p50_ns < 30ms") {
+	if err != nil || !strings.Contains(text, "large sustains more ops/s than small at download.response_p50_ns < 60ms") {
 		t.Errorf("the text report does not say which sustains more (%v):\n%s", err, text)
 	}
 }
@@ -375,7 +377,7 @@ func TestFSSteadyStateThroughTheCommand(t *testing.T) {
 // precondition: (SNIA's rule) repeats the warm-up rounds until every
 // cell is steady: a command whose run takes 0.5, 0.4, 0.3, 0.2 s and then
 // 0.1 s settles at its 5th run, and three runs of 0.1 s make the window
-// steady — seven warm-up rounds, then the measured ones. One that never
+// steady — seven warm-up rounds (no fewer), then the measured ones. One that never
 // settles ends the warm-up at the rule's most, and says so; warmup: with
 // it is refused.
 func TestPreconditionRunsWarmUpUntilSteady(t *testing.T) {
@@ -409,8 +411,12 @@ workloads:
 	}
 	settling := `n=$(cat settle 2>/dev/null || echo 0); echo $((n+1)) > settle; sleep 0.$(( n < 4 ? 5-n : 1 ))`
 	text, r := run("settles", "cd "+dir+" && "+settling, 12)
-	if warm, measured := counted(r); warm != 7 || measured != 2 || !strings.Contains(text, "preconditioned: steady after 7 warm-up rounds") {
-		t.Errorf("a target settling at its 5th run: %d warm-up runs, %d measured, want 7 and 2:\n%s", warm, measured, text)
+	// Steady at the 7th on a quiet machine; on a busy one a command's
+	// start-up varies by more than 20% of 0.1 s now and then, and the
+	// rule waits for a window that keeps it — never before the 7th.
+	warm, measured := counted(r)
+	if warm < 7 || warm >= 12 || measured != 2 || !strings.Contains(text, fmt.Sprintf("preconditioned: steady after %d warm-up rounds", warm)) {
+		t.Errorf("a target settling at its 5th run: %d warm-up runs, %d measured, want 7 (or a few more) and 2:\n%s", warm, measured, text)
 	}
 	text, r = run("never", "cd "+dir+` && n=$(cat alt 2>/dev/null || echo 0); echo $((n+1)) > alt; sleep 0.$(( n % 2 == 0 ? 1 : 3 ))`, 4)
 	if warm, _ := counted(r); warm != 4 || !strings.Contains(text, "[not-preconditioned]") {

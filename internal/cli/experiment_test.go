@@ -235,7 +235,7 @@ func TestBadPlans(t *testing.T) {
 		name, plan, want string
 	}{
 		{"unknown top key", "name: x\nrounds: 3\nworklods: []\n", "plan.yaml:3:1: unknown key \"worklods\" in the plan; known: name, rounds"},
-		{"unknown workload kind", "workloads:\n  - name: a\n    s4: {}\n", "plan.yaml:3:5: unknown key \"s4\" in a workload; known: name, matrix, scale, setup, " + strings.Join(workload.Names(), ", ")},
+		{"unknown workload kind", "workloads:\n  - name: a\n    s4: {}\n", "plan.yaml:3:5: unknown key \"s4\" in a workload; known: name, matrix, scale, curve, slo, setup, " + strings.Join(workload.Names(), ", ")},
 		{"bad size in fs", "workloads:\n  - fs:\n      directory: .\n      bs: 4kk\n", `plan.yaml:4:11: fs.bs "4kk": unknown unit "kk"; want`},
 		{"unknown fs key", "workloads:\n  - fs:\n      directory: .\n      blocksize: 4k\n", "plan.yaml:4:7: unknown key \"blocksize\" in fs workload"},
 		{"bad rounds", "rounds: many\nworkloads:\n  - cmd: {run: 'true'}\n", `plan.yaml:1:9: rounds "many": not a whole number; want`},

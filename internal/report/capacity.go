@@ -273,7 +273,7 @@ func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
 		fmt.Fprintf(w, "  %s\n", sloComparison(c))
 	}
 	if len(r.SLOs) > 0 {
-		fmt.Fprintln(w, "\nSLO searches: a bisection over shares of the highest rate any variant reached flat out (their calibration runs), from half; each load's runs judged as they came by an always-valid 95% confidence sequence for the mean log of metric/bound: wholly below the bound it holds, wholly above it fails, undecided at the plan's rounds it was not shown to hold; a run whose operations failed fails its load; the search ends when the bracket is within the SLO's precision; between variants, the ratio of the middles of their brackets, and the range the brackets allow where the objective was shown to fail (? where it never was)")
+		fmt.Fprintln(w, "\nSLO searches: a bisection over shares of the highest rate any variant reached flat out (their calibration runs), up to 125% of it (a closed-loop run's own measure of its rate falls short of what a schedule sustains), from half of that; each load's runs judged as they came by an always-valid 95% confidence sequence for the mean log of metric/bound: wholly below the bound it holds, wholly above it fails, undecided at the plan's rounds it was not shown to hold; a run whose operations failed fails its load; the search ends when the bracket is within the SLO's precision; between variants, the ratio of the middles of their brackets, and the range the brackets allow where the objective was shown to fail (? where it never was)")
 	}
 	return nil
 }
@@ -315,8 +315,8 @@ func sloAnswer(v analysis.SLOView) string {
 		return fmt.Sprintf("the search was cut short after %d runs: held up to %s so far", v.Runs, rate(v.Held))
 	case v.Held == 0:
 		return fmt.Sprintf("held at none of the loads tried: %s at %s (%d runs)", upper, rate(v.NotHeld), v.Runs)
-	case v.NotHeld >= v.Calibrated:
-		return fmt.Sprintf("holds up to %s — every load tried, to within %s of flat out (%s); %d runs", rate(v.Held), rate(v.NotHeld-v.Held), rate(v.Calibrated), v.Runs)
+	case v.NotHeld >= stats.SLOTop*v.Calibrated:
+		return fmt.Sprintf("holds up to %s — at every load tried, up to %.0f%% of the flat-out rate (%s); %d runs", rate(v.Held), 100*stats.SLOTop, rate(v.Calibrated), v.Runs)
 	}
 	return fmt.Sprintf("sustains %s [%s, %s]: held at %s, %s at %s; %d runs", rate(v.Held), rate(v.Held), rate(v.NotHeld), rate(v.Held), upper, rate(v.NotHeld), v.Runs)
 }

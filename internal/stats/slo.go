@@ -14,7 +14,9 @@ const (
 // SLOSearch finds the highest load at which a service level objective —
 // a metric, such as a response-time percentile, below a bound — holds
 // with 95% confidence. It is a bisection over shares of the flat-out
-// rate (0, 1], starting at half. Each step's runs are judged as they come
+// rate (0, SLOTop], starting at half of it: up to a quarter above flat
+// out, as a closed-loop run's own measure of its rate can fall short of
+// what a schedule sustains (its first and last operations in flight). Each step's runs are judged as they come
 // by an always-valid confidence sequence (Sequential) for the mean of
 // log(metric / bound) over the step's runs: wholly below 0 the objective
 // holds at that load, wholly above it fails; a step that reaches MaxRuns
@@ -30,8 +32,7 @@ type SLOSearch struct {
 	Precision                  float64
 	MinRuns, MaxRuns, MaxSteps int
 	// Lo is the highest share shown to hold (0: none yet), Hi the lowest
-	// not shown to hold (1 until one is: flat out is the most a schedule
-	// can ask of the same concurrency).
+	// not shown to hold (SLOTop until one is).
 	Lo, Hi float64
 	Steps  []SLOStep
 	seq    Sequential
@@ -52,14 +53,17 @@ type SLOStep struct {
 	Failed bool `json:"failed,omitempty"`
 }
 
+// SLOTop is the highest share of the flat-out rate a search asks for.
+const SLOTop = 1.25
+
 // NewSLOSearch starts a search whose steps take from minRuns (at least
 // 2) to maxRuns runs each.
 func NewSLOSearch(precision float64, minRuns, maxRuns, maxSteps int) *SLOSearch {
 	minRuns = max(minRuns, 2)
 	maxRuns = max(maxRuns, minRuns)
-	s := &SLOSearch{Precision: precision, MinRuns: minRuns, MaxRuns: maxRuns, MaxSteps: maxSteps, Hi: 1,
+	s := &SLOSearch{Precision: precision, MinRuns: minRuns, MaxRuns: maxRuns, MaxSteps: maxSteps, Hi: SLOTop,
 		seq: NewSequential(0, minRuns, maxRuns, 1)}
-	s.Steps = []SLOStep{{Share: 0.5, Ratio: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}}}
+	s.Steps = []SLOStep{{Share: SLOTop / 2, Ratio: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}}}
 	return s
 }
 

@@ -41,7 +41,7 @@ func TestSLOSearchBracketsTheCrossing(t *testing.T) {
 	s := NewSLOSearch(0.05, 3, 8, 8)
 	s.Add(0.1, true)
 	s.Add(0, false)
-	if s.Steps[0].Verdict != Fails || !s.Steps[0].Failed || s.Hi != 0.5 || s.Share() != 0.25 {
+	if s.Steps[0].Verdict != Fails || !s.Steps[0].Failed || s.Hi != SLOTop/2 || s.Share() != SLOTop/4 {
 		t.Fatalf("a failed run: %+v, next share %g", s.Steps, s.Share())
 	}
 	for !s.Done() {
