@@ -11,10 +11,12 @@ import (
 	"github.com/iolab/iolab/internal/workload"
 )
 
-// A workload with a curve (vdbench's curve=) is a cell per load: one flat
-// out, at the depth its keys give, whose first run — its calibration —
-// measures the rate the others run at shares of, on a schedule. The
-// flat-out cell runs in the rounds too: it is the curve's last point.
+// A workload with a curve (vdbench's curve=) or an SLO is a cell per
+// load: one flat out, at the depth its keys give, whose first run — its
+// calibration — measures its variant's rate flat out; the others run on
+// a schedule at shares of the highest of those (the same rates for every
+// variant). The flat-out cell runs in the rounds too: the curve's last
+// point.
 
 func init() {
 	// The rate a paced load of a curve or a search asked for: a share of
@@ -64,8 +66,7 @@ func (l *curveLoad) name() string {
 }
 
 // calibration is what a variant's flat-out cell of one matrix point
-// measured in its calibration run: the rate the curve's other cells run
-// at shares of.
+// measured in its calibration run.
 type calibration struct{ res *metrics.Result }
 
 // rate is the operations per second the calibration reached; 0 before.

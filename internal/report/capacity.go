@@ -250,11 +250,11 @@ func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
 			who = " — " + v.Variant
 		}
 		fmt.Fprintf(w, heading, v.Cell, v.SLO, who)
-		t := &Table{Header: []string{"load", "offered ops/s", "achieved", "runs", v.Metric + " (geometric mean) [95% sequence]", "verdict"}}
+		t := &Table{Header: []string{"load", "offered ops/s", "achieved", "runs", v.Metric + " (mean) [95% sequence]", "verdict"}}
 		for _, s := range v.Steps {
 			value := "a run failed"
 			if !s.Failed && !math.IsNaN(s.Ratio) {
-				value = fmt.Sprintf("%s [%s, %s]", format(s.Ratio*v.Below), format(s.CI95[0]*v.Below), format(s.CI95[1]*v.Below))
+				value = fmt.Sprintf("%s [%s, %s]", format(s.Ratio*v.Below), format(math.Max(s.CI95[0], 0)*v.Below), format(s.CI95[1]*v.Below))
 			} else if !s.Failed {
 				value = "—"
 			}
@@ -273,7 +273,7 @@ func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
 		fmt.Fprintf(w, "  %s\n", sloComparison(c))
 	}
 	if len(r.SLOs) > 0 {
-		fmt.Fprintln(w, "\nSLO searches: a bisection over shares of the highest rate any variant reached flat out (their calibration runs), up to 125% of it (a closed-loop run's own measure of its rate falls short of what a schedule sustains), from half of that; each load's runs judged as they came by an always-valid 95% confidence sequence for the mean log of metric/bound: wholly below the bound it holds, wholly above it fails, undecided at the plan's rounds it was not shown to hold; a run whose operations failed fails its load; the search ends when the bracket is within the SLO's precision; between variants, the ratio of the middles of their brackets, and the range the brackets allow where the objective was shown to fail (? where it never was)")
+		fmt.Fprintln(w, "\nSLO searches: a bisection over shares of the highest rate any variant reached flat out (their calibration runs), up to 125% of it (a closed-loop run's own measure of its rate falls short of what a schedule sustains), from half of that; each load's runs judged as they came by an always-valid 95% confidence sequence for the mean of metric/bound: wholly below the bound it holds, wholly above it fails, undecided at the plan's rounds it was not shown to hold; a run whose operations failed fails its load; the search ends when the bracket is within the SLO's precision; between variants, the ratio of the middles of their brackets, and the range the brackets allow where the objective was shown to fail (? where it never was)")
 	}
 	return nil
 }

@@ -16,10 +16,11 @@ const (
 // with 95% confidence. It is a bisection over shares of the flat-out
 // rate (0, SLOTop], starting at half of it: up to a quarter above flat
 // out, as a closed-loop run's own measure of its rate can fall short of
-// what a schedule sustains (its first and last operations in flight). Each step's runs are judged as they come
-// by an always-valid confidence sequence (Sequential) for the mean of
-// log(metric / bound) over the step's runs: wholly below 0 the objective
-// holds at that load, wholly above it fails; a step that reaches MaxRuns
+// what a schedule sustains (its first and last operations in flight).
+// Each step's runs are judged as they come by an always-valid confidence
+// sequence (Sequential) for the mean of metric/bound over the step's
+// runs: wholly below 1 the objective holds at that load, wholly above it
+// fails; a step that reaches MaxRuns
 // undecided has not been shown to hold, and one run that fails (errors at
 // that load) fails it. The search ends when the bracket between the
 // highest share shown to hold and the lowest not shown to is within
@@ -44,9 +45,8 @@ type SLOStep struct {
 	Share   float64 `json:"share"`
 	Runs    int     `json:"runs"`
 	Verdict string  `json:"verdict"` // Holds, Fails, Undecided; "" while it runs
-	// Ratio is the geometric mean of metric/bound over the step's runs
-	// and CI95 the sequence's interval of it; a failed run leaves both
-	// NaN.
+	// Ratio is the mean of metric/bound over the step's runs and CI95
+	// the sequence's interval of it; a failed run leaves both NaN.
 	Ratio float64    `json:"ratio"`
 	CI95  [2]float64 `json:"ci95"`
 	// Failed says a run of the step failed.
@@ -95,13 +95,16 @@ func (s *SLOSearch) Add(ratio float64, ok bool) {
 		s.decide(Fails)
 		return
 	}
-	s.cur = append(s.cur, math.Log(ratio))
+	// On the metric's own scale, not its log's: a run whose tail is a
+	// thousand times another's, both far below the bound, is no doubt
+	// about the bound (on a log scale it would leave the load undecided).
+	s.cur = append(s.cur, ratio-1)
 	if len(s.cur) < s.MinRuns {
 		return
 	}
 	d := append([]float64(nil), s.cur...)
 	mu, _, h, _ := s.seq.interval(d)
-	step.Ratio, step.CI95 = math.Exp(mu), [2]float64{math.Exp(mu - h), math.Exp(mu + h)}
+	step.Ratio, step.CI95 = 1+mu, [2]float64{1 + mu - h, 1 + mu + h}
 	switch {
 	case mu+h < 0:
 		s.decide(Holds)
