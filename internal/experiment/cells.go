@@ -60,7 +60,8 @@ func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]la
 			return nil, err
 		}
 		for _, point := range w.Points() {
-			// A curve's flat-out cell, per variant, paces its others.
+			// Each variant's flat-out cell calibrates; the highest of their
+			// rates paces the loads of every variant.
 			flat := map[string]*calibration{}
 			for _, load := range curveLoads(w) {
 				name := cellName(w, point)
