@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -83,7 +84,9 @@ func (r *Report) slos(d *store.Data, perCell [][]store.Run) {
 			continue
 		}
 		o, runsPerStep, ok := plan.SLOOf(c.Params)
-		if !ok {
+		if !ok { // said, never skipped in silence
+			r.Warnings = append(r.Warnings, stats.Warning{Code: "unreadable-search", Message: fmt.Sprintf(
+				"%s/%s: an SLO search whose objective is not stored as this iolab reads it (slo_metric, slo_below, slo_precision, slo_runs_per_step); its runs are shown, its search is not", c.Variant, c.Name)})
 			continue
 		}
 		name := strings.Replace(c.Name, " "+plan.LoadParam+"="+plan.LoadSLO, "", 1)

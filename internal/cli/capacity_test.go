@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -426,5 +427,35 @@ workloads:
 	if _, err := runPlan(t, context.Background(), filepath.Join(dir, "both.yaml"), "--db", filepath.Join(dir, "x.db")); err == nil ||
 		!strings.Contains(err.Error(), "both.yaml:2:15: precondition: the warm-up rounds run until steady, up to precondition.rounds (25); leave warmup: out") {
 		t.Errorf("warmup: and precondition: %v", err)
+	}
+}
+
+// A command's secrets and repeated headers reach the curve's plan as they
+// were given — not as the masks the flags show — and reach no store: a
+// server that wants both headers answers every paced request, and the
+// token is nowhere in the database.
+func TestCurveFromTheCommandLineKeepsSecretsAndHeaders(t *testing.T) {
+	t.Parallel()
+	const token = "curve-token-5f1c2e"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token || r.Header.Get("X-Tenant") != "t1" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		w.Write(make([]byte, 512))
+	}))
+	t.Cleanup(srv.Close)
+	db := filepath.Join(t.TempDir(), "x.db")
+	_, stderr, err := iolab(t, context.Background(), "http", "download", "--url", srv.URL+"/obj", "--bearer", token, "-H", "X-Tenant: t1",
+		"--concurrency", "2", "--runtime", "200ms", "--curve", "50", "--rounds", "2", "--warmup", "0", "--db", db)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM runs WHERE status != 'ok'`); n != 0 {
+		t.Errorf("%d runs failed: the secret or the header did not reach the plan", n)
+	}
+	raw, err := os.ReadFile(db)
+	if err != nil || strings.Contains(string(raw), token) || strings.Contains(stderr, token) {
+		t.Errorf("the token reached the store or the output (%v)", err)
 	}
 }

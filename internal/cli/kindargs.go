@@ -142,21 +142,33 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 	return yaml.Marshal(&doc)
 }
 
-// givenKeys adds to a workload's node the kind's keys given as flags.
+// givenKeys adds to a workload's node the kind's keys given as flags, as
+// they were given: a secret's or a header's value itself, not the mask
+// the flag shows (the plan's text is redacted where it is stored).
 func givenKeys(load *yaml.Node, flags *pflag.FlagSet, keys []string) {
 	flags.Visit(func(f *pflag.Flag) {
 		if !slices.Contains(keys, f.Name) {
 			return
 		}
-		if s, ok := f.Value.(pflag.SliceValue); ok {
-			list := yaml.Node{Kind: yaml.SequenceNode}
-			for _, x := range s.GetSlice() {
-				list.Content = append(list.Content, scalar(x))
-			}
-			load.Content = append(load.Content, scalar(f.Name), &list)
+		var values []string
+		switch v := f.Value.(type) {
+		case flagval.Given:
+			values = v.Given()
+		case pflag.SliceValue:
+			values = v.GetSlice()
+		default:
+			addPair(load, f.Name, f.Value.String())
 			return
 		}
-		addPair(load, f.Name, f.Value.String())
+		if !flagval.Repeatable(f) && len(values) == 1 {
+			addPair(load, f.Name, values[0])
+			return
+		}
+		list := yaml.Node{Kind: yaml.SequenceNode}
+		for _, x := range values {
+			list.Content = append(list.Content, scalar(x))
+		}
+		load.Content = append(load.Content, scalar(f.Name), &list)
 	})
 }
 

@@ -3,6 +3,7 @@ package driver
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,7 @@ type SteadyState struct {
 func ParseSteadyState(s string) (SteadyState, error) {
 	what, limit, ok := strings.Cut(s, ":")
 	var ss SteadyState
-	if !ok || !contains(SteadyCriteria, what) {
+	if !ok || !slices.Contains(SteadyCriteria, what) {
 		return ss, fmt.Errorf("want CRITERION:LIMIT such as iops:2%% or bw_slope:0.1%%; criteria: %s", strings.Join(SteadyCriteria, ", "))
 	}
 	ss.Criterion = what
@@ -47,15 +48,6 @@ func ParseSteadyState(s string) (SteadyState, error) {
 		ss.Limit /= 100
 	}
 	return ss, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // String is the criterion as fio writes it.

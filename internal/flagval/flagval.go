@@ -407,6 +407,17 @@ func (v Pairs) Set(s string) error {
 	return nil
 }
 
+// Given is a flag whose value, as String shows it, is masked or joined
+// (a secret, a URL with a password, -H pairs): Given is what was set,
+// each value once, for what hands the flags on as they were given (a plan
+// made of a command's flags, redacted where it is stored).
+type Given interface{ Given() []string }
+
+func (v Secret) Given() []string  { return []string{*v.P} }
+func (v URL) Given() []string     { return []string{*v.P} }
+func (v URLList) Given() []string { return []string{*v.P} }
+func (v Pairs) Given() []string   { return *v.P }
+
 // Repeatable says whether a flag may be given more than once (-H), so a
 // plan key may be a list.
 func Repeatable(f *pflag.Flag) bool {

@@ -169,7 +169,13 @@ type Runner struct {
 // Preparation errors (bad target, missing tool) are returned before
 // anything is stored.
 func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, err error) {
-	if err := CheckRuns(len(cells), plan.Warmup, plan.Rounds); err != nil {
+	// The schedule is laid out to the most rounds any cell may run (a
+	// search's), every cell's: bounded before it is made.
+	rounds := plan.Rounds
+	for _, c := range cells {
+		rounds = max(rounds, c.Rounds)
+	}
+	if err := CheckRuns(len(cells), plan.Warmup, rounds); err != nil {
 		return "", &workload.InputError{Err: err}
 	}
 	if plan.MinRounds > 0 && plan.Order == OrderSequential {
