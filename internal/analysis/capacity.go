@@ -69,7 +69,7 @@ func (r *Report) curves(d *store.Data, perCell [][]store.Run) {
 		if !ok || load == plan.LoadSLO { // a search is no point of a curve
 			continue
 		}
-		name := strings.Replace(c.Name, " "+plan.LoadParam+"="+load, "", 1)
+		name := loadless(c)
 		key := c.Variant + "\x00" + name
 		g := byKey[key]
 		if g == nil {
@@ -128,6 +128,12 @@ func (r *Report) curves(d *store.Data, perCell [][]store.Run) {
 			r.Curves = append(r.Curves, v)
 		}
 	}
+}
+
+// loadless is a curve's or a search's cell's name without its load: the
+// workload at its matrix point, the same for all its loads.
+func loadless(c store.Cell) string {
+	return strings.Replace(c.Name, " "+plan.LoadParam+"="+c.Params[plan.LoadParam], "", 1)
 }
 
 // curveOps are the kinds of operation the paced loads of a curve timed

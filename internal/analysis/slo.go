@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/stats"
@@ -89,12 +88,12 @@ func (r *Report) slos(d *store.Data, perCell [][]store.Run) {
 				"%s/%s: an SLO search whose objective is not stored as this iolab reads it (slo_metric, slo_below, slo_precision, slo_runs_per_step); its runs are shown, its search is not", c.Variant, c.Name)})
 			continue
 		}
-		name := strings.Replace(c.Name, " "+plan.LoadParam+"="+plan.LoadSLO, "", 1)
+		name := loadless(c)
 		v := SLOView{Variant: c.Variant, Cell: name, SLO: o.String(), Metric: o.Metric, Below: o.Below}
 		// Every variant's search is over shares of the highest rate any
 		// reached flat out.
 		for j, f := range d.Cells {
-			if f.Params[plan.LoadParam] == plan.LoadMax && strings.Replace(f.Name, " "+plan.LoadParam+"="+plan.LoadMax, "", 1) == name {
+			if f.Params[plan.LoadParam] == plan.LoadMax && loadless(f) == name {
 				for _, run := range perCell[j] {
 					if run.Round == store.CalibrationRound && run.Status == store.StatusOK {
 						v.Calibrated = math.Max(v.Calibrated, r.derived.of(run.Result)["ops_per_s"])
