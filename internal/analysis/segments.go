@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
@@ -176,9 +174,9 @@ func (m *Merger) Add(d *store.Data) error {
 				bare.ByOp[op].Lat, bare.ByOp[op].TTFB, bare.ByOp[op].Response = nil, nil, nil
 			}
 			if p.result == nil {
-				p.result = mergeResults([]*metrics.Result{&bare})
+				p.result = metrics.MergeTogether([]*metrics.Result{&bare})
 			} else {
-				p.result = mergeResults([]*metrics.Result{p.result, &bare})
+				p.result = metrics.MergeTogether([]*metrics.Result{p.result, &bare})
 			}
 		}
 		p.parts[seg.I] = &light
@@ -332,102 +330,4 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// mergeResults merges results of runs that ran at the same time.
-func mergeResults(rs []*metrics.Result) *metrics.Result {
-	out := &metrics.Result{Start: rs[0].Start, ErrorCodes: map[string]int64{}, Extra: map[string]float64{}}
-	var end time.Time
-	for _, r := range rs {
-		if r.Start.Before(out.Start) {
-			out.Start = r.Start
-		}
-		end = later(end, r.Start.Add(r.Duration))
-	}
-	out.Duration = end.Sub(out.Start)
-	seconds := map[int64]*metrics.Second{}
-	seen := map[metrics.Note]bool{}
-	for _, r := range rs {
-		for d := range r.ByOp {
-			o, s := &out.ByOp[d], r.ByOp[d]
-			o.Ops, o.Bytes, o.Errors = o.Ops+s.Ops, o.Bytes+s.Bytes, o.Errors+s.Errors
-			o.ActiveS = max(o.ActiveS, s.ActiveS)
-			o.Lat = mergeHist(o.Lat, s.Lat)
-			o.TTFB = mergeHist(o.TTFB, s.TTFB)
-			o.Response = mergeHist(o.Response, s.Response)
-		}
-		out.Errors += r.Errors
-		if out.FirstError == "" {
-			out.FirstError = r.FirstError
-		}
-		out.CPUUserS += r.CPUUserS
-		out.CPUSysS += r.CPUSysS
-		out.TimingOverheadNs = max(out.TimingOverheadNs, r.TimingOverheadNs)
-		for k, v := range r.ErrorCodes {
-			out.ErrorCodes[k] += v
-		}
-		for k, v := range r.Extra {
-			mergeExtra(out.Extra, k, v)
-		}
-		for _, note := range r.Notes {
-			if !seen[note] {
-				seen[note] = true
-				out.Notes = append(out.Notes, note)
-			}
-		}
-		// Seconds meet by wall clock: a segment that started later adds
-		// to the seconds it shares with the others.
-		for _, s := range r.Series {
-			at := r.Start.Unix() + s.T
-			m := seconds[at]
-			if m == nil {
-				m = &metrics.Second{T: at}
-				seconds[at] = m
-			}
-			// Per-second percentiles do not merge; the worst segment's
-			// bounds the second's.
-			m.Ops, m.Bytes = m.Ops+s.Ops, m.Bytes+s.Bytes
-			m.P50Ns, m.P99Ns, m.MaxNs = max(m.P50Ns, s.P50Ns), max(m.P99Ns, s.P99Ns), max(m.MaxNs, s.MaxNs)
-		}
-	}
-	if failed, ok := out.Extra["frames_failed"]; ok {
-		out.Extra["frames_success_pct"] = 100 * out.Extra["frames_done"] / max(out.Extra["frames_done"]+failed, 1)
-	}
-	for _, r := range rs {
-		out.Frames = append(out.Frames, r.Frames...)
-	}
-	slices.SortStableFunc(out.Frames, func(a, b metrics.FrameTiming) int { return cmp.Compare(a.Pos, b.Pos) })
-	for _, at := range slices.Sorted(maps.Keys(seconds)) {
-		s := *seconds[at]
-		s.T = at - out.Start.Unix()
-		out.Series = append(out.Series, s)
-	}
-	return out
-}
-
-// mergeExtra merges a segment's figure into the load's as the catalogue
-// says the metric merges: counts and rates of segments that ran at once
-// add up; peaks, the worst of anything, a host's stall and a process's
-// time are the largest segment's; a pass is every segment's; percentiles
-// and costs per operation are recomputed from the merged run (its
-// histograms), never merged from figures. A plan's own metric, which no
-// catalogue declares, adds up.
-func mergeExtra(into map[string]float64, k string, v float64) {
-	prev, seen := into[k]
-	def, _ := metrics.Describe(k)
-	switch def.Merge {
-	case metrics.MergeMin:
-		if !seen || v < prev {
-			into[k] = v
-		}
-	case metrics.MergeMax:
-		into[k] = max(prev, v)
-	case metrics.MergeRecompute:
-	default:
-		into[k] = prev + v
-	}
-}
-
-func mergeHist(into, h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
-	return metrics.MergeHistogram(into, h)
 }

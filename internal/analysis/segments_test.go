@@ -25,7 +25,7 @@ func TestMergeResultsExtra(t *testing.T) {
 		"frames_target_fps": 24, "frames_worst_late_ns": 9e6, "frames_success_pct": 100, "env_cpu_stall_peak": 0.1, "verify_checked": 7,
 		"list_keys_per_s": 50, "get.lat_p99_ns": 3},
 		Frames: []metrics.FrameTiming{{Frame: 1, Pos: 1}, {Frame: 3, Pos: 3}}}
-	m := mergeResults([]*metrics.Result{a, b})
+	m := metrics.MergeTogether([]*metrics.Result{a, b})
 	want := map[string]float64{"frames_done": 190, "frames_failed": 10, "frames_pass": 0, "frames_target_fps": 24, "frames_worst_late_ns": 9e6,
 		"frames_success_pct": 100 * 190.0 / 200, "env_cpu_stall_peak": 0.2, "verify_checked": 12, "list_keys_per_s": 150}
 	for k, v := range want {

@@ -38,9 +38,6 @@ func (c *capacityFlags) run(cmd *cobra.Command, kind workload.Kind, fixed map[st
 	if err := repeat.validate(); err != nil {
 		return err
 	}
-	if repeat.Segment.Split() || !repeat.StartAt.IsZero() {
-		return usage("--curve, --slo: not in segments yet (--segment, --start-at): each segment would pace at shares of its own flat-out rate; run it from one host")
-	}
 	if cmd.Flags().Changed("lat-log") {
 		return usage("--lat-log with --curve or --slo: the runs are at many loads; log a single load's operations without them")
 	}

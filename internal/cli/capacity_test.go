@@ -3,11 +3,15 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -164,7 +168,7 @@ workloads:
 
 // A curve the plan cannot run is refused before anything runs, at the
 // place that says so: a kind with no schedule, a workload that sets its
-// own rate, a load run in segments.
+// own rate, segments that meet in no store (--run-every).
 func TestCurveRefusesWhatItCannotRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -175,8 +179,8 @@ func TestCurveRefusesWhatItCannotRun(t *testing.T) {
 			"workload \"w\": fs.rate_iops: the curve sets the rate of each load (a share of the flat-out rate); leave rate_iops out"},
 		{"  - name: w\n    curve: [50]\n    matrix: {rate: [1, 2]}\n    s3: {endpoint: 'http://127.0.0.1:1', bucket: b}\n", "",
 			"workload \"w\": matrix.rate: the curve sets the rate of each load; leave rate out"},
-		{"  - name: w\n    curve: [50]\n    fs: {directory: " + dir + "}\n", "--segment 1/2 --segment-group g",
-			"workload \"w\": curve: not in segments yet (--segment 1/2)"},
+		{"  - name: w\n    curve: [50]\n    fs: {directory: " + dir + "}\n", "--segment 1/2 --start-at +1m --run-every 10s",
+			"--run-every: a curve, a search, a precondition and stopping when decided judge the whole load as it runs"},
 	} {
 		writeFiles(t, dir, map[string]string{"p.yaml": "name: refused\nworkloads:\n" + c.plan})
 		args := []string{"experiment", filepath.Join(dir, "p.yaml"), "--db", filepath.Join(dir, "x.db")}
@@ -457,5 +461,150 @@ func TestCurveFromTheCommandLineKeepsSecretsAndHeaders(t *testing.T) {
 	raw, err := os.ReadFile(db)
 	if err != nil || strings.Contains(string(raw), token) || strings.Contains(stderr, token) {
 		t.Errorf("the token reached the store or the output (%v)", err)
+	}
+}
+
+// A curve and a search in segments pace and judge the whole load: the two
+// segments' calibrations together reach the server's capacity (200
+// requests/s: 8 workers of 40 ms), each segment offers half of each load,
+// and the search — each step decided on both segments' runs merged —
+// finds the capacity of the whole server, taking the same steps in
+// both segments. (Not parallel: it measures near a server's capacity.)
+func TestCurveAndSearchInSegments(t *testing.T) {
+	const service, capacity = 40 * time.Millisecond, 200.0
+	srv := capacityServer(t, 8, service)
+	db := filepath.Join(t.TempDir(), "x.db")
+	runSegments(t, 2, "http", "download", "--url", srv.URL+"/obj", "--concurrency", "16", "--runtime", "1s",
+		"--curve", "50", "--slo", "download.response_p50_ns<60ms", "--rounds", "5", "--warmup", "0",
+		"-q", "--db", db, "--segment-group", "capacity", "--barrier-timeout", "2m")
+	out, stderr, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Curves []curveJSON
+		SLOs   []struct {
+			Held    float64 `json:"held_ops_per_s"`
+			NotHeld float64 `json:"not_held_ops_per_s"`
+			Done    bool
+			Runs    int
+		}
+		Segments struct{ Experiments map[string]string }
+	}
+	decodeInto(t, out, &r)
+	if len(r.Segments.Experiments) != 2 || len(r.Curves) != 1 || len(r.Curves[0].Points) != 2 || len(r.SLOs) != 1 {
+		t.Fatalf("the merged load: %s", out)
+	}
+	c := r.Curves[0]
+	if c.Calibrated < 0.9*capacity || c.Calibrated > 1.05*capacity {
+		t.Errorf("the whole load calibrated at %.1f requests/s, want the server's %.0f (each segment alone reaches half)", c.Calibrated, capacity)
+	}
+	if p := c.Points[0]; p.Load != "50%" || math.Abs(p.Offered-c.Calibrated/2) > 1 || p.Rate.Median < 0.95*p.Offered || p.Rate.Median > 1.05*p.Offered {
+		t.Errorf("at 50%%: offered %.1f, achieved %.1f requests/s; want half of %.1f, achieved", p.Offered, p.Rate.Median, c.Calibrated)
+	}
+	// Each segment offered its half of the load.
+	for _, seg := range []string{"0/2", "1/2"} {
+		got := distinct(t, db, `SELECT DISTINCT CAST(round(m.value) AS INTEGER) FROM metrics m JOIN runs r ON r.id = m.run_id JOIN cells c ON c.id = r.cell_id
+			JOIN experiments e ON e.id = r.experiment_id WHERE m.name = 'offered_ops_per_s' AND c.name LIKE '%load=50%' AND e.segment = '`+seg+`'`)
+		if want := fmt.Sprint(math.Round(c.Calibrated / 4)); len(got) != 1 || got[0] != want {
+			t.Errorf("segment %s offered %v requests/s at 50%%, want a quarter of the whole flat-out rate (%s)", seg, got, want)
+		}
+	}
+	s := r.SLOs[0]
+	if !s.Done || s.Held < 0.95*capacity || s.Held > 1.05*capacity || s.NotHeld < s.Held {
+		t.Errorf("the search held up to %.1f/s, not at %.1f/s (done %v, %d runs); want the whole server's %.0f within 5%%", s.Held, s.NotHeld, s.Done, s.Runs, capacity)
+	}
+	// Both segments took the same steps: the same runs of the search.
+	steps := func(seg string) []string {
+		return distinct(t, db, `SELECT r.round || ':' || CAST(round(m.value) AS INTEGER) FROM runs r JOIN cells c ON c.id = r.cell_id JOIN experiments e ON e.id = r.experiment_id
+			JOIN metrics m ON m.run_id = r.id WHERE m.name = 'offered_ops_per_s' AND c.name LIKE '%load=slo%' AND e.segment = '`+seg+`' ORDER BY r.round`)
+	}
+	if a, b := steps("0/2"), steps("1/2"); len(a) < 3 || !slices.Equal(a, b) {
+		t.Errorf("the segments' searches went apart: %v and %v", a, b)
+	}
+}
+
+// A segment killed (kill -9) in the middle of a search and started again
+// continues it with the other: the survivor waits for it at the step's
+// barrier, the restarted one replays its steps from the merged runs, and
+// both take the same steps to the end.
+func TestSearchInSegmentsSurvivesAKill(t *testing.T) {
+	t.Parallel()
+	srv := capacityServer(t, 8, 5*time.Millisecond)
+	bin, db := buildIolab(t), filepath.Join(t.TempDir(), "x.db")
+	args := func(seg string) []string {
+		return []string{"http", "download", "--url", srv.URL + "/obj", "--concurrency", "8", "--runtime", "300ms",
+			"--slo", "download.response_p50_ns<1s", "--rounds", "3", "--warmup", "0", "-q", "--db", db,
+			"--segment", seg, "--segment-group", "search-kill", "--barrier-timeout", "2m", "--rejoin-timeout", "2m"}
+	}
+	victim := startVictim(t, bin, args("1/2"))
+	survivor := startSurvivor(bin, args("0/2"))
+	stored := `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment = '1/2' AND r.status = '%s' AND NOT r.warmup`
+	for deadline := time.Now().Add(2 * time.Minute); countQuiet(db, fmt.Sprintf(stored, "ok")) < 4 || countQuiet(db, fmt.Sprintf(stored, "running")) != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the victim never stored four steps' runs and began another; it said:\n%v", victim.Stdout)
+		}
+	}
+	_ = victim.Process.Signal(syscall.SIGKILL)
+	_ = victim.Wait()
+	if out, err := exec.Command(bin, args("1/2")...).CombinedOutput(); err != nil {
+		t.Fatalf("the restarted segment: %v\n%s", err, out)
+	}
+	if err := <-survivor; err != nil {
+		t.Fatalf("the survivor: %v", err)
+	}
+	steps := func(seg string) []string {
+		return distinct(t, db, `SELECT r.round || ':' || CAST(round(m.value) AS INTEGER) FROM runs r JOIN cells c ON c.id = r.cell_id JOIN experiments e ON e.id = r.experiment_id
+			JOIN metrics m ON m.run_id = r.id WHERE m.name = 'offered_ops_per_s' AND r.status = 'ok' AND c.name LIKE '%load=slo%' AND e.segment = '`+seg+`' ORDER BY r.round`)
+	}
+	if a, b := steps("0/2"), steps("1/2"); len(a) < 6 || !slices.Equal(a, b) {
+		t.Errorf("after the kill the segments' searches went apart: %v and %v", a, b)
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	var r struct {
+		SLOs []struct {
+			Done bool
+			Held float64 `json:"held_ops_per_s"`
+		}
+	}
+	decodeInto(t, out, &r)
+	if err != nil || len(r.SLOs) != 1 || !r.SLOs[0].Done || r.SLOs[0].Held <= 0 {
+		t.Errorf("the merged search (%v): %s", err, out)
+	}
+}
+
+// A precondition in segments is judged on the whole load, after every
+// segment stored its round: both segments end their warm-up at the same
+// round, once a server that is slow for its first 1.5 s has settled.
+func TestPreconditionInSegments(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if time.Since(start) < 1500*time.Millisecond {
+			time.Sleep(20 * time.Millisecond)
+		}
+		w.Write(make([]byte, 1024))
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	writeFiles(t, dir, map[string]string{"p.yaml": fmt.Sprintf(`name: settle
+rounds: 2
+precondition: {rounds: 10, window: 3, range: 50%%, slope: 50%%}
+workloads:
+  - name: w
+    http: {mode: download, url: "%s/obj", concurrency: 2, runtime: 300ms}
+`, srv.URL)})
+	runSegments(t, 2, "experiment", filepath.Join(dir, "p.yaml"), "-q", "--db", db, "--segment-group", "settle", "--barrier-timeout", "2m")
+	warm := func(seg string) []string {
+		return distinct(t, db, `SELECT sum(r.warmup) || ' warm-up, ' || sum(NOT r.warmup) || ' measured' FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment = '`+seg+`'`)
+	}
+	a, b := warm("0/2"), warm("1/2")
+	if !slices.Equal(a, b) || len(a) != 1 || !strings.HasSuffix(a[0], "2 measured") {
+		t.Errorf("the segments' warm-ups went apart: %v and %v", a, b)
+	}
+	text, _, err := iolab(t, context.Background(), "show", "--db", db)
+	if err != nil || !strings.Contains(text, "preconditioned: steady after") {
+		t.Errorf("the merged load's precondition (%v):\n%s", err, text)
 	}
 }

@@ -141,6 +141,13 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		return err
 	}
 	defer os.RemoveAll(runDir)
+	if o.Output.Every > 0 && o.Output.Segment.Split() {
+		for _, w := range p.Workloads {
+			if len(w.Curve) > 0 || w.SLO != nil || p.Precondition != nil || p.MinRounds > 0 {
+				return usage("--run-every: a curve, a search, a precondition and stopping when decided judge the whole load as it runs, which segments meeting no barrier in a shared store cannot; leave --run-every out")
+			}
+		}
+	}
 	if o.Calibrate {
 		return calibrate(ctx, p, o, st, runDir, command, seed, stored, stdout, stderr)
 	}
@@ -202,9 +209,18 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		sp.Seed = lp.Seed
 		lp.Settings = sp
 	}
+	// What is judged as the runs go is the whole load: a segment's
+	// experiment merged with the others' (the lab meets them first).
+	load := st.Load
+	if lp.Segment.Split() {
+		load = func(ctx context.Context, _ string) (*store.Data, error) {
+			d, _, err := mergeGroup(ctx, st, lp.SegmentGroup, nil)
+			return d, err
+		}
+	}
 	if pc := p.Precondition; pc != nil {
 		lp.Preconditioned = func(ctx context.Context, id string) (bool, error) {
-			data, err := st.Load(ctx, id)
+			data, err := load(ctx, id)
 			if err != nil {
 				return false, err
 			}
@@ -213,7 +229,7 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	}
 	rounds := fmt.Sprint(p.Rounds)
 	if sp.Sequential != nil {
-		lp.Decided = decided(st, analysis.OptionsFor(sp))
+		lp.Decided = decided(load, analysis.OptionsFor(sp))
 		rounds = fmt.Sprintf("%d to %d rounds, until decided", p.MinRounds, p.Rounds)
 	}
 	warm := fmt.Sprint(p.Warmup)
@@ -304,9 +320,9 @@ func untilDecided(p *plan.Plan, o ExperimentOptions) error {
 // decided says whether every primary comparison of an experiment that
 // stops when decided is decided, judging the stored runs as its report
 // will.
-func decided(st *store.Store, opts analysis.Options) func(context.Context, string) (bool, error) {
+func decided(load func(context.Context, string) (*store.Data, error), opts analysis.Options) func(context.Context, string) (bool, error) {
 	return func(ctx context.Context, id string) (bool, error) {
-		data, err := st.Load(ctx, id)
+		data, err := load(ctx, id)
 		if err != nil {
 			return false, err
 		}

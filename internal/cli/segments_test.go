@@ -581,14 +581,7 @@ func TestRestartedSegmentRejoins(t *testing.T) {
 			"--rounds=4", "--warmup=0", "-q", "--db", db, "--segment", seg, "--segment-group", "rejoin-a", "--barrier-timeout", "2m", "--rejoin-timeout", "2m"}
 	}
 	victim := startVictim(t, bin, args("1/2"))
-	survivor := make(chan error, 1)
-	go func() {
-		out, err := exec.Command(bin, args("0/2")...).CombinedOutput()
-		if err != nil {
-			err = fmt.Errorf("%w\n%s", err, out)
-		}
-		survivor <- err
-	}()
+	survivor := startSurvivor(bin, args("0/2"))
 	killMidRun(t, db, victim, "1/2")
 	time.Sleep(1500 * time.Millisecond) // the survivor finds it dead at its barrier, and waits
 	if out, err := exec.Command(bin, args("1/2")...).CombinedOutput(); err != nil {
@@ -950,6 +943,20 @@ func startVictim(t *testing.T, bin string, args []string) *exec.Cmd {
 	}
 	t.Cleanup(func() { _ = victim.Process.Kill() })
 	return victim
+}
+
+// startSurvivor runs a segment as an iolab process of its own beside a
+// victim; its error, with what it said, comes on the channel.
+func startSurvivor(bin string, args []string) <-chan error {
+	survivor := make(chan error, 1)
+	go func() {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, out)
+		}
+		survivor <- err
+	}()
+	return survivor
 }
 
 // killMidRun kills segment seg's process (victim) once it has stored a

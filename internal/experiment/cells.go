@@ -56,7 +56,7 @@ func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]la
 		if err := checkMatrix(p, w); err != nil {
 			return nil, err
 		}
-		if err := checkCurve(w, seg); err != nil {
+		if err := checkCurve(w); err != nil {
 			return nil, err
 		}
 		for _, point := range w.Points() {

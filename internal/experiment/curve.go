@@ -7,7 +7,6 @@ import (
 
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
-	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -102,9 +101,9 @@ func curveLoads(w plan.Workload) []*curveLoad {
 	return append(out, &curveLoad{})
 }
 
-// checkCurve refuses a curve on a kind that cannot be paced, one whose
-// workload sets the pace itself, and one run in segments.
-func checkCurve(w plan.Workload, seg segment.Segment) error {
+// checkCurve refuses a curve on a kind that cannot be paced and one whose
+// workload sets the pace itself.
+func checkCurve(w plan.Workload) error {
 	if len(w.Curve) == 0 && w.SLO == nil {
 		return nil
 	}
@@ -134,9 +133,6 @@ func checkCurve(w plan.Workload, seg segment.Segment) error {
 		if ax.Field == key {
 			return ax.Values[0].KeyPos.Errorf("workload %q: matrix.%s: the %s sets the rate of each load; leave %s out", w.Name, key, what, key)
 		}
-	}
-	if seg.Split() {
-		return at.Errorf("workload %q: %s: not in segments yet (--segment %s): each segment would pace at shares of its own flat-out rate; run it from one host", w.Name, what, seg)
 	}
 	return nil
 }

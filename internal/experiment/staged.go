@@ -91,7 +91,8 @@ func (s *stagedWorkload) Run(ctx context.Context, progress func(ops, bytes int64
 	}
 	offered := 0.0
 	if l := s.c.load; l != nil && !l.flatOut() {
-		offered = l.share() * l.flat.rate() // before a search moves on
+		// Before a search moves on; this segment's part of the load's.
+		offered = s.c.seg.Rate(l.share() * l.flat.rate())
 	}
 	res, err := s.cur.Run(ctx, progress)
 	if res != nil && offered > 0 {

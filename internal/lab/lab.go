@@ -163,6 +163,8 @@ type Runner struct {
 	// default): every second for a load in segments, so that show
 	// --follow draws the load live from the store.
 	sinkEvery time.Duration
+	// plan is the plan Run runs.
+	plan Plan
 }
 
 // Run prepares the cells, runs the plan and returns the experiment's ID.
@@ -181,7 +183,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	if plan.MinRounds > 0 && plan.Order == OrderSequential {
 		return "", &workload.InputError{Err: errors.New("stopping when decided needs the random order: in sequential order a round is not every cell once")}
 	}
-	r.interrupted = ctx.Done()
+	r.interrupted, r.plan = ctx.Done(), plan
 	defer r.Progress.Close() // the report comes next, on a clean line
 	r.sinkEvery = 0
 	if plan.Segment.Split() && store.IsPostgres(r.Store.Path()) {
@@ -344,6 +346,16 @@ func (r *Runner) open(ctx context.Context, plan Plan, cells []Cell) (string, []s
 		finding := failed && c.FailuresAreFindings && run.Result != nil && run.Result.Errors > 0
 		if run.Status == store.StatusOK || (plan.KeepGoing && failed) || finding {
 			done[runKey{index[run.CellID], run.Warmup, run.Round}] = true
+		}
+		if judgesWhole(plan, c, run.Warmup, run.Round) {
+			// A split load's, merged again as when it ran; a run this
+			// segment stored but had not met the others over yet, now.
+			if run.Status == store.StatusOK || (plan.KeepGoing && failed) || finding {
+				if err := r.wholeRun(ctx, plan, index[run.CellID], c, run.Warmup, run.Round); err != nil {
+					return "", nil, nil, fmt.Errorf("resume %s: %s/%s round %d: %w", plan.Resume, c.Variant, c.Name, run.Round, err)
+				}
+			}
+			continue
 		}
 		if c.Ran != nil && !run.Warmup && (run.Status == store.StatusOK || finding) {
 			if err := c.Ran(run.Result, run.Status == store.StatusOK); err != nil {
@@ -689,9 +701,20 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		case err != nil:
 			failed = append(failed, err)
 		}
+		if err := r.wholeRun(ctx, plan, e.Cell, c, e.Warmup, e.Round); err != nil {
+			return err
+		}
 		if lastOfBlock {
 			if err := r.endBlock(ctx, plan, expID, e, cells); err != nil {
 				return err
+			}
+			judging := (plan.Preconditioned != nil && e.Warmup && e.Round >= 0 && !steady) || decides(plan, e)
+			if judging && plan.Segment.Split() {
+				// Judged on the whole load, once every segment stored
+				// its block: every segment judges it alike.
+				if _, err := r.meet(ctx, plan, fmt.Sprintf("%s judged block %d", plan.SegmentGroup, e.Block), 0); err != nil {
+					return err
+				}
 			}
 			if plan.Preconditioned != nil && e.Warmup && e.Round >= 0 && !steady {
 				var err error
@@ -720,10 +743,15 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 // decided says whether an experiment that stops when decided may stop
 // after the round e ended.
 func (r *Runner) decided(ctx context.Context, plan Plan, expID string, e Entry) (bool, error) {
-	if plan.MinRounds == 0 || plan.Decided == nil || e.Warmup || e.Round+1 < plan.MinRounds || e.Round+1 >= plan.Rounds {
+	if !decides(plan, e) {
 		return false, nil
 	}
 	return plan.Decided(ctx, expID)
+}
+
+// decides says whether the experiment may stop after the entry's block.
+func decides(plan Plan, e Entry) bool {
+	return plan.MinRounds > 0 && plan.Decided != nil && !e.Warmup && e.Round+1 >= plan.MinRounds && e.Round+1 < plan.Rounds
 }
 
 // errStoreGone marks an error after which the store is not waited for
@@ -886,7 +914,8 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	default:
 		run.Status = store.StatusOK
 	}
-	if run.Status == store.StatusOK && run.Round == store.CalibrationRound {
+	whole := judgesWhole(r.plan, c, run.Warmup, run.Round) // judged after, merged (wholeRun)
+	if run.Status == store.StatusOK && run.Round == store.CalibrationRound && !whole {
 		// A calibration that cannot pace anything is no good run.
 		if err := c.Calibrate(res); err != nil {
 			run.Status, run.Error = store.StatusFailed, "calibration: "+err.Error()
@@ -895,7 +924,7 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	// A run whose operations failed measured a load the target could not
 	// serve; one that failed otherwise (its server did not start) did not.
 	finding := c.FailuresAreFindings && err == nil && run.Status == store.StatusFailed
-	if c.Ran != nil && !run.Warmup && (run.Status == store.StatusOK || finding) {
+	if c.Ran != nil && !run.Warmup && !whole && (run.Status == store.StatusOK || finding) {
 		if err := c.Ran(res, run.Status == store.StatusOK); err != nil {
 			run.Status, run.Error, finding = store.StatusFailed, err.Error(), false
 		}
