@@ -112,12 +112,25 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 			if m == "" {
 				m = PrimaryMetric(c.Workload)
 			}
+			if Searched(c) && metric == "" {
+				m = SustainedMetric
+			}
 			def, known := metrics.Describe(m)
 			desc, known := def.Stat(), known && def.Judged()
 			if lower, custom := facts.custom[m]; custom && !known {
 				desc, known = stats.Metric{LowerIsBetter: lower}, true
 			}
-			v := values(dm, perCell[c.ID], m)
+			var v []float64
+			notes := noteTexts(d.Experiment.Notes)
+			switch {
+			case m == SustainedMetric:
+				var found string
+				if v, found = sustained(dm, d, perCell, c); found != "" {
+					notes = append(notes, found)
+				}
+			case !Searched(c): // a search's runs are at loads of their own
+				v = values(dm, perCell[c.ID], m)
+			}
 			if len(v) == 0 || !known {
 				continue // no runs, or no way to tell better from worse
 			}
@@ -140,7 +153,7 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 				f["target"] = where
 			}
 			s.points = append(s.points, history.Point{Experiment: d.Experiment.ID, At: d.Experiment.CreatedAt, Values: v,
-				Notes: noteTexts(d.Experiment.Notes), Facts: f})
+				Notes: notes, Facts: f})
 		}
 	}
 	out := []HistoryView{}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
@@ -75,6 +76,44 @@ const (
 // compared between variants nor judged for noise as repeats are.
 func Searched(c store.Cell) bool { return c.Params[plan.LoadParam] == plan.LoadSLO }
 
+// SustainedMetric is a search's answer as one figure of its experiment:
+// the highest rate its objective was shown to hold at (0 if none was),
+// which a history follows across experiments.
+const SustainedMetric = "slo_ops_per_s"
+
+func init() {
+	metrics.Declare(metrics.Def{Name: SustainedMetric, Label: "ops/s sustained under the SLO", Unit: "ops/s",
+		Better: metrics.HigherIsBetter, Zeroable: true})
+}
+
+// sustained is SustainedMetric of search cell c of d, as the one value of
+// its experiment, with what the search found beside it (a note); none if
+// c is no search this iolab reads, or one that took no step.
+func sustained(dm derivedMetrics, d *store.Data, byCell map[int64][]store.Run, c store.Cell) ([]float64, string) {
+	o, runsPerStep, ok := plan.SLOOf(c.Params)
+	if !Searched(c) || !ok {
+		return nil, ""
+	}
+	perCell := make([][]store.Run, len(d.Cells))
+	i := -1
+	for j, cc := range d.Cells {
+		perCell[j] = byCell[cc.ID]
+		if cc.ID == c.ID {
+			i = j
+		}
+	}
+	v := searchOf(dm, d, perCell, i, o, runsPerStep)
+	if v.Runs == 0 {
+		return nil, ""
+	}
+	def, _ := metrics.Describe(SustainedMetric)
+	note := fmt.Sprintf("search: held at %s, not shown to hold at %s ops/s; %d runs", def.Format(v.Held), def.Format(v.NotHeld), v.Runs)
+	if !v.Done {
+		note += "; it did not end: the rate held is a lower bound"
+	}
+	return []float64{v.Held}, note
+}
+
 // slos replays each search cell's measured runs, in order, through the
 // same search that chose their loads.
 func (r *Report) slos(d *store.Data, perCell [][]store.Run) {
@@ -88,54 +127,61 @@ func (r *Report) slos(d *store.Data, perCell [][]store.Run) {
 				"%s/%s: an SLO search whose objective is not stored as this iolab reads it (slo_metric, slo_below, slo_precision, slo_runs_per_step); its runs are shown, its search is not", c.Variant, c.Name)})
 			continue
 		}
-		name := loadless(c)
-		v := SLOView{Variant: c.Variant, Cell: name, SLO: o.String(), Metric: o.Metric, Below: o.Below}
-		// Every variant's search is over shares of the highest rate any
-		// reached flat out.
-		for j, f := range d.Cells {
-			if f.Params[plan.LoadParam] == plan.LoadMax && loadless(f) == name {
-				for _, run := range perCell[j] {
-					if run.Round == store.CalibrationRound && run.Status == store.StatusOK {
-						v.Calibrated = math.Max(v.Calibrated, r.derived.of(run.Result)["ops_per_s"])
-					}
+		r.SLOs = append(r.SLOs, searchOf(r.derived, d, perCell, i, o, runsPerStep))
+	}
+	r.compareSLOs()
+}
+
+// searchOf replays search cell i's measured runs, in order, through the
+// same search that chose their loads: its view.
+func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o plan.SLO, runsPerStep int) SLOView {
+	c := d.Cells[i]
+	name := loadless(c)
+	v := SLOView{Variant: c.Variant, Cell: name, SLO: o.String(), Metric: o.Metric, Below: o.Below}
+	// Every variant's search is over shares of the highest rate any
+	// reached flat out.
+	for j, f := range d.Cells {
+		if f.Params[plan.LoadParam] == plan.LoadMax && loadless(f) == name {
+			for _, run := range perCell[j] {
+				if run.Round == store.CalibrationRound && run.Status == store.StatusOK {
+					v.Calibrated = math.Max(v.Calibrated, dm.of(run.Result)["ops_per_s"])
 				}
 			}
 		}
-		search := o.NewSearch(runsPerStep)
-		achieved := map[int][]float64{}
-		runs := slices.Clone(perCell[i]) // in the order the search took them
-		slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })
-		for _, run := range runs {
-			finding := run.Status == store.StatusFailed && run.Result != nil && run.Result.Errors > 0
-			if run.Warmup || (run.Status != store.StatusOK && !finding) || search.Done() {
-				continue
-			}
-			step := len(search.Steps) - 1
-			m := r.derived.of(run.Result)
-			value, measured := m[o.Metric]
-			if run.Status == store.StatusOK && !measured {
-				continue // stored as failed when it ran (see experiment's ran)
-			}
-			search.Add(value/o.Below, run.Status == store.StatusOK)
-			achieved[step] = append(achieved[step], m["ops_per_s"])
-			v.Runs++
-		}
-		for k, s := range search.Steps {
-			if s.Runs == 0 {
-				continue
-			}
-			v.Steps = append(v.Steps, SLOStep{SLOStep: s, Offered: s.Share * v.Calibrated, Achieved: stats.Summarize(achieved[k]).Median})
-		}
-		v.Done = search.Done()
-		v.Held, v.NotHeld = search.Lo*v.Calibrated, search.Hi*v.Calibrated
-		for _, s := range search.Steps {
-			if f := s.Share * v.Calibrated; s.Verdict == stats.Fails && (v.Failed == 0 || f < v.Failed) {
-				v.Failed = f
-			}
-		}
-		r.SLOs = append(r.SLOs, v)
 	}
-	r.compareSLOs()
+	search := o.NewSearch(runsPerStep)
+	achieved := map[int][]float64{}
+	runs := slices.Clone(perCell[i]) // in the order the search took them
+	slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })
+	for _, run := range runs {
+		finding := run.Status == store.StatusFailed && run.Result != nil && run.Result.Errors > 0
+		if run.Warmup || (run.Status != store.StatusOK && !finding) || search.Done() {
+			continue
+		}
+		step := len(search.Steps) - 1
+		m := dm.of(run.Result)
+		value, measured := m[o.Metric]
+		if run.Status == store.StatusOK && !measured {
+			continue // stored as failed when it ran (see experiment's ran)
+		}
+		search.Add(value/o.Below, run.Status == store.StatusOK)
+		achieved[step] = append(achieved[step], m["ops_per_s"])
+		v.Runs++
+	}
+	for k, s := range search.Steps {
+		if s.Runs == 0 {
+			continue
+		}
+		v.Steps = append(v.Steps, SLOStep{SLOStep: s, Offered: s.Share * v.Calibrated, Achieved: stats.Summarize(achieved[k]).Median})
+	}
+	v.Done = search.Done()
+	v.Held, v.NotHeld = search.Lo*v.Calibrated, search.Hi*v.Calibrated
+	for _, s := range search.Steps {
+		if f := s.Share * v.Calibrated; s.Verdict == stats.Fails && (v.Failed == 0 || f < v.Failed) {
+			v.Failed = f
+		}
+	}
+	return v
 }
 
 // compareSLOs compares each variant's search with the baseline's, cell by

@@ -608,3 +608,45 @@ workloads:
 		t.Errorf("the merged load's precondition (%v):\n%s", err, text)
 	}
 }
+
+// A search's answer is its experiment's figure in history: two searches of
+// the same objective, against a server of 800 requests/s and then one of
+// 400 (8 and 4 workers of 10 ms), line up as one history of the rate
+// sustained, the second about half the first. Its runs, at loads of their
+// own, are no history of any other metric; the flat-out cell's are.
+func TestSLOSearchInHistory(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "x.db")
+	for _, workers := range []int{8, 4} {
+		srv := capacityServer(t, workers, 10*time.Millisecond)
+		if _, stderr, err := iolab(t, context.Background(), "http", "download", "--url", srv.URL+"/obj", "--concurrency", "16", "--runtime", "500ms",
+			"--slo", "download.response_p50_ns<30ms", "--rounds", "3", "--warmup", "0", "-q", "--db", db); err != nil {
+			t.Fatalf("%d workers: %v\n%s", workers, err, stderr)
+		}
+	}
+	out, _, err := iolab(t, context.Background(), "history", "--db", db, "load=slo", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hs []historyJSON
+	decodeInto(t, out, &hs)
+	if len(hs) != 1 || hs[0].Metric != "slo_ops_per_s" || len(hs[0].Steps) != 2 || hs[0].Steps[0].Summary.N != 1 {
+		t.Fatalf("the searches' history: %s", out)
+	}
+	first, second := hs[0].Steps[0].Summary.Median, hs[0].Steps[1].Summary.Median
+	if first < 0.8*800 || first > 1.1*800 || second/first < 0.4 || second/first > 0.6 {
+		t.Errorf("sustained %.0f then %.0f requests/s, want about 800 then half of it", first, second)
+	}
+	out, _, err = iolab(t, context.Background(), "history", "--db", db, "--metric", "ops_per_s", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decodeInto(t, out, &hs)
+	if len(hs) != 1 || !strings.Contains(hs[0].Cell, "load=max") {
+		t.Errorf("ops/s histories: %s, want the flat-out cell's alone", out)
+	}
+	text, _, err := iolab(t, context.Background(), "history", "--db", db, "load=slo")
+	if err != nil || !strings.Contains(text, "ops/s sustained under the SLO") || !strings.Contains(text, "search: held at ") {
+		t.Errorf("the text history does not name the figure (%v):\n%s", err, text)
+	}
+}
