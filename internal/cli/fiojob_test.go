@@ -263,6 +263,7 @@ nrfiles=3
 filesize=128k
 openfiles=2
 rate_iops=,20000
+rate_process=poisson
 thinktime=50
 thinktime_blocks=16
 sync_file_range=write:8
@@ -273,7 +274,7 @@ verify_backlog=8
 	if len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
 		t.Fatalf("runs %+v\n%s", r.Runs, stderr)
 	}
-	want := map[string]string{"nrfiles": "3", "filesize": "128k", "openfiles": "2", "rate_iops": ",20000", "thinktime": "50µs",
+	want := map[string]string{"nrfiles": "3", "filesize": "128k", "openfiles": "2", "rate_iops": ",20000", "rate_process": "poisson", "thinktime": "50µs",
 		"sync_file_range": "write:8", "verify": "crc32c", "verify_backlog": "8"}
 	for k, v := range want {
 		if got := r.Cells[0].Params[k]; got != v {

@@ -246,6 +246,10 @@ func TestInputCaps(t *testing.T) {
 			"--rate 0.01: one every 1m40s, longer than the run (--runtime 10s)"},
 		{[]string{"s3", "--endpoint", "http://127.0.0.1:1", "--bucket", "bbb", "--rate", "1e-9", "--count", "10"}, "longer than the 24h0m0s iolab allows"},
 		{[]string{"fs", "--directory", dir, "--size", "1m", "--rate_iops", "1", "--runtime", "500ms"}, "one every 1s, longer than the run"},
+		{[]string{"fs", "--directory", dir, "--size", "1m", "--rate_process", "poisson"}, "--rate_process poisson spaces the starts --rate or --rate_iops paces (or a curve's loads); give one"},
+		{[]string{"fs", "--directory", dir, "--size", "1m", "--rate_iops", "10", "--rate_process", "uniform"}, `--rate_process "uniform": want linear or poisson`},
+		{[]string{"http", "download", "--url", "http://127.0.0.1:1/x", "--rate-process", "poisson", "--runtime", "1s"}, "--rate-process poisson spaces the starts --rate paces (or a curve's loads); give --rate"},
+		{[]string{"s3", "--endpoint", "http://127.0.0.1:1", "--bucket", "bbb", "--rate-process", "poisson", "--runtime", "1s"}, "--rate-process poisson spaces the starts --rate paces (or a curve's loads); give --rate"},
 		// A mix that deletes more than it writes, where it would run out.
 		{[]string{"s3", "--endpoint", "http://127.0.0.1:1", "--bucket", "bbb", "--mix", "put=1,delete=9", "--runtime", "5s"},
 			"--mix put=1,delete=9 deletes 9 objects for each 1 it writes, and a --runtime run would run out of them"},

@@ -1,6 +1,10 @@
 package driver
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +26,47 @@ type Pacer struct {
 	late     atomic.Int64
 	// reserve, if set, is woken one worker at a time by late starts.
 	reserve *Reserve
+	// Poisson arrivals: the next start's offset from origin (ns), and
+	// the gaps' source, under mu; next mirrors at for Ahead.
+	poisson bool
+	mu      sync.Mutex
+	rng     *rand.Rand
+	at      float64
+	next    atomic.Int64
+}
+
+// Process is how a pacer spaces its starts at a rate: evenly (Linear:
+// fio's rate_process=linear, wrk2's schedule, a D/·/c queue's arrivals),
+// or as a Poisson process (fio's rate_process=poisson): gaps drawn from
+// the exponential distribution of the same mean, the arrivals of many
+// independent clients (an M/·/c queue's), bursts and lulls included.
+type Process uint8
+
+const (
+	Linear Process = iota
+	Poisson
+)
+
+// ProcessUsage is the help of a --rate-process flag.
+const ProcessUsage = "how --rate spaces the starts: linear (evenly) or poisson (exponential gaps of the same mean: independent clients' arrivals, bursts included; the same for every variant in a round), as fio's rate_process"
+
+// Processes are the names ParseProcess reads, as fio spells them.
+var Processes = []string{"linear", "poisson"}
+
+func (p Process) String() string { return Processes[p] }
+
+// Set and Type make a Process a flag's value (pflag.Value).
+func (p *Process) Set(s string) (err error) { *p, err = ParseProcess(s); return err }
+func (p *Process) Type() string             { return "linear|poisson" }
+
+// ParseProcess reads a Process by its name.
+func ParseProcess(s string) (Process, error) {
+	for i, name := range Processes {
+		if s == name {
+			return Process(i), nil
+		}
+	}
+	return Linear, fmt.Errorf("want %s", strings.Join(Processes, " or "))
 }
 
 // Reserve is the workers of a paced run beyond those it starts with, up
@@ -66,12 +111,18 @@ func (r *Reserve) Peak() int64 { return r.active.Load() }
 // Grow has late starts wake the reserve's workers.
 func (p *Pacer) Grow(r *Reserve) { p.reserve = r }
 
-// NewPacer paces at perSecond; nil (no pace) for 0.
-func NewPacer(perSecond float64) *Pacer {
+// NewPacer paces at perSecond, its starts spaced as process says (a
+// Poisson process's gaps drawn from a generator of that seed: the same
+// seed, the same arrivals); nil (no pace) for 0.
+func NewPacer(perSecond float64, process Process, seed uint64) *Pacer {
 	if perSecond <= 0 {
 		return nil
 	}
-	return &Pacer{interval: 1e9 / perSecond}
+	p := &Pacer{interval: 1e9 / perSecond}
+	if process == Poisson {
+		p.poisson, p.rng = true, rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	}
+	return p
 }
 
 // Due reserves the next start time, a metrics.Clock reading; now is one.
@@ -79,7 +130,17 @@ func (p *Pacer) Due(now int64) int64 {
 	if p.started.CompareAndSwap(false, true) {
 		p.origin.Store(now)
 	}
-	due := p.origin.Load() + int64(float64(p.n.Add(1)-1)*p.interval)
+	var due int64
+	if p.poisson {
+		p.mu.Lock()
+		due = p.origin.Load() + int64(p.at)
+		p.at += p.rng.ExpFloat64() * p.interval
+		p.next.Store(int64(p.at))
+		p.mu.Unlock()
+		p.n.Add(1)
+	} else {
+		due = p.origin.Load() + int64(float64(p.n.Add(1)-1)*p.interval)
+	}
 	if now-due > int64(time.Millisecond) {
 		p.late.Add(1)
 		if p.reserve != nil {
@@ -94,7 +155,13 @@ func (p *Pacer) Due(now int64) int64 {
 
 // Ahead says the next operation is not due yet (false for no pacer).
 func (p *Pacer) Ahead(now int64) bool {
-	return p != nil && p.started.Load() && p.origin.Load()+int64(float64(p.n.Load())*p.interval) > now
+	if p == nil || !p.started.Load() {
+		return false
+	}
+	if p.poisson {
+		return p.origin.Load()+p.next.Load() > now
+	}
+	return p.origin.Load()+int64(float64(p.n.Load())*p.interval) > now
 }
 
 // Issued is how many start times were handed out; Late how many of them

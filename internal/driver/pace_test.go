@@ -1,9 +1,13 @@
 package driver
 
 import (
+	"math"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/iolab/iolab/internal/metrics"
 )
@@ -35,5 +39,71 @@ func TestSleepUntilManySleepers(t *testing.T) {
 	}
 	if n := preciseSleepers.Load(); n != 0 {
 		t.Errorf("%d sleepers still counted", n)
+	}
+}
+
+// A Poisson pacer's gaps are exponential with the rate's mean: their mean
+// is the interval, their standard deviation too, and 1-1/e of them are
+// shorter than it; a linear pacer's are all the interval. The same seed
+// gives the same arrivals.
+func TestPoissonArrivals(t *testing.T) {
+	const n, rate = 200000, 1000.0 // a gap of 1 ms on average
+	gaps := func(p *Pacer) []float64 {
+		out := make([]float64, 0, n)
+		prev := p.Due(0)
+		for range n {
+			due := p.Due(0)
+			out = append(out, float64(due-prev))
+			prev = due
+		}
+		return out
+	}
+	g := gaps(NewPacer(rate, Poisson, 7))
+	mean, sd := stat.MeanStdDev(g, nil)
+	short := 0
+	for _, x := range g {
+		if x < 1e6 {
+			short++
+		}
+	}
+	if math.Abs(mean/1e6-1) > 0.01 || math.Abs(sd/1e6-1) > 0.02 || math.Abs(float64(short)/n-(1-1/math.E)) > 0.005 {
+		t.Errorf("Poisson gaps: mean %.4g ns, sd %.4g ns, %.4f shorter than the mean; want 1e6, 1e6, %.4f", mean, sd, float64(short)/n, 1-1/math.E)
+	}
+	if again := gaps(NewPacer(rate, Poisson, 7)); !slices.Equal(g, again) {
+		t.Error("the same seed gave other arrivals")
+	}
+	for _, x := range gaps(NewPacer(rate, Linear, 7))[:1000] {
+		if x != 1e6 {
+			t.Fatalf("a linear gap of %v ns, want 1e6", x)
+		}
+	}
+	if _, err := ParseProcess("uniform"); err == nil || err.Error() != "want linear or poisson" {
+		t.Errorf("an unknown process: %v", err)
+	}
+}
+
+// Workers sharing a Poisson pacer each get a start of their own, and Ahead
+// says when the next one is not due yet.
+func TestPoissonPacerShared(t *testing.T) {
+	p := NewPacer(1e6, Poisson, 1)
+	var mu sync.Mutex
+	seen := map[int64]bool{}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 1000 {
+				d := p.Due(0)
+				mu.Lock()
+				seen[d] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(seen) < 7990 || p.Issued() != 8000 {
+		t.Errorf("%d distinct starts of %d issued, want 8000", len(seen), p.Issued())
+	}
+	if !p.Ahead(0) || p.Ahead(int64(10*time.Millisecond)) {
+		t.Error("Ahead: the next start is about 8 ms after the first")
 	}
 }

@@ -380,6 +380,13 @@ func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, 
 		}
 		opts.(workload.Pacer).Pace(c.load.flat.res, share)
 	}
+	switch {
+	case setup || c.load == nil:
+	case c.load.flatOut():
+		opts.(workload.Pacer).FlatOut()
+	case c.load.flat.res == nil:
+		opts.(workload.Pacer).PacedLater()
+	}
 	b := workload.Build{Dir: c.v.Workdir, Env: c.v.Env(), Params: c.params, Limits: c.cmdLimits, Setup: setup, Segment: c.seg}
 	for _, m := range spec.Metrics {
 		if setup {

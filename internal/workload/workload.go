@@ -44,6 +44,14 @@ type Pacer interface {
 	// Pace sets the options to run at share of the rate max — a run of the
 	// same options, flat out — reached, in each direction it measured.
 	Pace(max *metrics.Result, share float64)
+	// FlatOut sets the options to run as fast as they go, a curve's
+	// maximum: how paced starts are spaced (a Poisson process) is the
+	// paced loads' alone.
+	FlatOut()
+	// PacedLater says the options are a paced load of a curve or a
+	// search, whose rate its calibration sets (Pace): until then they
+	// have none, and how they space their starts is kept for it.
+	PacedLater()
 }
 
 // Gater is a workload with a pass/fail criterion the user asked to enforce
@@ -100,4 +108,14 @@ func WithRunInfo(ctx context.Context, ri RunInfo) context.Context {
 func RunInfoFrom(ctx context.Context) (RunInfo, bool) {
 	ri, ok := ctx.Value(runInfoKey{}).(RunInfo)
 	return ri, ok
+}
+
+// ArrivalSeed is the seed of a run's Poisson arrivals (driver.Poisson)
+// for one stream of them (a segment's, a job's): every variant's run of a
+// round gets the same arrivals, so their comparison pairs on them, and
+// each round others, so the rounds sample the process rather than repeat
+// one draw of it.
+func ArrivalSeed(ctx context.Context, stream int) uint64 {
+	ri, _ := RunInfoFrom(ctx)
+	return uint64(ri.Round)<<32 | uint64(uint32(stream))
 }

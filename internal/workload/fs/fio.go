@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/procgroup"
 	"github.com/iolab/iolab/internal/workload"
@@ -70,6 +71,9 @@ func (o *Options) fioArgs() []string {
 	}
 	if o.RateIOPS != [2]int64{} {
 		args = append(args, "--rate_iops="+itoa(o.RateIOPS[0])+","+itoa(o.RateIOPS[1]))
+	}
+	if o.RateProcess != driver.Linear {
+		args = append(args, "--rate_process="+o.RateProcess.String())
 	}
 	if o.ThinkTime > 0 {
 		args = append(args, "--thinktime="+itoa(o.ThinkTime.Microseconds()), "--thinktime_blocks="+strconv.Itoa(o.ThinkTimeBlocks))

@@ -82,6 +82,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Var(pairValue{p: &j.Rate, parse: units.ParseFioSize, format: units.FormatSize}, "rate", "cap each job's bandwidth, bytes/s: 10m, or READ,WRITE (500k,1m; ,1m caps writes only)")
 	f.Var(pairValue{p: &j.RateIOPS, parse: func(s string) (int64, error) { return units.ParseInt(s, 1, flagval.MaxRate) },
 		format: func(n int64) string { return fmt.Sprint(n) }}, "rate_iops", "cap each job's operations/s: 1000, or READ,WRITE")
+	f.Var(&j.RateProcess, "rate_process", "how --rate/--rate_iops space the starts: linear (evenly) or poisson (exponential gaps of the same mean: independent clients' arrivals, bursts included; the same for every variant in a round), as fio's rate_process")
 	f.Var(flagval.Duration{P: &j.ThinkTime, Unit: time.Microsecond}, "thinktime", "pause this long after every --thinktime_blocks operations complete (microseconds, or 10ms)")
 	flagval.IntVar(f, &j.ThinkTimeBlocks, "thinktime_blocks", 1, 1, flagval.MaxCount, "operations between two thinktime pauses")
 	f.Var(syncRangeValue{&j.SyncFileRange}, "sync_file_range", "sync_file_range(2) after every N writes: FLAGS:N, flags wait_before,write,wait_after (write:8)")
@@ -131,6 +132,12 @@ func (o *Flags) Pace(max *metrics.Result, share float64) {
 		}
 	}
 }
+
+// PacedLater implements workload.Pacer.
+func (o *Flags) PacedLater() { o.Job.PacedLater = true }
+
+// FlatOut implements workload.Pacer.
+func (o *Flags) FlatOut() { o.Job.RateProcess = driver.Linear }
 
 // pairValue is fio's READ,WRITE form of rate and rate_iops.
 type pairValue struct {

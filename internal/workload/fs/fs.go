@@ -261,7 +261,7 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 		j.rr.Store(0)
 		j.writes.Store(0)
 		for d := range j.pace {
-			j.pace[d] = driver.NewPacer(o.opsPerSecond(metrics.Op(d)))
+			j.pace[d] = driver.NewPacer(o.opsPerSecond(metrics.Op(d)), o.RateProcess, workload.ArrivalSeed(ctx, 2*(o.jobOffset+j.index)+d)) // each job its own arrivals, in whichever segment
 		}
 		if j.window != nil {
 			j.window.reset(j.files)

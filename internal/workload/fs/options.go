@@ -2,13 +2,13 @@ package fs
 
 import (
 	"fmt"
-	"github.com/iolab/iolab/internal/driver"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/units"
 )
@@ -127,6 +127,12 @@ type Options struct {
 	// no cap), as fio's rate and rate_iops.
 	Rate     [2]int64
 	RateIOPS [2]int64
+	// RateProcess spaces the paced starts: evenly, or as a Poisson
+	// process (fio's rate_process).
+	RateProcess driver.Process
+	// PacedLater: a curve's or a search's load, whose rate comes with
+	// its calibration (workload.Pacer).
+	PacedLater bool
 	// ThinkTime is a pause after every ThinkTimeBlocks operations, once
 	// those have completed (fio's thinktime, thinktime_blocks).
 	ThinkTime       time.Duration
@@ -309,6 +315,9 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.RateIOPS != [2]int64{} {
 		p["rate_iops"] = formatPair(o.RateIOPS, func(n int64) string { return fmt.Sprint(n) })
+	}
+	if o.RateProcess != driver.Linear {
+		p["rate_process"] = o.RateProcess.String()
 	}
 	if o.ThinkTime > 0 {
 		p["thinktime"] = o.ThinkTime.String()

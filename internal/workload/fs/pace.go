@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/units"
@@ -59,6 +60,9 @@ func (o *Options) validatePace() error {
 		if err := flagval.CheckPeriod(fmt.Sprintf("--rate/--rate_iops (%ss, in operations/s)", metrics.Op(d)), o.opsPerSecond(metrics.Op(d)), o.Runtime, 0); err != nil {
 			return err
 		}
+	}
+	if o.RateProcess != driver.Linear && o.Rate == [2]int64{} && o.RateIOPS == [2]int64{} && !o.PacedLater {
+		return fmt.Errorf("--rate_process %s spaces the starts --rate or --rate_iops paces (or a curve's loads); give one", o.RateProcess)
 	}
 	switch {
 	case o.ThinkTime < 0:

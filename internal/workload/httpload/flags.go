@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/redact"
@@ -70,6 +71,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	flagval.IntVar(f, &j.Count, "count", 0, 0, flagval.MaxCount, "requests per run when not time-based")
 	flagval.IntVar(f, &j.MaxConcurrency, "max-concurrency", 0, 0, flagval.MaxConcurrency, "with --rate: add workers, up to this many, when a request is due and none is free (k6's maxVUs; 0: --concurrency, none added)")
 	flagval.FloatVar(f, &j.Rate, "rate", 0, 0, flagval.MaxRate, "requests per second across all workers, on a fixed schedule (0: as fast as they go); each then has a response time from its place on the schedule beside its service time")
+	f.Var(&j.RateProcess, "rate-process", driver.ProcessUsage)
 	flagval.PercentVar(f, &j.Data.CompressPct, "compressible", 0, "percentage of each body that compresses (zeros)")
 	f.BoolVar(&o.zeros, "zeros", false, "bodies of zeros")
 	f.BoolVar(&j.HTTP2, "http2", false, "HTTP/2 over TLS")
@@ -186,6 +188,12 @@ func (o *planFlags) AddFlags(f *pflag.FlagSet) {
 	o.Flags.AddFlags(f)
 	f.StringVar(&o.Mode, "mode", o.Mode, "upload or download")
 }
+
+// PacedLater implements workload.Pacer.
+func (o *Flags) PacedLater() { o.Job.PacedLater = true }
+
+// FlatOut implements workload.Pacer.
+func (o *Flags) FlatOut() { o.Job.RateProcess, o.Job.MaxConcurrency = driver.Linear, 0 }
 
 // PaceKey implements workload.Pacer.
 func (o *Flags) PaceKey() string { return "rate" }

@@ -91,6 +91,9 @@ func (h *HTTP) Params() map[string]string {
 	if o.Rate > 0 {
 		p["rate"] = fmt.Sprint(o.Rate)
 	}
+	if o.RateProcess != driver.Linear {
+		p["rate-process"] = o.RateProcess.String()
+	}
 	if o.DownloadURL != "" {
 		p["download_url"] = redact.URL(o.DownloadURL)
 	}
@@ -306,7 +309,7 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 	// warm from the run before would make runs depend on their order.
 	h.client.CloseIdleConnections()
 	workers := make([]*worker, most)
-	pace := driver.NewPacer(seg.Rate(o.Rate))
+	pace := driver.NewPacer(seg.Rate(o.Rate), o.RateProcess, workload.ArrivalSeed(ctx, seg.I))
 	var reserve *driver.Reserve
 	if most > concurrency {
 		reserve = driver.NewReserve(concurrency, most)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/units"
@@ -63,13 +64,19 @@ type Options struct {
 	MaxConcurrency int
 	// Rate is requests per second across all workers of the whole load
 	// (a segment paces its share); 0 is as fast as they go.
-	Rate     float64
-	Data     datagen.Pattern
-	HTTP2    bool // HTTP/2 over TLS
-	H2C      bool // HTTP/2 without TLS
-	Insecure bool
-	Verify   bool
-	Timeout  time.Duration
+	Rate float64
+	// RateProcess spaces the paced starts: evenly, or as a Poisson
+	// process (fio's rate_process).
+	RateProcess driver.Process
+	// PacedLater: a curve's or a search's load, whose rate comes with
+	// its calibration (workload.Pacer).
+	PacedLater bool
+	Data       datagen.Pattern
+	HTTP2      bool // HTTP/2 over TLS
+	H2C        bool // HTTP/2 without TLS
+	Insecure   bool
+	Verify     bool
+	Timeout    time.Duration
 
 	// Segment is the share of the load this process runs: its part of
 	// the concurrency and the count; operation k of segment I of N is
@@ -100,7 +107,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--method %q: want PUT or POST", o.Method)
 	case o.Concurrency < 1 || o.Concurrency > 10000:
 		return fmt.Errorf("--concurrency %d: want 1..10000", o.Concurrency)
-	case o.MaxConcurrency > 0 && o.Rate == 0:
+	case o.RateProcess != driver.Linear && o.Rate == 0 && !o.PacedLater:
+		return fmt.Errorf("--rate-process %s spaces the starts --rate paces (or a curve's loads); give --rate", o.RateProcess)
+	case o.MaxConcurrency > 0 && o.Rate == 0 && !o.PacedLater:
 		return fmt.Errorf("--max-concurrency %d: workers are added to keep a schedule; give --rate too", o.MaxConcurrency)
 	case o.MaxConcurrency > 0 && (o.MaxConcurrency < o.Concurrency || o.MaxConcurrency > 10000):
 		return fmt.Errorf("--max-concurrency %d: want --concurrency (%d) to 10000", o.MaxConcurrency, o.Concurrency)

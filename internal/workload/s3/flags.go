@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/units"
@@ -68,6 +69,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "duration of each run (60, 60s, 1m)")
 	flagval.IntVar(f, &j.Count, "count", 0, 0, flagval.MaxCount, "operations per run when not time-based")
 	flagval.FloatVar(f, &j.Rate, "rate", 0, 0, flagval.MaxRate, "operations per second across all workers (0: as fast as possible)")
+	f.Var(&j.RateProcess, "rate-process", driver.ProcessUsage)
 	flagval.IntVar(f, &j.Objects, "objects", 0, 0, 10_000_000, "objects to prepare for get/head/list/copy/delete (default 4 x concurrency, at least 64)")
 	f.StringVar(&j.Prefix, "prefix", j.Prefix, "key prefix of everything the run writes")
 	flagval.PercentVar(f, &j.Data.CompressPct, "compressible", 0, "percentage of each object that compresses (zeros)")
@@ -105,6 +107,12 @@ func (o *Flags) Build(b workload.Build) (workload.Workload, string, error) {
 	w, err := New(job)
 	return w, b.Dir, err
 }
+
+// PacedLater implements workload.Pacer.
+func (o *Flags) PacedLater() { o.Job.PacedLater = true }
+
+// FlatOut implements workload.Pacer.
+func (o *Flags) FlatOut() { o.Job.RateProcess, o.Job.MaxConcurrency = driver.Linear, 0 }
 
 // PaceKey implements workload.Pacer.
 func (o *Flags) PaceKey() string { return "rate" }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/datagen"
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/segment"
@@ -49,8 +50,14 @@ type Options struct {
 	Runtime time.Duration
 	Count   int64   // operations per run when not time-based
 	Rate    float64 // ops/s across all workers; 0 = as fast as possible
-	Objects int     // objects the prepare phase creates for get/head/list/copy/delete
-	Prefix  string
+	// RateProcess spaces the paced starts: evenly, or as a Poisson
+	// process (fio's rate_process).
+	RateProcess driver.Process
+	// PacedLater: a curve's or a search's load, whose rate comes with
+	// its calibration (workload.Pacer).
+	PacedLater bool
+	Objects    int // objects the prepare phase creates for get/head/list/copy/delete
+	Prefix     string
 	// KeyLayout is how keys are built from the prefix, the run's stamp and
 	// the object's name: prefix ("/" between them, the default), flat
 	// ("-"), sep:X, or a template (ParseKeyLayout).
@@ -203,7 +210,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--delete-batch %d: want 1..1000", o.DeleteBatch)
 	case o.Rate < 0:
 		return fmt.Errorf("--rate: want ops/s >= 0")
-	case o.MaxConcurrency > 0 && o.Rate == 0:
+	case o.RateProcess != driver.Linear && o.Rate == 0 && !o.PacedLater:
+		return fmt.Errorf("--rate-process %s spaces the starts --rate paces (or a curve's loads); give --rate", o.RateProcess)
+	case o.MaxConcurrency > 0 && o.Rate == 0 && !o.PacedLater:
 		return fmt.Errorf("--max-concurrency %d: workers are added to keep a schedule; give --rate too", o.MaxConcurrency)
 	case o.MaxConcurrency > 0 && (o.MaxConcurrency < o.Concurrency || o.MaxConcurrency > 10000):
 		return fmt.Errorf("--max-concurrency %d: want --concurrency (%d) to 10000", o.MaxConcurrency, o.Concurrency)

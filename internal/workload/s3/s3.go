@@ -95,6 +95,9 @@ func (s *S3) Params() map[string]string {
 	if o.Rate > 0 {
 		p["rate"] = fmt.Sprint(o.Rate)
 	}
+	if o.RateProcess != driver.Linear {
+		p["rate-process"] = o.RateProcess.String()
+	}
 	if o.HTTP2 {
 		p["http2"] = "1"
 	}
@@ -216,7 +219,7 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	workers := make([]*worker, max(o.Concurrency, o.MaxConcurrency))
 	var budget atomic.Int64
 	budget.Store(o.Count)
-	pace := driver.NewPacer(o.Rate)
+	pace := driver.NewPacer(o.Rate, o.RateProcess, workload.ArrivalSeed(ctx, o.Segment.I))
 	var reserve *driver.Reserve
 	if o.MaxConcurrency > o.Concurrency {
 		reserve = driver.NewReserve(o.Concurrency, o.MaxConcurrency)
