@@ -68,6 +68,24 @@ func TestPacedResponseTimeShowsAStall(t *testing.T) {
 	if extra["late_starts"] < 20 {
 		t.Errorf("late starts %v: the GETs scheduled during the stall started late", extra["late_starts"])
 	}
+	// In fio's shape (--format fio) beside fio's lat_ns, the service
+	// time, iolab.response_ns is the response time: its p99 the run's.
+	fioOut, _, err := iolab(t, context.Background(), "show", "--db", db, "--format", "fio")
+	var doc struct {
+		Jobs []struct {
+			Iolab struct {
+				Response map[string]struct {
+					N          int64
+					Percentile map[string]int64
+				} `json:"response_ns"`
+			}
+		}
+	}
+	decodeInto(t, fioOut, &doc)
+	if err != nil || len(doc.Jobs) != 1 || doc.Jobs[0].Iolab.Response["get"].N != get.Ops ||
+		doc.Jobs[0].Iolab.Response["get"].Percentile["99.000000"] != get.Response.P99 {
+		t.Errorf("fio's shape (%v): response %+v, want %d GETs of p99 %v:\n%s", err, doc.Jobs, get.Ops, response, fioOut)
+	}
 	// The text report names both, the late starts' share, and who fell
 	// behind (iolab used little CPU: the target).
 	text, _, _ := iolab(t, context.Background(), "show", "--db", db)

@@ -110,6 +110,10 @@ type fioIolab struct {
 	Cell       string  `json:"cell"`
 	Runs       []int64 `json:"runs"`
 	Latency    string  `json:"latency"`
+	// Response is, for a paced job, each direction's response time in
+	// fio's terms (lat_ns's shape): from each operation's place on the
+	// schedule to its completion, which fio does not measure.
+	Response map[string]fioLat `json:"response_ns,omitempty"`
 }
 
 type fioDir struct {
@@ -171,13 +175,14 @@ func fioJobOf(name string, c store.Cell, runs []*metrics.Result, ids []int64, ex
 	}
 	var runtime float64 // s
 	var cpu [2]float64
-	lat := [metrics.NumOps]*hdrhistogram.Histogram{}
+	lat, response := [metrics.NumOps]*hdrhistogram.Histogram{}, [metrics.NumOps]*hdrhistogram.Histogram{}
 	all := metrics.NewHistogram()
 	for _, r := range runs {
 		runtime += r.Duration.Seconds()
 		cpu[0] += r.CPUUserS
 		cpu[1] += r.CPUSysS
 		for d := range r.ByOp {
+			response[d] = metrics.MergeHistogram(response[d], r.ByOp[d].Response)
 			if h := r.ByOp[d].Lat; h != nil {
 				if lat[d] == nil {
 					lat[d] = metrics.NewHistogram()
@@ -231,6 +236,15 @@ func fioJobOf(name string, c store.Cell, runs []*metrics.Result, ids []int64, ex
 		j.IODepthLevel[fioDepthBucket(depth)] = 100
 	}
 	j.LatencyNs, j.LatencyUs, j.LatencyMs = latencyBuckets(all)
+	for d, h := range response {
+		if h != nil && h.TotalCount() > 0 {
+			if j.Iolab.Response == nil {
+				j.Iolab.Response = map[string]fioLat{}
+				j.Iolab.Latency += "; response_ns: from each operation's place on the schedule to its completion (a late start's wait counts, as wrk2 measures it)"
+			}
+			j.Iolab.Response[metrics.Op(d).String()] = fioLatOf(h, bins)
+		}
+	}
 	return j
 }
 
