@@ -31,7 +31,7 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 	}
 	progress := newProgress(stderr, 0, o.Output.Quiet)
 	defer progress.Close()
-	variants, _, err := prepareVariants(ctx, &only, runDir, false, stderr, progress)
+	variants, _, err := prepareVariants(ctx, &only, nil, runDir, false, stderr, progress)
 	defer func() {
 		for _, v := range variants {
 			_ = v.Close()

@@ -42,6 +42,18 @@ type ExperimentOptions struct {
 	// Ports confines the ports of variants' servers (over the plan's
 	// ports:).
 	Ports string
+	// step, when set, runs the plan as a step of a bisect.
+	step *bisectStep
+}
+
+// bisectStep is what a bisect asks of one step's experiment: its
+// variants' builds from builds, its record marked, its rounds stopped as
+// soon as decide says, and its ID, once stored, in id.
+type bisectStep struct {
+	builds *variant.Builds
+	record store.BisectRecord
+	decide func(*store.Data) bool
+	id     string
 }
 
 func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -153,7 +165,11 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	}
 	progress := newProgress(stderr, 0, o.Output.Quiet)
 	defer progress.Close()
-	variants, skipped, err := prepareVariants(ctx, p, runDir, o.KeepGoing, stderr, progress)
+	var builds *variant.Builds
+	if o.step != nil {
+		builds = o.step.builds
+	}
+	variants, skipped, err := prepareVariants(ctx, p, builds, runDir, o.KeepGoing, stderr, progress)
 	defer func() {
 		for _, v := range variants {
 			_ = v.Close()
@@ -195,6 +211,9 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	}
 	sp.Setups = variantSetups(p.Variants)
 	sp.Precondition = p.Precondition
+	if o.step != nil {
+		sp.Bisect = &o.step.record
+	}
 	lp := lab.Plan{Name: p.Name, Command: command, Rounds: p.Rounds, MinRounds: p.MinRounds, Warmup: p.Warmup,
 		VariantWarmup: p.WarmupPerVariant, Cooldown: p.Cooldown,
 		Seed: seed, Order: p.Order, KeepGoing: o.KeepGoing, Settings: sp, Resume: resume,
@@ -232,6 +251,15 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		lp.Decided = decided(load, analysis.OptionsFor(sp))
 		rounds = fmt.Sprintf("%d to %d rounds, until decided", p.MinRounds, p.Rounds)
 	}
+	if o.step != nil {
+		lp.Decided = func(ctx context.Context, id string) (bool, error) {
+			data, err := load(ctx, id)
+			if err != nil {
+				return false, err
+			}
+			return o.step.decide(data), nil
+		}
+	}
 	warm := fmt.Sprint(p.Warmup)
 	if p.Precondition != nil {
 		warm = fmt.Sprintf("up to %d, until steady,", p.Warmup)
@@ -241,6 +269,9 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	id, runErr := newRunner(st, o.Output.StoreGrace, stderr, progress).Run(ctx, lp, cells)
 	if id == "" {
 		return runErr
+	}
+	if o.step != nil {
+		o.step.id = id
 	}
 	if err := noteOn(ctx, st, id, o.Output.Note); err != nil {
 		return errors.Join(runErr, err)
@@ -354,13 +385,13 @@ func (interruptedPhase) Unwrap() error { return lab.ErrInterrupted }
 // prepareVariants builds every variant; with keepGoing a variant that does
 // not build is left out (and named) instead of stopping the experiment.
 // The progress line says which it builds, and the build's last line.
-func prepareVariants(ctx context.Context, p *plan.Plan, runDir string, keepGoing bool, stderr io.Writer, progress *lab.Progress) ([]*variant.Variant, []string, error) {
+func prepareVariants(ctx context.Context, p *plan.Plan, builds *variant.Builds, runDir string, keepGoing bool, stderr io.Writer, progress *lab.Progress) ([]*variant.Variant, []string, error) {
 	var out []*variant.Variant
 	var skipped []string
 	stderr = progress.Above(stderr)
 	for i, spec := range p.Variants {
 		progress.Phase(fmt.Sprintf("building variant %d/%d %s", i+1, len(p.Variants), spec.Name))
-		v, err := variant.Prepare(ctx, spec, p.Dir, runDir, p.Ports, progress.Detail)
+		v, err := variant.PrepareFrom(ctx, builds, spec, p.Dir, runDir, p.Ports, progress.Detail)
 		if err != nil && ctx.Err() != nil {
 			// Ctrl-C while it built: an interruption (exit 130), not a
 			// build that failed; nothing ran, so nothing was stored.

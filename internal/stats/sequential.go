@@ -1,6 +1,9 @@
 package stats
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Sequential judges a comparison that is looked at after every round and
 // stopped as soon as it is decided. A fixed-rounds interval looked at
@@ -138,6 +141,13 @@ func (s Sequential) Compare(base, variant []Obs, m Metric) Comparison {
 		}
 	}
 	return c
+}
+
+// Interval is the sequence's estimate of the mean of d (2 or more
+// values, say per-round log ratios) with its always-valid interval.
+func (s Sequential) Interval(d []float64) (mean, lo, hi float64) {
+	mu, _, h, _ := s.interval(slices.Clone(d))
+	return mu, mu - h, mu + h
 }
 
 // interval is the sequence's estimate of the mean of d and its half

@@ -33,6 +33,24 @@ type PlanRecord struct {
 	Custom map[string]bool `json:"custom_metrics,omitempty"`
 	// Precondition, when set, is the rule the warm-up rounds ran until.
 	Precondition *stats.Precondition `json:"precondition,omitempty"`
+	// Bisect, when set, makes the experiment a step of a bisect.
+	Bisect *BisectRecord `json:"bisect,omitempty"`
+}
+
+// BisectRecord is an experiment's place in a bisect: which bisect (ID,
+// of the range from Good to Bad, of a variant, judged on Metric), its
+// step (0: the ends' comparison), and the commits it measured — Mid
+// between Low and High ("" in step 0).
+type BisectRecord struct {
+	ID      string `json:"id"`
+	Step    int    `json:"step"`
+	Variant string `json:"variant"`
+	Metric  string `json:"metric"`
+	Good    string `json:"good"`
+	Bad     string `json:"bad"`
+	Low     string `json:"low"`
+	Mid     string `json:"mid,omitempty"`
+	High    string `json:"high"`
 }
 
 // SequentialRounds are the fewest and most rounds of an experiment that

@@ -60,6 +60,12 @@ type Variant struct {
 // The build's output goes, a line at a time, to line (nil: nowhere), so a
 // long build shows what it does.
 func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string, ports plan.PortRange, line func(string)) (*Variant, error) {
+	return PrepareFrom(ctx, nil, spec, planDir, runDir, ports, line)
+}
+
+// PrepareFrom is Prepare taking a git variant's checkout and build from
+// builds (nil: its own, under runDir), which keeps them.
+func PrepareFrom(ctx context.Context, builds *Builds, spec plan.Variant, planDir, runDir string, ports plan.PortRange, line func(string)) (*Variant, error) {
 	v := &Variant{Name: spec.Name, spec: spec, planDir: planDir, Workdir: planDir, env: spec.Env, ports: ports}
 	var err error
 	if v.Port, err = freePort(ports); err != nil {
@@ -68,6 +74,13 @@ func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string, por
 	v.Tmp = filepath.Join(runDir, dirName(v.Name)+"-tmp")
 	if err := os.MkdirAll(v.Tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+	}
+	if spec.Git != nil && builds != nil {
+		if err := builds.prepare(ctx, v, line); err != nil {
+			v.Close()
+			return nil, err
+		}
+		return v, nil
 	}
 	if spec.Git != nil {
 		if err := v.checkout(ctx, filepath.Join(runDir, dirName(v.Name))); err != nil {
@@ -78,14 +91,29 @@ func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string, por
 	if spec.Workdir != "" {
 		v.Workdir = v.abs(v.Workdir, spec.Workdir)
 	}
-	if spec.Build != "" {
-		if out, err := v.shellLines(ctx, v.Expand(spec.Build), line); err != nil {
-			v.Close()
-			return nil, fmt.Errorf("variant %s: build %q failed: %v; output ends: %s", v.Name, spec.Build, err, outtail.OneLine(out))
-		}
+	if err := v.build(ctx, line); err != nil {
+		v.Close()
+		return nil, err
 	}
 	return v, nil
 }
+
+// build runs the variant's build command, if any, in its workdir.
+func (v *Variant) build(ctx context.Context, line func(string)) error {
+	if v.spec.Build == "" {
+		return nil
+	}
+	if out, err := v.shellLines(ctx, v.Expand(v.spec.Build), line); err != nil {
+		return &BuildError{fmt.Errorf("variant %s: build %q failed: %v; output ends: %s", v.Name, v.spec.Build, err, outtail.OneLine(out))}
+	}
+	return nil
+}
+
+// BuildError is a variant whose build command failed (not its checkout).
+type BuildError struct{ Err error }
+
+func (e *BuildError) Error() string { return e.Err.Error() }
+func (e *BuildError) Unwrap() error { return e.Err }
 
 // dirName is a variant's directory under the run's: its name where that
 // is a plain file name, else the name's letters and a hash of it — a name

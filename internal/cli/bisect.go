@@ -1,0 +1,771 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/bisect"
+	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
+	"github.com/iolab/iolab/internal/variant"
+)
+
+// bisectOptions are the flags of `iolab bisect PLAN --good REF --bad REF`.
+type bisectOptions struct {
+	DB, Good, Bad, Variant, Metric, Threshold string
+	FirstParent, Resume, JSON, Quiet          bool
+	MinRounds, MaxRounds                      int
+}
+
+func newBisectCommand(stdout, stderr io.Writer) *cobra.Command {
+	var o bisectOptions
+	cmd := &cobra.Command{
+		Use:   "bisect PLAN.yaml --good REF --bad REF",
+		Short: "Find the commit that changed a metric: a bisection of a git range, each step decided by the statistics",
+		Long: `Bisect the plan's git variant between a good and a bad commit. First the two ends are
+compared in interleaved rounds until they are shown to differ (or not: then it says so and
+stops). Then each step builds the commit in the middle of the interval left (builds are kept by
+commit) and runs it in randomized interleaved rounds with the interval's two ends, until its
+place is decided — like good, like bad, or in between (a partial step: both halves are searched)
+— by intervals that stay valid however often they are looked at. A step still undecided after
+--max-rounds leaves its interval ambiguous, said, not guessed; a commit that does not build is
+skipped. The answer: the culprit commit (hash, subject, date) and its step with a 95% interval,
+or each commit of a change spread over several with its share. Every step is stored as an
+experiment; --resume continues a bisect cut short.`,
+		Example: `  iolab bisect plan.yaml --good v1.4.0 --bad main
+  iolab bisect plan.yaml --good HEAD~64 --bad HEAD --metric wall_s --first-parent`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBisect(cmd.Context(), args[0], o, commandLine(cmd)+" "+args[0], stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	dbFlag(f, &o.DB)
+	f.StringVar(&o.Good, "good", "", "a commit (or ref) with the old behaviour (required)")
+	f.StringVar(&o.Bad, "bad", "", "a later commit (or ref) with the new behaviour (required)")
+	f.StringVar(&o.Variant, "variant", "", "the plan's git variant to bisect (default: its only one)")
+	f.StringVar(&o.Metric, "metric", "", "the metric to judge (default: the workload's primary metric)")
+	f.StringVar(&o.Threshold, "threshold", "2%", "the ends are the same when their difference is shown to lie within this")
+	f.BoolVar(&o.FirstParent, "first-parent", false, "follow only the first parent of merges (a merge-heavy history: blame a merge, not a commit inside it)")
+	f.BoolVar(&o.Resume, "resume", false, "continue the newest bisect of the same plan and range where it stopped")
+	f.BoolVar(&o.JSON, "json", false, "print the answer as JSON")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no live progress line on the terminal")
+	flagval.IntVar(f, &o.MinRounds, "min-rounds", stats.MinWarmupPairs, plan.MinSequentialRounds, plan.MaxRounds, "the rounds each step runs before it is first judged")
+	flagval.IntVar(f, &o.MaxRounds, "max-rounds", 60, plan.MinSequentialRounds, plan.MaxRounds, "the most rounds a step runs before its commit is called ambiguous")
+	return cmd
+}
+
+// bisector runs a bisect's steps.
+type bisector struct {
+	o       bisectOptions
+	path    string
+	dir     string // the plan's
+	command string
+	doc     *yaml.Node // the plan's
+	spec    *yaml.Node // the bisected variant's node
+	name    string     // the plan's
+	variant string
+	metric  string
+	lower   bool // lower is better
+	th      float64
+	commits []bisect.Commit
+	builds  *variant.Builds
+	st      *store.Store
+	id      string
+	stored  map[int]store.Experiment // this bisect's steps, by step
+	stderr  io.Writer
+	steps   []stepView
+	runs    int
+}
+
+// BisectView is a bisect's answer.
+type BisectView struct {
+	ID      string        `json:"id"`
+	Plan    string        `json:"plan"`
+	Variant string        `json:"variant"`
+	Metric  string        `json:"metric"`
+	Good    bisect.Commit `json:"good"`
+	Bad     bisect.Commit `json:"bad"`
+	Commits int           `json:"commits"`
+	// Change is bad against good, from the ends' own comparison.
+	Change      estimateView       `json:"change"`
+	Differ      bool               `json:"differ"`
+	Verdict     string             `json:"verdict"`
+	Culprits    []culpritView      `json:"culprits"`
+	Ambiguous   []bisect.Ambiguous `json:"ambiguous,omitempty"`
+	Skipped     []bisect.Commit    `json:"skipped,omitempty"`
+	Steps       []stepView         `json:"steps"`
+	Runs        int                `json:"runs"`
+	Experiments []string           `json:"experiments"`
+}
+
+type estimateView struct {
+	Ratio float64    `json:"ratio"`
+	CI95  [2]float64 `json:"ci95"`
+	Runs  int        `json:"rounds"`
+}
+
+type culpritView struct {
+	bisect.Culprit
+	// Step is the culprit against its parent, from the step that
+	// measured both; Confirmed, that its interval excludes no change
+	// (else a step before may have gone wrong).
+	Step      *estimateView `json:"step,omitempty"`
+	Confirmed bool          `json:"confirmed"`
+}
+
+type stepView struct {
+	Step       int            `json:"step"`
+	Experiment string         `json:"experiment,omitempty"`
+	Low        string         `json:"low"`
+	Mid        string         `json:"mid,omitempty"`
+	High       string         `json:"high"`
+	Verdict    bisect.Verdict `json:"verdict"`
+	Position   float64        `json:"position"`
+	Rounds     int            `json:"rounds"`
+	// Mid, ToHigh and Whole are the step's comparisons: its commit
+	// against the low end, the high end against it, the high end against
+	// the low one.
+	VsLow  *estimateView `json:"vs_low,omitempty"`
+	ToHigh *estimateView `json:"high_vs_mid,omitempty"`
+	Whole  *estimateView `json:"high_vs_low,omitempty"`
+}
+
+func runBisect(ctx context.Context, path string, o bisectOptions, command string, stdout, stderr io.Writer) error {
+	if o.Good == "" || o.Bad == "" {
+		return usage("--good and --bad are required: the commits (or refs) with the old and the new behaviour")
+	}
+	if o.MaxRounds < o.MinRounds {
+		return usage("--max-rounds %d: want at least --min-rounds (%d)", o.MaxRounds, o.MinRounds)
+	}
+	th, err := parseThreshold(o.Threshold)
+	if err != nil {
+		return err
+	}
+	text, err := plan.ReadFile(path)
+	if err != nil {
+		return usage("%s: %v", path, err)
+	}
+	b := &bisector{o: o, path: path, command: command, th: th, stderr: stderr, stored: map[int]store.Experiment{}}
+	repo, err := b.readPlan(path, text)
+	if err != nil {
+		return err
+	}
+	if b.commits, err = gitRange(ctx, repo, o.Good, o.Bad, o.FirstParent); err != nil {
+		return err
+	}
+	if b.st, err = openStore(ctx, o.DB); err != nil {
+		return err
+	}
+	defer b.st.Close()
+	if err := b.findSteps(ctx); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "iolab-bisect-")
+	if err != nil {
+		return err
+	}
+	b.builds = variant.NewBuilds(dir)
+	defer b.builds.Close()
+	view, err := b.run(ctx)
+	if view == nil {
+		return err
+	}
+	if o.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return errors.Join(err, enc.Encode(view))
+	}
+	return errors.Join(err, writeBisect(stdout, view, b.lower))
+}
+
+// readPlan checks the plan can be bisected — one cell, a git variant —
+// and keeps what the steps' plans are made from; it returns the
+// variant's repository.
+func (b *bisector) readPlan(path string, text []byte) (string, error) {
+	p, err := plan.Parse(path, text)
+	if err != nil {
+		return "", &UsageError{Err: err}
+	}
+	var git []plan.Variant
+	for _, v := range p.Variants {
+		if v.Git != nil && (b.o.Variant == "" || v.Name == b.o.Variant) {
+			git = append(git, v)
+		}
+	}
+	switch {
+	case len(git) == 0 && b.o.Variant != "":
+		return "", usage("--variant %q: the plan has no git variant of that name", b.o.Variant)
+	case len(git) == 0:
+		return "", usage("%s: no variant with git: {repo, ref}; bisect builds the commits of a git variant", path)
+	case len(git) > 1:
+		return "", usage("%s: %d git variants; name the one to bisect with --variant", path, len(git))
+	}
+	if n := p.Cells() / max(len(p.Variants), 1); n != 1 || len(p.Workloads) != 1 {
+		return "", usage("%s: bisect judges one cell, and the plan has %d a variant; keep one workload, without a matrix", path, n)
+	}
+	w := p.Workloads[0]
+	b.name, b.variant, b.metric, b.dir = p.Name, git[0].Name, b.o.Metric, p.Dir
+	if b.metric == "" {
+		b.metric = analysis.PrimaryMetric(w.Kind)
+	}
+	def, known := metrics.Describe(b.metric)
+	b.lower, known = def.Better == metrics.LowerIsBetter, known && def.Judged()
+	if known && def.Zeroable {
+		return "", usage("--metric %s: a metric that can be zero has no ratio to bisect on; give one such as %s", b.metric, analysis.PrimaryMetric(w.Kind))
+	}
+	for _, m := range w.Metrics {
+		if m.Name == b.metric {
+			b.lower, known = m.LowerIsBetter, true
+		}
+	}
+	if !known {
+		return "", usage("--metric %q: not a metric this plan's %s workload measures with a direction; give one such as %s", b.metric, w.Kind, analysis.PrimaryMetric(w.Kind))
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(text, &doc); err != nil || len(doc.Content) != 1 {
+		return "", usage("%s: %v", path, err)
+	}
+	b.doc = doc.Content[0]
+	for _, v := range mapValue(b.doc, "variants").Content {
+		if n := mapValue(v, "name"); n != nil && n.Value == b.variant {
+			b.spec = v
+		}
+	}
+	if b.spec == nil {
+		return "", usage("%s: variant %q not found in the plan's text", path, b.variant)
+	}
+	repo := git[0].Git.Repo
+	if !filepath.IsAbs(repo) {
+		repo = filepath.Join(p.Dir, repo)
+	}
+	return repo, nil
+}
+
+// gitRange lists the commits from good to bad, good first: good, then
+// each descendant of good that is an ancestor of bad, oldest first.
+func gitRange(ctx context.Context, repo, good, bad string, firstParent bool) ([]bisect.Commit, error) {
+	git := func(args ...string) (string, error) {
+		out, err := exec.CommandContext(ctx, "git", append([]string{"-C", repo}, args...)...).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return "", fmt.Errorf("%s", strings.TrimSpace(string(ee.Stderr)))
+			}
+			return "", err
+		}
+		return string(out), nil
+	}
+	resolve := func(flag, ref string) (bisect.Commit, error) {
+		out, err := git("log", "-1", "--format=%H%x1f%s%x1f%cI", "--end-of-options", ref+"^{commit}")
+		if err != nil {
+			return bisect.Commit{}, usage("--%s %q: not a commit of %s: %v", flag, ref, repo, err)
+		}
+		f := strings.Split(strings.TrimSpace(out), "\x1f")
+		return bisect.Commit{Hash: f[0], Subject: f[1], Date: f[2]}, nil
+	}
+	g, err := resolve("good", good)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := resolve("bad", bad); err != nil {
+		return nil, err
+	}
+	if _, err := git("merge-base", "--is-ancestor", good, bad); err != nil {
+		return nil, usage("--good %s is not an ancestor of --bad %s: bisect searches the commits from one to the other", good, bad)
+	}
+	args := []string{"log", "--reverse", "--ancestry-path", "--format=%H%x1f%s%x1f%cI"}
+	if firstParent {
+		args = append(args, "--first-parent")
+	}
+	out, err := git(append(args, g.Hash+".."+bad)...)
+	if err != nil {
+		return nil, err
+	}
+	commits := []bisect.Commit{g}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Split(line, "\x1f"); len(f) == 3 {
+			commits = append(commits, bisect.Commit{Hash: f[0], Subject: f[1], Date: f[2]})
+		}
+	}
+	if len(commits) < 2 {
+		return nil, usage("--good %s and --bad %s are the same commit: nothing to bisect", good, bad)
+	}
+	return commits, nil
+}
+
+// findSteps names the bisect: a new one, or with --resume the newest one
+// of the same plan, variant, range and metric, whose stored steps it
+// keeps.
+func (b *bisector) findSteps(ctx context.Context) error {
+	b.id = fmt.Sprintf("%s-%04x", time.Now().UTC().Format("20060102-150405"), rand.N(1<<16))
+	if !b.o.Resume {
+		return nil
+	}
+	exps, err := b.st.ListExperiments(ctx) // newest first
+	if err != nil {
+		return err
+	}
+	b.id = ""
+	for _, e := range exps {
+		var rec store.PlanRecord
+		if json.Unmarshal(e.Plan, &rec) != nil || rec.Bisect == nil {
+			continue
+		}
+		r := rec.Bisect
+		if r.Good != b.commits[0].Hash || r.Bad != b.commits[len(b.commits)-1].Hash || r.Variant != b.variant || r.Metric != b.metric {
+			continue
+		}
+		if b.id == "" {
+			b.id = r.ID
+		}
+		if r.ID == b.id {
+			if prev, ok := b.stored[r.Step]; !ok || e.CreatedAt.After(prev.CreatedAt) {
+				b.stored[r.Step] = e
+			}
+		}
+	}
+	if b.id == "" {
+		return usage("--resume: no bisect of variant %s from %.10s to %.10s on %s is stored in %s", b.variant, b.commits[0].Hash, b.commits[len(b.commits)-1].Hash, b.metric, b.o.DB)
+	}
+	return nil
+}
+
+// run confirms the ends differ, then bisects; what it found so far is
+// returned with the error that stopped it.
+func (b *bisector) run(ctx context.Context) (*BisectView, error) {
+	good, bad := b.commits[0], b.commits[len(b.commits)-1]
+	view := &BisectView{ID: b.id, Plan: b.name, Variant: b.variant, Metric: b.metric, Good: good, Bad: bad, Commits: len(b.commits), Culprits: []culpritView{}}
+	last := len(b.commits) - 1
+	ends, err := b.step(ctx, 0, 0, -1, last)
+	if ends != nil {
+		view.Steps = append(view.Steps, *ends)
+	}
+	if err != nil {
+		return b.finish(view, nil), err
+	}
+	view.Change = *ends.Whole
+	if ends.Verdict != bisect.Between {
+		view.Verdict = fmt.Sprintf("the ends do not differ on %s: %s", b.metric, ends.Verdict)
+		return b.finish(view, nil), nil
+	}
+	view.Differ = true
+	s, err := bisect.New(b.commits)
+	if err != nil {
+		return b.finish(view, nil), err
+	}
+	for n := 1; !s.Done(); n++ {
+		lo, mid, hi, _ := s.Next()
+		st, err := b.step(ctx, n, lo, mid, hi)
+		if err != nil {
+			return b.finish(view, s), err
+		}
+		view.Steps = append(view.Steps, *st)
+		if err := s.Record(bisect.Step{Low: lo, Mid: mid, High: hi, Verdict: st.Verdict, Position: st.Position, Runs: st.Rounds}); err != nil {
+			return b.finish(view, s), err
+		}
+	}
+	return b.finish(view, s), nil
+}
+
+// finish fills the answer from the search s (nil before it began).
+func (b *bisector) finish(view *BisectView, s *bisect.Search) *BisectView {
+	for _, st := range view.Steps {
+		view.Runs += st.Rounds
+		if st.Experiment != "" {
+			view.Experiments = append(view.Experiments, st.Experiment)
+		}
+	}
+	if s == nil {
+		return view
+	}
+	confirmed := true
+	for _, c := range s.Culprits() {
+		cv := culpritView{Culprit: c, Step: b.culpritStep(view.Steps, c.Index)}
+		cv.Confirmed = cv.Step != nil && (cv.Step.CI95[0] > 1 || cv.Step.CI95[1] < 1)
+		confirmed = confirmed && cv.Confirmed
+		view.Culprits = append(view.Culprits, cv)
+	}
+	view.Ambiguous, view.Skipped = s.Ambiguities(), s.Skipped()
+	switch {
+	case !s.Done():
+		view.Verdict = "not finished"
+	case len(view.Culprits) == 1 && len(view.Ambiguous) == 0:
+		view.Verdict = "found"
+	case len(view.Culprits) > 1 && len(view.Ambiguous) == 0:
+		view.Verdict = "spread over several commits"
+	case len(view.Culprits) == 0:
+		view.Verdict = "ambiguous"
+	default:
+		view.Verdict = "found in part; the rest ambiguous"
+	}
+	if !confirmed {
+		view.Verdict += ", not confirmed: a culprit's own step against its parent is not shown to differ (a step before may have gone the wrong way; bisect again with more --max-rounds)"
+	}
+	return view
+}
+
+// culpritStep is the culprit against the commit before it, from the
+// latest step that measured both.
+func (b *bisector) culpritStep(steps []stepView, i int) *estimateView {
+	culprit, parent := b.commits[i].Hash, b.commits[i-1].Hash
+	for k := len(steps) - 1; k >= 0; k-- {
+		st := steps[k]
+		switch {
+		case st.Low == parent && st.Mid == culprit:
+			return st.VsLow
+		case st.Mid == parent && st.High == culprit:
+			return st.ToHigh
+		case st.Low == parent && st.High == culprit:
+			return st.Whole
+		}
+	}
+	return nil
+}
+
+// step measures commits lo, mid and hi (mid -1: the ends alone) in one
+// experiment, or reads it stored, and judges it.
+func (b *bisector) step(ctx context.Context, n, lo, mid, hi int) (*stepView, error) {
+	view := &stepView{Step: n, Low: b.commits[lo].Hash, High: b.commits[hi].Hash}
+	names := []string{b.label(lo)}
+	if mid >= 0 {
+		view.Mid = b.commits[mid].Hash
+		names = append(names, b.label(mid))
+	}
+	names = append(names, b.label(hi))
+	rec := store.BisectRecord{ID: b.id, Step: n, Variant: b.variant, Metric: b.metric, Good: b.commits[0].Hash, Bad: b.commits[len(b.commits)-1].Hash,
+		Low: view.Low, Mid: view.Mid, High: view.High}
+	prev, stored := b.stored[n]
+	if stored && (prev.Status == "done" || prev.Status == store.StatusFailed) {
+		data, err := b.st.Load(ctx, prev.ID)
+		if err != nil {
+			return nil, err
+		}
+		b.judge(data, names, view)
+		fmt.Fprintf(b.stderr, "iolab: bisect step %d (stored): %s\n", n, b.said(view))
+		return view, nil
+	}
+	if mid >= 0 {
+		// A commit that does not build is skipped before any run.
+		if unbuildable, err := b.build(ctx, mid); err != nil || unbuildable != nil {
+			if unbuildable != nil {
+				view.Verdict = bisect.Unbuildable
+				fmt.Fprintf(b.stderr, "iolab: bisect step %d: %.10s does not build, skipped: %v\n", n, view.Mid, unbuildable)
+				return view, nil
+			}
+			return nil, err
+		}
+	}
+	text, err := b.stepPlan(n, lo, mid, hi)
+	if err != nil {
+		return nil, err
+	}
+	step := &bisectStep{builds: b.builds, record: rec, decide: func(d *store.Data) bool {
+		v := &stepView{}
+		b.judge(d, names, v)
+		return v.Verdict != bisect.Undecided
+	}}
+	o := ExperimentOptions{Output: RepeatOptions{DB: b.o.DB, Quiet: b.o.Quiet}, Resume: stored, step: step}
+	fmt.Fprintf(b.stderr, "iolab: bisect step %d: %s\n", n, b.between(lo, mid, hi))
+	runErr := runPlanText(ctx, b.path, text, o, b.command, io.Discard, b.stderr)
+	if step.id == "" {
+		return nil, runErr
+	}
+	view.Experiment = step.id
+	data, err := b.st.Load(context.WithoutCancel(ctx), step.id)
+	if err != nil {
+		return nil, errors.Join(runErr, err)
+	}
+	b.judge(data, names, view)
+	if runErr != nil {
+		return view, runErr
+	}
+	fmt.Fprintf(b.stderr, "iolab: bisect step %d: %s\n", n, b.said(view))
+	return view, nil
+}
+
+// build builds commit i into the builds (the step's experiment finds it
+// there): its build's error if it does not build, else err if it could
+// not be tried.
+func (b *bisector) build(ctx context.Context, i int) (unbuildable, err error) {
+	spec, err := b.specOf(i)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "iolab-bisect-build-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	v, err := variant.PrepareFrom(ctx, b.builds, spec, b.dir, tmp, plan.PortRange{}, nil)
+	var be *variant.BuildError
+	if errors.As(err, &be) {
+		return err, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return nil, v.Close()
+}
+
+// label is a commit's variant name in a step: its short hash.
+func (b *bisector) label(i int) string { return b.commits[i].Hash[:12] }
+
+// between names a step's commits as the log does.
+func (b *bisector) between(lo, mid, hi int) string {
+	if mid < 0 {
+		return fmt.Sprintf("the ends, %.10s (good) and %.10s (bad)", b.commits[lo].Hash, b.commits[hi].Hash)
+	}
+	return fmt.Sprintf("%.10s %q (commit %d of %d), between %.10s and %.10s", b.commits[mid].Hash, b.commits[mid].Subject, mid, len(b.commits)-1, b.commits[lo].Hash, b.commits[hi].Hash)
+}
+
+// said is a step's outcome in a line.
+func (b *bisector) said(v *stepView) string {
+	what := string(v.Verdict)
+	if v.Mid == "" {
+		switch v.Verdict {
+		case bisect.Between:
+			what = "the ends differ"
+		case bisect.LikeLow:
+			what = "the ends are the same"
+		}
+	}
+	if e := v.Whole; e != nil {
+		what += fmt.Sprintf("; high/low %s", ratioText(*e))
+	}
+	if e := v.VsLow; e != nil {
+		what += fmt.Sprintf("; commit/low %s", ratioText(*e))
+	}
+	return fmt.Sprintf("%s after %d rounds", what, v.Rounds)
+}
+
+func ratioText(e estimateView) string {
+	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", 100*(e.Ratio-1), 100*(e.CI95[0]-1), 100*(e.CI95[1]-1))
+}
+
+// specOf is the bisected variant at commit i, as a plan holds it.
+func (b *bisector) specOf(i int) (plan.Variant, error) {
+	p, err := plan.Parse(b.path, b.planText([]*yaml.Node{b.variantNode(i)}, "", 0, 0))
+	if err != nil {
+		return plan.Variant{}, err
+	}
+	return p.Variants[0], nil
+}
+
+// variantNode is the bisected variant's node at commit i.
+func (b *bisector) variantNode(i int) *yaml.Node {
+	v := cloneNode(b.spec)
+	setValue(v, "name", scalar(b.label(i)))
+	setValue(mapValue(v, "git"), "ref", scalar(b.commits[i].Hash))
+	return v
+}
+
+// stepPlan is the plan of step n: the bisected variant at each commit,
+// the low end the baseline, rounds until decided.
+func (b *bisector) stepPlan(n, lo, mid, hi int) ([]byte, error) {
+	vs := []*yaml.Node{b.variantNode(lo)}
+	if mid >= 0 {
+		vs = append(vs, b.variantNode(mid))
+	}
+	vs = append(vs, b.variantNode(hi))
+	return b.planText(vs, fmt.Sprintf("%s bisect %s step %d", b.name, b.id, n), b.o.MinRounds, b.o.MaxRounds), nil
+}
+
+// planText is the plan with variants vs (the first the baseline), and
+// name and rounds when given.
+func (b *bisector) planText(vs []*yaml.Node, name string, minRounds, maxRounds int) []byte {
+	doc := cloneNode(b.doc)
+	setValue(doc, "variants", &yaml.Node{Kind: yaml.SequenceNode, Content: vs})
+	setValue(doc, "baseline", scalar(mapValue(vs[0], "name").Value))
+	if name != "" {
+		setValue(doc, "name", scalar(name))
+	}
+	if maxRounds > 0 {
+		r := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+		r.Content = append(r.Content, scalar("min"), intScalar(minRounds), scalar("max"), intScalar(maxRounds))
+		setValue(doc, "rounds", r)
+	}
+	text, _ := yaml.Marshal(doc)
+	return text
+}
+
+// judge reads a step's experiment: the metric of its commits (names:
+// low, [mid,] high) round by round, judged as the bisect judges, by
+// intervals that hold at every look.
+func (b *bisector) judge(d *store.Data, names []string, v *stepView) {
+	variantOf := map[int64]string{}
+	for _, c := range d.Cells {
+		variantOf[c.ID] = c.Variant
+	}
+	byRound := map[string]map[int]float64{}
+	for _, r := range d.Runs {
+		if r.Warmup || r.Status != store.StatusOK || r.Result == nil {
+			continue
+		}
+		x, ok := metrics.RunMetrics(r.Result)[b.metric]
+		if !ok || !(x > 0) || math.IsInf(x, 0) {
+			continue
+		}
+		if byRound[variantOf[r.CellID]] == nil {
+			byRound[variantOf[r.CellID]] = map[int]float64{}
+		}
+		byRound[variantOf[r.CellID]][r.Round] = x
+	}
+	cols := make([][]float64, len(names))
+	for _, round := range slices.Sorted(maps.Keys(byRound[names[0]])) {
+		row := make([]float64, len(names))
+		whole := true
+		for i, n := range names {
+			x, ok := byRound[n][round]
+			row[i], whole = x, whole && ok
+		}
+		if whole {
+			for i := range names {
+				cols[i] = append(cols[i], row[i])
+			}
+		}
+	}
+	// The bisect's error is every step's: a step's three tests share the
+	// 5% with the others the search may take (log2 of the commits).
+	var mid []float64
+	family := 1
+	if len(names) == 3 {
+		mid, family = cols[1], 3*max(1, int(math.Ceil(math.Log2(float64(len(b.commits)-1)))))
+	}
+	m := bisect.Measured(cols[0], mid, cols[len(cols)-1], stats.NewSequential(b.th, b.o.MinRounds, b.o.MaxRounds, family))
+	v.Rounds, v.Whole = m.Rounds, estimateOf(m.Whole, m.Rounds)
+	v.Verdict, v.Position = bisect.Undecided, math.NaN()
+	if len(names) == 2 {
+		differ, same := bisect.Ends(m.Whole, b.th)
+		switch {
+		case differ:
+			v.Verdict, v.Position = bisect.Between, 1
+		case same:
+			v.Verdict, v.Position = bisect.LikeLow, 0
+		}
+		return
+	}
+	v.VsLow, v.ToHigh = estimateOf(m.VsLow, m.Rounds), estimateOf(m.ToHigh, m.Rounds)
+	v.Verdict, v.Position = bisect.Judge(m)
+}
+
+// estimateOf is an estimate of a log ratio as a ratio; nil without one.
+func estimateOf(e bisect.Estimate, rounds int) *estimateView {
+	if math.IsNaN(e.Log) {
+		return nil
+	}
+	return &estimateView{Ratio: math.Exp(e.Log), CI95: [2]float64{math.Exp(e.Lo), math.Exp(e.Hi)}, Runs: rounds}
+}
+
+// roundsOf is how many measured rounds an experiment ran.
+func roundsOf(d *store.Data) int {
+	rounds := map[int]bool{}
+	for _, r := range d.Runs {
+		if !r.Warmup {
+			rounds[r.Round] = true
+		}
+	}
+	return len(rounds)
+}
+
+func writeBisect(w io.Writer, v *BisectView, lower bool) error {
+	fmt.Fprintf(w, "bisect %s of %s (variant %s) on %s: %d commits from %.10s (good) to %.10s (bad)\n", v.ID, v.Plan, v.Variant, v.Metric, v.Commits-1, v.Good.Hash, v.Bad.Hash)
+	if v.Change.Ratio > 0 {
+		fmt.Fprintf(w, "  bad against good: %s over %d rounds\n", ratioText(v.Change), v.Change.Runs)
+	}
+	if !v.Differ {
+		fmt.Fprintf(w, "  %s; nothing to bisect\n", v.Verdict)
+		return nil
+	}
+	fmt.Fprintf(w, "  %s\n", v.Verdict)
+	for _, c := range v.Culprits {
+		fmt.Fprintf(w, "  culprit %s %q (%s): %.0f%% of the change", c.Hash, c.Subject, c.Date, 100*c.Share)
+		if c.Step != nil {
+			fmt.Fprintf(w, "; against its parent %s over %d rounds", ratioText(*c.Step), c.Step.Runs)
+		}
+		if !c.Confirmed {
+			fmt.Fprint(w, " (not confirmed)")
+		}
+		fmt.Fprintln(w)
+	}
+	for _, a := range v.Ambiguous {
+		var hashes []string
+		for _, c := range a.Commits {
+			hashes = append(hashes, c.Hash[:10])
+		}
+		fmt.Fprintf(w, "  ambiguous: %s; the change could be any of %s\n", a.Why, strings.Join(hashes, " "))
+	}
+	if len(v.Skipped) > 0 {
+		var hashes []string
+		for _, c := range v.Skipped {
+			hashes = append(hashes, fmt.Sprintf("%.10s %q", c.Hash, c.Subject))
+		}
+		fmt.Fprintf(w, "  skipped (did not build): %s\n", strings.Join(hashes, ", "))
+	}
+	fmt.Fprintf(w, "  %d steps, %d rounds; the steps:\n", len(v.Steps), v.Runs)
+	for _, s := range v.Steps {
+		what := fmt.Sprintf("%.10s..%.10s", s.Low, s.High)
+		if s.Mid != "" {
+			what = fmt.Sprintf("%.10s in %s", s.Mid, what)
+		}
+		fmt.Fprintf(w, "    %d  %-40s %-12s %3d rounds  %s\n", s.Step, what, s.Verdict, s.Rounds, s.Experiment)
+	}
+	return nil
+}
+
+// mapValue is the value of key in a YAML mapping; nil if none.
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// setValue sets key of a YAML mapping to v, in place or added.
+func setValue(m *yaml.Node, key string, v *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content[i+1] = v
+			return
+		}
+	}
+	m.Content = append(m.Content, scalar(key), v)
+}
+
+func intScalar(n int) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: fmt.Sprint(n)}
+}
+
+func cloneNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = nil
+	for _, x := range n.Content {
+		c.Content = append(c.Content, cloneNode(x))
+	}
+	return &c
+}
+
