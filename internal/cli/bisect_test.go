@@ -12,10 +12,10 @@ import (
 
 // bisectRepo makes a git repository of n commits of a program whose cost
 // at commit i is factor(i) (1 at the first), as it prints it — "cost: X",
-// X drawn with a 10% coefficient of variation, so the machine's load
+// X drawn with a coefficient of variation cv, so the machine's load
 // cannot move it; commit i does not build where broken says. It returns
 // the repository and the plan that measures the program.
-func bisectRepo(t *testing.T, n int, factor func(int) float64, broken func(int) bool) (repo, planPath string) {
+func bisectRepo(t *testing.T, n int, cv float64, factor func(int) float64, broken func(int) bool) (repo, planPath string) {
 	t.Helper()
 	dir := t.TempDir()
 	repo = filepath.Join(dir, "repo")
@@ -34,15 +34,15 @@ func bisectRepo(t *testing.T, n int, factor func(int) float64, broken func(int) 
 		// Box-Muller from two draws of /dev/urandom.
 		"prog.sh": `#!/bin/sh
 set -- $(od -An -N8 -tu4 /dev/urandom)
-awk -v f="$(cat "$(dirname "$0")/factor")" -v a="$1" -v b="$2" 'BEGIN {
+awk -v f="$(cat "$(dirname "$0")/factor")" -v cv="$(cat "$(dirname "$0")/cv")" -v a="$1" -v b="$2" 'BEGIN {
 	u = (a + 1) / 4294967297; v = (b + 1) / 4294967297
-	printf "cost: %.4f\n", 100 * f * (1 + 0.1 * sqrt(-2 * log(u)) * cos(6.283185307 * v))
+	printf "cost: %.4f\n", 100 * f * (1 + cv * sqrt(-2 * log(u)) * cos(6.283185307 * v))
 }'
 `,
 		"build.sh": "#!/bin/sh\nif [ -e BROKEN ]; then echo 'syntax error' >&2; exit 1; fi\ncp prog.sh prog && chmod +x prog\n",
 	})
 	for i := range n {
-		files := map[string]string{"factor": fmt.Sprint(factor(i)), "version": fmt.Sprint(i)}
+		files := map[string]string{"factor": fmt.Sprint(factor(i)), "cv": fmt.Sprint(cv), "version": fmt.Sprint(i)}
 		if broken(i) {
 			files["BROKEN"] = "x"
 		} else {
@@ -68,7 +68,7 @@ workloads:
 	return repo, planPath
 }
 
-// The culprit of a +15% step at commit 41 of 64, found through steps
+// The culprit of a +15% step at commit 41 of 64 (runs of a 10% CV), found through steps
 // each decided by the statistics, with its step against its parent.
 func TestBisectFindsTheCulprit(t *testing.T) {
 	t.Parallel()
@@ -78,27 +78,9 @@ func TestBisectFindsTheCulprit(t *testing.T) {
 		}
 		return 1
 	}
-	repo, planPath := bisectRepo(t, 64, factor, func(int) bool { return false })
+	repo, planPath := bisectRepo(t, 64, 0.1, factor, func(int) bool { return false })
 	db := filepath.Join(filepath.Dir(planPath), "x.db")
-	out, stderr, err := iolab(t, context.Background(), "bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "150", "-q", "--db", db, "--json")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-	var v struct {
-		Verdict  string
-		Differ   bool
-		Culprits []struct {
-			Hash, Subject string
-			Share         float64
-			Step          *struct {
-				Ratio float64
-				CI95  [2]float64
-			}
-		}
-		Steps       []struct{ Verdict string }
-		Experiments []string
-	}
-	decodeInto(t, out, &v)
+	v, out, stderr := runBisectJSON(t, planPath, db)
 	want := strings.TrimSpace(gitOut(t, repo, "rev-parse", "main~22"))
 	if !v.Differ || v.Verdict != "found" || len(v.Culprits) != 1 || v.Culprits[0].Hash != want || v.Culprits[0].Subject != "commit 41" {
 		t.Fatalf("the bisect: %s\n%s", out, stderr)
@@ -123,4 +105,108 @@ func gitOut(t *testing.T, repo string, args ...string) string {
 		t.Fatal(err)
 	}
 	return string(out)
+}
+
+type bisectJSON struct {
+	Verdict  string
+	Differ   bool
+	Culprits []struct {
+		Hash, Subject string
+		Share         float64
+		Confirmed     bool
+		Step          *struct {
+			Ratio float64
+			CI95  [2]float64
+		}
+	}
+	Ambiguous []struct {
+		Why     string
+		Commits []struct{ Subject string }
+	}
+	Skipped     []struct{ Subject string }
+	Steps       []struct{ Verdict string }
+	Experiments []string
+}
+
+// runBisectJSON bisects the plan's whole range (main~63..main) on its
+// cost, and returns the answer, as JSON and decoded, and what it said.
+func runBisectJSON(t *testing.T, planPath, db string, more ...string) (bisectJSON, string, string) {
+	t.Helper()
+	args := append([]string{"bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "150", "-q", "--db", db, "--json"}, more...)
+	out, stderr, err := iolab(t, context.Background(), args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var v bisectJSON
+	decodeInto(t, out, &v)
+	return v, out, stderr
+}
+
+// Two +10% changes, at commits 20 and 45 of 64 (runs of a 5% CV): the step between them is
+// in between, both halves are searched, and both commits are found, each
+// with about half of the change.
+func TestBisectFindsAChangeSpreadOverTwoCommits(t *testing.T) {
+	t.Parallel()
+	factor := func(i int) float64 {
+		f := 1.0
+		if i >= 20 {
+			f *= 1.10
+		}
+		if i >= 45 {
+			f *= 1.10
+		}
+		return f
+	}
+	_, planPath := bisectRepo(t, 64, 0.05, factor, func(int) bool { return false })
+	v, out, stderr := runBisectJSON(t, planPath, filepath.Join(filepath.Dir(planPath), "x.db"))
+	if v.Verdict != "spread over several commits" || len(v.Culprits) != 2 || v.Culprits[0].Subject != "commit 20" || v.Culprits[1].Subject != "commit 45" {
+		t.Fatalf("the bisect: %s\n%s", out, stderr)
+	}
+	for _, c := range v.Culprits {
+		if c.Share < 0.3 || c.Share > 0.7 || !c.Confirmed {
+			t.Errorf("%s: %.0f%% of the change (confirmed %v), want about half", c.Subject, 100*c.Share, c.Confirmed)
+		}
+	}
+}
+
+// Commits inside the range that do not build are skipped and named, and
+// the culprit found all the same; when the culprit's parent does not
+// build either, the answer is the commits the change could be any of.
+func TestBisectSkipsACommitThatDoesNotBuild(t *testing.T) {
+	t.Parallel()
+	factor := func(i int) float64 {
+		if i >= 33 {
+			return 1.15
+		}
+		return 1
+	}
+	_, planPath := bisectRepo(t, 64, 0.05, factor, func(i int) bool { return i == 31 || i == 48 })
+	v, out, stderr := runBisectJSON(t, planPath, filepath.Join(filepath.Dir(planPath), "x.db"))
+	if v.Verdict != "found" || len(v.Culprits) != 1 || v.Culprits[0].Subject != "commit 33" || len(v.Skipped) == 0 || v.Skipped[0].Subject != "commit 31" {
+		t.Fatalf("the bisect: %s\n%s", out, stderr)
+	}
+	if !strings.Contains(stderr, "does not build, skipped") {
+		t.Errorf("a skipped commit is not said:\n%s", stderr)
+	}
+	_, planPath = bisectRepo(t, 64, 0.05, factor, func(i int) bool { return i == 31 || i == 32 })
+	v, out, stderr = runBisectJSON(t, planPath, filepath.Join(filepath.Dir(planPath), "x.db"))
+	if v.Verdict != "ambiguous" || len(v.Culprits) != 0 || len(v.Ambiguous) != 1 || len(v.Ambiguous[0].Commits) != 3 ||
+		v.Ambiguous[0].Commits[2].Subject != "commit 33" || !strings.Contains(v.Ambiguous[0].Why, "only commits that do not build lie between") {
+		t.Fatalf("a culprit whose parent does not build: %s\n%s", out, stderr)
+	}
+}
+
+// Ends that do not differ: said, and nothing is bisected.
+func TestBisectOfEndsThatDoNotDiffer(t *testing.T) {
+	t.Parallel()
+	_, planPath := bisectRepo(t, 64, 0.05, func(int) float64 { return 1 }, func(int) bool { return false })
+	db := filepath.Join(filepath.Dir(planPath), "x.db")
+	v, out, stderr := runBisectJSON(t, planPath, db, "--threshold", "10%")
+	if v.Differ || len(v.Steps) != 1 || len(v.Culprits) != 0 || !strings.HasPrefix(v.Verdict, "the ends do not differ on cost") {
+		t.Fatalf("the bisect: %s\n%s", out, stderr)
+	}
+	text, _, err := iolab(t, context.Background(), "bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "150", "--threshold", "10%", "-q", "--db", db)
+	if err != nil || !strings.Contains(text, "the ends do not differ on cost: like-good; nothing to bisect") {
+		t.Errorf("the text (%v):\n%s", err, text)
+	}
 }
