@@ -337,6 +337,10 @@ func (b *bisector) findSteps(ctx context.Context) error {
 		}
 		if b.id == "" {
 			b.id = r.ID
+			if r.MinRounds != b.o.MinRounds || r.MaxRounds != b.o.MaxRounds || r.Threshold != b.th {
+				return usage("--resume: bisect %s ran with --min-rounds %d --max-rounds %d --threshold %g%%; give the same, as its steps were judged by them",
+					r.ID, r.MinRounds, r.MaxRounds, 100*r.Threshold)
+			}
 		}
 		if r.ID == b.id {
 			if prev, ok := b.stored[r.Step]; !ok || e.CreatedAt.After(prev.CreatedAt) {
@@ -453,13 +457,21 @@ func (b *bisector) step(ctx context.Context, n, lo, mid, hi int) (*stepView, err
 	}
 	names = append(names, b.label(hi))
 	rec := store.BisectRecord{ID: b.id, Step: n, Variant: b.variant, Metric: b.metric, Good: b.commits[0].Hash, Bad: b.commits[len(b.commits)-1].Hash,
-		Low: view.Low, Mid: view.Mid, High: view.High}
+		Low: view.Low, Mid: view.Mid, High: view.High, MinRounds: b.o.MinRounds, MaxRounds: b.o.MaxRounds, Threshold: b.th}
 	prev, stored := b.stored[n]
+	if stored {
+		var pr store.PlanRecord
+		_ = json.Unmarshal(prev.Plan, &pr)
+		if r := pr.Bisect; r == nil || r.Low != rec.Low || r.Mid != rec.Mid || r.High != rec.High {
+			return nil, fmt.Errorf("bisect %s: its stored step %d (experiment %s) measured other commits than the search asks now; start the bisect again without --resume", b.id, n, prev.ID)
+		}
+	}
 	if stored && (prev.Status == "done" || prev.Status == store.StatusFailed) {
 		data, err := b.st.Load(ctx, prev.ID)
 		if err != nil {
 			return nil, err
 		}
+		view.Experiment = prev.ID
 		b.judge(data, names, view)
 		fmt.Fprintf(b.stderr, "iolab: bisect step %d (stored): %s\n", n, b.said(view))
 		return view, nil

@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // bisectRepo makes a git repository of n commits of a program whose cost
@@ -208,5 +210,47 @@ func TestBisectOfEndsThatDoNotDiffer(t *testing.T) {
 	text, _, err := iolab(t, context.Background(), "bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "150", "--threshold", "10%", "-q", "--db", db)
 	if err != nil || !strings.Contains(text, "the ends do not differ on cost: like-good; nothing to bisect") {
 		t.Errorf("the text (%v):\n%s", err, text)
+	}
+}
+
+// A bisect killed (kill -9) in the middle of a step goes on with --resume:
+// the steps it finished are read back, the cut one continues as the same
+// experiment, and the answer is the culprit.
+func TestBisectResumesAfterAKill(t *testing.T) {
+	t.Parallel()
+	factor := func(i int) float64 {
+		if i >= 41 {
+			return 1.15
+		}
+		return 1
+	}
+	_, planPath := bisectRepo(t, 64, 0.05, factor, func(int) bool { return false })
+	bin, db := buildIolab(t), filepath.Join(filepath.Dir(planPath), "x.db")
+	args := []string{"bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "150", "-q", "--db", db, "--json"}
+	victim := startVictim(t, bin, args)
+	// Killed once its third step (step 2) has stored a measured run.
+	q := `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name LIKE '% step 2' AND r.status = 'ok'`
+	for deadline := time.Now().Add(2 * time.Minute); countQuiet(db, q) < 3; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bisect never reached its third step; it said:\n%v", victim.Stdout)
+		}
+	}
+	_ = victim.Process.Signal(syscall.SIGKILL)
+	_ = victim.Wait()
+	before := countQuiet(db, `SELECT count(*) FROM experiments`)
+	v, out, stderr := runBisectJSON(t, planPath, db, "--resume")
+	if v.Verdict != "found" || len(v.Culprits) != 1 || v.Culprits[0].Subject != "commit 41" {
+		t.Fatalf("the resumed bisect: %s\n%s", out, stderr)
+	}
+	if !strings.Contains(stderr, "bisect step 1 (stored)") {
+		t.Errorf("the finished steps were not read back:\n%s", stderr)
+	}
+	after := countQuiet(db, `SELECT count(*) FROM experiments`)
+	if steps := countQuiet(db, `SELECT count(DISTINCT name) FROM experiments`); after != steps || after-before != len(v.Experiments)-3 {
+		t.Errorf("%d experiments before the resume, %d after, %d steps: the cut step was not continued as itself", before, after, len(v.Experiments))
+	}
+	_, _, err := iolab(t, context.Background(), "bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "99", "--db", db, "--resume")
+	if err == nil || !strings.Contains(err.Error(), "--resume: bisect ") || !strings.Contains(err.Error(), "ran with --min-rounds 6 --max-rounds 150") {
+		t.Errorf("a resume with other rounds: %v", err)
 	}
 }

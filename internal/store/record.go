@@ -51,6 +51,11 @@ type BisectRecord struct {
 	Low     string `json:"low"`
 	Mid     string `json:"mid,omitempty"`
 	High    string `json:"high"`
+	// How every step of it is judged: the rounds before its first look
+	// and at most, and the ends' threshold of sameness.
+	MinRounds int     `json:"min_rounds"`
+	MaxRounds int     `json:"max_rounds"`
+	Threshold float64 `json:"threshold"`
 }
 
 // SequentialRounds are the fewest and most rounds of an experiment that
