@@ -275,6 +275,13 @@ func (s *Search) settle() {
 	s.open = keep
 }
 
+// Place is where the search placed commit i on the whole change (0 good,
+// 1 bad); false for a commit it did not place.
+func (s *Search) Place(i int) (float64, bool) {
+	p, ok := s.position[i]
+	return p, ok
+}
+
 // Done says the search has nothing left to measure.
 func (s *Search) Done() bool { return len(s.open) == 0 }
 

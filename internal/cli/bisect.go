@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
+	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/variant"
@@ -31,7 +33,7 @@ import (
 
 // bisectOptions are the flags of `iolab bisect PLAN --good REF --bad REF`.
 type bisectOptions struct {
-	DB, Good, Bad, Variant, Metric, Threshold string
+	DB, Good, Bad, Variant, Metric, Threshold, HTML string
 	FirstParent, Resume, JSON, Quiet          bool
 	MinRounds, MaxRounds                      int
 }
@@ -68,6 +70,7 @@ experiment; --resume continues a bisect cut short.`,
 	f.BoolVar(&o.FirstParent, "first-parent", false, "follow only the first parent of merges (a merge-heavy history: blame a merge, not a commit inside it)")
 	f.BoolVar(&o.Resume, "resume", false, "continue the newest bisect of the same plan and range where it stopped")
 	f.BoolVar(&o.JSON, "json", false, "print the answer as JSON")
+	f.StringVar(&o.HTML, "html", "", "also write the answer to this file as an HTML page: the path of the steps over the commit range")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no live progress line on the terminal")
 	flagval.IntVar(f, &o.MinRounds, "min-rounds", stats.MinWarmupPairs, plan.MinSequentialRounds, plan.MaxRounds, "the rounds each step runs before it is first judged")
 	flagval.IntVar(f, &o.MaxRounds, "max-rounds", 60, plan.MinSequentialRounds, plan.MaxRounds, "the most rounds a step runs before its commit is called ambiguous")
@@ -93,61 +96,8 @@ type bisector struct {
 	id      string
 	stored  map[int]store.Experiment // this bisect's steps, by step
 	stderr  io.Writer
-	steps   []stepView
+	steps   []analysis.BisectStep
 	runs    int
-}
-
-// BisectView is a bisect's answer.
-type BisectView struct {
-	ID      string        `json:"id"`
-	Plan    string        `json:"plan"`
-	Variant string        `json:"variant"`
-	Metric  string        `json:"metric"`
-	Good    bisect.Commit `json:"good"`
-	Bad     bisect.Commit `json:"bad"`
-	Commits int           `json:"commits"`
-	// Change is bad against good, from the ends' own comparison.
-	Change      estimateView       `json:"change"`
-	Differ      bool               `json:"differ"`
-	Verdict     string             `json:"verdict"`
-	Culprits    []culpritView      `json:"culprits"`
-	Ambiguous   []bisect.Ambiguous `json:"ambiguous,omitempty"`
-	Skipped     []bisect.Commit    `json:"skipped,omitempty"`
-	Steps       []stepView         `json:"steps"`
-	Runs        int                `json:"runs"`
-	Experiments []string           `json:"experiments"`
-}
-
-type estimateView struct {
-	Ratio float64    `json:"ratio"`
-	CI95  [2]float64 `json:"ci95"`
-	Runs  int        `json:"rounds"`
-}
-
-type culpritView struct {
-	bisect.Culprit
-	// Step is the culprit against its parent, from the step that
-	// measured both; Confirmed, that its interval excludes no change
-	// (else a step before may have gone wrong).
-	Step      *estimateView `json:"step,omitempty"`
-	Confirmed bool          `json:"confirmed"`
-}
-
-type stepView struct {
-	Step       int            `json:"step"`
-	Experiment string         `json:"experiment,omitempty"`
-	Low        string         `json:"low"`
-	Mid        string         `json:"mid,omitempty"`
-	High       string         `json:"high"`
-	Verdict    bisect.Verdict `json:"verdict"`
-	Position   float64        `json:"position"`
-	Rounds     int            `json:"rounds"`
-	// Mid, ToHigh and Whole are the step's comparisons: its commit
-	// against the low end, the high end against it, the high end against
-	// the low one.
-	VsLow  *estimateView `json:"vs_low,omitempty"`
-	ToHigh *estimateView `json:"high_vs_mid,omitempty"`
-	Whole  *estimateView `json:"high_vs_low,omitempty"`
 }
 
 func runBisect(ctx context.Context, path string, o bisectOptions, command string, stdout, stderr io.Writer) error {
@@ -190,12 +140,22 @@ func runBisect(ctx context.Context, path string, o bisectOptions, command string
 	if view == nil {
 		return err
 	}
+	if o.HTML != "" {
+		var page bytes.Buffer
+		herr := report.BisectHTML(&page, view)
+		if herr == nil {
+			herr = writeFileAtomic(o.HTML, page.Bytes())
+		}
+		if herr != nil {
+			err = errors.Join(err, fmt.Errorf("--html %s: %w", o.HTML, herr))
+		}
+	}
 	if o.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return errors.Join(err, enc.Encode(view))
 	}
-	return errors.Join(err, writeBisect(stdout, view, b.lower))
+	return errors.Join(err, report.WriteBisect(stdout, view))
 }
 
 // readPlan checks the plan can be bisected — one cell, a git variant —
@@ -356,9 +316,9 @@ func (b *bisector) findSteps(ctx context.Context) error {
 
 // run confirms the ends differ, then bisects; what it found so far is
 // returned with the error that stopped it.
-func (b *bisector) run(ctx context.Context) (*BisectView, error) {
+func (b *bisector) run(ctx context.Context) (*analysis.BisectView, error) {
 	good, bad := b.commits[0], b.commits[len(b.commits)-1]
-	view := &BisectView{ID: b.id, Plan: b.name, Variant: b.variant, Metric: b.metric, Good: good, Bad: bad, Commits: len(b.commits), Culprits: []culpritView{}}
+	view := &analysis.BisectView{ID: b.id, Plan: b.name, Variant: b.variant, Metric: b.metric, Good: good, Bad: bad, Commits: len(b.commits), Culprits: []analysis.BisectCulprit{}}
 	last := len(b.commits) - 1
 	ends, err := b.step(ctx, 0, 0, -1, last)
 	if ends != nil {
@@ -392,7 +352,7 @@ func (b *bisector) run(ctx context.Context) (*BisectView, error) {
 }
 
 // finish fills the answer from the search s (nil before it began).
-func (b *bisector) finish(view *BisectView, s *bisect.Search) *BisectView {
+func (b *bisector) finish(view *analysis.BisectView, s *bisect.Search) *analysis.BisectView {
 	for _, st := range view.Steps {
 		view.Runs += st.Rounds
 		if st.Experiment != "" {
@@ -402,9 +362,16 @@ func (b *bisector) finish(view *BisectView, s *bisect.Search) *BisectView {
 	if s == nil {
 		return view
 	}
+	for i := range view.Steps {
+		if st := &view.Steps[i]; st.Mid != "" {
+			if p, ok := s.Place(st.MidIndex); ok {
+				st.Place = &p
+			}
+		}
+	}
 	confirmed := true
 	for _, c := range s.Culprits() {
-		cv := culpritView{Culprit: c, Step: b.culpritStep(view.Steps, c.Index)}
+		cv := analysis.BisectCulprit{Culprit: c, Step: b.culpritStep(view.Steps, c.Index)}
 		cv.Confirmed = cv.Step != nil && (cv.Step.CI95[0] > 1 || cv.Step.CI95[1] < 1)
 		confirmed = confirmed && cv.Confirmed
 		view.Culprits = append(view.Culprits, cv)
@@ -430,7 +397,7 @@ func (b *bisector) finish(view *BisectView, s *bisect.Search) *BisectView {
 
 // culpritStep is the culprit against the commit before it, from the
 // latest step that measured both.
-func (b *bisector) culpritStep(steps []stepView, i int) *estimateView {
+func (b *bisector) culpritStep(steps []analysis.BisectStep, i int) *analysis.RatioEstimate {
 	culprit, parent := b.commits[i].Hash, b.commits[i-1].Hash
 	for k := len(steps) - 1; k >= 0; k-- {
 		st := steps[k]
@@ -448,8 +415,8 @@ func (b *bisector) culpritStep(steps []stepView, i int) *estimateView {
 
 // step measures commits lo, mid and hi (mid -1: the ends alone) in one
 // experiment, or reads it stored, and judges it.
-func (b *bisector) step(ctx context.Context, n, lo, mid, hi int) (*stepView, error) {
-	view := &stepView{Step: n, Low: b.commits[lo].Hash, High: b.commits[hi].Hash}
+func (b *bisector) step(ctx context.Context, n, lo, mid, hi int) (*analysis.BisectStep, error) {
+	view := &analysis.BisectStep{Step: n, Low: b.commits[lo].Hash, High: b.commits[hi].Hash, MidIndex: mid}
 	names := []string{b.label(lo)}
 	if mid >= 0 {
 		view.Mid = b.commits[mid].Hash
@@ -492,7 +459,7 @@ func (b *bisector) step(ctx context.Context, n, lo, mid, hi int) (*stepView, err
 		return nil, err
 	}
 	step := &bisectStep{builds: b.builds, record: rec, decide: func(d *store.Data) bool {
-		v := &stepView{}
+		v := &analysis.BisectStep{}
 		b.judge(d, names, v)
 		return v.Verdict != bisect.Undecided
 	}}
@@ -551,7 +518,7 @@ func (b *bisector) between(lo, mid, hi int) string {
 }
 
 // said is a step's outcome in a line.
-func (b *bisector) said(v *stepView) string {
+func (b *bisector) said(v *analysis.BisectStep) string {
 	what := string(v.Verdict)
 	if v.Mid == "" {
 		switch v.Verdict {
@@ -562,16 +529,12 @@ func (b *bisector) said(v *stepView) string {
 		}
 	}
 	if e := v.Whole; e != nil {
-		what += fmt.Sprintf("; high/low %s", ratioText(*e))
+		what += fmt.Sprintf("; high/low %s", report.ChangeText(*e))
 	}
 	if e := v.VsLow; e != nil {
-		what += fmt.Sprintf("; commit/low %s", ratioText(*e))
+		what += fmt.Sprintf("; commit/low %s", report.ChangeText(*e))
 	}
 	return fmt.Sprintf("%s after %d rounds", what, v.Rounds)
-}
-
-func ratioText(e estimateView) string {
-	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", 100*(e.Ratio-1), 100*(e.CI95[0]-1), 100*(e.CI95[1]-1))
 }
 
 // specOf is the bisected variant at commit i, as a plan holds it.
@@ -623,7 +586,7 @@ func (b *bisector) planText(vs []*yaml.Node, name string, minRounds, maxRounds i
 // judge reads a step's experiment: the metric of its commits (names:
 // low, [mid,] high) round by round, judged as the bisect judges, by
 // intervals that hold at every look.
-func (b *bisector) judge(d *store.Data, names []string, v *stepView) {
+func (b *bisector) judge(d *store.Data, names []string, v *analysis.BisectStep) {
 	variantOf := map[int64]string{}
 	for _, c := range d.Cells {
 		variantOf[c.ID] = c.Variant
@@ -681,11 +644,11 @@ func (b *bisector) judge(d *store.Data, names []string, v *stepView) {
 }
 
 // estimateOf is an estimate of a log ratio as a ratio; nil without one.
-func estimateOf(e bisect.Estimate, rounds int) *estimateView {
+func estimateOf(e bisect.Estimate, rounds int) *analysis.RatioEstimate {
 	if math.IsNaN(e.Log) {
 		return nil
 	}
-	return &estimateView{Ratio: math.Exp(e.Log), CI95: [2]float64{math.Exp(e.Lo), math.Exp(e.Hi)}, Runs: rounds}
+	return &analysis.RatioEstimate{Ratio: math.Exp(e.Log), CI95: [2]float64{math.Exp(e.Lo), math.Exp(e.Hi)}, Rounds: rounds}
 }
 
 // roundsOf is how many measured rounds an experiment ran.
@@ -697,51 +660,6 @@ func roundsOf(d *store.Data) int {
 		}
 	}
 	return len(rounds)
-}
-
-func writeBisect(w io.Writer, v *BisectView, lower bool) error {
-	fmt.Fprintf(w, "bisect %s of %s (variant %s) on %s: %d commits from %.10s (good) to %.10s (bad)\n", v.ID, v.Plan, v.Variant, v.Metric, v.Commits-1, v.Good.Hash, v.Bad.Hash)
-	if v.Change.Ratio > 0 {
-		fmt.Fprintf(w, "  bad against good: %s over %d rounds\n", ratioText(v.Change), v.Change.Runs)
-	}
-	if !v.Differ {
-		fmt.Fprintf(w, "  %s; nothing to bisect\n", v.Verdict)
-		return nil
-	}
-	fmt.Fprintf(w, "  %s\n", v.Verdict)
-	for _, c := range v.Culprits {
-		fmt.Fprintf(w, "  culprit %s %q (%s): %.0f%% of the change", c.Hash, c.Subject, c.Date, 100*c.Share)
-		if c.Step != nil {
-			fmt.Fprintf(w, "; against its parent %s over %d rounds", ratioText(*c.Step), c.Step.Runs)
-		}
-		if !c.Confirmed {
-			fmt.Fprint(w, " (not confirmed)")
-		}
-		fmt.Fprintln(w)
-	}
-	for _, a := range v.Ambiguous {
-		var hashes []string
-		for _, c := range a.Commits {
-			hashes = append(hashes, c.Hash[:10])
-		}
-		fmt.Fprintf(w, "  ambiguous: %s; the change could be any of %s\n", a.Why, strings.Join(hashes, " "))
-	}
-	if len(v.Skipped) > 0 {
-		var hashes []string
-		for _, c := range v.Skipped {
-			hashes = append(hashes, fmt.Sprintf("%.10s %q", c.Hash, c.Subject))
-		}
-		fmt.Fprintf(w, "  skipped (did not build): %s\n", strings.Join(hashes, ", "))
-	}
-	fmt.Fprintf(w, "  %d steps, %d rounds; the steps:\n", len(v.Steps), v.Runs)
-	for _, s := range v.Steps {
-		what := fmt.Sprintf("%.10s..%.10s", s.Low, s.High)
-		if s.Mid != "" {
-			what = fmt.Sprintf("%.10s in %s", s.Mid, what)
-		}
-		fmt.Fprintf(w, "    %d  %-40s %-12s %3d rounds  %s\n", s.Step, what, s.Verdict, s.Rounds, s.Experiment)
-	}
-	return nil
 }
 
 // mapValue is the value of key in a YAML mapping; nil if none.
@@ -780,4 +698,3 @@ func cloneNode(n *yaml.Node) *yaml.Node {
 	}
 	return &c
 }
-

@@ -3,70 +3,25 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iolab/iolab/internal/bisect/bisecttest"
 )
 
-// bisectRepo makes a git repository of n commits of a program whose cost
-// at commit i is factor(i) (1 at the first), as it prints it — "cost: X",
-// X drawn with a coefficient of variation cv, so the machine's load
-// cannot move it; commit i does not build where broken says. It returns
-// the repository and the plan that measures the program.
+// bisectRepo makes a repository of n commits of a program whose cost at
+// commit i is factor(i), drawn with a coefficient of variation cv, and
+// its plan (bisecttest.Repo).
 func bisectRepo(t *testing.T, n int, cv float64, factor func(int) float64, broken func(int) bool) (repo, planPath string) {
 	t.Helper()
-	dir := t.TempDir()
-	repo = filepath.Join(dir, "repo")
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	if err := os.MkdirAll(repo, 0o755); err != nil {
+	repo, planPath, err := bisecttest.Repo(t.TempDir(), n, cv, factor, broken)
+	if err != nil {
 		t.Fatal(err)
 	}
-	git("init", "-q", "-b", "main")
-	writeFiles(t, repo, map[string]string{
-		// Box-Muller from two draws of /dev/urandom.
-		"prog.sh": `#!/bin/sh
-set -- $(od -An -N8 -tu4 /dev/urandom)
-awk -v f="$(cat "$(dirname "$0")/factor")" -v cv="$(cat "$(dirname "$0")/cv")" -v a="$1" -v b="$2" 'BEGIN {
-	u = (a + 1) / 4294967297; v = (b + 1) / 4294967297
-	printf "cost: %.4f\n", 100 * f * (1 + cv * sqrt(-2 * log(u)) * cos(6.283185307 * v))
-}'
-`,
-		"build.sh": "#!/bin/sh\nif [ -e BROKEN ]; then echo 'syntax error' >&2; exit 1; fi\ncp prog.sh prog && chmod +x prog\n",
-	})
-	for i := range n {
-		files := map[string]string{"factor": fmt.Sprint(factor(i)), "cv": fmt.Sprint(cv), "version": fmt.Sprint(i)}
-		if broken(i) {
-			files["BROKEN"] = "x"
-		} else {
-			os.Remove(filepath.Join(repo, "BROKEN"))
-		}
-		writeFiles(t, repo, files)
-		git("add", "-A")
-		git("commit", "-q", "-m", fmt.Sprintf("commit %d", i))
-	}
-	planPath = filepath.Join(dir, "plan.yaml")
-	writeFiles(t, dir, map[string]string{"plan.yaml": `name: cost
-warmup: 0
-variants:
-  - name: prog
-    git: {repo: repo, ref: main}
-    build: sh build.sh
-workloads:
-  - name: run
-    cmd:
-      run: ./prog
-      metrics: [{name: cost, regex: 'cost: ([0-9.]+)', better: lower}]
-`})
 	return repo, planPath
 }
 
@@ -215,9 +170,10 @@ func TestBisectOfEndsThatDoNotDiffer(t *testing.T) {
 
 // A bisect killed (kill -9) in the middle of a step goes on with --resume:
 // the steps it finished are read back, the cut one continues as the same
-// experiment, and the answer is the culprit.
+// experiment, and the answer is the culprit; resumed again, it runs
+// nothing and draws its path (Chromium). Not parallel: Chromium takes
+// every CPU for seconds, which would skew the tests that measure.
 func TestBisectResumesAfterAKill(t *testing.T) {
-	t.Parallel()
 	factor := func(i int) float64 {
 		if i >= 41 {
 			return 1.15
@@ -248,6 +204,17 @@ func TestBisectResumesAfterAKill(t *testing.T) {
 	after := countQuiet(db, `SELECT count(*) FROM experiments`)
 	if steps := countQuiet(db, `SELECT count(DISTINCT name) FROM experiments`); after != steps || after-before != len(v.Experiments)-3 {
 		t.Errorf("%d experiments before the resume, %d after, %d steps: the cut step was not continued as itself", before, after, len(v.Experiments))
+	}
+	// The answer again, from the store alone, and its page as Chromium
+	// draws it.
+	html := filepath.Join(filepath.Dir(planPath), "bisect.html")
+	again, _, stderr := runBisectJSON(t, planPath, db, "--resume", "--html", html)
+	if len(again.Experiments) != len(v.Experiments) || countQuiet(db, `SELECT count(*) FROM experiments`) != after || !strings.Contains(stderr, fmt.Sprintf("step %d (stored)", len(v.Experiments)-1)) {
+		t.Errorf("a resume of a finished bisect ran more: %d experiments\n%s", countQuiet(db, `SELECT count(*) FROM experiments`), stderr)
+	}
+	page := loadInChromium(t, html)
+	if page.Plots["bisect-path"] != 1 || len(page.Problems) > 0 || !strings.Contains(page.Text, "culprit") || !strings.Contains(page.Text, "commit 41") {
+		t.Errorf("Chromium drew %v (problems %v):\n%s", page.Plots, page.Problems, page.Text)
 	}
 	_, _, err := iolab(t, context.Background(), "bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "99", "--db", db, "--resume")
 	if err == nil || !strings.Contains(err.Error(), "--resume: bisect ") || !strings.Contains(err.Error(), "ran with --min-rounds 6 --max-rounds 150") {
