@@ -140,6 +140,9 @@ func runBisect(ctx context.Context, path string, o bisectOptions, command string
 	if view == nil {
 		return err
 	}
+	if err != nil && view.Verdict == "" {
+		view.Verdict = "stopped before an answer"
+	}
 	if o.HTML != "" {
 		var page bytes.Buffer
 		herr := report.BisectHTML(&page, view)
@@ -327,9 +330,16 @@ func (b *bisector) run(ctx context.Context) (*analysis.BisectView, error) {
 	if err != nil {
 		return b.finish(view, nil), err
 	}
+	if ends.Whole == nil {
+		return b.finish(view, nil), fmt.Errorf("--metric %s: the runs of the ends measured no such figure (experiment %s: iolab show %s lists what they did)", b.metric, ends.Experiment, ends.Experiment)
+	}
 	view.Change = *ends.Whole
-	if ends.Verdict != bisect.Between {
-		view.Verdict = fmt.Sprintf("the ends do not differ on %s: %s", b.metric, ends.Verdict)
+	switch ends.Verdict {
+	case bisect.LikeLow:
+		view.Verdict = fmt.Sprintf("the ends do not differ on %s: their difference lies within ±%g%%; nothing to bisect", b.metric, 100*b.th)
+		return b.finish(view, nil), nil
+	case bisect.Undecided:
+		view.Verdict = fmt.Sprintf("the ends were not shown to differ on %s in %d rounds; nothing to bisect (more --max-rounds may show it)", b.metric, ends.Rounds)
 		return b.finish(view, nil), nil
 	}
 	view.Differ = true
@@ -461,7 +471,9 @@ func (b *bisector) step(ctx context.Context, n, lo, mid, hi int) (*analysis.Bise
 	step := &bisectStep{builds: b.builds, record: rec, decide: func(d *store.Data) bool {
 		v := &analysis.BisectStep{}
 		b.judge(d, names, v)
-		return v.Verdict != bisect.Undecided
+		// Rounds without the metric in every commit's run decide nothing
+		// however many follow: stop, and say so.
+		return v.Verdict != bisect.Undecided || v.Rounds == 0
 	}}
 	o := ExperimentOptions{Output: RepeatOptions{DB: b.o.DB, Quiet: b.o.Quiet}, Resume: stored, step: step}
 	fmt.Fprintf(b.stderr, "iolab: bisect step %d: %s\n", n, b.between(lo, mid, hi))

@@ -163,7 +163,7 @@ func TestBisectOfEndsThatDoNotDiffer(t *testing.T) {
 		t.Fatalf("the bisect: %s\n%s", out, stderr)
 	}
 	text, _, err := iolab(t, context.Background(), "bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "150", "--threshold", "10%", "-q", "--db", db)
-	if err != nil || !strings.Contains(text, "the ends do not differ on cost: like-good; nothing to bisect") {
+	if err != nil || !strings.Contains(text, "the ends do not differ on cost: their difference lies within ±10%; nothing to bisect") {
 		t.Errorf("the text (%v):\n%s", err, text)
 	}
 }
@@ -219,5 +219,40 @@ func TestBisectResumesAfterAKill(t *testing.T) {
 	_, _, err := iolab(t, context.Background(), "bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "99", "--db", db, "--resume")
 	if err == nil || !strings.Contains(err.Error(), "--resume: bisect ") || !strings.Contains(err.Error(), "ran with --min-rounds 6 --max-rounds 150") {
 		t.Errorf("a resume with other rounds: %v", err)
+	}
+}
+
+// What bisect cannot run is refused before anything is built or stored,
+// naming the flag or the plan: a missing end, ends the wrong way round,
+// a metric the workload does not measure, a plan without a git variant,
+// one of more than one cell.
+func TestBisectRefusesWhatItCannotRun(t *testing.T) {
+	t.Parallel()
+	_, planPath := bisectRepo(t, 4, 0.05, func(int) float64 { return 1 }, nil)
+	dir := filepath.Dir(planPath)
+	db := filepath.Join(dir, "x.db")
+	writeFiles(t, dir, map[string]string{
+		"nogit.yaml":  "name: n\nvariants:\n  - name: a\n    env: {X: '1'}\nworkloads:\n  - cmd: {run: 'true'}\n",
+		"matrix.yaml": "name: m\nvariants:\n  - name: a\n    git: {repo: repo, ref: main}\nworkloads:\n  - cmd: {run: 'echo {{n}}'}\n    matrix: {n: [1, 2]}\n",
+	})
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{planPath, "--bad", "main"}, "--good and --bad are required"},
+		{[]string{planPath, "--good", "main", "--bad", "main~3"}, "--good main is not an ancestor of --bad main~3"},
+		{[]string{planPath, "--good", "nosuchref", "--bad", "main"}, `--good "nosuchref": not a commit of`},
+		{[]string{planPath, "--good", "main~3", "--bad", "main", "--metric", "no_such_metric"}, `--metric "no_such_metric": not a metric this plan's cmd workload measures`},
+		{[]string{filepath.Join(dir, "nogit.yaml"), "--good", "main~3", "--bad", "main"}, "no variant with git: {repo, ref}"},
+		{[]string{filepath.Join(dir, "matrix.yaml"), "--good", "main~3", "--bad", "main"}, "bisect judges one cell, and the plan has 2 a variant"},
+		{[]string{planPath, "--good", "main~3", "--bad", "main", "--resume"}, "--resume: no bisect of variant prog"},
+	} {
+		_, _, err := iolab(t, context.Background(), append([]string{"bisect", "--db", db}, c.args...)...)
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v (exit %d), want %q", c.args, err, ExitCode(err), c.want)
+		}
+	}
+	if n := countQuiet(db, `SELECT count(*) FROM experiments`); n != 0 {
+		t.Errorf("%d experiments stored by refused bisects", n)
 	}
 }

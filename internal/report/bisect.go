@@ -24,7 +24,7 @@ func WriteBisect(w io.Writer, v *analysis.BisectView) error {
 		fmt.Fprintf(w, "  bad against good: %s over %d rounds\n", ChangeText(v.Change), v.Change.Rounds)
 	}
 	if !v.Differ {
-		fmt.Fprintf(w, "  %s; nothing to bisect\n", v.Verdict)
+		fmt.Fprintf(w, "  %s\n", v.Verdict)
 		return nil
 	}
 	fmt.Fprintf(w, "  %s\n", v.Verdict)
