@@ -11,7 +11,7 @@
 // run drawn with a coefficient of variation -cv: the numbers are the
 // program's own, so the machine's load moves neither tool.
 //
-//	go run ./bench/bisect_vs_git [-trials 20] [-commits 64] [-step 0.15] [-cv 0.10] [-reps 5]
+//	go run ./bench/bisect_vs_git [-trials 20] [-commits 64] [-step 0.15] [-cv 0.10] [-reps 5,20] [-max-rounds 300]
 package main
 
 import (
@@ -46,6 +46,7 @@ func main() {
 	cv := flag.Float64("cv", 0.10, "the coefficient of variation of a run's cost")
 	repsList := flag.String("reps", "5,20", "runs per commit of the git bisect run script, one script per count (comma-separated)")
 	seed := flag.Uint64("seed", 1, "seed of the culprits' places")
+	maxRounds := flag.Int("max-rounds", 300, "iolab bisect's --max-rounds: the most rounds a step runs before it calls its interval ambiguous")
 	flag.Parse()
 	log.SetFlags(0)
 	var reps []int
@@ -81,7 +82,7 @@ func main() {
 			log.Fatal(err)
 		}
 		want := fmt.Sprintf("commit %d", k)
-		runI := func() { iolab = append(iolab, bisectIolab(bin, planPath, *commits, want)) }
+		runI := func() { iolab = append(iolab, bisectIolab(bin, planPath, *commits, *maxRounds, want)) }
 		runG := func() {
 			for i, r := range reps {
 				git[i] = append(git[i], bisectGit(repo, *commits, r, 100*(1+*step/2), want))
@@ -100,8 +101,8 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "trial %d (culprit commit %d): %s\n", trial, k, strings.Join(said, "; "))
 	}
-	fmt.Println("| tool | culprit found | median builds | median runs | median seconds |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println("| tool | culprit found | a wrong commit named | median builds | median runs | median seconds |")
+	fmt.Println("|---|---|---|---|---|---|")
 	tools := []struct {
 		name string
 		o    []outcome
@@ -113,23 +114,25 @@ func main() {
 		}{fmt.Sprintf("git bisect run, %d runs a commit", r), git[i]})
 	}
 	for _, t := range tools {
-		found := 0
+		found, wrong := 0, 0
 		var builds, runs, wall []float64
 		for _, o := range t.o {
 			if o.found {
 				found++
+			} else if strings.HasPrefix(o.said, "commit ") || strings.HasPrefix(o.said, "found: commit ") {
+				wrong++
 			}
 			builds, runs, wall = append(builds, float64(o.builds)), append(runs, float64(o.runs)), append(wall, o.wall)
 		}
-		fmt.Printf("| %s | %d of %d (%.0f%%) | %.0f | %.0f | %.1f |\n", t.name, found, len(t.o), 100*float64(found)/float64(len(t.o)), median(builds), median(runs), median(wall))
+		fmt.Printf("| %s | %d of %d (%.0f%%) | %d | %.0f | %.0f | %.1f |\n", t.name, found, len(t.o), 100*float64(found)/float64(len(t.o)), wrong, median(builds), median(runs), median(wall))
 	}
 }
 
 // bisectIolab runs iolab bisect over the whole history.
-func bisectIolab(bin, planPath string, commits int, want string) outcome {
+func bisectIolab(bin, planPath string, commits, maxRounds int, want string) outcome {
 	start := time.Now()
 	out, err := exec.Command(bin, "bisect", planPath, "--good", fmt.Sprintf("main~%d", commits-1), "--bad", "main", "--metric", "cost",
-		"--max-rounds", "150", "-q", "--db", filepath.Join(filepath.Dir(planPath), "x.db"), "--json").Output()
+		"--max-rounds", fmt.Sprint(maxRounds), "-q", "--db", filepath.Join(filepath.Dir(planPath), "x.db"), "--json").Output()
 	o := outcome{wall: time.Since(start).Seconds()}
 	if err != nil {
 		o.said = fmt.Sprintf("failed: %v", err)

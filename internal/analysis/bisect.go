@@ -55,7 +55,7 @@ type BisectStep struct {
 	Verdict    bisect.Verdict `json:"verdict"`
 	// Position is the commit's share of its interval's step; Place its
 	// place on the whole change (0 good, 1 bad) once the search placed it.
-	Position float64 `json:"position"`
+	Position float64  `json:"position"`
 	Place    *float64 `json:"place,omitempty"`
 	Rounds   int      `json:"rounds"`
 	// VsLow, ToHigh and Whole are the step's comparisons: its commit

@@ -34,8 +34,8 @@ import (
 // bisectOptions are the flags of `iolab bisect PLAN --good REF --bad REF`.
 type bisectOptions struct {
 	DB, Good, Bad, Variant, Metric, Threshold, HTML string
-	FirstParent, Resume, JSON, Quiet          bool
-	MinRounds, MaxRounds                      int
+	FirstParent, Resume, JSON, Quiet                bool
+	MinRounds, MaxRounds                            int
 }
 
 func newBisectCommand(stdout, stderr io.Writer) *cobra.Command {
