@@ -640,7 +640,7 @@ func (b *bisector) judge(d *store.Data, names []string, v *analysis.BisectStep) 
 	}
 	m := bisect.Measured(cols[0], mid, cols[len(cols)-1], stats.NewSequential(b.th, b.o.MinRounds, b.o.MaxRounds, family))
 	v.Rounds, v.Whole = m.Rounds, estimateOf(m.Whole, m.Rounds)
-	v.Verdict, v.Position = bisect.Undecided, math.NaN()
+	v.Verdict, v.Position = bisect.Undecided, 0
 	if len(names) == 2 {
 		differ, same := bisect.Ends(m.Whole, b.th)
 		switch {
@@ -653,6 +653,9 @@ func (b *bisector) judge(d *store.Data, names []string, v *analysis.BisectStep) 
 	}
 	v.VsLow, v.ToHigh = estimateOf(m.VsLow, m.Rounds), estimateOf(m.ToHigh, m.Rounds)
 	v.Verdict, v.Position = bisect.Judge(m)
+	if math.IsNaN(v.Position) { // JSON has no NaN; an undecided step's place is its verdict's
+		v.Position = 0
+	}
 }
 
 // estimateOf is an estimate of a log ratio as a ratio; nil without one.

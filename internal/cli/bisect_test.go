@@ -255,4 +255,11 @@ func TestBisectRefusesWhatItCannotRun(t *testing.T) {
 	if n := countQuiet(db, `SELECT count(*) FROM experiments`); n != 0 {
 		t.Errorf("%d experiments stored by refused bisects", n)
 	}
+	// A metric of the catalogue the workload's runs do not measure ends
+	// the first step at its first look, saying so (not at --max-rounds).
+	_, _, err := iolab(t, context.Background(), "bisect", planPath, "--good", "main~3", "--bad", "main", "--metric", "ops_per_s", "-q", "--db", db, "--json")
+	if err == nil || !strings.Contains(err.Error(), "--metric ops_per_s: the runs of the ends measured no such figure") ||
+		countQuiet(db, `SELECT count(*) FROM runs WHERE NOT warmup`) != 2*6 {
+		t.Errorf("a metric no run measured: %v, %d runs", err, countQuiet(db, `SELECT count(*) FROM runs WHERE NOT warmup`))
+	}
 }
