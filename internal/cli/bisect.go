@@ -256,6 +256,18 @@ func gitRange(ctx context.Context, repo, good, bad string, firstParent bool) ([]
 	if _, err := git("merge-base", "--is-ancestor", good, bad); err != nil {
 		return nil, usage("--good %s is not an ancestor of --bad %s: bisect searches the commits from one to the other", good, bad)
 	}
+	if !firstParent {
+		// Merged branches make the range a graph, not a line: a commit of
+		// a branch lacks the commits of the other, and no order of them
+		// is a history to halve.
+		merges, err := git("rev-list", "--merges", "--ancestry-path", g.Hash+".."+bad)
+		if err != nil {
+			return nil, err
+		}
+		if n := len(strings.Fields(merges)); n > 0 {
+			return nil, usage("--good %s..--bad %s holds %d merge(s), so its commits are no single line to halve; give --first-parent (a merge then stands for its branch's commits)", good, bad, n)
+		}
+	}
 	args := []string{"log", "--reverse", "--ancestry-path", "--format=%H%x1f%s%x1f%cI"}
 	if firstParent {
 		args = append(args, "--first-parent")
