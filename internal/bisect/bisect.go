@@ -242,7 +242,7 @@ func (s *Search) Record(st Step) error {
 		next = [][2]int{{lo, hi}}
 	case Undecided:
 		s.ambiguous = append(s.ambiguous, Ambiguous{
-			Why:     fmt.Sprintf("%s could not be told apart from %s or %s at the most rounds a step runs", short(s.Commits[mid]), short(s.Commits[lo]), short(s.Commits[hi])),
+			Why:     fmt.Sprintf("%s could not be placed between %s and %s in the most rounds a step runs (--max-rounds)", short(s.Commits[mid]), short(s.Commits[lo]), short(s.Commits[hi])),
 			Commits: s.Commits[lo+1 : hi+1]})
 	default:
 		return fmt.Errorf("step of %s: verdict %q", s.Commits[mid].Hash, st.Verdict)

@@ -73,7 +73,7 @@ experiment; --resume continues a bisect cut short.`,
 	f.StringVar(&o.HTML, "html", "", "also write the answer to this file as an HTML page: the path of the steps over the commit range")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no live progress line on the terminal")
 	flagval.IntVar(f, &o.MinRounds, "min-rounds", stats.MinWarmupPairs, plan.MinSequentialRounds, plan.MaxRounds, "the rounds each step runs before it is first judged")
-	flagval.IntVar(f, &o.MaxRounds, "max-rounds", 60, plan.MinSequentialRounds, plan.MaxRounds, "the most rounds a step runs before its commit is called ambiguous")
+	flagval.IntVar(f, &o.MaxRounds, "max-rounds", 100, plan.MinSequentialRounds, plan.MaxRounds, "the most rounds a step runs before its commit is called ambiguous")
 	return cmd
 }
 

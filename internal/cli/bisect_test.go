@@ -299,3 +299,17 @@ func TestBisectRangeFirstParent(t *testing.T) {
 		t.Errorf("a range with a merge: %v", err)
 	}
 }
+
+// The example of the docs: a real program (it writes a file and hashes
+// it) timed by its wall time, whose commit "save: check the index twice"
+// doubles its hashing — found. Not parallel: it measures wall time.
+func TestBisectExample(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("sh", "../../examples/bisect/history.sh", dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, stderr, err := iolab(t, context.Background(), "bisect", filepath.Join(dir, "plan.yaml"), "--good", "main~23", "--bad", "main", "-q", "--db", filepath.Join(dir, "x.db"))
+	if err != nil || !strings.Contains(out, "  found\n") || !strings.Contains(out, `"save: check the index twice, to be safe"`) {
+		t.Fatalf("the example's bisect (%v):\n%s\n%s", err, out, stderr)
+	}
+}
