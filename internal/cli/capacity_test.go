@@ -476,7 +476,7 @@ func TestCurveAndSearchInSegments(t *testing.T) {
 	srv := capacityServer(t, 8, service)
 	db := filepath.Join(t.TempDir(), "x.db")
 	runSegments(t, 2, "http", "download", "--url", srv.URL+"/obj", "--concurrency", "16", "--runtime", "1s",
-		"--curve", "50", "--slo", "download.response_p50_ns<60ms", "--rounds", "5", "--warmup", "0",
+		"--curve", "50", "--slo", "download.response_p50_ns<60ms", "--rounds", "4", "--warmup", "0",
 		"-q", "--db", db, "--segment-group", "capacity", "--barrier-timeout", "2m")
 	out, stderr, err := iolab(t, context.Background(), "show", "--db", db, "--json")
 	if err != nil {
@@ -656,14 +656,14 @@ func TestSLOSearchInHistory(t *testing.T) {
 // make an M/D/c queue, whose response times theory gives — here by
 // running the model itself: arrivals of exponential gaps at the offered
 // rate, each served first come first served by the first of 8 workers
-// free, for 40 ms, over runs of 2 s from an empty queue. At 50% and 90%
+// free, for 40 ms, over runs of 1 s from an empty queue. At 50% and 90%
 // of capacity the median of the runs' p50 and p99 falls where the model's
 // does for the same number of runs (its central 99%, plus 5 ms for the
 // late wake-ups of a loaded machine). At 90% the p99 is about twice the
 // service time, where evenly spaced arrivals (D/D/c, the test above) wait
 // for no worker. (Not parallel: it measures near a server's capacity.)
 func TestPoissonCurveAgreesWithMDc(t *testing.T) {
-	const workers, service, rounds = 8, 40 * time.Millisecond, 8
+	const workers, service, rounds = 8, 40 * time.Millisecond, 6
 	srv := capacityServer(t, workers, service)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: mdc
@@ -672,7 +672,7 @@ warmup: 0
 workloads:
   - name: get
     curve: [50, 90]
-    http: {mode: download, url: "%s/obj", concurrency: 16, max-concurrency: 64, rate-process: poisson, runtime: 2s}
+    http: {mode: download, url: "%s/obj", concurrency: 16, max-concurrency: 64, rate-process: poisson, runtime: 1s}
 `, rounds, srv.URL)})
 	out, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", filepath.Join(dir, "x.db"), "--json")
 	if err != nil {
@@ -688,7 +688,7 @@ workloads:
 		if p.P50.N != rounds || p.P99.N != rounds {
 			t.Fatalf("%s: %d and %d runs, want %d", p.Load, p.P50.N, p.P99.N, rounds)
 		}
-		p50s, p99s := mdcMedians(rng, p.Offered, workers, service, 2*time.Second, rounds, 400)
+		p50s, p99s := mdcMedians(rng, p.Offered, workers, service, time.Second, rounds, 400)
 		for _, c := range []struct {
 			what  string
 			got   float64
