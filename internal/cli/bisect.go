@@ -96,6 +96,7 @@ type bisector struct {
 	id      string
 	stored  map[int]store.Experiment // this bisect's steps, by step
 	stderr  io.Writer
+	ran     int // steps this process ran (not read back)
 	steps   []analysis.BisectStep
 	runs    int
 }
@@ -142,6 +143,13 @@ func runBisect(ctx context.Context, path string, o bisectOptions, command string
 	}
 	if err != nil && view.Verdict == "" {
 		view.Verdict = "stopped before an answer"
+	}
+	if err == nil && b.ran > 0 && len(view.Experiments) > 0 {
+		// The answer, where show, history and the report find it: a note
+		// on the last step's experiment.
+		if nerr := noteOn(ctx, b.st, view.Experiments[len(view.Experiments)-1], bisectNote(view)); nerr != nil {
+			err = nerr
+		}
 	}
 	if o.HTML != "" {
 		var page bytes.Buffer
@@ -490,6 +498,7 @@ func (b *bisector) step(ctx context.Context, n, lo, mid, hi int) (*analysis.Bise
 	o := ExperimentOptions{Output: RepeatOptions{DB: b.o.DB, Quiet: b.o.Quiet}, Resume: stored, step: step}
 	fmt.Fprintf(b.stderr, "iolab: bisect step %d: %s\n", n, b.between(lo, mid, hi))
 	runErr := runPlanText(ctx, b.path, text, o, b.command, io.Discard, b.stderr)
+	b.ran++
 	if step.id == "" {
 		return nil, runErr
 	}
@@ -528,6 +537,18 @@ func (b *bisector) build(ctx context.Context, i int) (unbuildable, err error) {
 		return nil, err
 	}
 	return nil, v.Close()
+}
+
+// bisectNote is the answer in a line, for the last step's notes.
+func bisectNote(v *analysis.BisectView) string {
+	s := fmt.Sprintf("bisect %s of %.10s..%.10s on %s: %s", v.ID, v.Good.Hash, v.Bad.Hash, v.Metric, v.Verdict)
+	for _, c := range v.Culprits {
+		s += fmt.Sprintf("; culprit %.12s %q, %.0f%% of the change", c.Hash, c.Subject, 100*c.Share)
+	}
+	for _, a := range v.Ambiguous {
+		s += fmt.Sprintf("; ambiguous: %s", a.Why)
+	}
+	return s
 }
 
 // label is a commit's variant name in a step: its short hash.

@@ -50,8 +50,8 @@ func TestBisectFindsTheCulprit(t *testing.T) {
 		t.Errorf("%d steps, %d experiments, want about log2(64)+1 of each", len(v.Steps), len(v.Experiments))
 	}
 	text, _, err := iolab(t, context.Background(), "show", v.Experiments[len(v.Experiments)-1], "--db", db)
-	if err != nil || !strings.Contains(text, "cost bisect") {
-		t.Errorf("the last step as an experiment (%v):\n%s", err, text)
+	if err != nil || !strings.Contains(text, "cost bisect") || !strings.Contains(text, `found; culprit `+want[:12]+` "commit 41", 100% of the change`) {
+		t.Errorf("the last step as an experiment, with the answer in its notes (%v):\n%s", err, text)
 	}
 }
 
