@@ -46,11 +46,6 @@ type Estimate struct {
 	Lo, Hi float64
 }
 
-// FromRatio is the estimate of a ratio and its interval.
-func FromRatio(ratio float64, ci [2]float64) Estimate {
-	return Estimate{Log: math.Log(ratio), Lo: math.Log(ci[0]), Hi: math.Log(ci[1])}
-}
-
 // beyond says the whole interval lies past zero on the side of sign.
 func (e Estimate) beyond(sign float64) bool {
 	if sign > 0 {
