@@ -13,15 +13,16 @@ type BisectView struct {
 	// Commits counts the range, good and bad included.
 	Commits int `json:"commits"`
 	// Change is bad against good, from the ends' own step.
-	Change      RatioEstimate      `json:"change"`
-	Differ      bool               `json:"differ"`
-	Verdict     string             `json:"verdict"`
-	Culprits    []BisectCulprit    `json:"culprits"`
-	Ambiguous   []bisect.Ambiguous `json:"ambiguous,omitempty"`
-	Skipped     []bisect.Commit    `json:"skipped,omitempty"`
-	Steps       []BisectStep       `json:"steps"`
-	Runs        int                `json:"runs"`
-	Experiments []string           `json:"experiments"`
+	Change    RatioEstimate      `json:"change"`
+	Differ    bool               `json:"differ"`
+	Verdict   string             `json:"verdict"`
+	Culprits  []BisectCulprit    `json:"culprits"`
+	Ambiguous []bisect.Ambiguous `json:"ambiguous,omitempty"`
+	Skipped   []bisect.Commit    `json:"skipped,omitempty"`
+	Steps     []BisectStep       `json:"steps"`
+	// Rounds is what every step ran, in all.
+	Rounds      int      `json:"rounds"`
+	Experiments []string `json:"experiments"`
 }
 
 // RatioEstimate is a ratio (variant over baseline) with its 95% interval,

@@ -11,7 +11,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -88,7 +87,6 @@ type bisector struct {
 	name    string     // the plan's
 	variant string
 	metric  string
-	lower   bool // lower is better
 	th      float64
 	commits []bisect.Commit
 	builds  *variant.Builds
@@ -200,14 +198,12 @@ func (b *bisector) readPlan(path string, text []byte) (string, error) {
 		b.metric = analysis.PrimaryMetric(w.Kind)
 	}
 	def, known := metrics.Describe(b.metric)
-	b.lower, known = def.Better == metrics.LowerIsBetter, known && def.Judged()
+	known = known && def.Judged()
 	if known && def.Zeroable {
 		return "", usage("--metric %s: a metric that can be zero has no ratio to bisect on; give one such as %s", b.metric, analysis.PrimaryMetric(w.Kind))
 	}
 	for _, m := range w.Metrics {
-		if m.Name == b.metric {
-			b.lower, known = m.LowerIsBetter, true
-		}
+		known = known || m.Name == b.metric
 	}
 	if !known {
 		return "", usage("--metric %q: not a metric this plan's %s workload measures with a direction; give one such as %s", b.metric, w.Kind, analysis.PrimaryMetric(w.Kind))
@@ -235,17 +231,7 @@ func (b *bisector) readPlan(path string, text []byte) (string, error) {
 // gitRange lists the commits from good to bad, good first: good, then
 // each descendant of good that is an ancestor of bad, oldest first.
 func gitRange(ctx context.Context, repo, good, bad string, firstParent bool) ([]bisect.Commit, error) {
-	git := func(args ...string) (string, error) {
-		out, err := exec.CommandContext(ctx, "git", append([]string{"-C", repo}, args...)...).Output()
-		if err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				return "", fmt.Errorf("%s", strings.TrimSpace(string(ee.Stderr)))
-			}
-			return "", err
-		}
-		return string(out), nil
-	}
+	git := func(args ...string) (string, error) { return variant.Git(ctx, repo, args...) }
 	resolve := func(flag, ref string) (bisect.Commit, error) {
 		out, err := git("log", "-1", "--format=%H%x1f%s%x1f%cI", "--end-of-options", ref+"^{commit}")
 		if err != nil {
@@ -384,7 +370,7 @@ func (b *bisector) run(ctx context.Context) (*analysis.BisectView, error) {
 // finish fills the answer from the search s (nil before it began).
 func (b *bisector) finish(view *analysis.BisectView, s *bisect.Search) *analysis.BisectView {
 	for _, st := range view.Steps {
-		view.Runs += st.Rounds
+		view.Rounds += st.Rounds
 		if st.Experiment != "" {
 			view.Experiments = append(view.Experiments, st.Experiment)
 		}

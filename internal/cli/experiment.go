@@ -153,12 +153,9 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		return err
 	}
 	defer os.RemoveAll(runDir)
-	if o.Output.Every > 0 && o.Output.Segment.Split() {
-		for _, w := range p.Workloads {
-			if len(w.Curve) > 0 || w.SLO != nil || p.Precondition != nil || p.MinRounds > 0 {
-				return usage("--run-every: a curve, a search, a precondition and stopping when decided judge the whole load as it runs, which segments meeting no barrier in a shared store cannot; leave --run-every out")
-			}
-		}
+	if o.Output.Every > 0 && o.Output.Segment.Split() && (p.Precondition != nil || slices.ContainsFunc(p.Workloads, func(w plan.Workload) bool { return len(w.Curve) > 0 || w.SLO != nil })) {
+		// (Stopping when decided is refused in segments whatever the clock: splitError.)
+		return usage("--run-every: a curve, a search, a precondition and stopping when decided judge the whole load as it runs, which segments meeting no barrier in a shared store cannot; leave --run-every out")
 	}
 	if o.Calibrate {
 		return calibrate(ctx, p, o, st, runDir, command, seed, stored, stdout, stderr)

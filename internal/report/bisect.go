@@ -52,7 +52,7 @@ func WriteBisect(w io.Writer, v *analysis.BisectView) error {
 		}
 		fmt.Fprintf(w, "  skipped (did not build): %s\n", strings.Join(hashes, ", "))
 	}
-	fmt.Fprintf(w, "  %d steps, %d rounds; the steps:\n", len(v.Steps), v.Runs)
+	fmt.Fprintf(w, "  %d steps, %d rounds; the steps:\n", len(v.Steps), v.Rounds)
 	for _, s := range v.Steps {
 		what := fmt.Sprintf("%.10s..%.10s", s.Low, s.High)
 		if s.Mid != "" {

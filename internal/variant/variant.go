@@ -8,6 +8,7 @@ package variant
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -173,10 +174,28 @@ const gitTimeout = 5 * time.Minute
 func runGit(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
+	return gitCommand(ctx, dir, args...).CombinedOutput()
+}
+
+// Git runs git in dir as a variant's checkout does (runGit) and returns
+// what it printed on its standard output; a failure carries what it
+// printed on its standard error.
+func Git(ctx context.Context, dir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	out, err := gitCommand(ctx, dir, args...).Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		err = fmt.Errorf("%s", strings.TrimSpace(string(ee.Stderr)))
+	}
+	return string(out), err
+}
+
+func gitCommand(ctx context.Context, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 	cmd.WaitDelay = 5 * time.Second
-	return cmd.CombinedOutput()
+	return cmd
 }
 
 // Spec is the variant as the plan wrote it.
