@@ -244,3 +244,34 @@ func TestSequentialHoldsAnOutlierRound(t *testing.T) {
 		t.Errorf("the stall widened the interval from %.3f to %.3f", w0, w)
 	}
 }
+
+// A family's member keeps its share of the 5% at every look, from the
+// first rounds on: a bisect step's test (one of 18, looked at from 6 to
+// 150 rounds) says "differs" in an A/A no more often than 0.05/18. When
+// the estimated deviation was widened by the t quantile at 97.5% instead
+// of at the boundary's own tail, 0.97% did (3.5 times the share), most of
+// them in the first rounds.
+func TestSequentialFamilyKeepsItsShare(t *testing.T) {
+	t.Parallel()
+	const trials, family = 4000, 18
+	s := NewSequential(0, 6, 150, family)
+	wrong := 0
+	for seed := range uint64(trials) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		var d []float64
+		for len(d) < s.Max {
+			d = append(d, rng.NormFloat64())
+			if len(d) < s.Min {
+				continue
+			}
+			if _, lo, hi := s.Interval(d); lo > 0 || hi < 0 {
+				wrong++
+				break
+			}
+		}
+	}
+	t.Logf("A/A, one of %d, peeking every round from 6 to 150: %d of %d excluded no difference (%.2f%%, its share %.2f%%)", family, wrong, trials, 100*float64(wrong)/trials, 5.0/family)
+	if share := 0.05 / family * trials; float64(wrong) > 1.5*share {
+		t.Errorf("%d of %d A/A sequences excluded no difference, over 1.5 times the family's share (%.0f)", wrong, trials, share)
+	}
+}
