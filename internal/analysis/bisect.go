@@ -44,7 +44,8 @@ type BisectCulprit struct {
 }
 
 // BisectStep is one step: the commits it measured (Mid between Low and
-// High; none in step 0, the ends' comparison), what it found and what it
+// High; none in step 0, the ends' comparison, nor in a step that Confirms
+// a culprit, High, against its parent, Low), what it found and what it
 // cost.
 type BisectStep struct {
 	Step       int            `json:"step"`
@@ -53,6 +54,7 @@ type BisectStep struct {
 	Mid        string         `json:"mid,omitempty"`
 	High       string         `json:"high"`
 	MidIndex   int            `json:"mid_index"` // in the range, good 0
+	Confirms   bool           `json:"confirms,omitempty"`
 	Verdict    bisect.Verdict `json:"verdict"`
 	// Position is the commit's share of its interval's step; Place its
 	// place on the whole change (0 good, 1 bad) once the search placed it.

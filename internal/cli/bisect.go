@@ -364,7 +364,35 @@ func (b *bisector) run(ctx context.Context) (*analysis.BisectView, error) {
 			return b.finish(view, s), err
 		}
 	}
+	// A culprit is named by the steps around it, each judged on where
+	// the commit lies between its ends; its own step against its parent
+	// may not be shown by them. Such a culprit is measured against its
+	// parent alone until that is decided, as the ends were.
+	n := len(view.Steps)
+	for _, c := range s.Culprits() {
+		if shown(b.culpritStep(view.Steps, c.Index), view.Change) {
+			continue
+		}
+		st, err := b.step(ctx, n, c.Index-1, -1, c.Index)
+		if err != nil {
+			return b.finish(view, s), err
+		}
+		view.Steps = append(view.Steps, *st)
+		n++
+	}
 	return b.finish(view, s), nil
+}
+
+// shown says a culprit's step against its parent is shown to go the
+// way of the whole change.
+func shown(step *analysis.RatioEstimate, whole analysis.RatioEstimate) bool {
+	if step == nil {
+		return false
+	}
+	if whole.Ratio > 1 {
+		return step.CI95[0] > 1
+	}
+	return step.CI95[1] < 1
 }
 
 // finish fills the answer from the search s (nil before it began).
@@ -388,7 +416,7 @@ func (b *bisector) finish(view *analysis.BisectView, s *bisect.Search) *analysis
 	confirmed := true
 	for _, c := range s.Culprits() {
 		cv := analysis.BisectCulprit{Culprit: c, Step: b.culpritStep(view.Steps, c.Index)}
-		cv.Confirmed = cv.Step != nil && (cv.Step.CI95[0] > 1 || cv.Step.CI95[1] < 1)
+		cv.Confirmed = shown(cv.Step, view.Change)
 		confirmed = confirmed && cv.Confirmed
 		view.Culprits = append(view.Culprits, cv)
 	}
@@ -406,7 +434,7 @@ func (b *bisector) finish(view *analysis.BisectView, s *bisect.Search) *analysis
 		view.Verdict = "found in part; the rest ambiguous"
 	}
 	if !confirmed {
-		view.Verdict += ", not confirmed: a culprit's own step against its parent is not shown to differ (a step before may have gone the wrong way; bisect again with more --max-rounds)"
+		view.Verdict += ", not confirmed: a culprit against its parent is not shown to change the way the ends do (a step before may have gone the wrong way; bisect again with more --max-rounds)"
 	}
 	return view
 }
@@ -432,7 +460,7 @@ func (b *bisector) culpritStep(steps []analysis.BisectStep, i int) *analysis.Rat
 // step measures commits lo, mid and hi (mid -1: the ends alone) in one
 // experiment, or reads it stored, and judges it.
 func (b *bisector) step(ctx context.Context, n, lo, mid, hi int) (*analysis.BisectStep, error) {
-	view := &analysis.BisectStep{Step: n, Low: b.commits[lo].Hash, High: b.commits[hi].Hash, MidIndex: mid}
+	view := &analysis.BisectStep{Step: n, Low: b.commits[lo].Hash, High: b.commits[hi].Hash, MidIndex: mid, Confirms: mid < 0 && n > 0}
 	names := []string{b.label(lo)}
 	if mid >= 0 {
 		view.Mid = b.commits[mid].Hash
@@ -542,8 +570,11 @@ func (b *bisector) label(i int) string { return b.commits[i].Hash[:12] }
 
 // between names a step's commits as the log does.
 func (b *bisector) between(lo, mid, hi int) string {
-	if mid < 0 {
+	switch {
+	case mid < 0 && lo == 0 && hi == len(b.commits)-1:
 		return fmt.Sprintf("the ends, %.10s (good) and %.10s (bad)", b.commits[lo].Hash, b.commits[hi].Hash)
+	case mid < 0:
+		return fmt.Sprintf("culprit %.10s %q (commit %d of %d) against its parent %.10s", b.commits[hi].Hash, b.commits[hi].Subject, hi, len(b.commits)-1, b.commits[lo].Hash)
 	}
 	return fmt.Sprintf("%.10s %q (commit %d of %d), between %.10s and %.10s", b.commits[mid].Hash, b.commits[mid].Subject, mid, len(b.commits)-1, b.commits[lo].Hash, b.commits[hi].Hash)
 }
@@ -551,12 +582,16 @@ func (b *bisector) between(lo, mid, hi int) string {
 // said is a step's outcome in a line.
 func (b *bisector) said(v *analysis.BisectStep) string {
 	what := string(v.Verdict)
+	ends := "the ends"
+	if v.Confirms {
+		ends = "the culprit and its parent"
+	}
 	if v.Mid == "" {
 		switch v.Verdict {
 		case bisect.Between:
-			what = "the ends differ"
+			what = ends + " differ"
 		case bisect.LikeLow:
-			what = "the ends are the same"
+			what = ends + " are the same"
 		}
 	}
 	if e := v.Whole; e != nil {

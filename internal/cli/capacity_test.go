@@ -695,7 +695,8 @@ workloads:
 			model []float64
 		}{{"p50", p.P50.Median, p50s}, {"p99", p.P99.Median, p99s}} {
 			lo, hi := c.model[2], c.model[len(c.model)-3] // the central 99% of 400
-			t.Logf("%s: response %s %v, M/D/%d's %v to %v", p.Load, c.what, time.Duration(c.got), workers, time.Duration(lo), time.Duration(hi)) // docs/capacity.md's figures
+			// docs/capacity.md's figures:
+			t.Logf("%s: response %s %v, M/D/%d's %v to %v", p.Load, c.what, time.Duration(c.got), workers, time.Duration(lo), time.Duration(hi))
 			if c.got < lo-float64(time.Millisecond) || c.got > hi+float64(5*time.Millisecond) {
 				t.Errorf("%s: response %s %v (median of %d runs at %.1f/s), want M/D/%d's %v to %v",
 					p.Load, c.what, time.Duration(c.got), rounds, p.Offered, workers, time.Duration(lo), time.Duration(hi))

@@ -54,13 +54,27 @@ func WriteBisect(w io.Writer, v *analysis.BisectView) error {
 	}
 	fmt.Fprintf(w, "  %d steps, %d rounds; the steps:\n", len(v.Steps), v.Rounds)
 	for _, s := range v.Steps {
-		what := fmt.Sprintf("%.10s..%.10s", s.Low, s.High)
-		if s.Mid != "" {
+		what, verdict := fmt.Sprintf("%.10s..%.10s", s.Low, s.High), string(s.Verdict)
+		switch {
+		case s.Mid != "":
 			what = fmt.Sprintf("%.10s in %s", s.Mid, what)
+		case s.Confirms:
+			what, verdict = fmt.Sprintf("%.10s on its parent", s.High), confirmation(s.Verdict)
 		}
-		fmt.Fprintf(w, "    %d  %-40s %-12s %3d rounds  %s\n", s.Step, what, s.Verdict, s.Rounds, s.Experiment)
+		fmt.Fprintf(w, "    %d  %-40s %-12s %3d rounds  %s\n", s.Step, what, verdict, s.Rounds, s.Experiment)
 	}
 	return nil
+}
+
+// confirmation is what a step confirming a culprit found, in a word.
+func confirmation(v bisect.Verdict) string {
+	switch v {
+	case bisect.Between:
+		return "confirmed"
+	case bisect.LikeLow:
+		return "refuted"
+	}
+	return string(v)
 }
 
 // ChangeText is a ratio with its interval as changes in percent: +14.8% [+11.2%, +18.5%].
@@ -174,7 +188,7 @@ func addMarks(p *plot.Plot, xys plotter.XYs, c color.Color, shape draw.GlyphDraw
 	return nil
 }
 
-var bisectTemplate = template.Must(template.New("bisect").Funcs(template.FuncMap{"mul100": func(x float64) float64 { return 100 * x }}).Parse(`<!DOCTYPE html>
+var bisectTemplate = template.Must(template.New("bisect").Funcs(template.FuncMap{"confirmation": confirmation, "mul100": func(x float64) float64 { return 100 * x }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -196,7 +210,7 @@ pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; font-size: .8rem; }
 </figure>
 <table>
 <tr><th>step</th><th>commit</th><th>between</th><th>verdict</th><th>rounds</th><th>experiment</th></tr>
-{{range .V.Steps}}<tr><td>{{.Step}}</td><td><code>{{printf "%.10s" .Mid}}</code></td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{.Verdict}}</td><td>{{.Rounds}}</td><td>{{.Experiment}}</td></tr>
+{{range .V.Steps}}<tr><td>{{.Step}}</td>{{if .Confirms}}<td><code>{{printf "%.10s" .High}}</code> on its parent</td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{confirmation .Verdict}}</td>{{else}}<td><code>{{printf "%.10s" .Mid}}</code></td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{.Verdict}}</td>{{end}}<td>{{.Rounds}}</td><td>{{.Experiment}}</td></tr>
 {{end}}</table>
 <pre>{{.Text}}</pre>
 </body>
