@@ -142,6 +142,9 @@ func runBisect(ctx context.Context, path string, o bisectOptions, command string
 	if err != nil && view.Verdict == "" {
 		view.Verdict = "stopped before an answer"
 	}
+	if view.ID != "" {
+		err = errors.Join(err, b.save(ctx, view))
+	}
 	if err == nil && b.ran > 0 && len(view.Experiments) > 0 {
 		// The answer, where show, history and the report find it: a note
 		// on the last step's experiment.
@@ -332,6 +335,7 @@ func (b *bisector) run(ctx context.Context) (*analysis.BisectView, error) {
 	ends, err := b.step(ctx, 0, 0, -1, last)
 	if ends != nil {
 		view.Steps = append(view.Steps, *ends)
+		err = errors.Join(err, b.keep(ctx, view, nil))
 	}
 	if err != nil {
 		return b.finish(view, nil), err
@@ -363,6 +367,9 @@ func (b *bisector) run(ctx context.Context) (*analysis.BisectView, error) {
 		if err := s.Record(bisect.Step{Low: lo, Mid: mid, High: hi, Verdict: st.Verdict, Position: st.Position, Runs: st.Rounds}); err != nil {
 			return b.finish(view, s), err
 		}
+		if err := b.keep(ctx, view, s); err != nil {
+			return b.finish(view, s), err
+		}
 	}
 	// A culprit is named by the steps around it, each judged on where
 	// the commit lies between its ends; its own step against its parent
@@ -379,8 +386,33 @@ func (b *bisector) run(ctx context.Context) (*analysis.BisectView, error) {
 		}
 		view.Steps = append(view.Steps, *st)
 		n++
+		if err := b.keep(ctx, view, s); err != nil {
+			return b.finish(view, s), err
+		}
 	}
 	return b.finish(view, s), nil
+}
+
+// keep stores the answer so far (finished from a copy of view), where
+// show and report read it back: a bisect cut by kill -9 leaves the one
+// after its last step.
+func (b *bisector) keep(ctx context.Context, view *analysis.BisectView, s *bisect.Search) error {
+	sofar := *view
+	sofar.Steps, sofar.Culprits, sofar.Experiments, sofar.Rounds = slices.Clone(view.Steps), []analysis.BisectCulprit{}, nil, 0
+	b.finish(&sofar, s)
+	if sofar.Verdict == "" {
+		sofar.Verdict = "not finished"
+	}
+	return b.save(ctx, &sofar)
+}
+
+// save stores a bisect's answer.
+func (b *bisector) save(ctx context.Context, view *analysis.BisectView) error {
+	answer, err := json.Marshal(view)
+	if err != nil {
+		return err
+	}
+	return b.st.SaveBisect(context.WithoutCancel(ctx), b.id, answer)
 }
 
 // shown says a culprit's step against its parent is shown to go the

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -193,6 +195,15 @@ func TestBisectResumesAfterAKill(t *testing.T) {
 	}
 	_ = victim.Process.Signal(syscall.SIGKILL)
 	_ = victim.Wait()
+	// The answer so far is kept after every step: show reads it by the
+	// bisect's ID.
+	id := bisectID(t, db)
+	out, _, err := iolab(t, context.Background(), "show", id, "--db", db, "--json")
+	var sofar bisectJSON
+	decodeInto(t, out, &sofar)
+	if err != nil || sofar.Verdict != "not finished" || len(sofar.Steps) < 2 {
+		t.Errorf("show %s after the kill (%v): %s", id, err, out)
+	}
 	before := countQuiet(db, `SELECT count(*) FROM experiments`)
 	v, out, stderr := runBisectJSON(t, planPath, db, "--resume")
 	if v.Verdict != "found" || len(v.Culprits) != 1 || v.Culprits[0].Subject != "commit 41" {
@@ -212,14 +223,41 @@ func TestBisectResumesAfterAKill(t *testing.T) {
 	if len(again.Experiments) != len(v.Experiments) || countQuiet(db, `SELECT count(*) FROM experiments`) != after || !strings.Contains(stderr, fmt.Sprintf("step %d (stored)", len(v.Experiments)-1)) {
 		t.Errorf("a resume of a finished bisect ran more: %d experiments\n%s", countQuiet(db, `SELECT count(*) FROM experiments`), stderr)
 	}
-	page := loadInChromium(t, html)
+	// report draws the bisect by its ID, the page bisect --html wrote;
+	// show prints its answer.
+	reported := filepath.Join(filepath.Dir(planPath), "report.html")
+	if _, _, err := iolab(t, context.Background(), "report", id, "--db", db, "-o", reported); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := readBytes(t, html), readBytes(t, reported); string(a) != string(b) {
+		t.Errorf("report %s wrote another page than bisect --html did", id)
+	}
+	page := loadInChromium(t, reported)
 	if page.Plots["bisect-path"] != 1 || len(page.Problems) > 0 || !strings.Contains(page.Text, "culprit") || !strings.Contains(page.Text, "commit 41") {
 		t.Errorf("Chromium drew %v (problems %v):\n%s", page.Plots, page.Problems, page.Text)
 	}
-	_, _, err := iolab(t, context.Background(), "bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "99", "--db", db, "--resume")
+	if text, _, err := iolab(t, context.Background(), "show", id, "--db", db); err != nil || !strings.Contains(text, "found") || !strings.Contains(text, `"commit 41"`) {
+		t.Errorf("show %s (%v):\n%s", id, err, text)
+	}
+	_, _, err = iolab(t, context.Background(), "bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "99", "--db", db, "--resume")
 	if err == nil || !strings.Contains(err.Error(), "--resume: bisect ") || !strings.Contains(err.Error(), "ran with --min-rounds 6 --max-rounds 150") {
 		t.Errorf("a resume with other rounds: %v", err)
 	}
+}
+
+// bisectID is the one bisect db keeps.
+func bisectID(t *testing.T, db string) string {
+	t.Helper()
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var id string
+	if err := conn.QueryRow(`SELECT id FROM bisects`).Scan(&id); err != nil {
+		t.Fatalf("no bisect kept in %s: %v", db, err)
+	}
+	return id
 }
 
 // What bisect cannot run is refused before anything is built or stored,
@@ -314,4 +352,13 @@ func TestBisectExample(t *testing.T) {
 	if err != nil || !strings.Contains(out, "  found\n") || !strings.Contains(out, `"save: check the index twice, to be safe"`) {
 		t.Fatalf("the example's bisect (%v):\n%s\n%s", err, out, stderr)
 	}
+}
+
+func readBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,14 +23,16 @@ func newReportCommand(stdout io.Writer) *cobra.Command {
 	var db, out string
 	var run int64
 	cmd := &cobra.Command{
-		Use:   "report [EXPERIMENT...]",
+		Use:   "report [EXPERIMENT... | BISECT]",
 		Short: "Write stored experiments as one self-contained HTML page with plots (default: the newest)",
 		Long: `Write stored experiments as one HTML file that opens from disk with nothing fetched: per
 experiment the verdict table, and per cell every run per variant with the median's interval,
 the latency distribution, every run at the time it ran and every second of the runs (drift
 shows at a glance), one run second by second (with the server's memory and CPU when watched),
 scale curves with their fits and prediction band, server profiles, the environment and the
-warnings; then the history of the same cells across the store, with change points.`,
+warnings; then the history of the same cells across the store, with change points.
+Given a bisect's ID (iolab bisect prints it), the page of that bisect: its path over the commit
+range and each step's comparisons.`,
 		Example: `  iolab report -o report.html
   iolab report 20261120-080000-0001 20261121-080000-0002 -o week.html
   iolab report --run 42 -o run42.html`,
@@ -51,6 +54,23 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 	defer st.Close()
 	if len(ids) == 0 {
 		ids = []string{""} // the newest
+	}
+	for _, id := range ids {
+		view, err := storedBisect(ctx, st, id)
+		if err != nil {
+			return err
+		}
+		if view == nil {
+			continue
+		}
+		if len(ids) > 1 {
+			return usage("%s is a bisect: report draws it alone (its steps' experiments can be reported together: %s)", id, strings.Join(view.Experiments, " "))
+		}
+		var page bytes.Buffer
+		if err := report.BisectHTML(&page, view); err != nil {
+			return err
+		}
+		return writeReport(out, page.Bytes(), stdout)
 	}
 	pg := report.Page{Profiles: map[string]string{}, Run: run, Generated: time.Now()}
 	var shown []*store.Data
@@ -99,14 +119,19 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 	if err := report.HTML(&page, pg); err != nil {
 		return err
 	}
+	return writeReport(out, page.Bytes(), stdout)
+}
+
+// writeReport writes a page to out (- for stdout) and says where.
+func writeReport(out string, page []byte, stdout io.Writer) error {
 	if out == "-" {
-		_, err := stdout.Write(page.Bytes())
+		_, err := stdout.Write(page)
 		return err
 	}
-	if err := writeFileAtomic(out, page.Bytes()); err != nil {
+	if err := writeFileAtomic(out, page); err != nil {
 		return fmt.Errorf("-o %s: %w", out, err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s): open it in a browser\n", out, analysis.FormatMetric("page_bytes", float64(page.Len())))
+	fmt.Fprintf(stdout, "wrote %s (%s): open it in a browser\n", out, analysis.FormatMetric("page_bytes", float64(len(page))))
 	return nil
 }
 

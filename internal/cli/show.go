@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/store"
 )
 
@@ -18,8 +21,8 @@ func newShowCommand(stdout, stderr io.Writer) *cobra.Command {
 	var profile, follow bool
 	var po ProfileOptions
 	cmd := &cobra.Command{
-		Use:   "show [EXPERIMENT | GROUP]",
-		Short: "Print a stored experiment's summary, and its variants' comparisons, again (default: the newest)",
+		Use:   "show [EXPERIMENT | GROUP | BISECT]",
+		Short: "Print a stored experiment's summary, and its variants' comparisons, again (default: the newest); a bisect's answer by its ID",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := ""
@@ -59,10 +62,45 @@ func runShowProfiles(ctx context.Context, o RepeatOptions, id string, po Profile
 	return withStoreOf(ctx, &o, func(st *store.Store) error { return printProfiles(ctx, st, id, o, po, stdout) })
 }
 
-// runShow prints a stored experiment again.
+// runShow prints a stored experiment again, or a bisect's answer.
 func runShow(ctx context.Context, o RepeatOptions, id string, stdout, stderr io.Writer) error {
 	o.mergeSegments = true
-	return withStoreOf(ctx, &o, func(st *store.Store) error { return printExperiment(ctx, st, id, o, stdout, stderr) })
+	return withStoreOf(ctx, &o, func(st *store.Store) error {
+		view, err := storedBisect(ctx, st, id)
+		switch {
+		case err != nil:
+			return err
+		case view == nil:
+			return printExperiment(ctx, st, id, o, stdout, stderr)
+		case o.Format != "text" || len(o.Gates.FailOn) > 0 || len(o.Gates.Limits) > 0:
+			return usage("%s is a bisect: show prints its answer as text or --json, without --format or gates", id)
+		case o.JSON:
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(view)
+		}
+		return report.WriteBisect(stdout, view)
+	})
+}
+
+// storedBisect is the answer of the bisect id names exactly; nil if it
+// names none.
+func storedBisect(ctx context.Context, st *store.Store, id string) (*analysis.BisectView, error) {
+	if id == "" {
+		return nil, nil
+	}
+	answer, err := st.Bisect(ctx, id)
+	if errors.Is(err, store.ErrNoBisect) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var view analysis.BisectView
+	if err := json.Unmarshal(answer, &view); err != nil {
+		return nil, fmt.Errorf("bisect %s: its stored answer cannot be read: %w", id, err)
+	}
+	return &view, nil
 }
 
 // withStoreOf checks the output flags (into o: its gates are parsed

@@ -188,7 +188,7 @@ func addMarks(p *plot.Plot, xys plotter.XYs, c color.Color, shape draw.GlyphDraw
 	return nil
 }
 
-var bisectTemplate = template.Must(template.New("bisect").Funcs(template.FuncMap{"confirmation": confirmation, "mul100": func(x float64) float64 { return 100 * x }}).Parse(`<!DOCTYPE html>
+var bisectTemplate = template.Must(template.New("bisect").Funcs(template.FuncMap{"confirmation": confirmation, "change": func(e *analysis.RatioEstimate) string { return ChangeText(*e) }, "mul100": func(x float64) float64 { return 100 * x }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -209,8 +209,8 @@ pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; font-size: .8rem; }
 <ul class="legend">{{range .Figure.Legend}}<li><span class="mark" style="background: {{.Colour}}"></span>{{.Label}}</li>{{end}}</ul>
 </figure>
 <table>
-<tr><th>step</th><th>commit</th><th>between</th><th>verdict</th><th>rounds</th><th>experiment</th></tr>
-{{range .V.Steps}}<tr><td>{{.Step}}</td>{{if .Confirms}}<td><code>{{printf "%.10s" .High}}</code> on its parent</td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{confirmation .Verdict}}</td>{{else}}<td><code>{{printf "%.10s" .Mid}}</code></td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{.Verdict}}</td>{{end}}<td>{{.Rounds}}</td><td>{{.Experiment}}</td></tr>
+<tr><th>step</th><th>commit</th><th>between</th><th>verdict</th><th>commit / low</th><th>high / low</th><th>rounds</th><th>experiment</th></tr>
+{{range .V.Steps}}<tr><td>{{.Step}}</td>{{if .Confirms}}<td><code>{{printf "%.10s" .High}}</code> on its parent</td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{confirmation .Verdict}}</td>{{else}}<td><code>{{printf "%.10s" .Mid}}</code></td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{.Verdict}}</td>{{end}}<td>{{with .VsLow}}{{change .}}{{end}}</td><td>{{with .Whole}}{{change .}}{{end}}</td><td>{{.Rounds}}</td><td>{{.Experiment}}</td></tr>
 {{end}}</table>
 <pre>{{.Text}}</pre>
 </body>

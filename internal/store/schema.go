@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 15
+const SchemaVersion = 16
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -23,7 +23,17 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	12: segmentsDDL,
 	13: loadsDDL,
 	14: `ALTER TABLE run_directions ADD COLUMN response_histogram TEXT NOT NULL DEFAULT '';`,
+	15: bisectsTable,
 }
+
+// bisectsTable keeps each bisect's answer so far (its steps are
+// experiments of their own), for show and report to read back.
+const bisectsTable = `
+CREATE TABLE bisects (
+	id         TEXT PRIMARY KEY,
+	answer     TEXT NOT NULL,      -- JSON, as iolab bisect --json prints it
+	updated_at TEXT NOT NULL
+);`
 
 // loadsDDL records what makes each load run in segments one load (its
 // fingerprint, which every segment must match), and indexes what is read
@@ -215,4 +225,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-` + objectsTable + framesTable + framesPosColumn + leasesTable + serverSeriesTable + profilesTable + envSeriesTable + segmentsDDL + loadsDDL
+` + objectsTable + framesTable + framesPosColumn + leasesTable + serverSeriesTable + profilesTable + envSeriesTable + segmentsDDL + loadsDDL + bisectsTable

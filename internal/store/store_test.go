@@ -197,7 +197,7 @@ func TestMigratesVersion1(t *testing.T) {
 		`ALTER TABLE runs DROP COLUMN error_codes`, `ALTER TABLE run_directions DROP COLUMN errors`,
 		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`, `ALTER TABLE run_directions DROP COLUMN active_s`, `ALTER TABLE run_directions DROP COLUMN response_histogram`, `DROP TABLE objects`, `DROP TABLE frame_timings`, `DROP TABLE leases`, `DROP TABLE server_series`, `DROP TABLE profiles`, `DROP TABLE env_series`, `ALTER TABLE experiments DROP COLUMN notes`,
 		`DROP TABLE segment_loads`, `DROP INDEX env_snapshots_by_experiment`, `DROP INDEX experiments_by_group`,
-		`ALTER TABLE experiments DROP COLUMN segment_grp`, `ALTER TABLE experiments DROP COLUMN segment`, `DROP TABLE segment_barrier`,
+		`ALTER TABLE experiments DROP COLUMN segment_grp`, `ALTER TABLE experiments DROP COLUMN segment`, `DROP TABLE segment_barrier`, `DROP TABLE bisects`,
 		`UPDATE meta SET value = '1' WHERE key = 'schema_version'`} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(err)
@@ -290,5 +290,29 @@ func BenchmarkLoadByIDAmong3000(b *testing.B) {
 		if _, err := s.Load(ctx, fmt.Sprintf("e-%05d", n%3000)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A bisect's answer is kept by its ID, the newest replacing the one
+// before; an ID of none is ErrNoBisect.
+func TestBisectAnswerKept(t *testing.T) { eachBackend(t, bisectAnswerKept) }
+
+func bisectAnswerKept(t *testing.T, dsn string) {
+	ctx := context.Background()
+	s, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, answer := range []string{`{"verdict":"not finished"}`, `{"verdict":"found"}`} {
+		if err := s.SaveBisect(ctx, "b1", []byte(answer)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.Bisect(ctx, "b1"); err != nil || string(got) != `{"verdict":"found"}` {
+		t.Errorf("bisect b1: %s, %v", got, err)
+	}
+	if _, err := s.Bisect(ctx, "b2"); !errors.Is(err, ErrNoBisect) {
+		t.Errorf("an unknown bisect: %v", err)
 	}
 }
