@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -39,7 +38,9 @@ type outcome struct {
 	said         string
 }
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	trials := flag.Int("trials", 20, "histories, each bisected by both tools")
 	commits := flag.Int("commits", 64, "commits in each history")
 	step := flag.Float64("step", 0.15, "the change at the culprit: +15% is 0.15")
@@ -48,20 +49,15 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the culprits' places")
 	maxRounds := flag.Int("max-rounds", 300, "iolab bisect's --max-rounds: the most rounds a step runs before it calls its interval ambiguous")
 	flag.Parse()
-	log.SetFlags(0)
 	var reps []int
 	for _, f := range strings.Split(*repsList, ",") {
 		var n int
 		if _, err := fmt.Sscan(f, &n); err != nil || n < 1 {
-			log.Fatalf("-reps %q: want counts of runs such as 5,20", *repsList)
+			harness.Fatalf("-reps %q: want counts of runs such as 5,20", *repsList)
 		}
 		reps = append(reps, n)
 	}
-	work, err := os.MkdirTemp("", "bisectbench-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(work)
+	work := harness.WorkDir("", "bisectbench-")
 	bin := harness.BuildIolab(work)
 	rng := rand.New(rand.NewPCG(*seed, 0))
 	fmt.Printf("%d histories of %d commits, a %+.0f%% step at a random commit, runs of CV %.0f%%; git bisect run's script: %v runs a commit, threshold halfway between the ends' levels (told it: the best case)\n\n",
@@ -79,7 +75,7 @@ func main() {
 		}
 		repo, planPath, err := bisecttest.Repo(dir, *commits, *cv, factor, nil)
 		if err != nil {
-			log.Fatal(err)
+			harness.Fatal(err)
 		}
 		want := fmt.Sprintf("commit %d", k)
 		runI := func() { iolab = append(iolab, bisectIolab(bin, planPath, *commits, *maxRounds, want)) }
@@ -131,8 +127,8 @@ func main() {
 // bisectIolab runs iolab bisect over the whole history.
 func bisectIolab(bin, planPath string, commits, maxRounds int, want string) outcome {
 	start := time.Now()
-	out, err := exec.Command(bin, "bisect", planPath, "--good", fmt.Sprintf("main~%d", commits-1), "--bad", "main", "--metric", "cost",
-		"--max-rounds", fmt.Sprint(maxRounds), "-q", "--db", filepath.Join(filepath.Dir(planPath), "x.db"), "--json").Output()
+	out, err := harness.Output(exec.Command(bin, "bisect", planPath, "--good", fmt.Sprintf("main~%d", commits-1), "--bad", "main", "--metric", "cost",
+		"--max-rounds", fmt.Sprint(maxRounds), "-q", "--db", filepath.Join(filepath.Dir(planPath), "x.db"), "--json"))
 	o := outcome{wall: time.Since(start).Seconds()}
 	if err != nil {
 		o.said = fmt.Sprintf("failed: %v", err)
@@ -148,7 +144,7 @@ func bisectIolab(bin, planPath string, commits, maxRounds int, want string) outc
 		}
 	}
 	if err := json.Unmarshal(out, &v); err != nil {
-		log.Fatalf("iolab bisect: %v", err)
+		harness.Fatalf("iolab bisect: %v", err)
 	}
 	built := map[string]bool{}
 	for _, s := range v.Steps {
@@ -187,15 +183,15 @@ done
 awk -v s="$sum" -v n=%d -v t=%g 'BEGIN { exit (s / n < t) ? 0 : 1 }'
 `, count, reps, reps, threshold)
 	if err := os.WriteFile(script, []byte(text), 0o755); err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	git := func(args ...string) (string, error) {
-		out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput()
+		out, err := harness.CombinedOutput(exec.Command("git", append([]string{"-C", repo}, args...)...))
 		return string(out), err
 	}
 	start := time.Now()
 	if out, err := git("bisect", "start", "main", fmt.Sprintf("main~%d", commits-1)); err != nil {
-		log.Fatalf("git bisect start: %v: %s", err, out)
+		harness.Fatalf("git bisect start: %v: %s", err, out)
 	}
 	out, err := git("bisect", "run", script)
 	o := outcome{wall: time.Since(start).Seconds()}

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"strings"
@@ -34,21 +33,19 @@ type run struct {
 	opsPerS, cpuPerOpUs float64
 }
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	server := flag.String("server", "versitygw", "versitygw or minio")
 	sizes := flag.String("sizes", "4k,64k,1m", "object sizes, each measured apart")
 	pairs := flag.Int("pairs", 6, "alternating pairs of runs (off, on) per size")
 	runtime := flag.String("runtime", "5s", "runtime of each run")
 	concurrency := flag.Int("concurrency", 8, "GETs in flight")
+	port := flag.Int("port", 0, "the S3 server's loopback port (0: a free one)")
 	flag.Parse()
-	log.SetFlags(0)
-	work, err := os.MkdirTemp("", "checkreads-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(work)
+	work := harness.WorkDir("", "checkreads-")
 	bin := harness.BuildIolab(work)
-	endpoint, _, stop := harness.StartS3(work, *server, accessKey, secretKey)
+	endpoint, _, stop := harness.StartS3(work, *server, *port, accessKey, secretKey)
 	defer stop()
 	harness.MakeBucket(endpoint, accessKey, secretKey, bucket)
 	fmt.Printf("s3 GET on %s, %d in flight, %s runs, %d alternating pairs (check off, on)\n", *server, *concurrency, *runtime, *pairs)
@@ -57,7 +54,7 @@ func main() {
 		size, err := units.ParseSize(sz)
 		if err != nil {
 			stop()
-			log.Fatalf("-sizes %s: %v", sz, err)
+			harness.Fatalf("-sizes %s: %v", sz, err)
 		}
 		var thr, cpu, added, offOps, onOps []float64
 		for p := 0; p < *pairs; p++ {
@@ -86,9 +83,9 @@ func measure(bin, work, endpoint, size, runtime string, concurrency int, check b
 		fmt.Sprintf("--check-reads=%v", check), "--db", work+"/bench.db", "--json")
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+accessKey, "AWS_SECRET_ACCESS_KEY="+secretKey)
 	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
+	out, err := harness.Output(cmd)
 	if err != nil {
-		log.Fatalf("iolab s3: %v", err)
+		harness.Fatalf("iolab s3: %v", err)
 	}
 	var r struct {
 		Runs []struct {
@@ -99,7 +96,7 @@ func measure(bin, work, endpoint, size, runtime string, concurrency int, check b
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
-		log.Fatalf("iolab s3: %v\n%s", err, out)
+		harness.Fatalf("iolab s3: %v\n%s", err, out)
 	}
 	x := r.Runs[0]
 	return run{opsPerS: x.OpsPerS, cpuPerOpUs: 1e6 * x.CPUS / (x.OpsPerS * x.DurationS)}

@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,22 +27,19 @@ import (
 	"github.com/iolab/iolab/bench/internal/harness"
 )
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	pairs := flag.Int("pairs", 6, "alternating pairs per case (6 or more give a 95% CI of the median ratio)")
 	runs := flag.Int("runs", 10, "measured runs of each command, per tool (iolab --rounds, hyperfine --runs); one warm-up run each besides")
 	cases := flag.String("cases", "sleep 0.05|sleep 0.06;true|sh -c true;dd if=/dev/zero of=/dev/null bs=1M count=64|dd if=/dev/zero of=/dev/null bs=64k count=1024",
 		"cases, ';'-separated, each two commands A|B")
 	flag.Parse()
-	log.SetFlags(0)
 	if _, err := exec.LookPath("hyperfine"); err != nil {
 		fmt.Println("hyperfine is not installed (apt-get install hyperfine): nothing to compare iolab cmd with")
 		return
 	}
-	work, err := os.MkdirTemp("", "cmdbench-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(work)
+	work := harness.WorkDir("", "cmdbench-")
 	bin := harness.BuildIolab(work)
 	perTool := 2 * (*runs + 1) // two commands, warm-up included
 	fmt.Printf("%d alternating pairs x %d runs of each command (+1 warm-up) per tool; whole processes, start-up included\n\n", *pairs, *runs)
@@ -52,7 +48,7 @@ func main() {
 	for _, c := range strings.Split(*cases, ";") {
 		a, b, ok := strings.Cut(c, "|")
 		if !ok {
-			log.Fatalf("-cases: %q is not A|B", c)
+			harness.Fatalf("-cases: %q is not A|B", c)
 		}
 		var wallH, wallI, cpuH, cpuI float64
 		var ratios []float64
@@ -84,8 +80,8 @@ func runHyperfine(work string, runs int, a, b string) (wall, cpu, ratio float64)
 	out := filepath.Join(work, "hyperfine.json")
 	cmd := exec.Command("hyperfine", "--style", "none", "--warmup", "1", "--runs", fmt.Sprint(runs), "--export-json", out, a, b)
 	start := time.Now()
-	if o, err := cmd.CombinedOutput(); err != nil {
-		log.Fatalf("hyperfine: %v\n%s", err, o)
+	if o, err := harness.CombinedOutput(cmd); err != nil {
+		harness.Fatalf("hyperfine: %v\n%s", err, o)
 	}
 	wall = time.Since(start).Seconds()
 	var r struct{ Results []struct{ Mean float64 } }
@@ -94,7 +90,7 @@ func runHyperfine(work string, runs int, a, b string) (wall, cpu, ratio float64)
 		err = json.Unmarshal(raw, &r)
 	}
 	if err != nil || len(r.Results) != 2 {
-		log.Fatalf("hyperfine's JSON: %v", err)
+		harness.Fatalf("hyperfine's JSON: %v", err)
 	}
 	return wall, harness.CPUSeconds(cmd), r.Results[1].Mean / r.Results[0].Mean
 }
@@ -106,9 +102,9 @@ func runIolab(bin, work string, runs int, a, b string) (wall, cpu float64, ratio
 	_ = os.Remove(db)
 	cmd := exec.Command(bin, "cmd", "--rounds", fmt.Sprint(runs), "--warmup", "1", "--db", db, "--json", "--quiet", "-n", "A", "-n", "B", a, b)
 	start := time.Now()
-	out, err := cmd.Output()
+	out, err := harness.Output(cmd)
 	if err != nil {
-		log.Fatalf("iolab cmd: %v\n%s", err, out)
+		harness.Fatalf("iolab cmd: %v\n%s", err, out)
 	}
 	wall = time.Since(start).Seconds()
 	var r struct {
@@ -119,7 +115,7 @@ func runIolab(bin, work string, runs int, a, b string) (wall, cpu float64, ratio
 		}
 	}
 	if err := json.Unmarshal(out, &r); err != nil {
-		log.Fatalf("iolab's JSON: %v", err)
+		harness.Fatalf("iolab's JSON: %v", err)
 	}
 	for _, c := range r.Comparisons {
 		if c.Metric == "wall_s" {

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,18 +19,15 @@ import (
 	"github.com/iolab/iolab/internal/workload/frames"
 )
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	dir := flag.String("dir", "/var/tmp", "directory on the storage under test")
 	n := flag.Int("frames", 60, "frames per run")
 	pairs := flag.Int("pairs", 6, "alternating pairs per profile (6 or more give a 95% CI of the median ratio)")
 	direct := flag.Bool("direct", true, "O_DIRECT on both sides")
 	flag.Parse()
-	log.SetFlags(0)
-	work, err := os.MkdirTemp(*dir, "framesbench-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(work)
+	work := harness.WorkDir(*dir, "framesbench-")
 	bin := harness.BuildIolab(work)
 	d := "0"
 	if *direct {
@@ -68,12 +64,12 @@ func runFio(dir string, p frames.Profile, n int, direct string) float64 {
 	// iolab writes a frame in pieces of up to 8 MiB; fio the same, and a
 	// smaller frame in one piece (fio writes only whole blocks of a file).
 	bs := min(p.FrameBytes(frames.DefaultHeader), 8<<20)
-	out, err := exec.Command("fio", "--name=frames", "--directory="+dir, "--rw=write", "--bs="+strconv.FormatInt(bs, 10), "--bs_unaligned",
+	out, err := harness.Output(exec.Command("fio", "--name=frames", "--directory="+dir, "--rw=write", "--bs="+strconv.FormatInt(bs, 10), "--bs_unaligned",
 		"--nrfiles="+strconv.Itoa(n/2), "--filesize="+strconv.FormatInt(p.FrameBytes(frames.DefaultHeader), 10), "--numjobs=2",
 		"--openfiles=1", "--file_service_type=sequential", "--create_on_open=1", "--direct="+direct,
-		"--ioengine=psync", "--group_reporting", "--output-format=json").Output()
+		"--ioengine=psync", "--group_reporting", "--output-format=json"))
 	if err != nil {
-		log.Fatalf("fio: %v", err)
+		harness.Fatalf("fio: %v", err)
 	}
 	var r struct {
 		Jobs []struct {
@@ -83,16 +79,16 @@ func runFio(dir string, p frames.Profile, n int, direct string) float64 {
 		} `json:"jobs"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Jobs) != 1 {
-		log.Fatalf("fio output: %v", err)
+		harness.Fatalf("fio output: %v", err)
 	}
 	return r.Jobs[0].Write.BwBytes
 }
 
 func runIolab(bin, dir, profile string, n int, direct, work string) float64 {
-	out, err := exec.Command(bin, "frames", "--directory", dir, "--profile", profile, "--frames", strconv.Itoa(n),
-		"--threads", "2", "--direct="+direct, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "b.db")).Output()
+	out, err := harness.Output(exec.Command(bin, "frames", "--directory", dir, "--profile", profile, "--frames", strconv.Itoa(n),
+		"--threads", "2", "--direct="+direct, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "b.db")))
 	if err != nil {
-		log.Fatalf("iolab: %v", err)
+		harness.Fatalf("iolab: %v", err)
 	}
 	var r struct {
 		Runs []struct {
@@ -102,7 +98,7 @@ func runIolab(bin, dir, profile string, n int, direct, work string) float64 {
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 {
-		log.Fatalf("iolab output: %v", err)
+		harness.Fatalf("iolab output: %v", err)
 	}
 	return r.Runs[0].Write.BytesPerS
 }

@@ -22,7 +22,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,20 +76,17 @@ type sample struct {
 	responseP50Ns float64
 }
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	pairs := flag.Int("pairs", 8, "alternating iolab/fio pairs per job (6 or more give a 95% CI of the median ratio)")
 	runtime := flag.Duration("runtime", 5*time.Second, "duration of each run")
 	dir := flag.String("dir", "/var/tmp", "directory on the disk under test")
 	iolabBin := flag.String("iolab", "", "iolab binary (default: build ./cmd/iolab)")
 	only := flag.String("job", "", "run only the jobs whose names start with one of these letters (e.g. cdef)")
 	flag.Parse()
-	log.SetFlags(0)
 
-	work, err := os.MkdirTemp(*dir, "fs_vs_fio-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(work)
+	work := harness.WorkDir(*dir, "fs_vs_fio-")
 	bin := *iolabBin
 	if bin == "" {
 		bin = harness.BuildIolab(work)
@@ -148,9 +144,9 @@ func main() {
 }
 
 func run(name string, args ...string) []byte {
-	out, err := exec.Command(name, args...).Output()
+	out, err := harness.Output(exec.Command(name, args...))
 	if err != nil {
-		log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+		harness.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
 	}
 	return out
 }
@@ -158,7 +154,7 @@ func run(name string, args ...string) []byte {
 func warm(file string) {
 	f, err := os.Open(file)
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	defer f.Close()
 	_, _ = io.Copy(io.Discard, f)
@@ -169,8 +165,8 @@ func measure(name string, args ...string) ([]byte, float64) {
 	cmd := exec.Command(name, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
-	if err := cmd.Run(); err != nil {
-		log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+	if err := harness.Run(cmd); err != nil {
+		harness.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
 	}
 	return out.Bytes(), harness.CPUSeconds(cmd)
 }
@@ -188,7 +184,7 @@ func runFio(j job, file string, runtime time.Duration) sample {
 		}
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Jobs) != 1 {
-		log.Fatalf("fio output: %v", err)
+		harness.Fatalf("fio output: %v", err)
 	}
 	jr := r.Jobs[0]
 	return sample{ops: jr.Read.IOPS + jr.Write.IOPS, cpuS: cpu, ops0: jr.Read.TotalIOs + jr.Write.TotalIOs}
@@ -210,7 +206,7 @@ func runIolab(bin string, j job, file string, runtime time.Duration, work string
 		}
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
-		log.Fatalf("iolab output: %v\n%s", err, out)
+		harness.Fatalf("iolab output: %v\n%s", err, out)
 	}
 	s := sample{ops: r.Runs[0].OpsPerS, cpuS: cpu, ops0: r.Runs[0].OpsPerS * r.Runs[0].DurationS}
 	if rd := r.Runs[0].Read; rd != nil && rd.Response != nil {

@@ -1,9 +1,10 @@
 // Command http_vs_curl uploads and downloads one large body against a local
 // HTTP server with iolab and with curl, in alternation, and prints the
 // throughput ratio iolab/curl and iolab's peak RSS (issue 5: ratio >= 1.0,
-// RSS < 64 MiB).
+// RSS < 64 MiB). CPU is each client's whole process (getrusage at exit,
+// start-up included) for both.
 //
-//	go run ./bench/http_vs_curl [-size 1g] [-pairs 8]
+//	go run ./bench/http_vs_curl [-size 1g] [-pairs 8] [-port N]
 package main
 
 import (
@@ -11,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"os"
@@ -26,20 +26,18 @@ import (
 	"github.com/iolab/iolab/internal/units"
 )
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	sizeFlag := flag.String("size", "1g", "body size")
 	pairs := flag.Int("pairs", 8, "alternating pairs per direction (6 or more give a 95% CI of the median ratio)")
+	port := flag.Int("port", 0, "the local server's loopback port (0: a free one)")
 	flag.Parse()
-	log.SetFlags(0)
 	size, err := units.ParseSize(*sizeFlag)
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
-	work, err := os.MkdirTemp("", "httpbench-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(work)
+	work := harness.WorkDir("", "httpbench-")
 	bin := harness.BuildIolab(work)
 	// curl uploads a file of the same size; it is read once so it is in the
 	// page cache, and iolab generates its body as it sends it.
@@ -47,7 +45,7 @@ func main() {
 	f, _ := os.Create(file)
 	_, _ = io.Copy(f, datagen.ContentOf(datagen.Pattern{}, 1).Body(0, size))
 	f.Close()
-	url := serve(size)
+	url := serve(size, *port)
 	fmt.Printf("one %s body per run, local server (PUT to discard, GET from memory), %d pairs\n\n", units.FormatSize(size), *pairs)
 	fmt.Println("| direction | curl MiB/s | iolab MiB/s | ratio iolab/curl: median [95% CI] | CPU s/GiB curl | CPU s/GiB iolab | iolab peak RSS MiB |")
 	fmt.Println("|---|---|---|---|---|---|---|")
@@ -78,12 +76,12 @@ func main() {
 	}
 }
 
-// serve starts the server: PUT bodies are read and dropped, GET returns a
+// serve starts the server on port (0: a free one): PUT bodies are read and dropped, GET returns a
 // generated body of the size.
-func serve(size int64) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+func serve(size int64, port int) string {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	content := datagen.ContentOf(datagen.Pattern{}, 2)
 	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -105,9 +103,9 @@ func runCurl(dir, url, file string) (float64, float64) {
 		args = []string{"-s", "-o", "/dev/null", "-T", file, "-w", "%{speed_upload}"}
 	}
 	cmd := exec.Command("curl", append(args, url)...)
-	out, err := cmd.Output()
+	out, err := harness.Output(cmd)
 	if err != nil {
-		log.Fatalf("curl: %v", err)
+		harness.Fatalf("curl: %v", err)
 	}
 	v, _ := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
 	return v, harness.CPUSeconds(cmd)
@@ -118,9 +116,9 @@ func runCurl(dir, url, file string) (float64, float64) {
 func runIolab(bin, dir, url string, size int64, work string) (bps, cpu, rss float64) {
 	cmd := exec.Command(bin, "http", dir, "--url", url, "--size", strconv.FormatInt(size, 10), "--count", "1",
 		"--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "b.db"))
-	out, err := cmd.Output()
+	out, err := harness.Output(cmd)
 	if err != nil {
-		log.Fatalf("iolab: %v", err)
+		harness.Fatalf("iolab: %v", err)
 	}
 	var r struct {
 		Runs []struct {
@@ -128,7 +126,7 @@ func runIolab(bin, dir, url string, size int64, work string) (bps, cpu, rss floa
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 {
-		log.Fatalf("iolab output: %v", err)
+		harness.Fatalf("iolab output: %v", err)
 	}
 	return r.Runs[0].BytesPerS, harness.CPUSeconds(cmd), float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) * 1024
 }

@@ -9,7 +9,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,18 +21,16 @@ import (
 	"github.com/iolab/iolab/bench/internal/harness"
 )
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	duration := flag.Duration("duration", 10*time.Minute, "length of each run")
 	every := flag.Duration("every", 5*time.Second, "how often RSS is read")
 	file := flag.String("file", "/var/tmp/iolab-long-run.dat", "the file the job reads (64 MiB, made if missing)")
 	withFio := flag.Bool("fio", true, "also run fio on the same job, for reference")
 	gogc := flag.String("gogc", "", "GOGC for iolab (e.g. 10: collect garbage often, so RSS shows what is retained, not what awaits collection)")
 	flag.Parse()
-	work, err := os.MkdirTemp("", "iolab-long-run-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(work)
+	work := harness.WorkDir("", "iolab-long-run-")
 	bin := harness.BuildIolab(work)
 	job := []string{"--filename=" + *file, "--size=64m", "--rw=randread", "--bs=4k", "--numjobs=2", "--ioengine=psync",
 		fmt.Sprintf("--runtime=%ds", int(duration.Seconds()))}
@@ -57,7 +54,7 @@ func main() {
 	for _, r := range runs {
 		xs, ys := sample(r.cmd, *every)
 		if len(xs) < 3 {
-			log.Fatalf("%s: only %d samples after the first minute; run longer", r.tool, len(xs))
+			harness.Fatalf("%s: only %d samples after the first minute; run longer", r.tool, len(xs))
 		}
 		intercept, slope := stat.LinearRegression(xs, ys, nil, false) // MiB and MiB per second
 		fmt.Printf("| %s | %.1f | %.1f | %.0f | %.1f |\n", r.tool, ys[0], ys[len(ys)-1], slope*3600*1024, intercept+slope*24*3600)
@@ -70,7 +67,7 @@ func sample(cmd *exec.Cmd, every time.Duration) (xs, ys []float64) {
 	cmd.Stdout, cmd.Stderr = nil, os.Stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -80,7 +77,7 @@ func sample(cmd *exec.Cmd, every time.Duration) (xs, ys []float64) {
 		select {
 		case err := <-done:
 			if err != nil {
-				log.Fatalf("%s: %v", cmd.Path, err)
+				harness.Fatalf("%s: %v", cmd.Path, err)
 			}
 			return xs, ys
 		case <-tick.C:

@@ -17,9 +17,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -27,12 +25,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iolab/iolab/bench/internal/harness"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/pgtest"
 	"github.com/iolab/iolab/internal/store"
 )
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	segments := flag.Int("segments", 100, "segments of the one load")
 	runs := flag.Int("runs", 20, "runs per segment")
 	experiments := flag.Int("experiments", 1000, "experiments for history")
@@ -40,27 +41,24 @@ func main() {
 	keep := flag.String("keep", "", "with -sqlite, fill this SQLite file and keep it (to profile a command on it)")
 	flag.Parse()
 	ctx := context.Background()
-	tmp, err := os.MkdirTemp("", "read-scale-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
+	tmp := harness.WorkDir("", "read-scale-")
 	url := filepath.Join(tmp, "x.db")
 	if *keep != "" {
 		url, *sqlite = *keep, true
 	}
 	if !*sqlite {
+		var err error
 		if url, err = pgtest.NewDatabase(); err != nil {
-			log.Fatal(err)
+			harness.Fatal(err)
 		}
 	}
 	bin := filepath.Join(tmp, "iolab")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/iolab").CombinedOutput(); err != nil {
-		log.Fatalf("build iolab (run from the repository's root): %v\n%s", err, out)
+		harness.Fatalf("build iolab (run from the repository's root): %v\n%s", err, out)
 	}
 	st, err := store.Open(ctx, url)
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	t0 := time.Now()
 	fill(ctx, st, *segments, *runs, *experiments)
@@ -83,7 +81,7 @@ func main() {
 		cmd.Stdout, cmd.Stderr = nil, &stderr
 		start := time.Now()
 		if err := cmd.Run(); err != nil {
-			log.Fatalf("%v: %v\n%s", c.args, err, stderr.Bytes())
+			harness.Fatalf("%v: %v\n%s", c.args, err, stderr.Bytes())
 		}
 		took := time.Since(start)
 		rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
@@ -106,31 +104,31 @@ func fill(ctx context.Context, st *store.Store, segments, runs, experiments int)
 			for j := range jobs {
 				cells := []store.Cell{{Name: "s3 put=50,get=50 size=64k", Workload: "s3", Params: map[string]string{"mix": "put=50,get=50", "size": "64k"}}}
 				if err := st.CreateExperiment(ctx, j.exp, cells); err != nil {
-					log.Fatal(err)
+					harness.Fatal(err)
 				}
 				for k := range j.runs {
 					if k%2 == 0 {
 						for _, phase := range []string{"before", "after"} {
 							snap := store.EnvSnapshot{Round: k / 2, Phase: phase, TakenAt: time.Now(), Snapshot: snapshot}
 							if err := st.SaveEnv(ctx, j.exp.ID, snap); err != nil {
-								log.Fatal(err)
+								harness.Fatal(err)
 							}
 						}
 					}
 					res := result(rng, j.exp.CreatedAt.Add(time.Duration(k)*30*time.Second), j.rounds)
 					run := &store.Run{CellID: cells[0].ID, Round: k, Status: store.StatusOK, EndedAt: res.Start.Add(res.Duration), Result: res}
 					if err := st.BeginRun(ctx, j.exp.ID, run); err != nil {
-						log.Fatal(err)
+						harness.Fatal(err)
 					}
 					if err := st.AppendEnvSeries(ctx, run.ID, envSeconds(res)); err != nil {
-						log.Fatal(err)
+						harness.Fatal(err)
 					}
 					if err := st.SaveRun(ctx, j.exp.ID, run, map[string]float64{"ops_per_s": 1e4, "bytes_per_s": 1e8, "get.lat_p99_ns": 1e6}); err != nil {
-						log.Fatal(err)
+						harness.Fatal(err)
 					}
 				}
 				if err := st.FinishExperiment(ctx, j.exp.ID, "done"); err != nil {
-					log.Fatal(err)
+					harness.Fatal(err)
 				}
 			}
 		})

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -23,13 +22,16 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/iolab/iolab/bench/internal/harness"
 	"github.com/iolab/iolab/internal/cli"
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/store"
 )
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	rounds := flag.Int("rounds", 100, "measured rounds")
 	cells := flag.Int("cells", 5, "cells per variant")
 	seconds := flag.Int("seconds", 10, "seconds per run")
@@ -38,7 +40,7 @@ func main() {
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "iolab-report-size-")
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	if *keep {
 		defer fmt.Println("kept the database and the report in", dir)
@@ -50,7 +52,7 @@ func main() {
 	start := time.Now()
 	runs, err := populate(ctx, db, *rounds, *cells, *seconds)
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	fmt.Printf("stored %d runs (%d cells x 2 variants x %d rounds, %d s of series each) in %.1fs\n", runs, *cells, *rounds, *seconds, time.Since(start).Seconds())
 
@@ -58,12 +60,12 @@ func main() {
 	start = time.Now()
 	var stdout, stderr bytes.Buffer
 	if err := cli.Execute(ctx, []string{"report", "--db", db, "-o", out}, &stdout, &stderr); err != nil {
-		log.Fatalf("iolab report: %v\n%s", err, stderr.String())
+		harness.Fatalf("iolab report: %v\n%s", err, stderr.String())
 	}
 	took := time.Since(start)
 	st, err := os.Stat(out)
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	fmt.Printf("iolab report: %.0f KiB (%.2f MiB) in %.2fs\n", float64(st.Size())/1024, float64(st.Size())/(1<<20), took.Seconds())
 	if *chromium == "" {
@@ -71,7 +73,7 @@ func main() {
 	}
 	load, layout, err := render(ctx, *chromium, out)
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	fmt.Printf("Chromium (headless): load event %.0f ms after navigation began; %.0f ms until the page was laid out and its plots measured\n",
 		load, layout)

@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,19 +48,17 @@ type client struct {
 	put  func(dir, prefix string, n int) *exec.Cmd
 }
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	server := flag.String("server", "versitygw", "versitygw or minio")
 	reps := flag.Int("reps", 3, "repetitions of each measurement; the median is printed")
 	n := flag.Int("n", 500, "objects in the large run (the small one has n/5)")
+	port := flag.Int("port", 0, "the S3 server's loopback port (0: a free one)")
 	flag.Parse()
-	log.SetFlags(0)
-	work, err := os.MkdirTemp("", "s3clients-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(work)
+	work := harness.WorkDir("", "s3clients-")
 	bin := harness.BuildIolab(work)
-	endpoint, _, stop := harness.StartS3(work, *server, accessKey, secretKey)
+	endpoint, _, stop := harness.StartS3(work, *server, *port, accessKey, secretKey)
 	defer stop()
 	mc := harness.MakeBucket(endpoint, accessKey, secretKey, bucket)
 	clients := setUp(work, endpoint, bin)
@@ -75,11 +72,11 @@ func main() {
 			body := make([]byte, size)
 			copy(body, name)
 			if err := os.WriteFile(filepath.Join(srcDir, name), body, 0o644); err != nil {
-				log.Fatal(err)
+				harness.Fatal(err)
 			}
 			if _, err := mc.FPutObject(context.Background(), bucket, fmt.Sprintf("get/%d/%s", c, name), filepath.Join(srcDir, name),
 				minio.PutObjectOptions{}); err != nil {
-				log.Fatal(err)
+				harness.Fatal(err)
 			}
 		}
 	}
@@ -184,7 +181,7 @@ func baseEnv() []string {
 // version returns the first word that looks like a version in a tool's
 // version output.
 func version(tool, flag string) string {
-	out, _ := exec.Command(tool, flag).CombinedOutput()
+	out, _ := harness.CombinedOutput(exec.Command(tool, flag))
 	for _, f := range strings.Fields(string(out)) {
 		f = strings.TrimPrefix(strings.TrimPrefix(f, "aws-cli/"), "v")
 		if len(f) > 0 && f[0] >= '0' && f[0] <= '9' && strings.Contains(f, ".") {
@@ -196,16 +193,16 @@ func version(tool, flag string) string {
 
 // run runs cmd and returns its CPU-seconds; a failed client stops the bench.
 func run(name string, cmd *exec.Cmd) float64 {
-	out, err := cmd.CombinedOutput()
+	out, err := harness.CombinedOutput(cmd)
 	if err != nil {
-		log.Fatalf("%s: %v\n%s", name, err, out)
+		harness.Fatalf("%s: %v\n%s", name, err, out)
 	}
 	if strings.HasPrefix(name, "iolab") {
 		var r struct {
 			Runs []struct{ Errors int64 } `json:"runs"`
 		}
 		if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 || r.Runs[0].Errors > 0 {
-			log.Fatalf("iolab: %v, output %s", err, out)
+			harness.Fatalf("iolab: %v, output %s", err, out)
 		}
 	}
 	return harness.CPUSeconds(cmd)
@@ -218,6 +215,6 @@ func median(xs []float64) float64 {
 
 func must(err error) {
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 }

@@ -1,14 +1,22 @@
 // Command s3_vs_reference measures iolab's S3 client against wrk, an upper
-// bound for any HTTP client, on the same local S3 server in alternation:
-// GET and PUT of 1 KiB objects at concurrency 32 and of 10 MiB objects at
-// concurrency 8. wrk runs twice per round: with anonymous requests to a
-// bucket opened by a policy (neither side does SigV4 work), and replaying
-// requests the bench signed beforehand (the server verifies signatures, as
-// it does for iolab, but wrk computes none). iolab signs every request. It
-// prints ops/s, the client's and the server's CPU per operation (getrusage;
-// /proc sampled during the measured window), and iolab's ratio to each.
+// bound for any HTTP client, on the same local S3 server in alternation, on
+// the cases -cases names (default: GET and PUT of 1 KiB objects at
+// concurrency 32, of 10 MiB at 8, PUT of 1 MiB at 8). wrk runs twice per
+// round: with anonymous requests to a bucket opened by a policy (neither
+// side does SigV4 work), and replaying requests the bench signed beforehand
+// (the server verifies signatures, as it does for iolab, but wrk computes
+// none). iolab signs every request. It prints ops/s, the client's and the
+// server's CPU per operation, and iolab's ratios to each.
 //
-//	go run ./bench/s3_vs_reference [-server versitygw|minio] [-pairs 3] [-runtime 5s] [-case "get 1k"]
+// CPU is compared on the same basis for every tool: the client's CPU in its
+// run window (the last -runtime of wrk's life, which is its run; iolab's
+// run from the start and duration its JSON gives), read from /proc every
+// 20 ms and from getrusage at exit; the whole process's (start-up, iolab's
+// prepare and clean-up included) per measured operation is printed beside
+// it. The server's CPU is /proc's, in the same windows.
+//
+//	go run ./bench/s3_vs_reference [-server versitygw|minio] [-port N] [-pairs 3] [-runtime 5s]
+//	    [-cases "get 1k c32,put 1k c32,get 10m c8,put 10m c8,put 1m c8"]
 //
 // It needs versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)
 // or minio (go install github.com/minio/minio@latest), and wrk (apt-get install wrk).
@@ -20,7 +28,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
 	"net/http"
 	"os"
 	"os/exec"
@@ -53,7 +60,28 @@ func (c benchCase) String() string {
 	return fmt.Sprintf("%s %s c%d", c.op, units.FormatSize(c.size), c.concurrency)
 }
 
-var cases = []benchCase{{"get", 1 << 10, 32}, {"put", 1 << 10, 32}, {"get", 10 << 20, 8}, {"put", 10 << 20, 8}}
+const defaultCases = "get 1k c32,put 1k c32,get 10m c8,put 10m c8,put 1m c8"
+
+// parseCases reads -cases: comma-separated "OP SIZE cN".
+func parseCases(text string) ([]benchCase, error) {
+	var cs []benchCase
+	for _, f := range strings.Split(text, ",") {
+		w := strings.Fields(f)
+		if len(w) != 3 || (w[0] != "get" && w[0] != "put") || !strings.HasPrefix(w[2], "c") {
+			return nil, fmt.Errorf("-cases: %q is not OP SIZE cN (OP get or put, e.g. \"get 1k c32\")", strings.TrimSpace(f))
+		}
+		size, err := units.ParseSize(w[1])
+		if err != nil || size <= 0 {
+			return nil, fmt.Errorf("-cases: %q: size %q: want a size such as 1k or 10m", strings.TrimSpace(f), w[1])
+		}
+		n, err := strconv.Atoi(w[2][1:])
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-cases: %q: concurrency %q: want c and a count, e.g. c32", strings.TrimSpace(f), w[2])
+		}
+		cs = append(cs, benchCase{w[0], size, n})
+	}
+	return cs, nil
+}
 
 // tools are the clients compared on each case: wrk with anonymous
 // requests (the issue's reference: no signing on either side), wrk
@@ -62,39 +90,42 @@ var cases = []benchCase{{"get", 1 << 10, 32}, {"put", 1 << 10, 32}, {"get", 10 <
 // iolab signing every request.
 var tools = []string{"wrk", "wrk-signed", "iolab"}
 
-// measure is one run of a tool: ops/s, and CPU-seconds of the client and of
-// the server during its measured window.
-type measure struct{ ops, clientCPU, serverCPU float64 }
+// measure is one run of a tool: ops/s; CPU-seconds of the client and of
+// the server during its run window, and of the client's whole process.
+type measure struct{ ops, clientCPU, serverCPU, clientWhole float64 }
 
-func main() {
+func (m measure) plus(o measure) measure {
+	return measure{m.ops + o.ops, m.clientCPU + o.clientCPU, m.serverCPU + o.serverCPU, m.clientWhole + o.clientWhole}
+}
+
+func main() { harness.Main(bench) }
+
+func bench() {
 	pairs := flag.Int("pairs", 3, "rounds per case; each runs every tool once, in rotating order")
 	runtime := flag.Duration("runtime", 5*time.Second, "duration of each run")
 	server := flag.String("server", "versitygw", "versitygw (closes every connection) or minio (keeps them alive)")
 	sdk := flag.Bool("sdk-client", false, "run iolab with --sdk-client (GET and PUT through minio-go)")
-	only := flag.String("case", "", "run only the cases that start with this, e.g. \"get 1k\"")
+	caseList := flag.String("cases", defaultCases, "the cases, comma-separated: OP SIZE cN (OP get or put, N the concurrency)")
+	port := flag.Int("port", 0, "the S3 server's loopback port (0: a free one)")
 	flag.Parse()
-	log.SetFlags(0)
-	work, err := os.MkdirTemp("", "s3bench-")
+	cases, err := parseCases(*caseList)
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
-	defer os.RemoveAll(work)
+	work := harness.WorkDir("", "s3bench-")
 	bin := harness.BuildIolab(work)
-	endpoint, pid, stop := harness.StartS3(work, *server, accessKey, secretKey)
+	endpoint, pid, stop := harness.StartS3(work, *server, *port, accessKey, secretKey)
 	defer stop()
 	srv := harness.SampleCPU(pid, 20*time.Millisecond)
 	defer srv.Stop()
 	mc := openBucket(endpoint)
-	fmt.Printf("iolab s3 vs wrk against %s at %s, %d rounds x %v; CPU from getrusage (clients) and /proc (server)\n\n",
-		*server, endpoint, *pairs, *runtime)
-	fmt.Println("ops/s, with client and server CPU per operation in µs (client/server); ratios are iolab's ops/s over wrk's")
+	fmt.Printf("iolab s3 vs wrk against %s at %s, %d rounds x %v\n\n", *server, endpoint, *pairs, *runtime)
+	fmt.Println("ops/s, with client and server CPU per operation in µs in each run's window (client/server) and the client's")
+	fmt.Println("whole process per measured operation; ratios are iolab's over wrk's (ops/s, then client CPU per operation)")
 	fmt.Println()
-	fmt.Println("| case | wrk anonymous | wrk pre-signed | iolab | iolab/wrk | iolab/wrk pre-signed |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| case | wrk anonymous | wrk pre-signed | iolab | iolab/wrk ops/s | iolab/wrk pre-signed ops/s | iolab/wrk CPU/op, window | whole process |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, c := range cases {
-		if !strings.HasPrefix(c.String(), *only) {
-			continue
-		}
 		keys := prepare(mc, c)
 		sum := map[string]measure{}
 		for i := 0; i < *pairs; i++ {
@@ -109,17 +140,18 @@ func main() {
 				default:
 					m = runIolab(bin, endpoint, c, *runtime, work, *sdk, srv)
 				}
-				t := sum[tool]
-				sum[tool] = measure{t.ops + m.ops, t.clientCPU + m.clientCPU, t.serverCPU + m.serverCPU}
+				sum[tool] = sum[tool].plus(m)
 			}
 		}
+		n := func(tool string) float64 { return sum[tool].ops * runtime.Seconds() } // operations over all rounds
+		perOp := func(tool string) float64 { return sum[tool].clientCPU / n(tool) }
+		wholePerOp := func(tool string) float64 { return sum[tool].clientWhole / n(tool) }
 		cell := func(tool string) string {
 			m := sum[tool]
-			n := m.ops * runtime.Seconds() // operations over all rounds
-			return fmt.Sprintf("%.0f (%.0f/%.0f)", m.ops/float64(*pairs), 1e6*m.clientCPU/n, 1e6*m.serverCPU/n)
+			return fmt.Sprintf("%.0f (%.0f/%.0f; %.0f)", m.ops/float64(*pairs), 1e6*perOp(tool), 1e6*m.serverCPU/n(tool), 1e6*wholePerOp(tool))
 		}
-		fmt.Printf("| %s | %s | %s | %s | %.3f | %.3f |\n", c, cell("wrk"), cell("wrk-signed"), cell("iolab"),
-			sum["iolab"].ops/sum["wrk"].ops, sum["iolab"].ops/sum["wrk-signed"].ops)
+		fmt.Printf("| %s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f |\n", c, cell("wrk"), cell("wrk-signed"), cell("iolab"),
+			sum["iolab"].ops/sum["wrk"].ops, sum["iolab"].ops/sum["wrk-signed"].ops, perOp("iolab")/perOp("wrk"), wholePerOp("iolab")/wholePerOp("wrk"))
 	}
 }
 
@@ -129,7 +161,7 @@ func openBucket(endpoint string) *minio.Client {
 	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":["*"]},` +
 		`"Action":["s3:GetObject","s3:PutObject"],"Resource":["arn:aws:s3:::` + bucket + `/*"]}]}`
 	if err := mc.SetBucketPolicy(context.Background(), bucket, policy); err != nil {
-		log.Fatalf("bucket policy: %v", err)
+		harness.Fatalf("bucket policy: %v", err)
 	}
 	return mc
 }
@@ -145,7 +177,7 @@ func prepare(mc *minio.Client, c benchCase) []string {
 	for i := 0; i < n && c.op == "get"; i++ {
 		key := fmt.Sprintf("wrk/%s/%d", units.FormatSize(c.size), i)
 		if _, err := mc.PutObject(context.Background(), bucket, key, bytes.NewReader(body), c.size, minio.PutObjectOptions{}); err != nil {
-			log.Fatal(err)
+			harness.Fatal(err)
 		}
 		keys = append(keys, key)
 	}
@@ -158,7 +190,7 @@ func signer(endpoint string) func(method, path string) map[string]string {
 	return func(method, path string) map[string]string {
 		req, err := http.NewRequest(method, endpoint+path, nil)
 		if err != nil {
-			log.Fatal(err)
+			harness.Fatal(err)
 		}
 		req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
 		req = s3signer.SignV4(*req, accessKey, secretKey, "", "us-east-1")
@@ -214,30 +246,35 @@ func writeScript(work string, c benchCase, keys []string, sign func(method, path
 end
 `, method)
 	if err := os.WriteFile(path, []byte(lua.String()), 0o644); err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	return path
 }
 
 var reqPerSec = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
 
+// cpuInterval is how often a client's and the server's CPU are read.
+const cpuInterval = 20 * time.Millisecond
+
 func runWrk(endpoint, script string, c benchCase, d time.Duration, srv *harness.CPUSampler) measure {
 	cmd := exec.Command("wrk", "-t2", "-c"+strconv.Itoa(c.concurrency), "-d"+d.String(), "-s", script, endpoint)
-	t0 := time.Now()
-	out, err := cmd.Output()
+	out, cpu, err := harness.Measured(cmd, cpuInterval)
 	t1 := time.Now()
 	if err != nil {
-		log.Fatalf("wrk: %v", err)
+		harness.Fatalf("wrk: %v", err)
 	}
 	m := reqPerSec.FindSubmatch(out)
 	if m == nil {
-		log.Fatalf("wrk output: %s", out)
+		harness.Fatalf("wrk output: %s", out)
 	}
 	if bytes.Contains(out, []byte("Non-2xx")) {
-		log.Fatalf("wrk got error responses: %s", out)
+		harness.Fatalf("wrk got error responses: %s", out)
 	}
 	ops, _ := strconv.ParseFloat(string(m[1]), 64)
-	return measure{ops, harness.CPUSeconds(cmd), srv.Between(t0, t1)}
+	// wrk runs for -d once its threads are up: its run is the last d of
+	// its life.
+	t0 := t1.Add(-d)
+	return measure{ops, cpu.Between(t0, t1), srv.Between(t0, t1), harness.CPUSeconds(cmd)}
 }
 
 func runIolab(bin, endpoint string, c benchCase, d time.Duration, work string, sdk bool, srv *harness.CPUSampler) measure {
@@ -249,28 +286,27 @@ func runIolab(bin, endpoint string, c benchCase, d time.Duration, work string, s
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+accessKey, "AWS_SECRET_ACCESS_KEY="+secretKey)
-	out, err := cmd.Output()
+	out, cpu, err := harness.Measured(cmd, cpuInterval)
 	if err != nil {
-		log.Fatalf("iolab: %v", err)
+		harness.Fatalf("iolab: %v", err)
 	}
 	var r struct {
 		Runs []struct {
 			OpsPerS   float64   `json:"ops_per_s"`
-			CPUS      float64   `json:"cpu_s"`
 			Errors    int64     `json:"errors"`
 			Start     time.Time `json:"start"`
 			DurationS float64   `json:"duration_s"`
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 {
-		log.Fatalf("iolab output: %v", err)
+		harness.Fatalf("iolab output: %v", err)
 	}
 	run := r.Runs[0]
 	if run.Errors > 0 {
-		log.Fatalf("iolab: %d errors", run.Errors)
+		harness.Fatalf("iolab: %d errors", run.Errors)
 	}
-	// The run's own CPU and the server's during it: the prepare phase and
-	// object clean-up are not part of the measured operations.
+	// The run's window: the prepare phase and object clean-up are not
+	// part of the measured operations.
 	end := run.Start.Add(time.Duration(run.DurationS * float64(time.Second)))
-	return measure{run.OpsPerS, run.CPUS, srv.Between(run.Start, end)}
+	return measure{run.OpsPerS, cpu.Between(run.Start, end), srv.Between(run.Start, end), harness.CPUSeconds(cmd)}
 }

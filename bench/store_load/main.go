@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"log"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -30,37 +29,40 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/iolab/iolab/bench/internal/harness"
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/pgtest"
 	"github.com/iolab/iolab/internal/store"
 )
 
-func main() {
+func main() { harness.Main(bench) }
+
+func bench() {
 	segments := flag.Int("segments", 100, "segments, each storing a run a second")
 	seconds := flag.Int("seconds", 30, "how long")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the merge here")
 	flag.Parse()
 	url, err := pgtest.NewDatabase()
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	ctx := context.Background()
 	admin, err := sql.Open("pgx", url)
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	defer admin.Close()
 	stores := make([]*store.Store, *segments)
 	for i := range stores {
 		if stores[i], err = store.Open(ctx, url); err != nil {
-			log.Fatal(err)
+			harness.Fatal(err)
 		}
 		e := &store.Experiment{ID: fmt.Sprintf("seg-%03d", i), Name: "s3", Command: "iolab s3", Plan: json.RawMessage(`{}`),
 			CreatedAt: time.Now(), Status: "running", SegmentGroup: "bench", Segment: fmt.Sprintf("%d/%d", i, *segments)}
 		cells := []store.Cell{{Name: "s3 put=50,get=50", Workload: "s3", Params: map[string]string{"concurrency": "64"}}}
 		if err := stores[i].CreateExperiment(ctx, e, cells); err != nil {
-			log.Fatal(err)
+			harness.Fatal(err)
 		}
 	}
 	before, cpu0 := counters(ctx, admin), postgresCPU()
@@ -78,13 +80,13 @@ func main() {
 				run := &store.Run{CellID: d.Cells[0].ID, Round: k, Status: store.StatusOK, EndedAt: time.Now(), Result: res}
 				t0 := time.Now()
 				if err := st.BeginRun(ctx, d.Experiment.ID, run); err != nil {
-					log.Fatal(err)
+					harness.Fatal(err)
 				}
 				if err := st.AppendEnvSeries(ctx, run.ID, []metrics.EnvSecond{{T: time.Now().Unix(), CPUStall: 0.1, Load1: 1}}); err != nil {
-					log.Fatal(err)
+					harness.Fatal(err)
 				}
 				if err := st.SaveRun(ctx, d.Experiment.ID, run, map[string]float64{"ops_per_s": 1e4, "bytes_per_s": 1e8, "get.lat_p99_ns": 1e6}); err != nil {
-					log.Fatal(err)
+					harness.Fatal(err)
 				}
 				took := time.Since(t0)
 				mu.Lock()
@@ -116,7 +118,7 @@ func main() {
 	for i := range stores {
 		d, err := stores[0].Load(ctx, fmt.Sprintf("seg-%03d", i))
 		if err != nil {
-			log.Fatal(err)
+			harness.Fatal(err)
 		}
 		parts = append(parts, d)
 	}
@@ -128,7 +130,7 @@ func main() {
 	}
 	merged, _, err := analysis.MergeSegments(parts)
 	if err != nil {
-		log.Fatal(err)
+		harness.Fatal(err)
 	}
 	fmt.Printf("show's merge: loading the %d segments' %d runs took %v, merging them into %d runs %v\n", len(parts), len(lat),
 		loaded.Round(time.Millisecond), len(merged.Runs), (time.Since(t0) - loaded).Round(time.Millisecond))

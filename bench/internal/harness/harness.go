@@ -3,7 +3,6 @@
 package harness
 
 import (
-	"log"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -15,7 +14,7 @@ import (
 func BuildIolab(dir string) string {
 	bin := filepath.Join(dir, "iolab")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/iolab").CombinedOutput(); err != nil {
-		log.Fatalf("build iolab: %v\n%s", err, out)
+		Fatalf("build iolab: %v\n%s", err, out)
 	}
 	return bin
 }

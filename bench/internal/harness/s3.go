@@ -3,13 +3,13 @@ package harness
 import (
 	"context"
 	"fmt"
-	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,22 +22,25 @@ import (
 func freePort() int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		log.Fatal(err)
+		Fatal(err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// StartS3 starts versitygw or minio on a free loopback port with the given
-// root credentials, data in work/data, and returns its endpoint, its pid and
-// a function that stops it. The binary is looked up on PATH, then in
+// StartS3 starts versitygw or minio on a loopback port (0: a free one)
+// with the given root credentials, data in work/data, and returns its
+// endpoint, its pid and a function that stops it (it is stopped at the
+// bench's end anyway: AtExit). The binary is looked up on PATH, then in
 // ~/go/bin where go install puts it; it exits on failure.
-func StartS3(work, name, accessKey, secretKey string) (string, int, func()) {
+func StartS3(work, name string, port int, accessKey, secretKey string) (string, int, func()) {
 	bin, err := exec.LookPath(name)
 	if err != nil {
 		bin = filepath.Join(os.Getenv("HOME"), "go", "bin", name)
 	}
-	port := freePort()
+	if port == 0 {
+		port = freePort()
+	}
 	data := filepath.Join(work, "data")
 	os.MkdirAll(data, 0o755)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
@@ -53,17 +56,20 @@ func StartS3(work, name, accessKey, secretKey string) (string, int, func()) {
 	// follows the forking thread.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := procgroup.Start(cmd); err != nil {
-		log.Fatalf("start %s: %v", name, err)
+		Fatalf("start %s: %v", name, err)
 	}
+	var once sync.Once
+	stop := func() { once.Do(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) }
+	AtExit(stop)
 	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for i := 0; i < 200; i++ {
 		if resp, err := http.Get(endpoint); err == nil {
 			resp.Body.Close()
-			return endpoint, cmd.Process.Pid, func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+			return endpoint, cmd.Process.Pid, stop
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	log.Fatalf("%s did not start", name)
+	Fatalf("%s did not start", name)
 	return "", 0, nil
 }
 
@@ -72,10 +78,10 @@ func StartS3(work, name, accessKey, secretKey string) (string, int, func()) {
 func MakeBucket(endpoint, accessKey, secretKey, bucket string) *minio.Client {
 	mc, err := minio.New(strings.TrimPrefix(endpoint, "http://"), &minio.Options{Creds: credentials.NewStaticV4(accessKey, secretKey, "")})
 	if err != nil {
-		log.Fatal(err)
+		Fatal(err)
 	}
 	if err := mc.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{}); err != nil {
-		log.Fatalf("make bucket %s: %v", bucket, err)
+		Fatalf("make bucket %s: %v", bucket, err)
 	}
 	return mc
 }

@@ -54,8 +54,13 @@ func (s *CPUSampler) sample() {
 	if err != nil {
 		return
 	}
+	s.add(time.Now(), cpu)
+}
+
+// add records that the process had spent cpu seconds at t.
+func (s *CPUSampler) add(t time.Time, cpu float64) {
 	s.mu.Lock()
-	s.samples = append(s.samples, cpuSample{time.Now(), cpu})
+	s.samples = append(s.samples, cpuSample{t, cpu})
 	s.mu.Unlock()
 }
 
