@@ -13,7 +13,7 @@
 // as vframetest always opens its frames (iolab --direct=1). Frame files are
 // removed after every run.
 //
-//	go run ./bench/frames_vs_vframetest [-vframetest PATH | -vframetest-src DIR] [-pairs 6]
+//	go run ./bench/frames_vs_vframetest [-vframetest PATH | -vframetest-src DIR] [-iolab PATH] [-pairs 6]
 //	    [-dirs /dev/shm,/var/tmp] [-cases "8K-24bit 16x16,2K-24bit 20x4,8K-24bit 100x16"]
 //
 // vframetest is looked up as -vframetest, else built from a checkout of its
@@ -84,13 +84,17 @@ func bench() {
 	caseList := flag.String("cases", defaultCases, "the cases, comma-separated: PROFILE FRAMESxTHREADS")
 	vftPath := flag.String("vframetest", "", "the vframetest binary")
 	vftSrc := flag.String("vframetest-src", "", "a checkout of vframetest's source, built with make when -vframetest is not given")
+	iolabBin := flag.String("iolab", "", "iolab binary (default: build ./cmd/iolab)")
 	flag.Parse()
 	cases, err := parseCases(*caseList)
 	if err != nil {
 		harness.Fatal(err)
 	}
 	work := harness.WorkDir("", "framesbench-")
-	bin := harness.BuildIolab(work)
+	bin := *iolabBin
+	if bin == "" {
+		bin = harness.BuildIolab(work)
+	}
 	vft := findVframetest(*vftPath, *vftSrc, work)
 	if vft == "" {
 		fmt.Println("vframetest not found: measuring iolab alone. To compare, build it from its source:")
