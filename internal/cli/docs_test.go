@@ -47,7 +47,10 @@ func TestReadmeQuickStart(t *testing.T) {
 	if !strings.Contains(outs[0], "randread") || !strings.Contains(outs[0], "IOPS") {
 		t.Errorf("measure: %s", outs[0])
 	}
-	if !regexp.MustCompile(`the answer \(wall time, lower is better; each variant against bs4k\):\n  bs1m: \d+(\.\d)?% less wall time than bs4k \[`).MatchString(outs[1]) {
+	// The README shows the answer as it reads on a quiet machine; on a
+	// loaded one bs1m can take less than half the time, which the answer
+	// gives as a ratio.
+	if !regexp.MustCompile(`the answer \(wall time, lower is better; each variant against bs4k\):\n  bs1m: (\d+(\.\d)?% less wall time than bs4k|0\.\d+x the wall time of bs4k) \[.*\], faster\n`).MatchString(outs[1]) {
 		t.Errorf("compare: not the answer the README shows:\n%s", outs[1])
 	}
 	page, err := os.ReadFile(filepath.Join(work, "report.html"))
