@@ -11,7 +11,8 @@
 // A case is PROFILE FRAMESxTHREADS (vframetest's -w, -n and -t); each runs
 // in every directory of -dirs (default tmpfs, then the disk), with O_DIRECT
 // as vframetest always opens its frames (iolab --direct=1). Frame files are
-// removed after every run.
+// removed by the bench after every run, for both (iolab --keep: vframetest
+// leaves its files, so removing them is not charged to iolab alone).
 //
 //	go run ./bench/frames_vs_vframetest [-vframetest PATH | -vframetest-src DIR] [-iolab PATH] [-pairs 6]
 //	    [-dirs /dev/shm,/var/tmp] [-cases "8K-24bit 16x16,2K-24bit 20x4,8K-24bit 100x16"]
@@ -217,7 +218,7 @@ func runVframetest(bin, dir string, c benchCase) sample {
 // returns the run and the frame's bytes.
 func runIolab(bin, dir string, c benchCase, work string) (sample, float64) {
 	cmd := exec.Command(bin, "frames", "--directory", dir, "--profile", c.profile, "--threads", strconv.Itoa(c.threads),
-		"--frames", strconv.Itoa(c.frames), "--direct=1", "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "b.db"))
+		"--frames", strconv.Itoa(c.frames), "--direct=1", "--keep", "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "b.db"))
 	out, cpu, err := harness.Measured(cmd, cpuInterval)
 	if err != nil {
 		harness.Fatalf("iolab frames: %v\n%s", err, out)

@@ -124,6 +124,35 @@ func TestRefillKeepsBlocksUniqueAndRandom(t *testing.T) {
 	}
 }
 
+// Re-stamped once per 4 KiB, every 4 KiB piece of every refill is still
+// unique and incompressible, and only its first 8 bytes change.
+func TestRefillEveryPageKeepsPagesUnique(t *testing.T) {
+	t.Parallel()
+	g := New(Pattern{}, 6)
+	b := make([]byte, 64<<10)
+	g.Fill(b)
+	seen := map[[32]byte]bool{}
+	prev := bytes.Clone(b)
+	for i := 0; i < 200; i++ {
+		g.RefillEvery(b, 4096)
+		for p := 0; p < len(b); p += 4096 {
+			page := b[p : p+4096]
+			sum := sha256.Sum256(page)
+			if seen[sum] {
+				t.Fatalf("refill %d: page %d repeats a page", i, p/4096)
+			}
+			seen[sum] = true
+			if !bytes.Equal(page[8:], prev[p+8:p+4096]) {
+				t.Fatalf("refill %d: page %d changed past its stamp", i, p/4096)
+			}
+		}
+		copy(prev, b)
+	}
+	if r := compressedRatio(t, b); r < 0.95 {
+		t.Fatalf("refilled buffer compresses to %.2f", r)
+	}
+}
+
 func BenchmarkRefill4k(b *testing.B) {
 	g := New(Pattern{}, 1)
 	buf := make([]byte, 4096)

@@ -66,7 +66,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&j.DropLate, "drop-late", false, "with --fps, drop a frame not started by its deadline")
 	f.BoolVar(&j.FailOnLate, "fail-on-late", false, "with --fps, exit 1 when a measured run has a late or dropped frame (FAIL)")
 	f.BoolVar(&j.Read, "read", false, "read the frames back (written once, untimed, before the runs)")
-	f.StringVar(&o.pattern, "pattern", "random", "frame content: random, zeros or compressible (half zeros)")
+	f.StringVar(&o.pattern, "pattern", "random", "frame content: random (each 4 KiB of every frame unique: its first 8 bytes stamped anew per frame), zeros or compressible (half zeros)")
 	f.BoolVar(&j.Keep, "keep", false, "leave the frame files")
 }
 

@@ -11,6 +11,11 @@ import (
 	"github.com/iolab/iolab/internal/workload/fs"
 )
 
+// stampEvery is how often a frame's random content is re-stamped for the
+// next frame: every 4 KiB piece of every frame is unique (what deduplicating
+// storage compares), at an eighth of the stamps of every sector.
+const stampEvery = 4096
+
 // thread writes or reads whole frames, one at a time.
 type thread struct {
 	f        *Frames
@@ -29,9 +34,9 @@ type thread struct {
 func (t *thread) init(worker int) error {
 	o := &t.f.opts
 	t.id, t.stream = worker, -1
-	size := int64(chunkBytes)
+	size := int64(ChunkBytes)
 	if t.f.files == nil {
-		size = max(min(t.f.frameBytes, chunkBytes), 4096)
+		size = max(min(t.f.frameBytes, ChunkBytes), 4096)
 	}
 	buf, release, err := fs.AlignedBuffer(int(size))
 	if err != nil {
@@ -118,7 +123,7 @@ func (t *thread) frame(i, pos int) error {
 			n = int(min(int64(n), size-off))
 		} else {
 			chunk = chunk[:min(want, size-off)]
-			t.gen.Refill(chunk)
+			t.gen.RefillEvery(chunk, stampEvery)
 			n, err = unix.Pwrite(fd, chunk, base+off)
 		}
 		if err == nil && n == 0 {
