@@ -61,9 +61,9 @@ func bench() {
 }
 
 func runFio(dir string, p frames.Profile, n int, direct string) float64 {
-	// iolab writes a frame in pieces of up to 8 MiB; fio the same, and a
+	// iolab writes a frame in pieces of frames.PieceBytes; fio the same, and a
 	// smaller frame in one piece (fio writes only whole blocks of a file).
-	bs := min(p.FrameBytes(frames.DefaultHeader), frames.ChunkBytes)
+	bs := min(p.FrameBytes(frames.DefaultHeader), frames.PieceBytes(dir, direct == "1"))
 	out, err := harness.Output(exec.Command("fio", "--name=frames", "--directory="+dir, "--rw=write", "--bs="+strconv.FormatInt(bs, 10), "--bs_unaligned",
 		"--nrfiles="+strconv.Itoa(n/2), "--filesize="+strconv.FormatInt(p.FrameBytes(frames.DefaultHeader), 10), "--numjobs=2",
 		"--openfiles=1", "--file_service_type=sequential", "--create_on_open=1", "--direct="+direct,

@@ -67,7 +67,9 @@ type Measure struct {
 
 // Measured estimates a step from its rounds: the metric's value in each
 // round for low, mid and high (nil mid: the ends alone), judged by seq
-// (its family the step's tests: three with a mid, one without).
+// (its family the step's tests: two with a mid — the halfway test and
+// the in-between one, an intersection-union test of two intervals — one
+// without).
 func Measured(low, mid, high []float64, seq stats.Sequential) Measure {
 	var m Measure
 	var vsLow, toHigh, whole, centre []float64

@@ -717,12 +717,16 @@ func (b *bisector) judge(d *store.Data, names []string, v *analysis.BisectStep) 
 			}
 		}
 	}
-	// The bisect's error is every step's: a step's three tests share the
-	// 5% with the others the search may take (log2 of the commits).
+	// The bisect's error is every step's: a step's tests share the 5%
+	// with the others the search may take (log2 of the commits). A step
+	// makes two: the halfway test, and "in between", which needs both of
+	// its intervals (the commit against each end) to exclude no change —
+	// an intersection-union test, wrong only where one of them is, so
+	// both take the share of one.
 	var mid []float64
 	family := 1
 	if len(names) == 3 {
-		mid, family = cols[1], 3*max(1, int(math.Ceil(math.Log2(float64(len(b.commits)-1)))))
+		mid, family = cols[1], 2*max(1, int(math.Ceil(math.Log2(float64(len(b.commits)-1)))))
 	}
 	m := bisect.Measured(cols[0], mid, cols[len(cols)-1], stats.NewSequential(b.th, b.o.MinRounds, b.o.MaxRounds, family))
 	v.Rounds, v.Whole = m.Rounds, estimateOf(m.Whole, m.Rounds)

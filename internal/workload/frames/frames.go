@@ -78,14 +78,23 @@ const (
 	OrderRandom     = "random"
 )
 
-// ChunkBytes bounds each thread's buffer: frames are written and read in
-// pieces of it. 2 MiB, a core's L2 cache on the machines iolab is measured
-// on: the piece the kernel copies from stays in cache, where 8 MiB pieces
-// (16 threads' worth: 128 MiB) were read back from memory — 8K frames on
-// tmpfs went from 0.89x vframetest's fps to 1.03x
-// (bench/frames_vs_vframetest). A device opened with O_DIRECT gets its
-// requests split smaller than this anyway (max_sectors_kb).
-const ChunkBytes = 2 << 20
+// PieceBytes is the most a thread writes or reads in one call — the size
+// of its buffer — for frames in dir. Where the kernel copies from the
+// buffer (buffered I/O, and tmpfs, which takes O_DIRECT and copies all
+// the same) the piece fits a core's L2 cache on the machines iolab is
+// measured on, so the copy reads it from cache: 8 MiB pieces (16
+// threads' worth: 128 MiB) were read back from memory, and 8K frames on
+// tmpfs went from 0.89x vframetest's fps to 1.03x with 2 MiB. Where the
+// device reads the buffer itself (O_DIRECT on a disk's filesystem) fewer,
+// larger calls cost less: 2 MiB pieces took 1.9x vframetest's CPU per
+// frame on disk, 8 MiB 1.2x (bench/frames_vs_vframetest).
+func PieceBytes(dir string, direct bool) int64 {
+	var st unix.Statfs_t
+	if direct && unix.Statfs(dir, &st) == nil && st.Type != unix.TMPFS_MAGIC && st.Type != unix.RAMFS_MAGIC {
+		return 8 << 20
+	}
+	return 2 << 20
+}
 
 // existing says the run reads a sequence already in the directory, whose
 // files give the frames and their sizes.

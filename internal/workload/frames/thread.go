@@ -34,9 +34,9 @@ type thread struct {
 func (t *thread) init(worker int) error {
 	o := &t.f.opts
 	t.id, t.stream = worker, -1
-	size := int64(ChunkBytes)
+	size := PieceBytes(t.f.target(), o.Direct)
 	if t.f.files == nil {
-		size = max(min(t.f.frameBytes, ChunkBytes), 4096)
+		size = max(min(t.f.frameBytes, size), 4096)
 	}
 	buf, release, err := fs.AlignedBuffer(int(size))
 	if err != nil {
