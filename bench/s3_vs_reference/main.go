@@ -15,7 +15,7 @@
 // prepare and clean-up included) per measured operation is printed beside
 // it. The server's CPU is /proc's, in the same windows.
 //
-//	go run ./bench/s3_vs_reference [-server versitygw|minio] [-port N] [-pairs 3] [-runtime 5s]
+//	go run ./bench/s3_vs_reference [-server versitygw|minio] [-port N] [-iolab PATH] [-pairs 3] [-runtime 5s]
 //	    [-cases "get 1k c32,put 1k c32,get 10m c8,put 10m c8,put 1m c8"]
 //
 // It needs versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)
@@ -107,13 +107,17 @@ func bench() {
 	sdk := flag.Bool("sdk-client", false, "run iolab with --sdk-client (GET and PUT through minio-go)")
 	caseList := flag.String("cases", defaultCases, "the cases, comma-separated: OP SIZE cN (OP get or put, N the concurrency)")
 	port := flag.Int("port", 0, "the S3 server's loopback port (0: a free one)")
+	iolabBin := flag.String("iolab", "", "iolab binary (default: build ./cmd/iolab)")
 	flag.Parse()
 	cases, err := parseCases(*caseList)
 	if err != nil {
 		harness.Fatal(err)
 	}
 	work := harness.WorkDir("", "s3bench-")
-	bin := harness.BuildIolab(work)
+	bin := *iolabBin
+	if bin == "" {
+		bin = harness.BuildIolab(work)
+	}
 	endpoint, pid, stop := harness.StartS3(work, *server, *port, accessKey, secretKey)
 	defer stop()
 	srv := harness.SampleCPU(pid, 20*time.Millisecond)
