@@ -68,3 +68,15 @@ type BisectStep struct {
 	ToHigh *RatioEstimate `json:"high_vs_mid,omitempty"`
 	Whole  *RatioEstimate `json:"high_vs_low,omitempty"`
 }
+
+// Shown says a culprit's step against its parent is shown to go the way
+// of the whole change.
+func Shown(step *RatioEstimate, whole RatioEstimate) bool {
+	if step == nil {
+		return false
+	}
+	if whole.Ratio > 1 {
+		return step.CI95[0] > 1
+	}
+	return step.CI95[1] < 1
+}

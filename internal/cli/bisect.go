@@ -377,7 +377,7 @@ func (b *bisector) run(ctx context.Context) (*analysis.BisectView, error) {
 	// parent alone until that is decided, as the ends were.
 	n := len(view.Steps)
 	for _, c := range s.Culprits() {
-		if shown(b.culpritStep(view.Steps, c.Index), view.Change) {
+		if analysis.Shown(b.culpritStep(view.Steps, c.Index), view.Change) {
 			continue
 		}
 		st, err := b.step(ctx, n, c.Index-1, -1, c.Index)
@@ -415,18 +415,6 @@ func (b *bisector) save(ctx context.Context, view *analysis.BisectView) error {
 	return b.st.SaveBisect(context.WithoutCancel(ctx), b.id, answer)
 }
 
-// shown says a culprit's step against its parent is shown to go the
-// way of the whole change.
-func shown(step *analysis.RatioEstimate, whole analysis.RatioEstimate) bool {
-	if step == nil {
-		return false
-	}
-	if whole.Ratio > 1 {
-		return step.CI95[0] > 1
-	}
-	return step.CI95[1] < 1
-}
-
 // finish fills the answer from the search s (nil before it began).
 func (b *bisector) finish(view *analysis.BisectView, s *bisect.Search) *analysis.BisectView {
 	for _, st := range view.Steps {
@@ -448,7 +436,7 @@ func (b *bisector) finish(view *analysis.BisectView, s *bisect.Search) *analysis
 	confirmed := true
 	for _, c := range s.Culprits() {
 		cv := analysis.BisectCulprit{Culprit: c, Step: b.culpritStep(view.Steps, c.Index)}
-		cv.Confirmed = shown(cv.Step, view.Change)
+		cv.Confirmed = analysis.Shown(cv.Step, view.Change)
 		confirmed = confirmed && cv.Confirmed
 		view.Culprits = append(view.Culprits, cv)
 	}

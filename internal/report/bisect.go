@@ -59,22 +59,25 @@ func WriteBisect(w io.Writer, v *analysis.BisectView) error {
 		case s.Mid != "":
 			what = fmt.Sprintf("%.10s in %s", s.Mid, what)
 		case s.Confirms:
-			what, verdict = fmt.Sprintf("%.10s on its parent", s.High), confirmation(s.Verdict)
+			what, verdict = fmt.Sprintf("%.10s on its parent", s.High), confirmation(s, v.Change)
 		}
 		fmt.Fprintf(w, "    %d  %-40s %-12s %3d rounds  %s\n", s.Step, what, verdict, s.Rounds, s.Experiment)
 	}
 	return nil
 }
 
-// confirmation is what a step confirming a culprit found, in a word.
-func confirmation(v bisect.Verdict) string {
-	switch v {
-	case bisect.Between:
+// confirmation is what a step confirming a culprit found, in a word:
+// confirmed when the culprit is shown to change the way the whole range
+// does, refuted when it is shown not to (the same as its parent, or
+// changed the other way), else undecided.
+func confirmation(s analysis.BisectStep, change analysis.RatioEstimate) string {
+	switch {
+	case analysis.Shown(s.Whole, change):
 		return "confirmed"
-	case bisect.LikeLow:
+	case s.Verdict == bisect.Between || s.Verdict == bisect.LikeLow:
 		return "refuted"
 	}
-	return string(v)
+	return string(s.Verdict)
 }
 
 // ChangeText is a ratio with its interval as changes in percent: +14.8% [+11.2%, +18.5%].
@@ -210,7 +213,7 @@ pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; font-size: .8rem; }
 </figure>
 <table>
 <tr><th>step</th><th>commit</th><th>between</th><th>verdict</th><th>commit / low</th><th>high / low</th><th>rounds</th><th>experiment</th></tr>
-{{range .V.Steps}}<tr><td>{{.Step}}</td>{{if .Confirms}}<td><code>{{printf "%.10s" .High}}</code> on its parent</td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{confirmation .Verdict}}</td>{{else}}<td><code>{{printf "%.10s" .Mid}}</code></td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{.Verdict}}</td>{{end}}<td>{{with .VsLow}}{{change .}}{{end}}</td><td>{{with .Whole}}{{change .}}{{end}}</td><td>{{.Rounds}}</td><td>{{.Experiment}}</td></tr>
+{{range .V.Steps}}<tr><td>{{.Step}}</td>{{if .Confirms}}<td><code>{{printf "%.10s" .High}}</code> on its parent</td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{confirmation . $.V.Change}}</td>{{else}}<td><code>{{printf "%.10s" .Mid}}</code></td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{.Verdict}}</td>{{end}}<td>{{with .VsLow}}{{change .}}{{end}}</td><td>{{with .Whole}}{{change .}}{{end}}</td><td>{{.Rounds}}</td><td>{{.Experiment}}</td></tr>
 {{end}}</table>
 <pre>{{.Text}}</pre>
 </body>
