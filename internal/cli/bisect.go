@@ -95,8 +95,6 @@ type bisector struct {
 	stored  map[int]store.Experiment // this bisect's steps, by step
 	stderr  io.Writer
 	ran     int // steps this process ran (not read back)
-	steps   []analysis.BisectStep
-	runs    int
 }
 
 func runBisect(ctx context.Context, path string, o bisectOptions, command string, stdout, stderr io.Writer) error {
@@ -742,17 +740,6 @@ func estimateOf(e bisect.Estimate, rounds int) *analysis.RatioEstimate {
 		return nil
 	}
 	return &analysis.RatioEstimate{Ratio: math.Exp(e.Log), CI95: [2]float64{math.Exp(e.Lo), math.Exp(e.Hi)}, Rounds: rounds}
-}
-
-// roundsOf is how many measured rounds an experiment ran.
-func roundsOf(d *store.Data) int {
-	rounds := map[int]bool{}
-	for _, r := range d.Runs {
-		if !r.Warmup {
-			rounds[r.Round] = true
-		}
-	}
-	return len(rounds)
 }
 
 // mapValue is the value of key in a YAML mapping; nil if none.
