@@ -79,7 +79,8 @@ func WorkDir(parent, pattern string) string {
 }
 
 // Main runs a bench's body, then what AtExit registered; a panic in it
-// runs them too (and exits with 2).
+// runs them too (and exits with 2). A body that ends well is followed by a
+// line on how busy the machine was with anything else while it ran.
 func Main(body func()) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -87,7 +88,9 @@ func Main(body func()) {
 			Exit(2)
 		}
 	}()
+	load := startMachineLoad()
 	body()
+	fmt.Printf("\n%s\n", load)
 	Exit(0)
 }
 

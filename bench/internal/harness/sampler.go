@@ -99,21 +99,37 @@ func (s *CPUSampler) at(t time.Time) float64 {
 
 // processCPU reads utime + stime of pid from /proc/PID/stat.
 func processCPU(pid int) (float64, error) {
+	st, err := readStat(pid)
+	return st.self, err
+}
+
+// procStat is what /proc/PID/stat says of a process: its parent, its CPU
+// seconds (utime + stime) and those of the children it waited for (cutime
+// + cstime).
+type procStat struct {
+	ppid           int
+	self, children float64
+}
+
+func readStat(pid int) (procStat, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return procStat{}, err
 	}
 	// The command name (field 2) may hold spaces; fields after its closing
-	// parenthesis are fixed: state is field 3, utime 14, stime 15.
+	// parenthesis are fixed: state is field 3, ppid 4, utime 14, stime 15,
+	// cutime 16, cstime 17.
 	i := strings.LastIndexByte(string(b), ')')
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	if len(f) < 15 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
 	}
-	u, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
+	var t [4]float64
+	for k := range t {
+		if t[k], err = strconv.ParseFloat(f[11+k], 64); err != nil {
+			return procStat{}, fmt.Errorf("/proc/%d/stat: bad CPU times", pid)
+		}
 	}
-	return (u + st) / clockTicks, nil
+	ppid, _ := strconv.Atoi(f[1])
+	return procStat{ppid: ppid, self: (t[0] + t[1]) / clockTicks, children: (t[2] + t[3]) / clockTicks}, nil
 }
