@@ -2,7 +2,9 @@
 // HTTP server with iolab and with curl, in alternation, and prints the
 // throughput ratio iolab/curl and iolab's peak RSS (issue 5: ratio >= 1.0,
 // RSS < 64 MiB). CPU is each client's whole process (getrusage at exit,
-// start-up included) for both.
+// start-up included) for both. Beside them it prints the ceiling: the same
+// transfer made with raw TCP by the bench itself, what the server and
+// loopback carry when a client does nothing else.
 //
 //	go run ./bench/http_vs_curl [-size 1g] [-pairs 8] [-port N]
 package main
@@ -17,9 +19,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/iolab/iolab/bench/internal/harness"
 	"github.com/iolab/iolab/internal/datagen"
@@ -47,8 +51,8 @@ func bench() {
 	f.Close()
 	url := serve(size, *port)
 	fmt.Printf("one %s body per run, local server (PUT to discard, GET from memory), %d pairs\n\n", units.FormatSize(size), *pairs)
-	fmt.Println("| direction | curl MiB/s | iolab MiB/s | ratio iolab/curl: median [95% CI] | CPU s/GiB curl | CPU s/GiB iolab | iolab peak RSS MiB |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("| direction | curl MiB/s | iolab MiB/s | ratio iolab/curl: median [95% CI] | CPU s/GiB curl | CPU s/GiB iolab | iolab peak RSS MiB | ceiling MiB/s (raw TCP client) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, dir := range []string{"upload", "download"} {
 		var c, i, rss, cCPU, iCPU float64
 		var ratios []float64 // of each pair
@@ -71,8 +75,13 @@ func bench() {
 			ratios = append(ratios, pi/pc)
 		}
 		gib := float64(*pairs) * float64(size) / (1 << 30)
-		fmt.Printf("| %s | %.0f | %.0f | %s | %.3f | %.3f | %.1f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), harness.MedianRatio(ratios),
-			cCPU/gib, iCPU/gib, rss/(1<<20))
+		var top []float64
+		for range 3 {
+			top = append(top, ceiling(dir, url, size))
+		}
+		slices.Sort(top)
+		fmt.Printf("| %s | %.0f | %.0f | %s | %.3f | %.3f | %.1f | %.0f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), harness.MedianRatio(ratios),
+			cCPU/gib, iCPU/gib, rss/(1<<20), top[1]/(1<<20))
 	}
 }
 
@@ -94,6 +103,41 @@ func serve(size int64, port int) string {
 		_, _ = io.Copy(w, content.Body(0, size))
 	}))
 	return "http://" + l.Addr().String() + "/obj/0"
+}
+
+// ceiling is what the server and loopback carry when the client does
+// nothing but the transfer: bytes per second of one request made with raw
+// TCP from the bench itself (a request head, then 1 MiB writes of a buffer
+// filled once, or 1 MiB reads thrown away). A client that reaches it is
+// bound by the server and loopback, not by itself. (It runs in the bench,
+// beside the server's goroutines, so a client in a process of its own can
+// pass it a little.)
+func ceiling(dir, url string, size int64) float64 {
+	u := strings.TrimPrefix(url, "http://")
+	host, path, _ := strings.Cut(u, "/")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		harness.Fatal(err)
+	}
+	defer conn.Close()
+	buf := make([]byte, 1<<20)
+	start := time.Now()
+	if dir == "upload" {
+		datagen.New(datagen.Pattern{}, 3).Fill(buf)
+		fmt.Fprintf(conn, "PUT /%s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", path, host, size)
+		for left := size; left > 0; left -= int64(len(buf)) {
+			if _, err := conn.Write(buf[:min(left, int64(len(buf)))]); err != nil {
+				harness.Fatal(err)
+			}
+		}
+		_, _ = io.CopyBuffer(io.Discard, conn, buf)
+	} else {
+		fmt.Fprintf(conn, "GET /%s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host)
+		if n, _ := io.CopyBuffer(io.Discard, conn, buf); n < size {
+			harness.Fatalf("ceiling: %d of %d bytes", n, size)
+		}
+	}
+	return float64(size) / time.Since(start).Seconds()
 }
 
 // runCurl returns curl's bytes per second and CPU-seconds (whole process).

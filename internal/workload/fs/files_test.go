@@ -13,6 +13,9 @@ import (
 // huge pages (an O_DIRECT call then pins 2 MiB pages, not 4 KiB ones); a
 // smaller one is left alone.
 func TestAlignedBufferAsksForHugePages(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skipf("a kernel without transparent huge pages: %v", err)
+	}
 	for _, c := range []struct {
 		n    int
 		want bool
