@@ -362,3 +362,57 @@ func readBytes(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// A bisect is one thing to import and to delete: import copies its answer
+// beside its steps (show reads it from the new store; a second import is
+// refused), and rm of its ID or of any step deletes the answer and every
+// step — never an experiment of no bisect.
+func TestBisectImportedAndDeletedWhole(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, planPath := bisectRepo(t, 64, 0.05, func(int) float64 { return 1 }, func(int) bool { return false })
+	dir := filepath.Dir(planPath)
+	db, merged := filepath.Join(dir, "x.db"), filepath.Join(dir, "merged.db")
+	v, _, _ := runBisectJSON(t, planPath, db, "--threshold", "10%")
+	id := bisectID(t, db)
+	if len(v.Experiments) == 0 {
+		t.Fatalf("bisect %s stored no step", id)
+	}
+	if _, stderr, err := iolab(t, ctx, "cmd", "true", "--rounds", "1", "--warmup", "0", "-q", "--db", db); err != nil {
+		t.Fatalf("an experiment of no bisect: %v\n%s", err, stderr)
+	}
+	before, _, err := iolab(t, ctx, "show", id, "--db", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := iolab(t, ctx, "import", db, "--db", merged)
+	if err != nil || !strings.Contains(out, "imported bisect "+id) {
+		t.Fatalf("import (%v): %s\n%s", err, out, stderr)
+	}
+	after, _, err := iolab(t, ctx, "show", id, "--db", merged)
+	if err != nil || after != before {
+		t.Errorf("the bisect's answer in the store it was imported into (%v):\n%s\nwant\n%s", err, after, before)
+	}
+	if _, stderr, err := iolab(t, ctx, "import", db, "--db", merged); err == nil {
+		t.Errorf("a second import was not refused: %s", stderr)
+	}
+
+	// By a step's ID in one store, by the bisect's in the other.
+	for _, c := range []struct{ db, arg string }{{merged, v.Experiments[0]}, {db, id}} {
+		out, stderr, err := iolab(t, ctx, "rm", c.arg, "--yes", "--db", c.db)
+		if err != nil || !strings.Contains(out, "deleted bisect "+id) {
+			t.Fatalf("rm %s (%v): %s\n%s", c.arg, err, out, stderr)
+		}
+		if _, _, err := iolab(t, ctx, "show", id, "--db", c.db); err == nil || !strings.Contains(err.Error(), "no such") {
+			t.Errorf("rm %s: the bisect is still shown (%v)", c.arg, err)
+		}
+		for _, step := range v.Experiments {
+			if _, _, err := iolab(t, ctx, "show", step, "--db", c.db); err == nil {
+				t.Errorf("rm %s: step %s is still stored", c.arg, step)
+			}
+		}
+		if ls, _, err := iolab(t, ctx, "ls", "--db", c.db); err != nil || !strings.Contains(ls, "cmd") {
+			t.Errorf("rm %s took the experiment of no bisect with it (%v):\n%s", c.arg, err, ls)
+		}
+	}
+}

@@ -22,7 +22,7 @@ func newImportCommand(stdout io.Writer) *cobra.Command {
 		Short: "Copy the experiments of other stores into this one (segments run with SQLite files of their own, merged afterwards)",
 		Long: `Copy every experiment of each STORE (a SQLite file, or a postgres:// URL) into --db, whole:
 runs with their histograms, series, frames, profiles and the machine's seconds, environment
-snapshots, notes and kept objects. Segments of one load run with stores of their own (--segment I/N
+snapshots, notes and kept objects — and every bisect's answer, beside its steps. Segments of one load run with stores of their own (--segment I/N
 --start-at TIME --run-every D, meeting by the clock instead of in a shared store) become one load again:
 show, report and history merge them as if they had shared the store. An experiment --db already
 holds, or one in two of the stores, is refused, and so is a segment that is not of the load its
@@ -53,6 +53,7 @@ func runImport(ctx context.Context, db string, sources []string, stdout io.Write
 		}
 	}
 	var todo []imported
+	var bisects []importedBisect
 	for _, src := range sources {
 		from, err := openExisting(ctx, src)
 		if err != nil {
@@ -66,6 +67,13 @@ func runImport(ctx context.Context, db string, sources []string, stdout io.Write
 		for _, e := range slices.Backward(list) { // oldest first
 			todo = append(todo, imported{from, e, src})
 		}
+		bs, err := from.Bisects(ctx)
+		if err != nil {
+			return err
+		}
+		for _, b := range bs {
+			bisects = append(bisects, importedBisect{b, src})
+		}
 	}
 	st, err := openStore(ctx, db)
 	if err != nil {
@@ -75,13 +83,22 @@ func runImport(ctx context.Context, db string, sources []string, stdout io.Write
 	if err := checkImport(ctx, st, todo); err != nil {
 		return err
 	}
-	var done []string
+	if err := checkBisects(ctx, st, bisects); err != nil {
+		return err
+	}
+	var done, doneBisects []string
+	// Undo what this import copied: nothing half-imported stays.
+	undo := func() {
+		for _, id := range done {
+			_ = st.DeleteExperiment(context.WithoutCancel(ctx), id)
+		}
+		for _, id := range doneBisects {
+			_ = st.DeleteBisect(context.WithoutCancel(ctx), id)
+		}
+	}
 	for _, t := range todo {
 		if err := st.Import(ctx, t.from, t.e); err != nil {
-			// Undo what this import copied: nothing half-imported stays.
-			for _, id := range done {
-				_ = st.DeleteExperiment(context.WithoutCancel(ctx), id)
-			}
+			undo()
 			return fmt.Errorf("import %s from %s: %w (nothing imported)", t.e.ID, t.src, err)
 		}
 		done = append(done, t.e.ID)
@@ -91,7 +108,48 @@ func runImport(ctx context.Context, db string, sources []string, stdout io.Write
 		}
 		fmt.Fprintf(stdout, "imported %s from %s\n", what, t.src)
 	}
-	fmt.Fprintf(stdout, "%s imported into %s; `%s` shows the newest\n", units.Plural(len(done), "experiment"), st.Path(), showCommand("", db))
+	for _, b := range bisects {
+		if err := st.ImportBisect(ctx, b.b); err != nil {
+			undo()
+			return fmt.Errorf("import bisect %s from %s: %w (nothing imported)", b.b.ID, b.src, err)
+		}
+		doneBisects = append(doneBisects, b.b.ID)
+		fmt.Fprintf(stdout, "imported bisect %s from %s\n", b.b.ID, b.src)
+	}
+	what := units.Plural(len(done), "experiment")
+	if len(doneBisects) > 0 {
+		what += " and " + units.Plural(len(doneBisects), "bisect")
+	}
+	fmt.Fprintf(stdout, "%s imported into %s; `%s` shows the newest\n", what, st.Path(), showCommand("", db))
+	return nil
+}
+
+// importedBisect is a bisect's answer to copy and the store it comes from.
+type importedBisect struct {
+	b   store.StoredBisect
+	src string
+}
+
+// checkBisects refuses, before anything is copied, a bisect the store
+// holds already or that two sources hold (its steps are refused alike).
+func checkBisects(ctx context.Context, st *store.Store, bisects []importedBisect) error {
+	have, err := st.Bisects(ctx)
+	if err != nil {
+		return err
+	}
+	seen := map[string]string{}
+	for _, b := range have {
+		seen[b.ID] = st.Path()
+	}
+	for _, b := range bisects {
+		if src, ok := seen[b.b.ID]; ok {
+			if src == st.Path() {
+				return usage("iolab import: bisect %s (from %s) is in %s already; imported before? (iolab rm it there to import it again)", b.b.ID, b.src, src)
+			}
+			return usage("iolab import: bisect %s is in both %s and %s; import one of them", b.b.ID, src, b.src)
+		}
+		seen[b.b.ID] = b.src
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -30,4 +31,60 @@ func (s *Store) Bisect(ctx context.Context, id string) ([]byte, error) {
 		return nil, s.wrap(err)
 	}
 	return []byte(answer), nil
+}
+
+// StoredBisect is a bisect's answer as the store keeps it.
+type StoredBisect struct {
+	ID        string
+	Answer    []byte // JSON, as iolab bisect --json prints it
+	UpdatedAt string
+}
+
+// Bisects lists every bisect's answer, oldest first.
+func (s *Store) Bisects(ctx context.Context) ([]StoredBisect, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, answer, updated_at FROM bisects ORDER BY updated_at, id`)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rows.Close()
+	var out []StoredBisect
+	for rows.Next() {
+		var b StoredBisect
+		var answer string
+		if err := rows.Scan(&b.ID, &answer, &b.UpdatedAt); err != nil {
+			return nil, s.wrap(err)
+		}
+		b.Answer = []byte(answer)
+		out = append(out, b)
+	}
+	return out, s.wrap(rows.Err())
+}
+
+// ImportBisect adds a bisect's answer copied from another store, as it
+// was kept there; one the store holds already is an error.
+func (s *Store) ImportBisect(ctx context.Context, b StoredBisect) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO bisects (id, answer, updated_at) VALUES (?, ?, ?)`, b.ID, string(b.Answer), b.UpdatedAt)
+	return s.wrap(err)
+}
+
+// DeleteBisect deletes a bisect's answer (its steps are experiments, each
+// deleted on its own); ErrNoBisect when there is none.
+func (s *Store) DeleteBisect(ctx context.Context, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM bisects WHERE id = ?`, id)
+	if err != nil {
+		return s.wrap(err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("--db %s: bisect %s: %w", s.path, id, ErrNoBisect)
+	}
+	return nil
+}
+
+// BisectID is the bisect the experiment is a step of, "" when none.
+func (e Experiment) BisectID() string {
+	var rec PlanRecord
+	if json.Unmarshal(e.Plan, &rec) != nil || rec.Bisect == nil {
+		return ""
+	}
+	return rec.Bisect.ID
 }
