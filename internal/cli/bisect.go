@@ -25,6 +25,7 @@ import (
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/report"
+	"github.com/iolab/iolab/internal/scratch"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/variant"
@@ -127,7 +128,10 @@ func runBisect(ctx context.Context, path string, o bisectOptions, command string
 	if err := b.findSteps(ctx); err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "iolab-bisect-")
+	// What a killed bisect left (its builds, its worktrees) goes first.
+	scratch.RemoveStale("", "bisect")
+	scratch.RemoveStale("", "bisect-build")
+	dir, err := scratch.Dir("", "bisect")
 	if err != nil {
 		return err
 	}
@@ -555,7 +559,7 @@ func (b *bisector) build(ctx context.Context, i int) (unbuildable, err error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "iolab-bisect-build-")
+	tmp, err := scratch.Dir("", "bisect-build")
 	if err != nil {
 		return nil, err
 	}

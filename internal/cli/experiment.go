@@ -20,6 +20,7 @@ import (
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/redact"
+	"github.com/iolab/iolab/internal/scratch"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
@@ -146,9 +147,11 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	} else if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
-	// Groups a killed iolab left (its limits) go before new ones come.
+	// Groups a killed iolab left (its limits) go before new ones come,
+	// and so do its worktrees and builds.
 	cgroup.RemoveStale()
-	runDir, err := os.MkdirTemp("", "iolab-experiment-")
+	scratch.RemoveStale("", "experiment")
+	runDir, err := scratch.Dir("", "experiment")
 	if err != nil {
 		return err
 	}

@@ -341,7 +341,10 @@ func TestKillNineThenResume(t *testing.T) {
 	t.Parallel()
 	bin, dir, db := buildIolab(t), t.TempDir(), filepath.Join(t.TempDir(), "x.db")
 	napPlan(t, dir, "resume", 0.15)
+	tmp := t.TempDir() // where both keep their scratch directories
+	env := append(os.Environ(), "TMPDIR="+tmp)
 	first := exec.Command(bin, "experiment", filepath.Join(dir, "plan.yaml"), "--db", db)
+	first.Env = env
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -355,11 +358,22 @@ func TestKillNineThenResume(t *testing.T) {
 	if before < 5 || before >= 14 {
 		t.Fatalf("%d runs stored before the kill", before)
 	}
-	out, err := exec.Command(bin, "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--resume", "--json").Output()
+	left, _ := filepath.Glob(filepath.Join(tmp, fmt.Sprintf("iolab-experiment-%d-*", first.Process.Pid)))
+	if len(left) != 1 {
+		t.Fatalf("the killed run's scratch directory: %v, want one", left)
+	}
+	resume := exec.Command(bin, "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--resume", "--json")
+	resume.Env = env
+	out, err := resume.Output()
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 	everyRunOnce(t, out, 14)
+	// The next iolab removed what the killed one left in the temporary
+	// directory (and its own).
+	if rest, _ := os.ReadDir(tmp); len(rest) != 0 {
+		t.Errorf("left in the temporary directory after the resume: %v", rest)
+	}
 	// The run the kill cut, stored as running when it began, is marked
 	// interrupted: no run is left looking as if it still ran.
 	if n := countRows(t, db, `SELECT count(*) FROM runs WHERE status = 'running'`); n != 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/scratch"
 	"github.com/iolab/iolab/internal/workload/fs"
 )
 
@@ -70,7 +71,8 @@ func runSuite(ctx context.Context, o RunOptions, command string, stdout, stderr 
 	} else if st, err := os.Stat(parent); err != nil || !st.IsDir() {
 		return usage("--dir %s: no such directory; point --dir at an existing directory", parent)
 	}
-	dir, err := os.MkdirTemp(parent, "iolab-suite-")
+	scratch.RemoveStale(parent, "suite") // the files a killed suite left
+	dir, err := scratch.Dir(parent, "suite")
 	if err != nil {
 		return usage("--dir %s: cannot create a temp dir in it (%v); point --dir at a writable directory", parent, err)
 	}
