@@ -6,7 +6,9 @@
 // side does SigV4 work), and replaying requests the bench signed beforehand
 // (the server verifies signatures, as it does for iolab, but wrk computes
 // none). iolab signs every request. It prints ops/s, the client's and the
-// server's CPU per operation, and iolab's ratios to each.
+// server's CPU per operation, and iolab's ratios to each: ops/s over all
+// rounds, CPU per operation as the median of the rounds' ratios with its
+// 95% interval (a round's ratio moves by half from one to the next).
 //
 // CPU is compared on the same basis for every tool: the client's CPU in its
 // run window (the last -runtime of wrk's life, which is its run; iolab's
@@ -15,7 +17,7 @@
 // prepare and clean-up included) per measured operation is printed beside
 // it. The server's CPU is /proc's, in the same windows.
 //
-//	go run ./bench/s3_vs_reference [-server versitygw|minio] [-port N] [-iolab PATH] [-pairs 3] [-runtime 5s]
+//	go run ./bench/s3_vs_reference [-server versitygw|minio] [-port N] [-iolab PATH] [-pairs 6] [-runtime 5s]
 //	    [-cases "get 1k c32,put 1k c32,get 10m c8,put 10m c8,put 1m c8"]
 //
 // It needs versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)
@@ -101,7 +103,7 @@ func (m measure) plus(o measure) measure {
 func main() { harness.Main(bench) }
 
 func bench() {
-	pairs := flag.Int("pairs", 3, "rounds per case; each runs every tool once, in rotating order")
+	pairs := flag.Int("pairs", 6, "rounds per case; each runs every tool once, in rotating order (6 or more give the CPU ratios a 95% interval)")
 	runtime := flag.Duration("runtime", 5*time.Second, "duration of each run")
 	server := flag.String("server", "versitygw", "versitygw (closes every connection) or minio (keeps them alive)")
 	sdk := flag.Bool("sdk-client", false, "run iolab with --sdk-client (GET and PUT through minio-go)")
@@ -127,12 +129,16 @@ func bench() {
 	fmt.Println("ops/s, with client and server CPU per operation in µs in each run's window (client/server) and the client's")
 	fmt.Println("whole process per measured operation; ratios are iolab's over wrk's (ops/s, then client CPU per operation)")
 	fmt.Println()
-	fmt.Println("| case | wrk anonymous | wrk pre-signed | iolab | iolab/wrk ops/s | iolab/wrk pre-signed ops/s | iolab/wrk CPU/op, window | whole process |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("the CPU ratios in a window are the median of the rounds' ratios with its 95% interval (6 rounds or more)")
+	fmt.Println()
+	fmt.Println("| case | wrk anonymous | wrk pre-signed | iolab | iolab/wrk ops/s | iolab/wrk pre-signed ops/s | iolab/wrk CPU/op, window | iolab/wrk pre-signed CPU/op, window | whole process (wrk anonymous) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, c := range cases {
 		keys := prepare(mc, c)
 		sum := map[string]measure{}
+		var anonRatios, signedRatios []float64 // iolab's CPU per operation over wrk's, by round
 		for i := 0; i < *pairs; i++ {
+			round := map[string]measure{}
 			for k := range tools {
 				tool := tools[(i+k)%len(tools)]
 				var m measure
@@ -145,7 +151,11 @@ func bench() {
 					m = runIolab(bin, endpoint, c, *runtime, work, *sdk, srv)
 				}
 				sum[tool] = sum[tool].plus(m)
+				round[tool] = m
 			}
+			cpuPerOp := func(tool string) float64 { return round[tool].clientCPU / round[tool].ops }
+			anonRatios = append(anonRatios, cpuPerOp("iolab")/cpuPerOp("wrk"))
+			signedRatios = append(signedRatios, cpuPerOp("iolab")/cpuPerOp("wrk-signed"))
 		}
 		n := func(tool string) float64 { return sum[tool].ops * runtime.Seconds() } // operations over all rounds
 		perOp := func(tool string) float64 { return sum[tool].clientCPU / n(tool) }
@@ -154,8 +164,9 @@ func bench() {
 			m := sum[tool]
 			return fmt.Sprintf("%.0f (%.0f/%.0f; %.0f)", m.ops/float64(*pairs), 1e6*perOp(tool), 1e6*m.serverCPU/n(tool), 1e6*wholePerOp(tool))
 		}
-		fmt.Printf("| %s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f |\n", c, cell("wrk"), cell("wrk-signed"), cell("iolab"),
-			sum["iolab"].ops/sum["wrk"].ops, sum["iolab"].ops/sum["wrk-signed"].ops, perOp("iolab")/perOp("wrk"), wholePerOp("iolab")/wholePerOp("wrk"))
+		fmt.Printf("| %s | %s | %s | %s | %.3f | %.3f | %s | %s | %.3f |\n", c, cell("wrk"), cell("wrk-signed"), cell("iolab"),
+			sum["iolab"].ops/sum["wrk"].ops, sum["iolab"].ops/sum["wrk-signed"].ops, harness.MedianRatio(anonRatios), harness.MedianRatio(signedRatios),
+			wholePerOp("iolab")/wholePerOp("wrk"))
 	}
 }
 
