@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/bench/internal/harness"
+	"github.com/iolab/iolab/internal/stats"
 )
 
 const defaultCases = "8K-24bit 16x16,2K-24bit 20x4,8K-24bit 100x16"
@@ -160,11 +161,7 @@ func median(xs []sample, f func(sample) float64) float64 {
 	for _, x := range xs {
 		v = append(v, f(x))
 	}
-	slices.Sort(v)
-	if len(v) == 0 {
-		return 0
-	}
-	return (v[(len(v)-1)/2] + v[len(v)/2]) / 2
+	return stats.Summarize(v).Median
 }
 
 // findVframetest is the vframetest to run: the one given, one built from

@@ -316,3 +316,41 @@ func bisectAnswerKept(t *testing.T, dsn string) {
 		t.Errorf("an unknown bisect: %v", err)
 	}
 }
+
+// A bisect's answer moves between stores as it was kept (import), and is
+// deleted by its ID; both on every backend.
+func TestBisectAnswerMovesAndGoes(t *testing.T) { eachBackend(t, bisectAnswerMovesAndGoes) }
+
+func bisectAnswerMovesAndGoes(t *testing.T, dsn string) {
+	ctx := context.Background()
+	s, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SaveBisect(ctx, "b1", []byte(`{"verdict":"found"}`)); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := s.Bisects(ctx)
+	if err != nil || len(kept) != 1 || kept[0].ID != "b1" || string(kept[0].Answer) != `{"verdict":"found"}` || kept[0].UpdatedAt == "" {
+		t.Fatalf("the bisects kept: %+v, %v", kept, err)
+	}
+	if err := s.ImportBisect(ctx, kept[0]); err == nil {
+		t.Error("a bisect the store holds was imported again")
+	}
+	if err := s.DeleteBisect(ctx, "b1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Bisect(ctx, "b1"); !errors.Is(err, ErrNoBisect) {
+		t.Errorf("bisect b1 after its deletion: %v", err)
+	}
+	if err := s.DeleteBisect(ctx, "b1"); !errors.Is(err, ErrNoBisect) {
+		t.Errorf("deleting a bisect of none: %v", err)
+	}
+	if err := s.ImportBisect(ctx, kept[0]); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := s.Bisects(ctx); err != nil || len(again) != 1 || again[0].ID != kept[0].ID || again[0].UpdatedAt != kept[0].UpdatedAt || string(again[0].Answer) != string(kept[0].Answer) {
+		t.Errorf("imported back: %+v, want %+v (%v)", again, kept, err)
+	}
+}
