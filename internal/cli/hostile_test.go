@@ -45,13 +45,13 @@ func halfBodies(t *testing.T, target string) string {
 
 // A GET whose body is cut short is a failed GET, counted as GET's (code
 // body-length), never a success with half the bytes — in iolab's own
-// client and in minio-go's — and the PUTs beside it on the same
+// clients (event loops, a goroutine per connection) and in minio-go — and the PUTs beside it on the same
 // connections are not charged with it.
 func TestCutShortGetsAreFailures(t *testing.T) {
 	t.Parallel()
 	srv := s3Servers(t)[0]
 	front := halfBodies(t, srv.endpoint)
-	for _, client := range [][]string{nil, {"--sdk-client"}} {
+	for _, client := range [][]string{{"--client", "loop"}, {"--client", "conn"}, {"--sdk-client"}} {
 		db := filepath.Join(t.TempDir(), "x.db")
 		args := append([]string{"s3", "--endpoint", front, "--bucket", "halves", "--create-bucket", "--access-key", testAccessKey,
 			"--secret-key", testSecretKey, "--mix", "put=1,get=1", "--size", "4k", "--count", "40", "--concurrency", "2",

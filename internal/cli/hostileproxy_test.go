@@ -138,13 +138,13 @@ func hostileFront(t *testing.T, target, mode string, spoiled chan<- string) stri
 // broken server does — a mix of PUTs and GETs ends (within its --timeout
 // and --retries), counts every GET as failed and no PUT, counts the
 // retries against GET, and exits non-zero; with --verify too. A flipped
-// byte is found as the GET arrives (--check-reads), at its offset. Both
-// clients.
+// byte is found as the GET arrives (--check-reads), at its offset. Every
+// client: event loops, a goroutine per connection, minio-go.
 func TestHostileServerAnswers(t *testing.T) {
 	t.Parallel()
 	srv := s3Servers(t)[0]
 	for _, mode := range hostileModes {
-		for _, client := range []string{"fast", "sdk"} {
+		for _, client := range []string{"loop", "conn", "sdk"} {
 			t.Run(mode+"/"+client, func(t *testing.T) {
 				t.Parallel()
 				front := hostileFront(t, srv.endpoint, mode, nil)
@@ -152,10 +152,7 @@ func TestHostileServerAnswers(t *testing.T) {
 				args := []string{"s3", "--endpoint", front, "--bucket", "hostile-" + mode, "--create-bucket",
 					"--access-key", testAccessKey, "--secret-key", testSecretKey, "--mix", "put=1,get=1", "--size", "4k",
 					"--count", "12", "--concurrency", "2", "--timeout", "1s", "--retries", "1", "--verify", "--check-reads",
-					"--rounds", "1", "--warmup", "0", "--keep-going", "--db", db, "--json"}
-				if client == "sdk" {
-					args = append(args, "--sdk-client")
-				}
+					"--rounds", "1", "--warmup", "0", "--keep-going", "--db", db, "--json", "--client", client}
 				out, stderr, err := iolab(t, context.Background(), args...)
 				if err == nil || out == "" {
 					t.Fatalf("exit 0 behind a proxy that spoils every GET: %v\n%s\n%s", err, out, stderr)
@@ -166,6 +163,9 @@ func TestHostileServerAnswers(t *testing.T) {
 					t.Fatalf("%s", out)
 				}
 				run := r.Runs[0]
+				if loops := run.Extra["event_loops"]; (client == "loop") != (loops > 0) {
+					t.Fatalf("--client %s ran in %v event loops", client, loops)
+				}
 				get, put := run.Ops["get"], run.Ops["put"]
 				if get.Ops != 0 || get.Errors == 0 || put.Errors != 0 || put.Ops == 0 || get.Errors+put.Ops != 12 {
 					t.Fatalf("get %+v, put %+v: want every GET failed, every PUT done", get, put)

@@ -19,7 +19,7 @@ import (
 // difference is a fifth of its CPU. The connection reads and writes as Conn
 // does; ctx's deadline bounds the connect.
 func Dial(ctx context.Context, addr *net.TCPAddr) (net.Conn, error) {
-	sa, family, err := sockaddr(addr)
+	sa, family, err := Sockaddr(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,8 @@ func Dial(ctx context.Context, addr *net.TCPAddr) (net.Conn, error) {
 	return c, nil
 }
 
-func sockaddr(addr *net.TCPAddr) (unix.Sockaddr, int, error) {
+// Sockaddr is addr as connect(2) takes it, and its address family.
+func Sockaddr(addr *net.TCPAddr) (unix.Sockaddr, int, error) {
 	if ip4 := addr.IP.To4(); ip4 != nil {
 		sa := &unix.SockaddrInet4{Port: addr.Port}
 		copy(sa.Addr[:], ip4)

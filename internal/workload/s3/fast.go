@@ -29,14 +29,9 @@ import (
 // client's CPU. Everything else — LIST, batch DELETE, multipart, COPY,
 // preflight — goes through minio-go.
 type fastConn struct {
+	*sigv4
 	c        *client
 	endpoint *url.URL
-	region   string
-	access   string
-	secret   string
-	token    string
-	day      string    // the day mac's key is for
-	mac      hash.Hash // HMAC-SHA256 keyed with the day's signing key
 	conn     net.Conn
 	br       *bufio.Reader
 	bw       *bufio.Writer
@@ -45,9 +40,34 @@ type fastConn struct {
 	tlsConf  *tls.Config
 	unwatch  func() bool   // stops the watch that unblocks conn when the run's context ends
 	timeout  time.Duration // --timeout: each request's deadline
+}
 
-	// buffers reused by every request
+// sigv4 writes signed request heads for one connection at a time: its
+// buffers are reused by every request.
+type sigv4 struct {
+	host   string // the endpoint's host:port, as the Host header
+	region string
+	access string
+	secret string
+	token  string
+	day    string    // the day mac's key is for
+	mac    hash.Hash // HMAC-SHA256 keyed with the day's signing key
+
 	date, path, scope, scratch []byte
+}
+
+// newSigner signs for c's endpoint with the job's credentials; false when
+// there are none to sign with.
+func newSigner(c *client, o *Options) (*sigv4, *url.URL, bool) {
+	u, err := url.Parse(c.endpoint)
+	if err != nil {
+		return nil, nil, false
+	}
+	v, err := credentialsOf(o).GetWithContext(nil)
+	if err != nil || v.AccessKeyID == "" {
+		return nil, nil, false
+	}
+	return &sigv4{host: u.Host, region: o.Region, access: v.AccessKeyID, secret: v.SecretAccessKey, token: v.SessionToken}, u, true
 }
 
 // newFastConn returns nil when the fast path does not apply: HTTP/2 (it
@@ -58,16 +78,12 @@ func newFastConn(c *client, o *Options) *fastConn {
 	if o.Lookup == "dns" || o.HTTP2 || o.pool() < o.Concurrency {
 		return nil
 	}
-	u, err := url.Parse(c.endpoint)
-	if err != nil {
+	sig, u, ok := newSigner(c, o)
+	if !ok {
 		return nil
 	}
 	tlsConf, err := o.tlsConfig(u.Hostname())
 	if err != nil {
-		return nil
-	}
-	v, err := credentialsOf(o).GetWithContext(nil)
-	if err != nil || v.AccessKeyID == "" {
 		return nil
 	}
 	// An endpoint given as an IP address is dialed with raw system calls;
@@ -80,8 +96,7 @@ func newFastConn(c *client, o *Options) *fastConn {
 		}
 		addr = &net.TCPAddr{IP: ip, Port: port}
 	}
-	return &fastConn{c: c, endpoint: u, addr: addr, region: o.Region, access: v.AccessKeyID, secret: v.SecretAccessKey,
-		token: v.SessionToken, dialer: net.Dialer{KeepAlive: -1}, tlsConf: tlsConf, timeout: o.Timeout}
+	return &fastConn{sigv4: sig, c: c, endpoint: u, addr: addr, dialer: net.Dialer{KeepAlive: -1}, tlsConf: tlsConf, timeout: o.Timeout}
 }
 
 func (f *fastConn) close() {
@@ -150,7 +165,7 @@ func (f *fastConn) bound(ctx context.Context) {
 
 // signer returns the HMAC keyed with the day's signing key; SigV4 derives
 // that key from four HMACs, so it is derived once per day and reused.
-func (f *fastConn) signer(day []byte) hash.Hash {
+func (f *sigv4) signer(day []byte) hash.Hash {
 	if string(day) != f.day {
 		k := hmacSHA256([]byte("AWS4"+f.secret), string(day))
 		for _, part := range []string{f.region, "s3", "aws4_request"} {
@@ -168,11 +183,11 @@ func hmacSHA256(key []byte, data string) []byte {
 	return m.Sum(nil)
 }
 
-// writeRequest writes a signed request head (UNSIGNED-PAYLOAD, as minio-go
-// sends with DisableContentSha256). It builds the canonical request, the
-// string to sign and the head in the connection's own buffers: a small
-// object's request costs no allocation.
-func (f *fastConn) writeRequest(method, bucket, key string, size int64, rangeHdr string) {
+// appendRequest returns a signed request head (UNSIGNED-PAYLOAD, as
+// minio-go sends with DisableContentSha256), valid until the next call. It
+// builds the canonical request, the string to sign and the head in the
+// signer's own buffers: a small object's request costs no allocation.
+func (f *sigv4) appendRequest(method, bucket, key string, size int64, rangeHdr string) []byte {
 	amzDate := time.Now().UTC().AppendFormat(f.date[:0], "20060102T150405Z")
 	f.date = amzDate
 	day := amzDate[:8]
@@ -186,7 +201,7 @@ func (f *fastConn) writeRequest(method, bucket, key string, size int64, rangeHdr
 
 	c := append(f.scratch[:0], method...)
 	c = append(append(append(c, '\n'), path...), "\n\nhost:"...)
-	c = append(append(c, f.endpoint.Host...), "\nx-amz-content-sha256:UNSIGNED-PAYLOAD\nx-amz-date:"...)
+	c = append(append(c, f.host...), "\nx-amz-content-sha256:UNSIGNED-PAYLOAD\nx-amz-date:"...)
 	c = append(append(c, amzDate...), '\n')
 	if f.token != "" {
 		c = append(append(append(c, "x-amz-security-token:"...), f.token...), '\n')
@@ -209,7 +224,7 @@ func (f *fastConn) writeRequest(method, bucket, key string, size int64, rangeHdr
 
 	h := append(f.scratch[:0], method...)
 	h = append(append(append(h, ' '), path...), " HTTP/1.1\r\nHost: "...)
-	h = append(append(h, f.endpoint.Host...), "\r\nUser-Agent: iolab\r\nX-Amz-Content-Sha256: UNSIGNED-PAYLOAD\r\nX-Amz-Date: "...)
+	h = append(append(h, f.host...), "\r\nUser-Agent: iolab\r\nX-Amz-Content-Sha256: UNSIGNED-PAYLOAD\r\nX-Amz-Date: "...)
 	h = append(append(h, amzDate...), "\r\n"...)
 	if f.token != "" {
 		h = append(append(append(h, "X-Amz-Security-Token: "...), f.token...), "\r\n"...)
@@ -227,7 +242,7 @@ func (f *fastConn) writeRequest(method, bucket, key string, size int64, rangeHdr
 	}
 	h = append(h, "\r\n"...)
 	f.scratch = h
-	f.bw.Write(h)
+	return h
 }
 
 // do sends one request and copies the response body to dst, calling
@@ -244,7 +259,7 @@ func (f *fastConn) do(ctx context.Context, method, bucket, key string, body io.R
 		f.close()
 		return &noAnswer{deadlineErr(ctx, f.timeout, err)}
 	}
-	f.writeRequest(method, bucket, key, size, rangeHdr)
+	f.bw.Write(f.appendRequest(method, bucket, key, size, rangeHdr))
 	if body != nil {
 		if _, err := io.CopyBuffer(f.bw, struct{ io.Reader }{body}, buf); err != nil {
 			return 0, noAnswerFrom(err)

@@ -15,6 +15,9 @@ import (
 func init() {
 	metrics.Declare(
 		metrics.Def{Name: "list_keys", Unit: "keys"},
+		// The threads that drove the workers' connections (--client loop;
+		// 0: a goroutine per worker).
+		metrics.Def{Name: "event_loops", Unit: "threads", Zeroable: true},
 		metrics.Def{Name: "list_keys_per_s", Label: "LIST keys/s", Unit: "ops/s"},
 		// Requests sent again (--retries), in all and per operation.
 		metrics.Def{Name: "retries", Unit: "requests", Better: metrics.LowerIsBetter, Zeroable: true, PerOp: true},
@@ -39,6 +42,7 @@ type Flags struct {
 	mix   string
 	sizes string
 	zeros bool
+	sdk   bool
 }
 
 // AddFlags registers the workload's options: the flags of `iolab s3` and
@@ -80,7 +84,8 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&j.Keep, "keep", false, "leave the objects the run created")
 	f.Var(flagval.Duration{P: &j.Timeout}, "timeout", "bound on each request, from its start to the end of its answer (0: none); one that passes it is a timeout error of its operation")
 	flagval.IntVar(f, &j.Retries, "retries", j.Retries, 0, 10, "times a request that failed in a way that may pass (no answer, a timeout, 500, 503 SlowDown) is sent again, after minio-go's backoff; every retry is counted per operation")
-	f.BoolVar(&j.SDKOnly, "sdk-client", false, "send GET, PUT, HEAD and DELETE through minio-go too (default: each worker's own signed connection)")
+	f.StringVar(&j.Client, "client", j.Client, "how GET, PUT, HEAD and DELETE are sent: loop (event loops, a thread per CPU, as wrk), conn (a goroutine and a signed connection per worker), sdk (minio-go), auto (loop where the job allows: plain HTTP, no --rate, a mix of those four; else conn)")
+	f.BoolVar(&o.sdk, "sdk-client", false, "the same as --client sdk")
 }
 
 // Options resolves the parsed flags into the workload's options.
@@ -94,6 +99,12 @@ func (o *Flags) Options() (Options, error) {
 		return j, fmt.Errorf("--size %w", err)
 	}
 	j.Data.Zeros = o.zeros
+	if o.sdk {
+		if j.Client != ClientAuto && j.Client != ClientSDK {
+			return j, fmt.Errorf("--sdk-client and --client %s: give one", j.Client)
+		}
+		j.Client = ClientSDK
+	}
 	return j, nil
 }
 

@@ -71,9 +71,9 @@ type Options struct {
 	// was written.
 	CheckReads bool
 	Keep       bool
-	// SDKOnly sends GET and PUT through minio-go too, instead of each
-	// worker's own signed connection.
-	SDKOnly bool
+	// Client is how GET, PUT, HEAD and DELETE are sent: ClientAuto,
+	// ClientLoop, ClientConn or ClientSDK.
+	Client string
 	// Timeout bounds each request (each attempt) from its start to the
 	// end of its answer; 0: none.
 	Timeout time.Duration
@@ -89,8 +89,23 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{Region: "us-east-1", Lookup: "auto", Mix: Mix{{Op: metrics.Get, Weight: 1}},
 		Sizes: units.Sizes{Fixed: []int64{4096}}, PartSize: 5 << 20, PageSize: 1000, DeleteBatch: 1,
-		Concurrency: 16, Objects: 0, Prefix: "iolab", Timeout: DefaultTimeout, Retries: DefaultRetries}
+		Concurrency: 16, Objects: 0, Prefix: "iolab", Timeout: DefaultTimeout, Retries: DefaultRetries, Client: ClientAuto}
 }
+
+// The ways GET, PUT, HEAD and DELETE reach the server (--client).
+const (
+	// ClientAuto is ClientLoop where the job allows it (loopable), else
+	// ClientConn.
+	ClientAuto = "auto"
+	// ClientLoop drives every worker's connection from event loops, a
+	// thread per CPU.
+	ClientLoop = "loop"
+	// ClientConn gives each worker a goroutine and its own signed
+	// connection.
+	ClientConn = "conn"
+	// ClientSDK sends them through minio-go.
+	ClientSDK = "sdk"
+)
 
 // DefaultTimeout and DefaultRetries are what a request gets without
 // --timeout and --retries: a minute covers a 5 GiB part at 100 MB/s, and
@@ -200,6 +215,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--concurrency %d: want 1..10000", o.Concurrency)
 	case o.Pool < 0 || o.Pool > o.Concurrency:
 		return fmt.Errorf("--pool %d: want 1..--concurrency (%d), or 0 for one connection per request in flight", o.Pool, o.Concurrency)
+	case o.Client != ClientAuto && o.Client != ClientLoop && o.Client != ClientConn && o.Client != ClientSDK:
+		return fmt.Errorf("--client %q: want auto, loop, conn or sdk", o.Client)
 	case o.Lookup != "auto" && o.Lookup != "path" && o.Lookup != "dns":
 		return fmt.Errorf("--lookup %q: want auto, path or dns", o.Lookup)
 	case o.PartSize < 5<<20 && o.Mix.has(metrics.Multipart):
@@ -228,6 +245,11 @@ func (o *Options) Validate() error {
 	}
 	if err := o.checkDeletes(); err != nil {
 		return err
+	}
+	if o.Client == ClientLoop {
+		if err := o.loopable(); err != nil {
+			return fmt.Errorf("--client loop: %w; use --client auto or conn", err)
+		}
 	}
 	for _, ep := range o.endpoints() {
 		if !strings.HasPrefix(ep, "http://") && !strings.HasPrefix(ep, "https://") {

@@ -75,59 +75,91 @@ func (b *lengthBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// head is what a response head says of the response's framing.
+type head struct {
+	response
+	length  int64 // Content-Length; -1 if none
+	chunked bool
+	http10  bool
+}
+
 // readHead parses the status line and the headers that frame the body.
 func readHead(br *bufio.Reader) (r response, length int64, chunked bool, err error) {
 	line, err := readLine(br)
 	if err != nil {
 		return r, 0, false, err
 	}
-	// "HTTP/1.1 200 OK"
+	h, err := statusLine(line)
+	for err == nil {
+		if line, err = readLine(br); err == nil {
+			if len(line) == 0 {
+				return h.response, h.length, h.chunked, nil
+			}
+			err = h.header(line)
+		}
+	}
+	return r, 0, false, err
+}
+
+// parseHead parses a whole response head, its lines ending in CRLF (or
+// LF), the blank line that ends it included.
+func parseHead(b []byte) (head, error) {
+	line, b, _ := bytes.Cut(b, []byte("\n"))
+	h, err := statusLine(bytes.TrimSuffix(line, []byte("\r")))
+	for err == nil {
+		line, b, _ = bytes.Cut(b, []byte("\n"))
+		if line = bytes.TrimSuffix(line, []byte("\r")); len(line) == 0 {
+			return h, nil
+		}
+		err = h.header(line)
+	}
+	return h, err
+}
+
+// statusLine parses "HTTP/1.1 200 OK".
+func statusLine(line []byte) (h head, err error) {
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-		return r, 0, false, fmt.Errorf("%w: status line %q", errMalformed, line)
+		return h, fmt.Errorf("%w: status line %q", errMalformed, line)
 	}
-	http10 := line[7] == '0'
-	r.status, err = strconv.Atoi(string(line[9:12]))
-	if err != nil || r.status < 100 || r.status > 999 {
-		return r, 0, false, fmt.Errorf("%w: status line %q", errMalformed, line)
+	h.http10 = line[7] == '0'
+	h.status, err = strconv.Atoi(string(line[9:12]))
+	if err != nil || h.status < 100 || h.status > 999 {
+		return h, fmt.Errorf("%w: status line %q", errMalformed, line)
 	}
-	r.close = http10
-	length = -1
-	for {
-		line, err := readLine(br)
-		if err != nil {
-			return r, 0, false, err
+	h.close, h.length = h.http10, -1
+	return h, nil
+}
+
+// header takes in one header line, those that frame the body.
+func (h *head) header(line []byte) error {
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 {
+		return fmt.Errorf("%w: header line %q", errMalformed, line)
+	}
+	name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+	switch {
+	case bytes.EqualFold(name, []byte("Content-Length")):
+		n, err := strconv.ParseInt(string(value), 10, 64)
+		if err != nil || n < 0 || (h.length >= 0 && n != h.length) {
+			return fmt.Errorf("%w: Content-Length %q", errMalformed, value)
 		}
-		if len(line) == 0 {
-			return r, length, chunked, nil
+		h.length = n
+	case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+		h.chunked = bytes.EqualFold(value, []byte("chunked"))
+		if !h.chunked {
+			return fmt.Errorf("%w: Transfer-Encoding %q", errMalformed, value)
 		}
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			return r, 0, false, fmt.Errorf("%w: header line %q", errMalformed, line)
-		}
-		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
-		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			n, err := strconv.ParseInt(string(value), 10, 64)
-			if err != nil || n < 0 || (length >= 0 && n != length) {
-				return r, 0, false, fmt.Errorf("%w: Content-Length %q", errMalformed, value)
-			}
-			length = n
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			chunked = bytes.EqualFold(value, []byte("chunked"))
-			if !chunked {
-				return r, 0, false, fmt.Errorf("%w: Transfer-Encoding %q", errMalformed, value)
-			}
-		case bytes.EqualFold(name, []byte("Connection")):
-			for _, tok := range bytes.Split(value, []byte(",")) {
-				tok = bytes.TrimSpace(tok)
-				if bytes.EqualFold(tok, []byte("close")) {
-					r.close = true
-				} else if http10 && bytes.EqualFold(tok, []byte("keep-alive")) {
-					r.close = false
-				}
+	case bytes.EqualFold(name, []byte("Connection")):
+		for _, tok := range bytes.Split(value, []byte(",")) {
+			tok = bytes.TrimSpace(tok)
+			if bytes.EqualFold(tok, []byte("close")) {
+				h.close = true
+			} else if h.http10 && bytes.EqualFold(tok, []byte("keep-alive")) {
+				h.close = false
 			}
 		}
 	}
+	return nil
 }
 
 // readLine returns one line without its CRLF; the slice is valid until the

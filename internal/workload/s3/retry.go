@@ -151,9 +151,7 @@ func (e *noAnswer) Unwrap() error { return e.err }
 // random time up to 200 ms x 2^try, at most 1 s. It says false when the
 // run's hard stop came first.
 func backoff(ctx context.Context, rng *rand.Rand, try int) bool {
-	d := min(minio.DefaultRetryUnit<<min(try, 16), minio.DefaultRetryCap)
-	d -= time.Duration(rng.Float64() * float64(d))
-	t := time.NewTimer(d)
+	t := time.NewTimer(backoffDelay(rng, try))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -161,6 +159,12 @@ func backoff(ctx context.Context, rng *rand.Rand, try int) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// backoffDelay is the wait before retry number try.
+func backoffDelay(rng *rand.Rand, try int) time.Duration {
+	d := min(minio.DefaultRetryUnit<<min(try, 16), minio.DefaultRetryCap)
+	return d - time.Duration(rng.Float64()*float64(d))
 }
 
 // deadlineErr says a connection's deadline ended a request of the fast

@@ -243,13 +243,21 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
 	}
+	loops, restore, err := s.loops(workers)
+	if err != nil {
+		return nil, err
+	}
 	res, err := driver.Run(ctx, dopts, func(ctx context.Context, i int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+		if loops != nil {
+			return loops[i%len(loops)].join(i < len(loops), i/len(loops), ctx, clock, stop, rec)
+		}
 		return workers[i].loop(ctx, clock, stop, rec)
 	})
+	restore()
 	if res == nil {
 		return nil, err
 	}
-	res.Extra = map[string]float64{"connections_opened": float64(s.dialed() - dialed)}
+	res.Extra = map[string]float64{"connections_opened": float64(s.dialed() - dialed), "event_loops": float64(len(loops))}
 	if n := res.ByOp[metrics.List].Ops; n > 0 {
 		res.Extra["list_keys"] = float64(s.listKeys.Load())
 		res.Extra["list_keys_per_s"] = float64(s.listKeys.Load()) / res.Duration.Seconds()

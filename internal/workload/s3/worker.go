@@ -56,7 +56,7 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 	w.buf = make([]byte, 32<<10)
 	w.check = w.s.content.Checker()
 	w.stamp = func() { firstByte.CompareAndSwap(0, clock.Now()) }
-	if !w.s.opts.SDKOnly {
+	if w.s.opts.Client != ClientSDK {
 		w.fast = newFastConn(w.c, &w.s.opts)
 		defer func() {
 			if w.fast != nil {
@@ -68,7 +68,7 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 		if w.limited && w.budget.Add(-1) < 0 {
 			return nil
 		}
-		var due int64 // the intended start of a paced operation
+		due := int64(-1) // the intended start of a paced operation
 		if w.pace != nil {
 			due = w.pace.Due(clock.Now())
 			driver.SleepUntil(clock, due, stop)
@@ -83,34 +83,45 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 		n, err := w.do(tctx, op)
 		end := clock.Now()
 		w.retries[op] += w.att.take()
-		if err != nil {
-			if ctx.Err() != nil {
-				// The run's hard stop cut it: still an operation that failed.
-				rec.OpError(op, "cut", fmt.Errorf("%s: still in flight when the run's grace period ended; cut after %v",
-					op, time.Duration(end-start).Round(time.Millisecond)))
-				return nil
-			}
-			rec.OpError(op, errorCode(err), explain(op, err))
-			if w.ep != nil {
-				w.ep.errors++
-			}
-			continue
-		}
-		rec.Record(op, n, end, end-start)
-		if w.pace != nil {
-			rec.RecordResponse(op, end-due) // a late start waited in the client's queue: it counts
-		}
-		if w.ep != nil {
-			w.ep.ops++
-			w.ep.bytes += n
-			metrics.RecordLatency(w.ep.lat, end-start)
-		}
-		w.sizes.record(op, w.size, end-start)
-		if fb := firstByte.Load(); fb > start && op != metrics.Multipart {
-			rec.RecordTTFB(op, fb-start)
+		if !w.record(ctx, rec, op, n, err, start, end, due, firstByte.Load()) {
+			return nil
 		}
 	}
 	return nil
+}
+
+// record counts an operation that ended at end: its bytes, latency, time
+// to first byte (firstByte, 0 if none came) and, paced, its response time
+// from due (-1: not paced); or its error. It says false when the run's hard stop cut the
+// operation: the worker ends.
+func (w *worker) record(ctx context.Context, rec *metrics.Recorder, op metrics.Op, n int64, err error, start, end, due, firstByte int64) bool {
+	if err != nil {
+		if ctx.Err() != nil {
+			// The run's hard stop cut it: still an operation that failed.
+			rec.OpError(op, "cut", fmt.Errorf("%s: still in flight when the run's grace period ended; cut after %v",
+				op, time.Duration(end-start).Round(time.Millisecond)))
+			return false
+		}
+		rec.OpError(op, errorCode(err), explain(op, err))
+		if w.ep != nil {
+			w.ep.errors++
+		}
+		return true
+	}
+	rec.Record(op, n, end, end-start)
+	if due >= 0 {
+		rec.RecordResponse(op, end-due) // a late start waited in the client's queue: it counts
+	}
+	if w.ep != nil {
+		w.ep.ops++
+		w.ep.bytes += n
+		metrics.RecordLatency(w.ep.lat, end-start)
+	}
+	w.sizes.record(op, w.size, end-start)
+	if firstByte > start && op != metrics.Multipart {
+		rec.RecordTTFB(op, firstByte-start)
+	}
+	return true
 }
 
 // do performs one operation and returns the payload bytes it moved.
@@ -239,43 +250,63 @@ func (w *worker) existing() object {
 }
 
 func (w *worker) get(ctx context.Context) (int64, error) {
-	o := &w.s.opts
-	obj := w.existing()
-	w.size = obj.size
-	opts := minio.GetObjectOptions{}
-	rangeHdr, off := "", int64(0)
-	if o.RangeSize > 0 && obj.size > o.RangeSize {
-		off = w.rng.Int64N(obj.size - o.RangeSize + 1)
-		if err := opts.SetRange(off, off+o.RangeSize-1); err != nil {
-			return 0, err
-		}
-		rangeHdr = fmt.Sprintf("bytes=%d-%d", off, off+o.RangeSize-1)
+	g, err := w.planGet()
+	if err != nil {
+		return 0, err
 	}
-	from, want := int64(0), obj.size
-	if rangeHdr != "" {
-		from, want = off, o.RangeSize
-	}
-	var dst io.Writer = struct{ io.Writer }{io.Discard}
-	if o.CheckReads {
-		w.check.Reset(obj.seed, obj.size, from, from+want)
-		dst = w.check
-	}
-	n, err := w.getBody(ctx, obj, opts, rangeHdr, want, dst)
-	if err == nil && o.CheckReads && n == want {
-		if at := w.check.Differs(); at >= 0 {
-			err = fmt.Errorf("%w: GET %s: byte %d is not what was written", errContent, obj.key, at)
-		}
-	}
-	if err == nil && n != want {
-		// A whole answer of the wrong size is no success either; what
-		// followed its Content-Length on the connection is not the next
-		// answer's, so the connection goes with it.
-		err = fmt.Errorf("%w: GET %s: %d bytes, the object (or range) has %d", errBodyLength, obj.key, n, want)
-		if w.fast != nil {
-			w.fast.close()
-		}
+	n, err := w.getBody(ctx, g.obj, g.opts, g.rangeHdr, g.want, g.dst)
+	if err = w.checkGet(g, n, err); errors.Is(err, errBodyLength) && w.fast != nil {
+		// What followed a wrong Content-Length on the connection is not
+		// the next answer's, so the connection goes with it.
+		w.fast.close()
 	}
 	return n, err
+}
+
+// getPlan is what one GET asks for: an object, or a range of it, and
+// where its bytes go (--check-reads' checker, else nowhere).
+type getPlan struct {
+	obj      object
+	opts     minio.GetObjectOptions
+	rangeHdr string
+	want     int64
+	dst      io.Writer
+}
+
+// planGet picks the object (and range) of the next GET.
+func (w *worker) planGet() (getPlan, error) {
+	o := &w.s.opts
+	g := getPlan{obj: w.existing(), dst: struct{ io.Writer }{io.Discard}}
+	w.size = g.obj.size
+	from, want := int64(0), g.obj.size
+	if o.RangeSize > 0 && g.obj.size > o.RangeSize {
+		from, want = w.rng.Int64N(g.obj.size-o.RangeSize+1), o.RangeSize
+		if err := g.opts.SetRange(from, from+want-1); err != nil {
+			return g, err
+		}
+		g.rangeHdr = fmt.Sprintf("bytes=%d-%d", from, from+want-1)
+	}
+	g.want = want
+	if o.CheckReads {
+		w.check.Reset(g.obj.seed, g.obj.size, from, from+want)
+		g.dst = w.check
+	}
+	return g, nil
+}
+
+// checkGet fails a GET that read n bytes of g, and err, whose bytes are
+// not what was written (--check-reads) or not as many as asked for.
+func (w *worker) checkGet(g getPlan, n int64, err error) error {
+	if err == nil && w.s.opts.CheckReads && n == g.want {
+		if at := w.check.Differs(); at >= 0 {
+			err = fmt.Errorf("%w: GET %s: byte %d is not what was written", errContent, g.obj.key, at)
+		}
+	}
+	if err == nil && n != g.want {
+		// A whole answer of the wrong size is no success either.
+		err = fmt.Errorf("%w: GET %s: %d bytes, the object (or range) has %d", errBodyLength, g.obj.key, n, g.want)
+	}
+	return err
 }
 
 // getBody reads an object (or a range of it) to its end, into dst.
@@ -306,22 +337,9 @@ func (w *worker) getBody(ctx context.Context, obj object, opts minio.GetObjectOp
 // prepared for deletes (never the ones reads pick), DeleteBatch at a time.
 func (w *worker) delete(ctx context.Context) error {
 	o := &w.s.opts
-	var keys []string
-	for len(keys) < o.DeleteBatch {
-		if n := len(w.written); n > 0 {
-			keys = append(keys, w.written[n-1].key)
-			w.written = w.written[:n-1]
-			continue
-		}
-		i := w.s.reserveAt.Add(1) - 1
-		if i >= int64(len(w.s.reserve)) {
-			w.s.reserveAt.Add(-1)
-			break
-		}
-		keys = append(keys, w.s.reserve[i].key)
-	}
-	if len(keys) == 0 {
-		return fmt.Errorf("nothing left to delete: raise --objects or add put to the mix")
+	keys, err := w.deleteKeys()
+	if err != nil {
+		return err
 	}
 	if len(keys) == 1 && w.fast != nil {
 		_, err := w.send(ctx, http.MethodDelete, keys[0], nil, 0, "", io.Discard)
@@ -339,6 +357,28 @@ func (w *worker) delete(ctx context.Context) error {
 		return e.Err
 	}
 	return nil
+}
+
+// deleteKeys picks the keys of the next DELETE.
+func (w *worker) deleteKeys() ([]string, error) {
+	var keys []string
+	for len(keys) < w.s.opts.DeleteBatch {
+		if n := len(w.written); n > 0 {
+			keys = append(keys, w.written[n-1].key)
+			w.written = w.written[:n-1]
+			continue
+		}
+		i := w.s.reserveAt.Add(1) - 1
+		if i >= int64(len(w.s.reserve)) {
+			w.s.reserveAt.Add(-1)
+			break
+		}
+		keys = append(keys, w.s.reserve[i].key)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("nothing left to delete: raise --objects or add put to the mix")
+	}
+	return keys, nil
 }
 
 // multipart uploads one object in parts of PartSize, up to 4 in parallel.
