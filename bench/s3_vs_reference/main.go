@@ -17,7 +17,7 @@
 // prepare and clean-up included) per measured operation is printed beside
 // it. The server's CPU is /proc's, in the same windows.
 //
-//	go run ./bench/s3_vs_reference [-server versitygw|minio] [-port N] [-iolab PATH] [-pairs 6] [-runtime 5s]
+//	go run ./bench/s3_vs_reference [-server versitygw|minio] [-client auto|loop|conn|sdk] [-port N] [-iolab PATH] [-pairs 6] [-runtime 5s]
 //	    [-cases "get 1k c32,put 1k c32,get 10m c8,put 10m c8,put 1m c8"]
 //
 // It needs versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)
@@ -106,7 +106,7 @@ func bench() {
 	pairs := flag.Int("pairs", 6, "rounds per case; each runs every tool once, in rotating order (6 or more give the CPU ratios a 95% interval)")
 	runtime := flag.Duration("runtime", 5*time.Second, "duration of each run")
 	server := flag.String("server", "versitygw", "versitygw (closes every connection) or minio (keeps them alive)")
-	sdk := flag.Bool("sdk-client", false, "run iolab with --sdk-client (GET and PUT through minio-go)")
+	client := flag.String("client", "auto", "iolab's --client: auto, loop (event loops), conn (a goroutine and connection per worker) or sdk (minio-go)")
 	caseList := flag.String("cases", defaultCases, "the cases, comma-separated: OP SIZE cN (OP get or put, N the concurrency)")
 	port := flag.Int("port", 0, "the S3 server's loopback port (0: a free one)")
 	iolabBin := flag.String("iolab", "", "iolab binary (default: build ./cmd/iolab)")
@@ -148,7 +148,7 @@ func bench() {
 				case "wrk-signed":
 					m = runWrk(endpoint, writeScript(work, c, keys, signer(endpoint)), c, *runtime, srv)
 				default:
-					m = runIolab(bin, endpoint, c, *runtime, work, *sdk, srv)
+					m = runIolab(bin, endpoint, c, *runtime, work, *client, srv)
 				}
 				sum[tool] = sum[tool].plus(m)
 				round[tool] = m
@@ -292,13 +292,10 @@ func runWrk(endpoint, script string, c benchCase, d time.Duration, srv *harness.
 	return measure{ops, cpu.Between(t0, t1), srv.Between(t0, t1), harness.CPUSeconds(cmd)}
 }
 
-func runIolab(bin, endpoint string, c benchCase, d time.Duration, work string, sdk bool, srv *harness.CPUSampler) measure {
+func runIolab(bin, endpoint string, c benchCase, d time.Duration, work, client string, srv *harness.CPUSampler) measure {
 	args := []string{"s3", "--endpoint", endpoint, "--bucket", bucket, "--mix", c.op, "--size", units.FormatSize(c.size),
 		"--concurrency", strconv.Itoa(c.concurrency), "--runtime", d.String(), "--rounds=1", "--warmup=0", "--json",
-		"--db", filepath.Join(work, "bench.db")}
-	if sdk {
-		args = append(args, "--sdk-client")
-	}
+		"--db", filepath.Join(work, "bench.db"), "--client", client}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+accessKey, "AWS_SECRET_ACCESS_KEY="+secretKey)
 	out, cpu, err := harness.Measured(cmd, cpuInterval)

@@ -24,6 +24,15 @@ import (
 // hostileModes are the ways hostileFront spoils an answer.
 var hostileModes = []string{"flip", "truncate", "wrong-length", "garbage", "close", "stall", "500"}
 
+// reframeModes are the ways hostileFront frames a good answer as HTTP/1.1
+// allows and S3 servers seldom do:
+//   - chunked: the body in chunks of 1000 bytes, each written apart, with
+//     a trailer;
+//   - continue: a 100 Continue before the answer;
+//   - close-delimited: an HTTP/1.0 answer without Content-Length, its
+//     body ended by closing the connection.
+var reframeModes = []string{"chunked", "continue", "close-delimited"}
+
 // hostileFront is a proxy in front of an S3 server that passes every
 // request through and spoils the answer to each object GET in one way:
 //   - flip: one byte of the body changed;
@@ -90,7 +99,14 @@ func hostileFront(t *testing.T, target, mode string, spoiled chan<- string) stri
 				resp.Header.Del("Transfer-Encoding")
 				resp.Header.Del("Connection")
 				resp.Header.Write(&b)
-				fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n", length)
+				switch length {
+				case -1:
+					b.WriteString("Transfer-Encoding: chunked\r\n\r\n")
+				case -2: // none: HTTP/1.0, until the connection closes
+					return strings.Replace(b.String(), "HTTP/1.1", "HTTP/1.0", 1) + "\r\n"
+				default:
+					fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n", length)
+				}
 				return b.String()
 			}
 			switch mode {
@@ -111,6 +127,21 @@ func hostileFront(t *testing.T, target, mode string, spoiled chan<- string) stri
 			case "close":
 			case "stall":
 				_, _ = io.Copy(io.Discard, conn) // until the client closes
+			case "chunked":
+				io.WriteString(conn, head(-1))
+				for rest := body; len(rest) > 0; rest = rest[min(1000, len(rest)):] {
+					fmt.Fprintf(conn, "%x\r\n%s\r\n", min(1000, len(rest)), rest[:min(1000, len(rest))])
+				}
+				io.WriteString(conn, "0\r\nX-Checked: no\r\n\r\n")
+				continue
+			case "continue":
+				io.WriteString(conn, "HTTP/1.1 100 Continue\r\n\r\n")
+				io.WriteString(conn, head(len(body)))
+				conn.Write(body)
+				continue
+			case "close-delimited":
+				io.WriteString(conn, head(-2))
+				conn.Write(body)
 			case "500":
 				e := "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>"
 				fmt.Fprintf(conn, "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/xml\r\nContent-Length: %d\r\n\r\n%s", len(e), e)
@@ -185,6 +216,46 @@ func TestHostileServerAnswers(t *testing.T) {
 				}
 				if run.Verify == nil || run.Verify.Checked == 0 || run.Verify.Mismatched+run.Verify.Missing != run.Verify.Checked {
 					t.Errorf("verify %+v: want every object read back found wrong", run.Verify)
+				}
+			})
+		}
+	}
+}
+
+// Behind a proxy that frames every object GET's answer as HTTP/1.1
+// allows but S3 servers seldom do (chunked in pieces, after a 100
+// Continue, ended by the connection's close), every GET is read whole and
+// found right (--check-reads), by every client, none sent again.
+func TestReframedAnswersAreRead(t *testing.T) {
+	t.Parallel()
+	srv := s3Servers(t)[0]
+	for _, mode := range reframeModes {
+		for _, client := range []string{"loop", "conn", "sdk"} {
+			t.Run(mode+"/"+client, func(t *testing.T) {
+				t.Parallel()
+				spoiled := make(chan string, 1)
+				front := hostileFront(t, srv.endpoint, mode, spoiled)
+				out, stderr, err := iolab(t, context.Background(), "s3", "--endpoint", front, "--bucket", "reframed-"+mode, "--create-bucket",
+					"--access-key", testAccessKey, "--secret-key", testSecretKey, "--mix", "put=1,get=1", "--size", "4k",
+					"--count", "16", "--concurrency", "2", "--timeout", "10s", "--check-reads", "--rounds", "1", "--warmup", "0",
+					"--db", filepath.Join(t.TempDir(), "x.db"), "--json", "--client", client)
+				if err != nil {
+					t.Fatalf("%v\n%s\n%s", err, out, stderr)
+				}
+				var r jsonRunS3
+				decodeInto(t, out, &r)
+				run := r.Runs[0]
+				if loops := run.Extra["event_loops"]; (client == "loop") != (loops > 0) {
+					t.Fatalf("--client %s ran in %v event loops", client, loops)
+				}
+				get, put := run.Ops["get"], run.Ops["put"]
+				if get.Errors != 0 || put.Errors != 0 || get.Ops == 0 || get.Ops+put.Ops != 16 || run.Extra["retries"] != 0 {
+					t.Fatalf("get %+v, put %+v, extra %v: want 16 operations done, none sent again", get, put, run.Extra)
+				}
+				select {
+				case <-spoiled:
+				default:
+					t.Fatal("no GET went through the proxy's framing")
 				}
 			})
 		}

@@ -116,6 +116,8 @@ type loopTarget struct {
 	family int
 }
 
+// resolveTarget finds c's endpoint's address as a connection to it does:
+// the one Go's dialer reaches first (of a name's several), else the first.
 func resolveTarget(ctx context.Context, c *client) (*loopTarget, error) {
 	u, err := url.Parse(c.endpoint)
 	if err != nil {
@@ -125,11 +127,18 @@ func resolveTarget(ctx context.Context, c *client) (*loopTarget, error) {
 	if err != nil {
 		port = 80
 	}
-	ips, err := net.DefaultResolver.LookupIPAddr(ctx, u.Hostname())
-	if err != nil || len(ips) == 0 {
+	addr := &net.TCPAddr{Port: port}
+	if ip := net.ParseIP(u.Hostname()); ip != nil {
+		addr.IP = ip
+	} else if conn, err := (&net.Dialer{Timeout: 10 * time.Second}).DialContext(ctx, "tcp", u.Host); err == nil {
+		addr = conn.RemoteAddr().(*net.TCPAddr)
+		conn.Close()
+	} else if ips, err := net.DefaultResolver.LookupIPAddr(ctx, u.Hostname()); err == nil && len(ips) > 0 {
+		addr.IP, addr.Zone = ips[0].IP, ips[0].Zone // it fails as it does, each operation counted
+	} else {
 		return nil, fmt.Errorf("--endpoint %s: %v", c.endpoint, err)
 	}
-	sa, family, err := rawconn.Sockaddr(&net.TCPAddr{IP: ips[0].IP, Zone: ips[0].Zone, Port: port})
+	sa, family, err := rawconn.Sockaddr(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--endpoint %s: %w", c.endpoint, err)
 	}

@@ -1,0 +1,62 @@
+package s3
+
+import (
+	"errors"
+	"testing"
+)
+
+// A chunked body read by the event loop is the same whichever pieces the
+// network cuts it into: its data, its end after the trailer, and nothing
+// of what follows it.
+func TestChunkReaderAnySplit(t *testing.T) {
+	const body = "5\r\nhello\r\n3;name=value\r\nabc\r\nA\r\n0123456789\r\n0\r\nX-Trailer: 1\r\n\r\n"
+	const next = "HTTP/1.1 200 OK\r\n"
+	in := []byte(body + next)
+	for a := 0; a <= len(in); a++ {
+		for b := a; b <= len(in); b++ {
+			var r chunkReader
+			var got []byte
+			used, end := 0, false
+			for _, p := range [][]byte{in[:a], in[a:b], in[b:]} {
+				if end {
+					break
+				}
+				n, e, err := r.take(p, func(d []byte) { got = append(got, d...) })
+				if err != nil {
+					t.Fatalf("split at %d, %d: %v", a, b, err)
+				}
+				used, end = used+n, e
+				if !end && n != len(p) {
+					t.Fatalf("split at %d, %d: %d of %d bytes taken before the end", a, b, n, len(p))
+				}
+			}
+			if !end || string(got) != "helloabc0123456789" || used != len(body) {
+				t.Fatalf("split at %d, %d: end %v, body %q, %d bytes taken: want the end, helloabc0123456789, %d",
+					a, b, end, got, used, len(body))
+			}
+		}
+	}
+}
+
+// What is not a chunked body fails as malformed, not as a body of
+// another length.
+func TestChunkReaderRefusesMalformed(t *testing.T) {
+	for _, in := range []string{
+		"zz\r\nhello\r\n",     // a size that is not hex
+		"5\r\nhelloXX\r\n",    // data longer than its size
+		"-5\r\nhello\r\n",     // a negative size
+		"5\r\nhello\r\n" + "", // cut short: no error, no end
+	} {
+		var r chunkReader
+		_, end, err := r.take([]byte(in), func([]byte) {})
+		if in == "5\r\nhello\r\n" {
+			if err != nil || end {
+				t.Errorf("%q: %v, end %v: want more to come", in, err, end)
+			}
+			continue
+		}
+		if !errors.Is(err, errMalformed) {
+			t.Errorf("%q: %v: want a malformed answer", in, err)
+		}
+	}
+}
