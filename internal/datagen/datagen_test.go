@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"crypto/sha256"
+	"io"
 	"testing"
 )
 
@@ -280,6 +281,25 @@ func TestCheckerAcceptsExactlyTheObject(t *testing.T) {
 			if (v.Differs() < 0) != tc.match {
 				t.Errorf("%s in %d-byte pieces: differs at %d, want a match %v", tc.name, piece, v.Differs(), tc.match)
 			}
+		}
+	}
+}
+
+// A reader reused for one object after another (Again) reads each as a
+// fresh Body does, larger and smaller than the last.
+func TestAgainReadsAsBody(t *testing.T) {
+	c := ContentOf(Pattern{}, 11)
+	var r io.ReadSeeker
+	for i, size := range []int64{1000, 5000, 70000, 10, 64 << 10, 200000, 3} {
+		seed := uint64(i + 1)
+		r = c.Again(r, seed, size)
+		got, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := io.ReadAll(c.Body(seed, size))
+		if !bytes.Equal(got, want) || int64(len(got)) != size {
+			t.Fatalf("object %d of %d bytes: %d bytes read again, not the %d Body reads", i, size, len(got), len(want))
 		}
 	}
 }

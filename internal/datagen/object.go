@@ -38,6 +38,19 @@ func (c Content) Body(seed uint64, size int64) io.ReadSeeker {
 	return &body{gen: c.gen, seed: seed, size: size, chunk: make([]byte, min(chunkSize, max(size, 1))), loaded: -1}
 }
 
+// Again is Body for a caller that reads one object after another: it
+// reuses r, a reader Body or Again returned that is no longer read (nil:
+// none yet), and its buffer.
+func (c Content) Again(r io.ReadSeeker, seed uint64, size int64) io.ReadSeeker {
+	n := min(chunkSize, max(size, 1))
+	b, ok := r.(*body)
+	if !ok || int64(cap(b.chunk)) < n {
+		return c.Body(seed, size)
+	}
+	*b = body{gen: c.gen, seed: seed, size: size, chunk: b.chunk[:n], loaded: -1}
+	return b
+}
+
 type body struct {
 	gen    *Generator
 	seed   uint64

@@ -3,6 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -27,18 +28,21 @@ import (
 )
 
 // The event loop is the workers' way to a plain-HTTP server for GET, PUT,
-// HEAD and DELETE, as wrk's and warp's fastest clients are built: a thread
-// per CPU, each locked to its goroutine and waiting in epoll_wait itself
-// (a raw system call, its P kept) for the non-blocking sockets of the
-// workers it drives, one request in flight on each. A goroutine per
-// worker parks on Go's network poller instead, and each small request
-// then costs a park, a wake-up of another thread and the scheduler's
-// hand-off: for 1 KiB objects at 32 in flight, a fifth more CPU than
-// wrk (docs/s3.md). The loop does what the workers' own connections do —
-// the same signed requests, timing, --timeout, --retries and their
-// backoff, --check-reads, keep-alive or a connection per request, the run's
-// hard stop — and a job it cannot run (TLS, a mix with LIST, multipart or
-// COPY, paced runs) runs as before (loopable says why).
+// HEAD and DELETE, as wrk's client is built: a loop per CPU, each waiting
+// in epoll_wait itself — a raw system call that keeps its P, as all its
+// system calls are — for the non-blocking sockets of the workers it
+// drives, one request in flight on each. A goroutine per worker parks on
+// Go's network poller instead, and each small request then costs a park,
+// a wake-up of another thread and the scheduler's hand-off: for 1 KiB
+// objects at 32 in flight, a third more CPU than wrk (docs/s3.md). The
+// loops are not locked to their threads: the runtime's monitor preempts a
+// goroutine that runs 10 ms, and a locked one is handed back to its
+// thread through two futex calls each time. The loop does what the
+// workers' own connections do — the same signed requests, timing,
+// --timeout, --retries and their backoff, --check-reads, keep-alive or a
+// connection per request, the run's hard stop — and a job it cannot run
+// (TLS, a mix with LIST, multipart or COPY, paced runs) runs as before
+// (loopable says why).
 
 // loopable says why a job's workers cannot run in event loops, or nil.
 func (o *Options) loopable() error {
@@ -112,8 +116,9 @@ func (s *S3) loops(workers []*worker) ([]*loopGroup, func(), error) {
 // loopTarget is an endpoint's address, resolved when the run starts.
 type loopTarget struct {
 	client *client
-	sa     unix.Sockaddr
 	family int
+	raw    unsafe.Pointer // its sockaddr, as connect(2) takes it
+	rawLen uintptr
 }
 
 // resolveTarget finds c's endpoint's address as a connection to it does:
@@ -142,7 +147,18 @@ func resolveTarget(ctx context.Context, c *client) (*loopTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--endpoint %s: %w", c.endpoint, err)
 	}
-	return &loopTarget{client: c, sa: sa, family: family}, nil
+	t := &loopTarget{client: c, family: family}
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		raw := &unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: sa.Addr}
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&raw.Port))[:], uint16(sa.Port))
+		t.raw, t.rawLen = unsafe.Pointer(raw), unsafe.Sizeof(*raw)
+	case *unix.SockaddrInet6:
+		raw := &unix.RawSockaddrInet6{Family: unix.AF_INET6, Addr: sa.Addr, Scope_id: sa.ZoneId}
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&raw.Port))[:], uint16(sa.Port))
+		t.raw, t.rawLen = unsafe.Pointer(raw), unsafe.Sizeof(*raw)
+	}
+	return t, nil
 }
 
 // loopGroup is an event loop and the workers' goroutines it stands for:
@@ -170,7 +186,7 @@ func (g *loopGroup) join(runner bool, slot int, ctx context.Context, clock metri
 	return g.loop.run(ctx, clock, stop)
 }
 
-// eventLoop drives its connections from one locked thread.
+// eventLoop drives its connections from one goroutine that keeps its P.
 type eventLoop struct {
 	s       *S3
 	ctx     context.Context // the run's hard stop
@@ -222,7 +238,7 @@ type loopConn struct {
 	req                 []byte // the request's head and (some of) its body
 	out                 []byte // what of req is being sent
 	outAt               int
-	body                io.Reader // a PUT's body still to send after out
+	body                io.ReadSeeker // a PUT's body (bodyLeft bytes of it still to send after out)
 	bodyLeft            int64
 	head                []byte // a response head that came in pieces
 	h                   head   // the answer's, once whole
@@ -253,8 +269,6 @@ const maxHead = 64 << 10
 const putInline = 64 << 10
 
 func (l *eventLoop) run(ctx context.Context, clock metrics.Clock, stop *driver.Stop) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	l.ctx, l.clock, l.stop = ctx, clock, stop
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
@@ -362,9 +376,9 @@ func (l *eventLoop) attempt(c *loopConn) {
 		l.soonest = min(l.soonest, c.deadline)
 	}
 	c.req = append(c.req[:0], c.sig.appendRequest(c.method, o.Bucket, c.key, c.size, c.rng)...)
-	c.out, c.outAt, c.body, c.bodyLeft = c.req, 0, nil, 0
+	c.out, c.outAt, c.bodyLeft = c.req, 0, 0
 	if c.method == http.MethodPut {
-		c.body, c.bodyLeft = l.s.content.Body(c.obj.seed, c.obj.size), c.obj.size
+		c.body, c.bodyLeft = l.s.content.Again(c.body, c.obj.seed, c.obj.size), c.obj.size
 		if c.size <= putInline {
 			if err := c.fill(); err != nil {
 				l.failLater(c, err)
@@ -407,26 +421,30 @@ func (l *eventLoop) failLater(c *loopConn, err error) {
 }
 
 // dial opens the connection: a non-blocking connect, its end reported as
-// the socket becoming writable.
+// the socket becoming writable. Its system calls are raw, as the loop's
+// others: none puts the loop's P in the system-call state, where the
+// runtime's monitor would hand it to another thread.
 func (l *eventLoop) dial(c *loopConn) error {
-	fd, err := unix.Socket(c.target.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return os.NewSyscallError("socket", err)
+	t := c.target
+	fd, _, errno := syscall.RawSyscall(unix.SYS_SOCKET, uintptr(t.family), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if errno != 0 {
+		return os.NewSyscallError("socket", errno)
 	}
-	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
-		unix.Close(fd)
-		return os.NewSyscallError("setsockopt", err)
+	one := int32(1)
+	if _, _, errno := syscall.RawSyscall6(unix.SYS_SETSOCKOPT, fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, uintptr(unsafe.Pointer(&one)), 4, 0); errno != 0 {
+		syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+		return os.NewSyscallError("setsockopt", errno)
 	}
-	if err := unix.Connect(fd, c.target.sa); err != nil && err != unix.EINPROGRESS {
-		unix.Close(fd)
-		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", err)}
+	if _, _, errno := syscall.RawSyscall(unix.SYS_CONNECT, fd, uintptr(t.raw), t.rawLen); errno != 0 && errno != unix.EINPROGRESS {
+		syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", errno)}
 	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: c.slot}
-	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		unix.Close(fd)
-		return os.NewSyscallError("epoll_ctl", err)
+	if _, _, errno := syscall.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(l.epfd), unix.EPOLL_CTL_ADD, fd, uintptr(unsafe.Pointer(&ev)), 0, 0); errno != 0 {
+		syscall.RawSyscall(unix.SYS_CLOSE, fd, 0, 0)
+		return os.NewSyscallError("epoll_ctl", errno)
 	}
-	c.fd, c.state = fd, connecting
+	c.fd, c.state = int(fd), connecting
 	return nil
 }
 

@@ -2,6 +2,7 @@ package s3
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -57,6 +58,18 @@ func TestChunkReaderRefusesMalformed(t *testing.T) {
 		}
 		if !errors.Is(err, errMalformed) {
 			t.Errorf("%q: %v: want a malformed answer", in, err)
+		}
+	}
+}
+
+// Object keys are what fmt made of them before: a run's manifest, --verify
+// and a resumed experiment find them by name.
+func TestAppendPaddedIsFmts(t *testing.T) {
+	for _, n := range []int{0, 7, 42, 999, 1000, 12345, 99999999, 123456789} {
+		for _, width := range []int{4, 8} {
+			if got, want := string(appendPadded([]byte("k"), n, width)), fmt.Sprintf("k%0*d", width, n); got != want {
+				t.Errorf("appendPadded(%d, %d) = %q, want %q", n, width, got, want)
+			}
 		}
 	}
 }

@@ -150,7 +150,9 @@ func (h *head) header(line []byte) error {
 			return fmt.Errorf("%w: Transfer-Encoding %q", errMalformed, value)
 		}
 	case bytes.EqualFold(name, []byte("Connection")):
-		for _, tok := range bytes.Split(value, []byte(",")) {
+		for rest := value; len(rest) > 0; { // bytes.Split without its slice
+			var tok []byte
+			tok, rest, _ = bytes.Cut(rest, []byte(","))
 			tok = bytes.TrimSpace(tok)
 			if bytes.EqualFold(tok, []byte("close")) {
 				h.close = true

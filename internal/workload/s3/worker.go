@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,7 @@ type worker struct {
 	reserve *driver.Reserve
 	written []object // this run's objects, for delete, dedup and verify
 	seq     int
+	keyBuf  []byte
 	buf     []byte
 	sizes   *sizeBuckets
 	size    int64 // object size of the operation in progress, for sizes
@@ -234,7 +236,10 @@ func (w *worker) newObject() object {
 	// Seeds are unique within 39 bits across runs (32 runs x 16384 workers x
 	// 1M objects before they wrap); prepared objects use the 40th.
 	seed := (uint64(w.s.runs)<<34 | uint64(w.id)<<20 | uint64(w.seq)) & (1<<39 - 1)
-	obj := object{key: fmt.Sprintf("%sw%04d-%08d", w.prefix, w.id, w.seq), seed: seed}
+	key := append(append(w.keyBuf[:0], w.prefix...), 'w') // w.prefix + fmt's "w%04d-%08d", without fmt
+	key = append(appendPadded(key, w.id, 4), '-')
+	w.keyBuf = appendPadded(key, w.seq, 8)
+	obj := object{key: string(w.keyBuf), seed: seed}
 	if n := len(w.written); n > 0 && w.s.opts.DedupPct > 0 && w.rng.IntN(100) < w.s.opts.DedupPct {
 		prev := w.written[w.rng.IntN(n)]
 		obj.seed, obj.size = prev.seed, prev.size
@@ -242,6 +247,18 @@ func (w *worker) newObject() object {
 	}
 	obj.size = w.s.opts.Sizes.Pick(w.rng)
 	return obj
+}
+
+// appendPadded appends n in decimal, zero-padded to width digits.
+func appendPadded(b []byte, n, width int) []byte {
+	digits := 1
+	for m := n; m >= 10; m /= 10 {
+		digits++
+	}
+	for ; digits < width; digits++ {
+		b = append(b, '0')
+	}
+	return strconv.AppendInt(b, int64(n), 10)
 }
 
 // existing picks an object to read: one of the prepared pool.
