@@ -263,6 +263,33 @@ func TestInputCaps(t *testing.T) {
 	}
 }
 
+// --client names a way iolab has to send requests, and one the job can
+// take: asked for event loops where they cannot run, iolab says why before
+// any work rather than measure another client.
+func TestS3ClientChoice(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "x.db")
+	base := []string{"s3", "--endpoint", "http://127.0.0.1:1", "--bucket", "bbb", "--access-key", "AKIDEXAMPLE", "--secret-key", "wJalrXUtnFEMI",
+		"--count", "5", "--db", db}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--client", "fast"}, `--client "fast": want auto, loop, conn or sdk`},
+		{[]string{"--client", "loop", "--mix", "get=1,list=1"}, "--client loop: --mix has list, which goes through minio-go; use --client auto or conn"},
+		{[]string{"--client", "loop", "--mix", "delete", "--delete-batch", "2", "--objects", "10"}, "--client loop: --delete-batch 2 sends DeleteObjects through minio-go"},
+		{[]string{"--client", "loop", "--rate", "50"}, "--client loop: a paced run (--rate, a curve's or a search's loads) keeps its schedule per worker"},
+		{[]string{"--client", "loop", "--endpoint", "https://127.0.0.1:1"}, "--client loop: --endpoint https://127.0.0.1:1: TLS goes through"},
+		{[]string{"--client", "loop", "--pool", "2"}, "--client loop: --pool 2 shares connections between workers"},
+		{[]string{"--client", "conn", "--sdk-client"}, "--sdk-client and --client conn: give one"},
+	} {
+		_, _, err := iolab(t, context.Background(), append(append([]string{}, base...), tc.args...)...)
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v (exit %d), want %q", tc.args, err, ExitCode(err), tc.want)
+		}
+	}
+}
+
 // --lat-log holds the measured operations only: a warm-up run's are not
 // in it, and each measured run's are all there.
 func TestLatencyLogLeavesOutWarmup(t *testing.T) {

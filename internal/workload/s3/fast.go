@@ -54,6 +54,7 @@ type sigv4 struct {
 	mac    hash.Hash // HMAC-SHA256 keyed with the day's signing key
 
 	date, path, scope, scratch []byte
+	second                     int64 // the Unix second date is of
 }
 
 // newSigner signs for c's endpoint with the job's credentials; false when
@@ -188,8 +189,10 @@ func hmacSHA256(key []byte, data string) []byte {
 // builds the canonical request, the string to sign and the head in the
 // signer's own buffers: a small object's request costs no allocation.
 func (f *sigv4) appendRequest(method, bucket, key string, size int64, rangeHdr string) []byte {
-	amzDate := time.Now().UTC().AppendFormat(f.date[:0], "20060102T150405Z")
-	f.date = amzDate
+	if now := time.Now(); now.Unix() != f.second || f.date == nil {
+		f.date, f.second = now.UTC().AppendFormat(f.date[:0], "20060102T150405Z"), now.Unix()
+	}
+	amzDate := f.date // formatted once a second
 	day := amzDate[:8]
 	path := append(append(append(f.path[:0], '/'), bucket...), '/')
 	path = appendEncodedPath(path, key)

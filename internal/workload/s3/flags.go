@@ -84,7 +84,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&j.Keep, "keep", false, "leave the objects the run created")
 	f.Var(flagval.Duration{P: &j.Timeout}, "timeout", "bound on each request, from its start to the end of its answer (0: none); one that passes it is a timeout error of its operation")
 	flagval.IntVar(f, &j.Retries, "retries", j.Retries, 0, 10, "times a request that failed in a way that may pass (no answer, a timeout, 500, 503 SlowDown) is sent again, after minio-go's backoff; every retry is counted per operation")
-	f.StringVar(&j.Client, "client", j.Client, "how GET, PUT, HEAD and DELETE are sent: loop (event loops, a thread per CPU, as wrk), conn (a goroutine and a signed connection per worker), sdk (minio-go), auto (loop where the job allows: plain HTTP, no --rate, a mix of those four; else conn)")
+	f.StringVar(&j.Client, "client", j.Client, "how GET, PUT, HEAD and DELETE are sent: loop (event loops, one per CPU, as wrk's threads), conn (a goroutine and a signed connection per worker), sdk (minio-go), auto (loop where the job allows: plain HTTP, no --rate, a mix of those four; else conn)")
 	f.BoolVar(&o.sdk, "sdk-client", false, "the same as --client sdk")
 }
 
