@@ -262,6 +262,41 @@ func TestReframedAnswersAreRead(t *testing.T) {
 	}
 }
 
+// A server that never answers, and no --timeout: at the run's hard stop
+// (the grace period after its --runtime) every GET still waiting is cut —
+// counted as a failed GET, code cut — and the run is stored with them,
+// whichever client sent them.
+func TestS3HardStopCutsStalledRequests(t *testing.T) {
+	t.Parallel()
+	srv := s3Servers(t)[0]
+	for _, client := range []string{"loop", "conn", "sdk"} {
+		t.Run(client, func(t *testing.T) {
+			t.Parallel()
+			front := hostileFront(t, srv.endpoint, "stall", nil)
+			db := filepath.Join(t.TempDir(), "x.db")
+			out, stderr, err := iolab(t, context.Background(), "s3", "--endpoint", front, "--bucket", "stalled", "--create-bucket",
+				"--access-key", testAccessKey, "--secret-key", testSecretKey, "--mix", "get", "--size", "4k", "--objects", "4",
+				"--runtime", "1s", "--concurrency", "3", "--timeout", "0", "--retries", "0", "--rounds", "1", "--warmup", "0",
+				"--keep-going", "--db", db, "--json", "--client", client)
+			if err == nil || out == "" {
+				t.Fatalf("exit 0, or nothing stored, with every GET stalled: %v\n%s\n%s", err, out, stderr)
+			}
+			var r jsonRunS3
+			decodeInto(t, out, &r)
+			run := r.Runs[0]
+			if loops := run.Extra["event_loops"]; (client == "loop") != (loops > 0) {
+				t.Fatalf("--client %s ran in %v event loops", client, loops)
+			}
+			if get := run.Ops["get"]; get.Ops != 0 || get.Errors != 3 {
+				t.Fatalf("get %+v: want the 3 GETs in flight cut, none done", get)
+			}
+			if show, _, _ := iolab(t, context.Background(), "show", "--db", db, "--json"); !strings.Contains(show, `"get:cut"`) {
+				t.Errorf("the stalled GETs are not counted as cut:\n%s", show)
+			}
+		})
+	}
+}
+
 // Ctrl-C or SIGTERM while --verify reads from a server that stalls ends
 // at once (not after --timeout, not after minio-go's retries): the run
 // stored, as interrupted, exit 130 or 143.
