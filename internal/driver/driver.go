@@ -99,8 +99,8 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	// waiting for completions, pread on a disk) then never holds up the
 	// others, and the runtime need not hand Ps between threads, so the
 	// kernel schedules worker threads the way it schedules fio's processes.
-	if want := min(opts.Workers+1, maxProcs); opts.ProcPerWorker && want > runtime.GOMAXPROCS(0) {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(want))
+	if opts.ProcPerWorker {
+		defer HoldProcs(min(opts.Workers, maxProcs-1))()
 	}
 	overhead := TimingOverhead()
 	var stop Stop

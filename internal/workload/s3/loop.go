@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -95,7 +94,7 @@ func (s *S3) loops(workers []*worker) ([]*loopGroup, func(), error) {
 		}
 		targets[c] = t
 	}
-	n := min(len(workers), runtime.GOMAXPROCS(0))
+	n := min(len(workers), driver.CPUs())
 	groups := make([]*loopGroup, n)
 	for g := range groups {
 		groups[g] = &loopGroup{loop: &eventLoop{s: s}, done: make(chan struct{})}
@@ -109,8 +108,7 @@ func (s *S3) loops(workers []*worker) ([]*loopGroup, func(), error) {
 		g.loop.conns = append(g.loop.conns, &loopConn{w: w, target: targets[w.c], sig: sig, fd: -1, slot: int32(len(g.loop.conns))})
 		g.ready.Add(1)
 	}
-	restore := runtime.GOMAXPROCS(n + 1)
-	return groups, func() { runtime.GOMAXPROCS(restore) }, nil
+	return groups, driver.HoldProcs(n), nil
 }
 
 // loopTarget is an endpoint's address, resolved when the run starts.
