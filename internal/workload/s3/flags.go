@@ -15,9 +15,9 @@ import (
 func init() {
 	metrics.Declare(
 		metrics.Def{Name: "list_keys", Unit: "keys"},
-		// The threads that drove the workers' connections (--client loop;
-		// 0: a goroutine per worker).
-		metrics.Def{Name: "event_loops", Unit: "threads", Zeroable: true},
+		// The event loops that drove the workers' connections (--client
+		// loop; 0: a goroutine per worker).
+		metrics.Def{Name: "event_loops", Unit: "loops", Zeroable: true},
 		metrics.Def{Name: "list_keys_per_s", Label: "LIST keys/s", Unit: "ops/s"},
 		// Requests sent again (--retries), in all and per operation.
 		metrics.Def{Name: "retries", Unit: "requests", Better: metrics.LowerIsBetter, Zeroable: true, PerOp: true},

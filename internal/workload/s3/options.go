@@ -97,8 +97,8 @@ const (
 	// ClientAuto is ClientLoop where the job allows it (loopable), else
 	// ClientConn.
 	ClientAuto = "auto"
-	// ClientLoop drives every worker's connection from event loops, a
-	// thread per CPU.
+	// ClientLoop drives every worker's connection from event loops, one
+	// per CPU.
 	ClientLoop = "loop"
 	// ClientConn gives each worker a goroutine and its own signed
 	// connection.
