@@ -225,7 +225,8 @@ func TestHostileServerAnswers(t *testing.T) {
 // Behind a proxy that frames every object GET's answer as HTTP/1.1
 // allows but S3 servers seldom do (chunked in pieces, after a 100
 // Continue, ended by the connection's close), every GET is read whole and
-// found right (--check-reads), by every client, none sent again.
+// found right (--check-reads), by every client, none sent again, and a
+// connection is kept unless its answer ended with it.
 func TestReframedAnswersAreRead(t *testing.T) {
 	t.Parallel()
 	srv := s3Servers(t)[0]
@@ -251,6 +252,17 @@ func TestReframedAnswersAreRead(t *testing.T) {
 				get, put := run.Ops["get"], run.Ops["put"]
 				if get.Errors != 0 || put.Errors != 0 || get.Ops == 0 || get.Ops+put.Ops != 16 || run.Extra["retries"] != 0 {
 					t.Fatalf("get %+v, put %+v, extra %v: want 16 operations done, none sent again", get, put, run.Extra)
+				}
+				// The proxy passes on versitygw's "Connection: close" with
+				// each PUT's answer and keeps a connection after each GET's
+				// but a close-delimited one: GETs open none of their own.
+				opened := run.Extra["connections_opened"]
+				if mode != "close-delimited" && opened > float64(2+put.Ops) {
+					t.Errorf("%v connections opened by 2 workers for %d PUTs whose answers close them and %d GETs whose answers keep them",
+						opened, put.Ops, get.Ops)
+				}
+				if mode == "close-delimited" && opened < float64(get.Ops) {
+					t.Errorf("%v connections opened for %d GETs each ended by its connection's close", opened, get.Ops)
 				}
 				select {
 				case <-spoiled:
