@@ -225,8 +225,8 @@ func TestHostileServerAnswers(t *testing.T) {
 // Behind a proxy that frames every object GET's answer as HTTP/1.1
 // allows but S3 servers seldom do (chunked in pieces, after a 100
 // Continue, ended by the connection's close), every GET is read whole and
-// found right (--check-reads), by every client, none sent again, and a
-// connection is kept unless its answer ended with it.
+// found right (--check-reads), by every client, none sent again, and
+// iolab's own keep a connection unless its answer ended with it.
 func TestReframedAnswersAreRead(t *testing.T) {
 	t.Parallel()
 	srv := s3Servers(t)[0]
@@ -255,9 +255,11 @@ func TestReframedAnswersAreRead(t *testing.T) {
 				}
 				// The proxy passes on versitygw's "Connection: close" with
 				// each PUT's answer and keeps a connection after each GET's
-				// but a close-delimited one: GETs open none of their own.
+				// but a close-delimited one: iolab's own clients open none
+				// for GETs. (net/http's pool may dial while a connection is
+				// on its way back to it: minio-go's count is not exact.)
 				opened := run.Extra["connections_opened"]
-				if mode != "close-delimited" && opened > float64(2+put.Ops) {
+				if mode != "close-delimited" && client != "sdk" && opened > float64(2+put.Ops) {
 					t.Errorf("%v connections opened by 2 workers for %d PUTs whose answers close them and %d GETs whose answers keep them",
 						opened, put.Ops, get.Ops)
 				}
