@@ -225,28 +225,27 @@ type loopConn struct {
 	err    error // an attempt's failure found while starting it, handled at the loop's next turn
 
 	// the operation
-	op                  metrics.Op
-	method, key, rng    string
-	size                int64 // a PUT's body
-	obj                 object
-	get                 getPlan
-	start, first        int64 // its start; its attempt's first response byte (0: none yet)
-	try                 int
-	deadline, wakeAt    int64  // the attempt's --timeout; the retry's start (0: none)
-	req                 []byte // the request's head and (some of) its body
-	out                 []byte // what of req is being sent
-	outAt               int
-	body                io.ReadSeeker // a PUT's body (bodyLeft bytes of it still to send after out)
-	bodyLeft            int64
-	head                []byte // a response head that came in pieces
-	h                   head   // the answer's, once whole
-	headDone            bool
-	frame               framing
-	left                int64 // Content-Length framing: bytes to come
-	chunks              chunkReader
-	n                   int64  // body bytes read
-	errBody             []byte // a failed answer's body, for its message
-	sendingBody, closed bool
+	op                    metrics.Op
+	method, key, rangeHdr string
+	size                  int64 // a PUT's body
+	obj                   object
+	get                   getPlan
+	start, first          int64 // its start; its attempt's first response byte (0: none yet)
+	try                   int
+	deadline, wakeAt      int64  // the attempt's --timeout; the retry's start (0: none)
+	req                   []byte // the request's head and (some of) its body
+	out                   []byte // what of req is being sent
+	outAt                 int
+	body                  io.ReadSeeker // a PUT's body (bodyLeft bytes of it still to send after out)
+	bodyLeft              int64
+	head                  []byte // a response head that came in pieces
+	h                     head   // the answer's, once whole
+	headDone              bool
+	frame                 framing
+	left                  int64 // Content-Length framing: bytes to come
+	chunks                chunkReader
+	n                     int64  // body bytes read
+	errBody               []byte // a failed answer's body, for its message
 }
 
 // framing is how an answer's body ends.
@@ -337,7 +336,7 @@ func (l *eventLoop) next(c *loopConn) {
 	}
 	op := w.s.opts.Mix.pick(w.rng)
 	w.size, w.op = 0, op
-	c.op, c.try, c.rng, c.size = op, 0, "", 0
+	c.op, c.try, c.rangeHdr, c.size = op, 0, "", 0
 	c.start = l.clock.Now()
 	switch op {
 	case metrics.Put:
@@ -349,7 +348,7 @@ func (l *eventLoop) next(c *loopConn) {
 			l.opDone(c, err) // its record is at the loop's next turn
 			return
 		}
-		c.get, c.method, c.key, c.rng = g, http.MethodGet, g.obj.key, g.rangeHdr
+		c.get, c.method, c.key, c.rangeHdr = g, http.MethodGet, g.obj.key, g.rangeHdr
 	case metrics.Head:
 		c.method, c.key = http.MethodHead, w.existing().key
 	case metrics.Delete:
@@ -359,6 +358,9 @@ func (l *eventLoop) next(c *loopConn) {
 			return
 		}
 		c.method, c.key = http.MethodDelete, keys[0]
+	default: // loopable keeps every other operation out of the loops
+		l.opDone(c, fmt.Errorf("%s: not an operation of the event loops", op))
+		return
 	}
 	l.attempt(c)
 }
@@ -373,7 +375,7 @@ func (l *eventLoop) attempt(c *loopConn) {
 		c.deadline = l.clock.Now() + int64(o.Timeout)
 		l.soonest = min(l.soonest, c.deadline)
 	}
-	c.req = append(c.req[:0], c.sig.appendRequest(c.method, o.Bucket, c.key, c.size, c.rng)...)
+	c.req = append(c.req[:0], c.sig.appendRequest(c.method, o.Bucket, c.key, c.size, c.rangeHdr)...)
 	c.out, c.outAt, c.bodyLeft = c.req, 0, 0
 	if c.method == http.MethodPut {
 		c.body, c.bodyLeft = l.s.content.Again(c.body, c.obj.seed, c.obj.size), c.obj.size
@@ -595,8 +597,7 @@ func (l *eventLoop) take(c *loopConn, p []byte) bool {
 			// Closed unread: what follows a wrong Content-Length is no
 			// answer to the next request.
 			l.closeConn(c)
-			l.opDone(c, fmt.Errorf("%w: GET %s: the server announced %d bytes, the object (or range) has %d",
-				errBodyLength, c.key, h.length, c.get.want))
+			l.opDone(c, announcedLength(c.key, h.length, c.get.want))
 			return true
 		}
 		if c.frame == noBody || (c.frame == byLength && c.left == 0) {
@@ -758,8 +759,7 @@ func (l *eventLoop) cut() {
 			continue
 		}
 		if c.state != idle || c.err != nil {
-			c.rec.OpError(c.op, "cut", fmt.Errorf("%s: still in flight when the run's grace period ended; cut after %v",
-				c.op, time.Duration(now-c.start).Round(time.Millisecond)))
+			c.rec.OpError(c.op, "cut", cutError(c.op, now-c.start))
 		}
 		l.closeConn(c)
 		c.state = done

@@ -100,8 +100,7 @@ func (w *worker) record(ctx context.Context, rec *metrics.Recorder, op metrics.O
 	if err != nil {
 		if ctx.Err() != nil {
 			// The run's hard stop cut it: still an operation that failed.
-			rec.OpError(op, "cut", fmt.Errorf("%s: still in flight when the run's grace period ended; cut after %v",
-				op, time.Duration(end-start).Round(time.Millisecond)))
+			rec.OpError(op, "cut", cutError(op, end-start))
 			return false
 		}
 		rec.OpError(op, errorCode(err), explain(op, err))
@@ -124,6 +123,17 @@ func (w *worker) record(ctx context.Context, rec *metrics.Recorder, op metrics.O
 		rec.RecordTTFB(op, firstByte-start)
 	}
 	return true
+}
+
+// cutError is an operation the run's hard stop cut after d nanoseconds.
+func cutError(op metrics.Op, d int64) error {
+	return fmt.Errorf("%s: still in flight when the run's grace period ended; cut after %v", op, time.Duration(d).Round(time.Millisecond))
+}
+
+// announcedLength is a GET answered with another length than the object's
+// (or the range's): closed unread.
+func announcedLength(key string, got, want int64) error {
+	return fmt.Errorf("%w: GET %s: the server announced %d bytes, the object (or range) has %d", errBodyLength, key, got, want)
 }
 
 // do performs one operation and returns the payload bytes it moved.
@@ -343,7 +353,7 @@ func (w *worker) getBody(ctx context.Context, obj object, opts minio.GetObjectOp
 	}
 	defer r.Close()
 	if info.Size >= 0 && info.Size != want {
-		return 0, fmt.Errorf("%w: GET %s: the server announced %d bytes, the object (or range) has %d", errBodyLength, obj.key, info.Size, want)
+		return 0, announcedLength(obj.key, info.Size, want)
 	}
 	// Plain Writer and Reader, so the copy uses the worker's buffer and not
 	// io.Discard's small pooled ones.
