@@ -8,6 +8,12 @@
 // its life), and their whole processes (getrusage at exit, start-up — a
 // frame buffer per thread, iolab's store — included).
 //
+// Beside them it prints the bound: the same frames written by the bench
+// itself as a writer that does nothing else (iolab's calls — open, pieces
+// of iolab's size from a buffer in huge pages, close — with no content made
+// and no call timed), once per pair after both tools, in frames and GB per
+// second, and iolab's fps as a share of it.
+//
 // A case is PROFILE FRAMESxTHREADS (vframetest's -w, -n and -t); each runs
 // in every directory of -dirs (default tmpfs, then the disk), with O_DIRECT
 // as vframetest always opens its frames (iolab --direct=1). Frame files are
@@ -104,12 +110,12 @@ func bench() {
 		fmt.Println()
 	}
 	fmt.Printf("%d pairs per case and directory; O_DIRECT on both; CPU ms per frame in each run's window (whole process in brackets)\n\n", *pairs)
-	fmt.Println("| directory | case | frame MiB | vframetest fps | iolab fps | fps iolab/vframetest: median [95% CI] | CPU ms/frame vframetest | CPU ms/frame iolab | CPU/frame iolab/vframetest, window [whole] |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| directory | case | frame MiB | vframetest fps | iolab fps | fps iolab/vframetest: median [95% CI] | CPU ms/frame vframetest | CPU ms/frame iolab | CPU/frame iolab/vframetest, window [whole] | plain writer fps [GB/s] | iolab/plain fps |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, dir := range strings.Split(*dirs, ",") {
 		for _, c := range cases {
 			var v, i []sample
-			var ratios []float64
+			var ratios, plain []float64
 			var frameBytes float64
 			for p := range *pairs {
 				tools := []string{"vframetest", "iolab"}
@@ -132,15 +138,20 @@ func bench() {
 				if vft != "" {
 					ratios = append(ratios, pi.fps/pv.fps)
 				}
+				run := harness.WorkDir(dir, "plain-")
+				plain = append(plain, runPlain(run, c, int64(frameBytes)))
+				os.RemoveAll(run)
 			}
 			mib := frameBytes / (1 << 20)
+			plainFPS := stats.Summarize(plain).Median
+			bound := fmt.Sprintf("%.1f [%.2f] | %.3f", plainFPS, plainFPS*frameBytes/1e9, median(i, fps)/plainFPS)
 			win, whole := cpuPerFrame(c, false), cpuPerFrame(c, true)
 			if vft == "" {
-				fmt.Printf("| %s | %s | %.1f | — | %.1f | — | — | %.2f [%.2f] | — |\n", dir, c, mib, median(i, fps), 1e3*median(i, win), 1e3*median(i, whole))
+				fmt.Printf("| %s | %s | %.1f | — | %.1f | — | — | %.2f [%.2f] | — | %s |\n", dir, c, mib, median(i, fps), 1e3*median(i, win), 1e3*median(i, whole), bound)
 				continue
 			}
-			fmt.Printf("| %s | %s | %.1f | %.1f | %.1f | %s | %.2f [%.2f] | %.2f [%.2f] | %.3f [%.3f] |\n", dir, c, mib, median(v, fps), median(i, fps), harness.MedianRatio(ratios),
-				1e3*median(v, win), 1e3*median(v, whole), 1e3*median(i, win), 1e3*median(i, whole), median(i, win)/median(v, win), median(i, whole)/median(v, whole))
+			fmt.Printf("| %s | %s | %.1f | %.1f | %.1f | %s | %.2f [%.2f] | %.2f [%.2f] | %.3f [%.3f] | %s |\n", dir, c, mib, median(v, fps), median(i, fps), harness.MedianRatio(ratios),
+				1e3*median(v, win), 1e3*median(v, whole), 1e3*median(i, win), 1e3*median(i, whole), median(i, win)/median(v, win), median(i, whole)/median(v, whole), bound)
 		}
 	}
 }

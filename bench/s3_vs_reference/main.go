@@ -17,11 +17,17 @@
 // prepare and clean-up included) per measured operation is printed beside
 // it. The server's CPU is /proc's, in the same windows.
 //
-//	go run ./bench/s3_vs_reference [-server versitygw|minio] [-client auto|loop|conn|sdk] [-port N] [-iolab PATH] [-pairs 6] [-runtime 5s]
+// It measures each server of -server in turn (default both: versitygw,
+// which closes every connection, then MinIO, which keeps them alive),
+// each started for its cases and stopped after them.
+//
+//	go run ./bench/s3_vs_reference [-server versitygw,minio] [-client auto|loop|conn|sdk] [-port N] [-iolab PATH] [-pairs 6] [-runtime 5s]
 //	    [-cases "get 1k c32,put 1k c32,get 10m c8,put 10m c8,put 1m c8"]
 //
-// It needs versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0)
-// or minio (go install github.com/minio/minio@latest), and wrk (apt-get install wrk).
+// It needs wrk (apt-get install wrk) and versitygw (go install
+// github.com/versity/versitygw/cmd/versitygw@v1.8.0) or minio (go install
+// github.com/minio/minio@latest); a server not installed is skipped, and
+// the bench says how to install it.
 package main
 
 import (
@@ -105,7 +111,7 @@ func main() { harness.Main(bench) }
 func bench() {
 	pairs := flag.Int("pairs", 6, "rounds per case; each runs every tool once, in rotating order (6 or more give the CPU ratios a 95% interval)")
 	runtime := flag.Duration("runtime", 5*time.Second, "duration of each run")
-	server := flag.String("server", "versitygw", "versitygw (closes every connection) or minio (keeps them alive)")
+	servers := flag.String("server", "versitygw,minio", "the S3 servers, comma-separated, each measured in turn: versitygw (closes every connection), minio (keeps them alive); one not installed is skipped, saying how to install it")
 	client := flag.String("client", "auto", "iolab's --client: auto, loop (event loops), conn (a goroutine and connection per worker) or sdk (minio-go)")
 	caseList := flag.String("cases", defaultCases, "the cases, comma-separated: OP SIZE cN (OP get or put, N the concurrency)")
 	port := flag.Int("port", 0, "the S3 server's loopback port (0: a free one)")
@@ -115,17 +121,35 @@ func bench() {
 	if err != nil {
 		harness.Fatal(err)
 	}
+	names := strings.Split(*servers, ",")
+	for _, name := range names {
+		if harness.S3Install[name] == "" {
+			harness.Fatalf("-server: %q is not versitygw or minio", name)
+		}
+	}
 	work := harness.WorkDir("", "s3bench-")
 	bin := *iolabBin
 	if bin == "" {
 		bin = harness.BuildIolab(work)
 	}
-	endpoint, pid, stop := harness.StartS3(work, *server, *port, accessKey, secretKey)
+	for _, name := range names {
+		if harness.S3Binary(name) == "" {
+			fmt.Printf("%s is not installed, so not measured: %s\n\n", name, harness.S3Install[name])
+			continue
+		}
+		against(name, bin, work, cases, *pairs, *runtime, *client, *port)
+	}
+}
+
+// against measures the cases against one S3 server, started for them and
+// stopped after them, and prints their table.
+func against(server, bin, work string, cases []benchCase, pairs int, runtime time.Duration, client string, port int) {
+	endpoint, pid, stop := harness.StartS3(work, server, port, accessKey, secretKey)
 	defer stop()
 	srv := harness.SampleCPU(pid, 20*time.Millisecond)
 	defer srv.Stop()
 	mc := openBucket(endpoint)
-	fmt.Printf("iolab s3 vs wrk against %s at %s, %d rounds x %v\n\n", *server, endpoint, *pairs, *runtime)
+	fmt.Printf("iolab s3 vs wrk against %s at %s, %d rounds x %v\n\n", server, endpoint, pairs, runtime)
 	fmt.Println("ops/s, with client and server CPU per operation in µs in each run's window (client/server) and the client's")
 	fmt.Println("whole process per measured operation; ratios are iolab's over wrk's (ops/s, then client CPU per operation)")
 	fmt.Println()
@@ -137,18 +161,18 @@ func bench() {
 		keys := prepare(mc, c)
 		sum := map[string]measure{}
 		var anonRatios, signedRatios []float64 // iolab's CPU per operation over wrk's, by round
-		for i := 0; i < *pairs; i++ {
+		for i := 0; i < pairs; i++ {
 			round := map[string]measure{}
 			for k := range tools {
 				tool := tools[(i+k)%len(tools)]
 				var m measure
 				switch tool {
 				case "wrk":
-					m = runWrk(endpoint, writeScript(work, c, keys, nil), c, *runtime, srv)
+					m = runWrk(endpoint, writeScript(work, c, keys, nil), c, runtime, srv)
 				case "wrk-signed":
-					m = runWrk(endpoint, writeScript(work, c, keys, signer(endpoint)), c, *runtime, srv)
+					m = runWrk(endpoint, writeScript(work, c, keys, signer(endpoint)), c, runtime, srv)
 				default:
-					m = runIolab(bin, endpoint, c, *runtime, work, *client, srv)
+					m = runIolab(bin, endpoint, c, runtime, work, client, srv)
 				}
 				sum[tool] = sum[tool].plus(m)
 				round[tool] = m
@@ -162,12 +186,13 @@ func bench() {
 		wholePerOp := func(tool string) float64 { return sum[tool].clientWhole / n(tool) }
 		cell := func(tool string) string {
 			m := sum[tool]
-			return fmt.Sprintf("%.0f (%.0f/%.0f; %.0f)", m.ops/float64(*pairs), 1e6*perOp(tool), 1e6*m.serverCPU/n(tool), 1e6*wholePerOp(tool))
+			return fmt.Sprintf("%.0f (%.0f/%.0f; %.0f)", m.ops/float64(pairs), 1e6*perOp(tool), 1e6*m.serverCPU/n(tool), 1e6*wholePerOp(tool))
 		}
 		fmt.Printf("| %s | %s | %s | %s | %.3f | %.3f | %s | %s | %.3f |\n", c, cell("wrk"), cell("wrk-signed"), cell("iolab"),
 			sum["iolab"].ops/sum["wrk"].ops, sum["iolab"].ops/sum["wrk-signed"].ops, harness.MedianRatio(anonRatios), harness.MedianRatio(signedRatios),
 			wholePerOp("iolab")/wholePerOp("wrk"))
 	}
+	fmt.Println()
 }
 
 // openBucket creates the bucket and lets anonymous clients (wrk) GET and PUT.

@@ -28,20 +28,42 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// S3Install is how to install each S3 server StartS3 starts.
+var S3Install = map[string]string{
+	"versitygw": "go install github.com/versity/versitygw/cmd/versitygw@v1.8.0",
+	"minio":     "go install github.com/minio/minio@latest",
+}
+
+// S3Binary is the path of S3 server name (versitygw or minio): on PATH,
+// else in ~/go/bin where go install puts it; "" when neither has it.
+func S3Binary(name string) string {
+	if bin, err := exec.LookPath(name); err == nil {
+		return bin
+	}
+	bin := filepath.Join(os.Getenv("HOME"), "go", "bin", name)
+	if st, err := os.Stat(bin); err == nil && !st.IsDir() {
+		return bin
+	}
+	return ""
+}
+
 // StartS3 starts versitygw or minio on a loopback port (0: a free one)
-// with the given root credentials, data in work/data, and returns its
+// with the given root credentials, data in work/data-NAME, and returns its
 // endpoint, its pid and a function that stops it (it is stopped at the
-// bench's end anyway: AtExit). The binary is looked up on PATH, then in
-// ~/go/bin where go install puts it; it exits on failure.
+// bench's end anyway: AtExit). It exits on failure, and when the server is
+// not installed (S3Binary) saying how to install it.
 func StartS3(work, name string, port int, accessKey, secretKey string) (string, int, func()) {
-	bin, err := exec.LookPath(name)
-	if err != nil {
-		bin = filepath.Join(os.Getenv("HOME"), "go", "bin", name)
+	bin := S3Binary(name)
+	if bin == "" {
+		if S3Install[name] == "" {
+			Fatalf("S3 server %q: want versitygw or minio", name)
+		}
+		Fatalf("%s is not installed: %s", name, S3Install[name])
 	}
 	if port == 0 {
 		port = freePort()
 	}
-	data := filepath.Join(work, "data")
+	data := filepath.Join(work, "data-"+name)
 	os.MkdirAll(data, 0o755)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "--port", addr, "posix", data)
