@@ -12,7 +12,7 @@
 // itself as a writer that does nothing else (iolab's calls — open, pieces
 // of iolab's size from a buffer in huge pages, close — with no content made
 // and no call timed), once per pair after both tools, in frames and GB per
-// second, and iolab's fps as a share of it.
+// second with its CPU per frame, and iolab's fps as a share of it.
 //
 // A case is PROFILE FRAMESxTHREADS (vframetest's -w, -n and -t); each runs
 // in every directory of -dirs (default tmpfs, then the disk), with O_DIRECT
@@ -110,12 +110,12 @@ func bench() {
 		fmt.Println()
 	}
 	fmt.Printf("%d pairs per case and directory; O_DIRECT on both; CPU ms per frame in each run's window (whole process in brackets)\n\n", *pairs)
-	fmt.Println("| directory | case | frame MiB | vframetest fps | iolab fps | fps iolab/vframetest: median [95% CI] | CPU ms/frame vframetest | CPU ms/frame iolab | CPU/frame iolab/vframetest, window [whole] | plain writer fps [GB/s] | iolab/plain fps |")
+	fmt.Println("| directory | case | frame MiB | vframetest fps | iolab fps | fps iolab/vframetest: median [95% CI] | CPU ms/frame vframetest | CPU ms/frame iolab | CPU/frame iolab/vframetest, window [whole] | plain writer fps [GB/s; CPU ms/frame] | iolab/plain fps |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, dir := range strings.Split(*dirs, ",") {
 		for _, c := range cases {
 			var v, i []sample
-			var ratios, plain []float64
+			var ratios, plain, plainCPU []float64
 			var frameBytes float64
 			for p := range *pairs {
 				tools := []string{"vframetest", "iolab"}
@@ -139,12 +139,13 @@ func bench() {
 					ratios = append(ratios, pi.fps/pv.fps)
 				}
 				run := harness.WorkDir(dir, "plain-")
-				plain = append(plain, runPlain(run, c, int64(frameBytes)))
+				fps, cpu := runPlain(run, c, int64(frameBytes))
+				plain, plainCPU = append(plain, fps), append(plainCPU, cpu/float64(c.frames))
 				os.RemoveAll(run)
 			}
 			mib := frameBytes / (1 << 20)
 			plainFPS := stats.Summarize(plain).Median
-			bound := fmt.Sprintf("%.1f [%.2f] | %.3f", plainFPS, plainFPS*frameBytes/1e9, median(i, fps)/plainFPS)
+			bound := fmt.Sprintf("%.1f [%.2f; %.2f] | %.3f", plainFPS, plainFPS*frameBytes/1e9, 1e3*stats.Summarize(plainCPU).Median, median(i, fps)/plainFPS)
 			win, whole := cpuPerFrame(c, false), cpuPerFrame(c, true)
 			if vft == "" {
 				fmt.Printf("| %s | %s | %.1f | — | %.1f | — | — | %.2f [%.2f] | — | %s |\n", dir, c, mib, median(i, fps), 1e3*median(i, win), 1e3*median(i, whole), bound)

@@ -19,8 +19,10 @@ import (
 // O_TRUNC, O_DIRECT), write it from one buffer filled once — iolab's piece
 // size, in huge pages — and close it. No content is made per frame, no call
 // is timed. It is what the directory carries for these frames with iolab's
-// calls, the bound beside both tools' fps; it returns frames per second.
-func runPlain(dir string, c benchCase, frameBytes int64) float64 {
+// calls, the bound beside both tools' fps. It returns frames per second
+// and the CPU seconds of the bench's process while the frames were written
+// (the bench does nothing else meanwhile).
+func runPlain(dir string, c benchCase, frameBytes int64) (fps, cpu float64) {
 	piece := int(min(frames.PieceBytes(dir, true), frameBytes))
 	bufs := make([][]byte, c.threads) // made before the clock starts, as both tools make theirs
 	for t := range bufs {
@@ -37,6 +39,7 @@ func runPlain(dir string, c benchCase, frameBytes int64) float64 {
 	var next atomic.Int64
 	var failure atomic.Pointer[error]
 	var wg sync.WaitGroup
+	cpu0 := selfCPU()
 	start := time.Now()
 	for _, buf := range bufs {
 		wg.Add(1)
@@ -49,10 +52,20 @@ func runPlain(dir string, c benchCase, frameBytes int64) float64 {
 	}
 	wg.Wait()
 	took := time.Since(start)
+	cpu = selfCPU() - cpu0
 	if err := failure.Load(); err != nil {
 		harness.Fatalf("plain writer: %v", *err)
 	}
-	return float64(c.frames) / took.Seconds()
+	return float64(c.frames) / took.Seconds(), cpu
+}
+
+// selfCPU is the CPU seconds the bench's process has used so far.
+func selfCPU() float64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		harness.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // plainThread writes frames from buf, taking the next frame number from
