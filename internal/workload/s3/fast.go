@@ -40,6 +40,7 @@ type fastConn struct {
 	tlsConf  *tls.Config
 	unwatch  func() bool   // stops the watch that unblocks conn when the run's context ends
 	timeout  time.Duration // --timeout: each request's deadline
+	head     []byte        // the request head being sent
 }
 
 // sigv4 writes signed request heads for one connection at a time: its
@@ -52,6 +53,7 @@ type sigv4 struct {
 	token  string
 	day    string    // the day mac's key is for
 	mac    hash.Hash // HMAC-SHA256 keyed with the day's signing key
+	sig    []byte    // the last signature (its own buffer: a local one would escape through mac.Sum)
 
 	date, path, scope, scratch []byte
 	second                     int64 // the Unix second date is of
@@ -184,11 +186,12 @@ func hmacSHA256(key []byte, data string) []byte {
 	return m.Sum(nil)
 }
 
-// appendRequest returns a signed request head (UNSIGNED-PAYLOAD, as
-// minio-go sends with DisableContentSha256), valid until the next call. It
-// builds the canonical request, the string to sign and the head in the
-// signer's own buffers: a small object's request costs no allocation.
-func (f *sigv4) appendRequest(method, bucket, key string, size int64, rangeHdr string) []byte {
+// appendRequest appends a signed request head (UNSIGNED-PAYLOAD, as
+// minio-go sends with DisableContentSha256) to dst and returns it. It
+// builds the canonical request and the string to sign in the signer's own
+// buffers: a small object's request costs no allocation, and the head is
+// written once, where it is sent from.
+func (f *sigv4) appendRequest(dst []byte, method, bucket, key string, size int64, rangeHdr string) []byte {
 	if now := time.Now(); now.Unix() != f.second || f.date == nil {
 		f.date, f.second = now.UTC().AppendFormat(f.date[:0], "20060102T150405Z"), now.Unix()
 	}
@@ -222,10 +225,9 @@ func (f *sigv4) appendRequest(method, bucket, key string, size int64, rangeHdr s
 	ts = append(append(append(append(append(ts, amzDate...), '\n'), scope...), '\n'), sumHex[:]...)
 	mac := f.signer(day)
 	mac.Write(ts)
-	var sig [sha256.Size]byte
-	mac.Sum(sig[:0])
+	f.sig = mac.Sum(f.sig[:0])
 
-	h := append(f.scratch[:0], method...)
+	h := append(dst, method...)
 	h = append(append(append(h, ' '), path...), " HTTP/1.1\r\nHost: "...)
 	h = append(append(h, f.host...), "\r\nUser-Agent: iolab\r\nX-Amz-Content-Sha256: UNSIGNED-PAYLOAD\r\nX-Amz-Date: "...)
 	h = append(append(h, amzDate...), "\r\n"...)
@@ -234,7 +236,7 @@ func (f *sigv4) appendRequest(method, bucket, key string, size int64, rangeHdr s
 	}
 	h = append(append(append(h, "Authorization: AWS4-HMAC-SHA256 Credential="...), f.access...), '/')
 	h = append(append(append(h, scope...), ", SignedHeaders="...), signed...)
-	h = hex.AppendEncode(append(h, ", Signature="...), sig[:])
+	h = hex.AppendEncode(append(h, ", Signature="...), f.sig)
 	h = append(h, "\r\n"...)
 	if rangeHdr != "" {
 		h = append(append(append(h, "Range: "...), rangeHdr...), "\r\n"...)
@@ -243,9 +245,7 @@ func (f *sigv4) appendRequest(method, bucket, key string, size int64, rangeHdr s
 		h = strconv.AppendInt(append(h, "Content-Length: "...), size, 10)
 		h = append(h, "\r\nContent-Type: application/octet-stream\r\n"...)
 	}
-	h = append(h, "\r\n"...)
-	f.scratch = h
-	return h
+	return append(h, "\r\n"...)
 }
 
 // do sends one request and copies the response body to dst, calling
@@ -262,7 +262,8 @@ func (f *fastConn) do(ctx context.Context, method, bucket, key string, body io.R
 		f.close()
 		return &noAnswer{deadlineErr(ctx, f.timeout, err)}
 	}
-	f.bw.Write(f.appendRequest(method, bucket, key, size, rangeHdr))
+	f.head = f.appendRequest(f.head[:0], method, bucket, key, size, rangeHdr)
+	f.bw.Write(f.head)
 	if body != nil {
 		if _, err := io.CopyBuffer(f.bw, struct{ io.Reader }{body}, buf); err != nil {
 			return 0, noAnswerFrom(err)

@@ -238,8 +238,8 @@ type loopConn struct {
 	outAt                 int
 	body                  io.ReadSeeker // a PUT's body (bodyLeft bytes of it still to send after out)
 	bodyLeft              int64
-	head                  []byte // a response head that came in pieces
-	h                     head   // the answer's, once whole
+	hp                    headParser // the answer's head as it arrives
+	h                     head       // the answer's, once whole
 	headDone              bool
 	frame                 framing
 	left                  int64 // Content-Length framing: bytes to come
@@ -368,14 +368,15 @@ func (l *eventLoop) next(c *loopConn) {
 // attempt sends the operation's request (again).
 func (l *eventLoop) attempt(c *loopConn) {
 	o := &l.s.opts
-	c.first, c.n, c.headDone, c.head, c.errBody, c.wakeAt = 0, 0, false, c.head[:0], c.errBody[:0], 0
+	c.first, c.n, c.headDone, c.errBody, c.wakeAt = 0, 0, false, c.errBody[:0], 0
+	c.hp.reset()
 	c.chunks = chunkReader{}
 	c.deadline = 0
 	if o.Timeout > 0 {
 		c.deadline = l.clock.Now() + int64(o.Timeout)
 		l.soonest = min(l.soonest, c.deadline)
 	}
-	c.req = append(c.req[:0], c.sig.appendRequest(c.method, o.Bucket, c.key, c.size, c.rangeHdr)...)
+	c.req = c.sig.appendRequest(c.req[:0], c.method, o.Bucket, c.key, c.size, c.rangeHdr)
 	c.out, c.outAt, c.bodyLeft = c.req, 0, 0
 	if c.method == http.MethodPut {
 		c.body, c.bodyLeft = l.s.content.Again(c.body, c.obj.seed, c.obj.size), c.obj.size
@@ -544,42 +545,22 @@ func (l *eventLoop) read(c *loopConn) {
 	}
 }
 
-var headEnd = []byte("\r\n\r\n")
-
 // take takes in bytes of the answer; it says true when the answer is
 // whole or failed (the attempt is over).
 func (l *eventLoop) take(c *loopConn, p []byte) bool {
 	for !c.headDone {
-		var whole []byte
-		if len(c.head) == 0 {
-			if i := bytes.Index(p, headEnd); i >= 0 {
-				whole, p = p[:i+4], p[i+4:]
-			}
-		}
-		if whole == nil {
-			from := max(0, len(c.head)-3)
-			old := len(c.head)
-			c.head = append(c.head, p[:min(len(p), maxHead+4-old)]...)
-			i := bytes.Index(c.head[from:], headEnd)
-			if i < 0 {
-				if len(c.head) > maxHead {
-					l.failed(c, &noAnswer{fmt.Errorf("%w: a head longer than %d bytes", errMalformed, maxHead)})
-					return true
-				}
-				return false
-			}
-			end := from + i + 4
-			whole, p = c.head[:end], p[end-old:]
-		}
-		h, err := parseHead(whole)
+		used, done, err := c.hp.feed(p, maxHead)
 		if err != nil {
 			l.failed(c, &noAnswer{err})
 			return true
 		}
+		if p = p[used:]; !done {
+			return false
+		}
+		h := c.hp.h
 		if h.status >= 100 && h.status < 200 && h.status != http.StatusSwitchingProtocols {
 			// 100 Continue, 103 Early Hints: the real answer follows.
-			// p may lie in c.head: appending it to c.head[:0] moves it.
-			c.head = c.head[:0]
+			c.hp.reset()
 			continue
 		}
 		c.h, c.headDone = h, true

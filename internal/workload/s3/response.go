@@ -101,19 +101,58 @@ func readHead(br *bufio.Reader) (r response, length int64, chunked bool, err err
 	return r, 0, false, err
 }
 
-// parseHead parses a whole response head, its lines ending in CRLF (or
-// LF), the blank line that ends it included.
-func parseHead(b []byte) (head, error) {
-	line, b, _ := bytes.Cut(b, []byte("\n"))
-	h, err := statusLine(bytes.TrimSuffix(line, []byte("\r")))
-	for err == nil {
-		line, b, _ = bytes.Cut(b, []byte("\n"))
-		if line = bytes.TrimSuffix(line, []byte("\r")); len(line) == 0 {
-			return h, nil
+// headParser reads a response head as it arrives, a line at a time: each
+// byte is looked at once, however the head is cut into pieces (a server
+// that sends a byte at a time costs no more than one that sends it whole).
+// Lines end in CRLF or LF, as readHead reads them.
+type headParser struct {
+	h       head
+	started bool   // the status line is read
+	partial []byte // a line that has not ended yet
+	size    int    // bytes of the head so far
+}
+
+// reset readies p for the next head (after a 1xx answer, or for the next
+// request on the connection).
+func (p *headParser) reset() {
+	*p = headParser{partial: p.partial[:0]}
+}
+
+// feed reads b's bytes and returns how many belong to the head and
+// whether the head ended among them; what follows them is the body. A
+// head longer than limit bytes is malformed.
+func (p *headParser) feed(b []byte, limit int) (used int, done bool, err error) {
+	for used < len(b) && !done && err == nil {
+		i := bytes.IndexByte(b[used:], '\n')
+		if i < 0 {
+			i = len(b) - used
+			if p.size += i; p.size > limit {
+				return used, false, fmt.Errorf("%w: a head longer than %d bytes", errMalformed, limit)
+			}
+			p.partial = append(p.partial, b[used:]...)
+			return len(b), false, nil
 		}
-		err = h.header(line)
+		line := b[used : used+i]
+		used += i + 1
+		if p.size += i + 1; p.size > limit {
+			return used, false, fmt.Errorf("%w: a head longer than %d bytes", errMalformed, limit)
+		}
+		if len(p.partial) > 0 {
+			p.partial = append(p.partial, line...)
+			line, p.partial = p.partial, p.partial[:0]
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		switch {
+		case !p.started:
+			p.started = true
+			p.h, err = statusLine(line)
+		case len(line) == 0:
+			done = true
+		default:
+			err = p.h.header(line)
+		}
 	}
-	return h, err
+	return used, done, err
 }
 
 // statusLine parses "HTTP/1.1 200 OK".
@@ -136,21 +175,25 @@ func (h *head) header(line []byte) error {
 	if colon <= 0 {
 		return fmt.Errorf("%w: header line %q", errMalformed, line)
 	}
-	name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+	// Most of a server's headers are none of these three: their names'
+	// lengths tell them apart before any byte is compared.
+	name := line[:colon]
 	switch {
-	case bytes.EqualFold(name, []byte("Content-Length")):
+	case len(name) == len("Content-Length") && bytes.EqualFold(name, []byte("Content-Length")):
+		value := bytes.TrimSpace(line[colon+1:])
 		n, err := strconv.ParseInt(string(value), 10, 64)
 		if err != nil || n < 0 || (h.length >= 0 && n != h.length) {
 			return fmt.Errorf("%w: Content-Length %q", errMalformed, value)
 		}
 		h.length = n
-	case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+	case len(name) == len("Transfer-Encoding") && bytes.EqualFold(name, []byte("Transfer-Encoding")):
+		value := bytes.TrimSpace(line[colon+1:])
 		h.chunked = bytes.EqualFold(value, []byte("chunked"))
 		if !h.chunked {
 			return fmt.Errorf("%w: Transfer-Encoding %q", errMalformed, value)
 		}
-	case bytes.EqualFold(name, []byte("Connection")):
-		for rest := value; len(rest) > 0; { // bytes.Split without its slice
+	case len(name) == len("Connection") && bytes.EqualFold(name, []byte("Connection")):
+		for rest := line[colon+1:]; len(rest) > 0; { // bytes.Split without its slice
 			var tok []byte
 			tok, rest, _ = bytes.Cut(rest, []byte(","))
 			tok = bytes.TrimSpace(tok)

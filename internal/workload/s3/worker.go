@@ -300,10 +300,16 @@ type getPlan struct {
 	dst      io.Writer
 }
 
+// discard is where a GET's bytes go when nothing checks them: io.Discard
+// behind a plain Writer, so io.Copy reads into the caller's buffer, not
+// Discard's pool. Made once: converting it to an interface per GET
+// allocated (1% of a loop's CPU on 1 KiB GETs).
+var discard io.Writer = struct{ io.Writer }{io.Discard}
+
 // planGet picks the object (and range) of the next GET.
 func (w *worker) planGet() (getPlan, error) {
 	o := &w.s.opts
-	g := getPlan{obj: w.existing(), dst: struct{ io.Writer }{io.Discard}}
+	g := getPlan{obj: w.existing(), dst: discard}
 	w.size = g.obj.size
 	from, want := int64(0), g.obj.size
 	if o.RangeSize > 0 && g.obj.size > o.RangeSize {
