@@ -30,8 +30,10 @@ var hostileModes = []string{"flip", "truncate", "wrong-length", "garbage", "clos
 //     a trailer;
 //   - continue: a 100 Continue before the answer;
 //   - close-delimited: an HTTP/1.0 answer without Content-Length, its
-//     body ended by closing the connection.
-var reframeModes = []string{"chunked", "continue", "close-delimited"}
+//     body ended by closing the connection;
+//   - bare-lf: the head's lines ended by LF alone, sent a byte at a time
+//     (each byte its own write; the proxy's connection sends without delay).
+var reframeModes = []string{"chunked", "continue", "close-delimited", "bare-lf"}
 
 // hostileFront is a proxy in front of an S3 server that passes every
 // request through and spoils the answer to each object GET in one way:
@@ -142,6 +144,14 @@ func hostileFront(t *testing.T, target, mode string, spoiled chan<- string) stri
 			case "close-delimited":
 				io.WriteString(conn, head(-2))
 				conn.Write(body)
+			case "bare-lf":
+				for _, c := range []byte(strings.ReplaceAll(head(len(body)), "\r\n", "\n")) {
+					if _, err := conn.Write([]byte{c}); err != nil {
+						return
+					}
+				}
+				conn.Write(body)
+				continue
 			case "500":
 				e := "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>"
 				fmt.Fprintf(conn, "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/xml\r\nContent-Length: %d\r\n\r\n%s", len(e), e)
