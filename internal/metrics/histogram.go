@@ -71,6 +71,9 @@ type Percentiles struct {
 }
 
 // PercentilesOf reads the report quantiles off h; all zero for an empty h.
+// Max and Min are the 100th and 0th percentiles, the values HdrHistogram's
+// Max and Min give: its percentiles scan the counts directly, where Max
+// walks every bucket through its iterator (Mean still does).
 func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
 	if h == nil || h.TotalCount() == 0 {
 		return Percentiles{}
@@ -80,8 +83,8 @@ func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
 		P90:  h.ValueAtQuantile(90),
 		P99:  h.ValueAtQuantile(99),
 		P999: h.ValueAtQuantile(99.9),
-		Max:  h.Max(),
-		Min:  h.Min(),
+		Max:  h.ValueAtQuantile(100),
+		Min:  h.ValueAtQuantile(0),
 		Mean: h.Mean(),
 	}
 }

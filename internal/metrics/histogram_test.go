@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -60,5 +62,32 @@ func TestHistogramSum(t *testing.T) {
 	sum.Add(nil)
 	if got := sum.Histogram(); got.TotalCount() != 5001 || got.ValueAtQuantile(50) != want.ValueAtQuantile(50) || got.Max() != want.Max() {
 		t.Fatalf("sum: %d values, p50 %d, max %d; want p50 %d, max %d", got.TotalCount(), got.ValueAtQuantile(50), got.Max(), want.ValueAtQuantile(50), want.Max())
+	}
+}
+
+// PercentilesOf's max and min are HdrHistogram's Max and Min, for
+// histograms of one value, of values spread over every magnitude iolab
+// records, and of values clamped at both ends of its range.
+func TestPercentilesMaxMinAreHistograms(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 150 {
+		h := NewHistogram()
+		switch n := 1 + rng.IntN(20000); trial % 3 {
+		case 0:
+			RecordLatency(h, rng.Int64N(1e12))
+		case 1:
+			for range n {
+				RecordLatency(h, int64(math.Exp(rng.Float64()*28))) // 1 ns to 1.4e12, below the clamp
+			}
+		default:
+			for range n {
+				RecordLatency(h, rng.Int64N(1<<62)-1<<61)
+			}
+		}
+		p := PercentilesOf(h)
+		if p.Max != h.Max() || p.Min != h.Min() {
+			t.Fatalf("trial %d: max %d, min %d; HdrHistogram's max %d, min %d", trial, p.Max, p.Min, h.Max(), h.Min())
+		}
 	}
 }
