@@ -238,8 +238,7 @@ type loopConn struct {
 	outAt                 int
 	body                  io.ReadSeeker // a PUT's body (bodyLeft bytes of it still to send after out)
 	bodyLeft              int64
-	hp                    headParser // the answer's head as it arrives
-	h                     head       // the answer's, once whole
+	hp                    headParser // the answer's head as it arrives (hp.h, once headDone)
 	headDone              bool
 	frame                 framing
 	left                  int64 // Content-Length framing: bytes to come
@@ -557,13 +556,13 @@ func (l *eventLoop) take(c *loopConn, p []byte) bool {
 		if p = p[used:]; !done {
 			return false
 		}
-		h := c.hp.h
+		h := &c.hp.h
 		if h.status >= 100 && h.status < 200 && h.status != http.StatusSwitchingProtocols {
 			// 100 Continue, 103 Early Hints: the real answer follows.
 			c.hp.reset()
 			continue
 		}
-		c.h, c.headDone = h, true
+		c.headDone = true
 		switch {
 		case c.method == http.MethodHead || h.status == http.StatusNoContent || h.status == http.StatusNotModified:
 			c.frame = noBody
@@ -572,7 +571,7 @@ func (l *eventLoop) take(c *loopConn, p []byte) bool {
 		case h.length >= 0:
 			c.frame, c.left = byLength, h.length
 		default:
-			c.frame, c.h.close = byClose, true
+			c.frame, h.close = byClose, true
 		}
 		if c.method == http.MethodGet && h.status < 300 && c.frame == byLength && h.length != c.get.want {
 			// Closed unread: what follows a wrong Content-Length is no
@@ -613,7 +612,7 @@ func (l *eventLoop) take(c *loopConn, p []byte) bool {
 
 // takeBody takes in bytes of the answer's body.
 func (c *loopConn) takeBody(b []byte) {
-	if c.h.status >= 300 {
+	if c.hp.h.status >= 300 {
 		c.errBody = append(c.errBody, b[:min(len(b), 64<<10-len(c.errBody))]...)
 		return
 	}
@@ -647,13 +646,13 @@ func (l *eventLoop) ended(c *loopConn, err error) {
 // the next request unless the server closes it, more than the answer came,
 // or the answer came before the whole request went.
 func (l *eventLoop) complete(c *loopConn, extra bool) {
-	if extra || c.h.close || c.outAt < len(c.out) || c.bodyLeft > 0 {
+	if extra || c.hp.h.close || c.outAt < len(c.out) || c.bodyLeft > 0 {
 		l.closeConn(c)
 	}
 	c.state = idle
 	var err error
-	if c.h.status >= 300 {
-		err = errorResponse(c.method, c.h.status, c.errBody)
+	if c.hp.h.status >= 300 {
+		err = errorResponse(c.method, c.hp.h.status, c.errBody)
 	}
 	l.attemptDone(c, err)
 }
