@@ -25,13 +25,43 @@ import (
 )
 
 // Stop is checked by workers before each new operation; it costs one atomic
-// load, far less than a channel select.
-type Stop struct{ flag atomic.Bool }
+// load, far less than a channel select. A worker waiting for its next
+// paced start waits on it too (SleepUntil), so that the run ends when
+// its last operation does, not when its idle workers next look.
+type Stop struct {
+	flag atomic.Bool
+	once sync.Once
+	ch   chan struct{} // closed at the stop
+	// end is the clock reading at which the runtime ends (0: none): a
+	// start due then or later is past the run, however late the stop
+	// comes.
+	end int64
+}
 
 // Stopped reports whether workers should stop issuing operations.
 func (s *Stop) Stopped() bool { return s.flag.Load() }
 
-func (s *Stop) stop() { s.flag.Store(true) }
+func (s *Stop) stop() {
+	if !s.flag.Swap(true) {
+		close(s.done())
+	}
+}
+
+// done is closed at the stop.
+func (s *Stop) done() chan struct{} {
+	s.once.Do(func() { s.ch = make(chan struct{}) })
+	return s.ch
+}
+
+// sleep waits d, or until the stop if that comes first.
+func (s *Stop) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.done():
+	}
+}
 
 // Worker runs until stop is set or its own budget is spent, recording every
 // operation in rec. It returns an error only for a failure that ends the
@@ -139,6 +169,7 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 		rec.LogTo(ctx, clock)
 	}
 	cpu0 := rusageAt(opts.Ramp)
+	stop.end = int64(opts.Runtime)
 	close(start)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

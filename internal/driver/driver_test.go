@@ -230,3 +230,33 @@ func TestRampIsRunNotMeasured(t *testing.T) {
 		t.Fatalf("a run that ended in its ramp: %v", err)
 	}
 }
+
+// A paced run starts what its schedule has due within its runtime and
+// nothing due at or after its end, however late the stop comes: 100
+// starts a second for 300 ms are 30 (due at 0, 10, ... 290 ms), never the
+// 31st due at 300 ms — which a stop on Go's timer, a millisecond late,
+// would let start.
+func TestPacedRunStartsNothingDueAfterItsEnd(t *testing.T) {
+	t.Parallel()
+	for range 3 {
+		pace := NewPacer(100, Linear, 1)
+		res, err := Run(context.Background(), Options{Workers: 4, Runtime: 300 * time.Millisecond},
+			func(_ context.Context, _ int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error {
+				for !stop.Stopped() {
+					due := pace.Due(clock.Now())
+					SleepUntil(clock, due, stop)
+					if stop.Stopped() {
+						return nil
+					}
+					rec.Record(metrics.Read, 1, clock.Now(), 1)
+				}
+				return nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := res.ByOp[metrics.Read].Ops; n < 1 || n > 30 {
+			t.Fatalf("%d starts in 300 ms at 100 a second; want at most 30", n)
+		}
+	}
+}

@@ -107,3 +107,26 @@ func TestPoissonPacerShared(t *testing.T) {
 		t.Error("Ahead: the next start is about 8 ms after the first")
 	}
 }
+
+// A worker waiting for a start an hour away returns at the stop, however
+// it waits: the run ends with its last operation, not an hour later nor
+// when an idle worker next looks.
+func TestSleepUntilReturnsAtTheStop(t *testing.T) {
+	clock := metrics.NewClock()
+	var stop Stop
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			SleepUntil(clock, clock.Now()+int64(time.Hour)+int64(i), &stop)
+		}()
+	}
+	time.Sleep(10 * time.Millisecond) // the sleepers are asleep, or about to be
+	stop.stop()
+	stop.stop() // a second stop is no panic
+	wg.Wait()
+	if clock.Now() >= int64(time.Hour) {
+		t.Fatal("the sleepers waited for their time")
+	}
+}
