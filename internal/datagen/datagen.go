@@ -92,6 +92,9 @@ func (g *Generator) Refill(buf []byte) { g.RefillEvery(buf, sectorSize) }
 // caches, where every stamp is a cache miss: at every sector they took 9%
 // of a frame writer's CPU on tmpfs.
 func (g *Generator) RefillEvery(buf []byte, every int) {
+	if every < sectorSize || every%sectorSize != 0 {
+		panic(fmt.Sprintf("datagen: re-stamping every %d bytes, not a multiple of %d", every, sectorSize))
+	}
 	if g.pattern.Zeros || g.pattern.CompressPct != 0 || g.pattern.DedupPct != 0 {
 		g.Fill(buf)
 		return

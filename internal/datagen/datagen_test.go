@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"compress/flate"
 	"crypto/sha256"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -151,6 +153,22 @@ func TestRefillEveryPageKeepsPagesUnique(t *testing.T) {
 	}
 	if r := compressedRatio(t, b); r < 0.95 {
 		t.Fatalf("refilled buffer compresses to %.2f", r)
+	}
+}
+
+// A re-stamping interval that is no multiple of a sector is refused
+// with its value, not looped on forever (0) or stamped off the sectors.
+func TestRefillEveryRefusesAnIntervalOfNoSectors(t *testing.T) {
+	t.Parallel()
+	for _, every := range []int{0, -512, 100, 1000} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), fmt.Sprint(every)) {
+					t.Errorf("every %d: %v", every, r)
+				}
+			}()
+			New(Pattern{}, 1).RefillEvery(make([]byte, 4096), every)
+		}()
 	}
 }
 
