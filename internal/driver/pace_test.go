@@ -109,24 +109,30 @@ func TestPoissonPacerShared(t *testing.T) {
 }
 
 // A worker waiting for a start an hour away returns at the stop, however
-// it waits: the run ends with its last operation, not an hour later nor
-// when an idle worker next looks.
+// it waits — its start due within the runtime (or with none), or past its
+// end: the run ends with its last operation, not an hour later nor when
+// an idle worker next looks.
 func TestSleepUntilReturnsAtTheStop(t *testing.T) {
-	clock := metrics.NewClock()
-	var stop Stop
-	var wg sync.WaitGroup
-	for i := range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			SleepUntil(clock, clock.Now()+int64(time.Hour)+int64(i), &stop)
-		}()
-	}
-	time.Sleep(10 * time.Millisecond) // the sleepers are asleep, or about to be
-	stop.stop()
-	stop.stop() // a second stop is no panic
-	wg.Wait()
-	if clock.Now() >= int64(time.Hour) {
-		t.Fatal("the sleepers waited for their time")
+	for _, end := range []time.Duration{0, 2 * time.Hour, time.Minute} {
+		clock := metrics.NewClock()
+		stop := Stop{end: int64(end)}
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				SleepUntil(clock, clock.Now()+int64(time.Hour)+int64(i), &stop)
+			}()
+		}
+		time.Sleep(10 * time.Millisecond) // the sleepers are asleep, or about to be
+		stop.stop()
+		stop.stop() // a second stop is no panic
+		returned := make(chan struct{})
+		go func() { wg.Wait(); close(returned) }()
+		select {
+		case <-returned:
+		case <-time.After(time.Minute):
+			t.Fatalf("runtime %v: the sleepers still wait a minute after the stop", end)
+		}
 	}
 }
