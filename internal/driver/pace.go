@@ -76,32 +76,41 @@ func ParseProcess(s string) (Process, error) {
 // late starts.
 type Reserve struct {
 	wake   chan struct{}
+	spent  chan struct{} // closed once a budget of operations is spent
+	once   sync.Once
 	active atomic.Int64
 }
 
 // NewReserve makes a reserve of most-start workers for a run that starts
 // with start.
 func NewReserve(start, most int) *Reserve {
-	r := &Reserve{wake: make(chan struct{}, max(most-start, 0))}
+	r := &Reserve{wake: make(chan struct{}, max(most-start, 0)), spent: make(chan struct{})}
 	r.active.Store(int64(start))
 	return r
 }
 
-// Wait holds a reserve worker until it is woken (true), or until ended
-// says the run has (false): it asks every few milliseconds.
-func (r *Reserve) Wait(ended func() bool) bool {
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.wake:
-			r.active.Add(1)
-			return true
-		case <-tick.C:
-			if ended() {
-				return false
-			}
-		}
+// Wait holds a reserve worker until it is woken (true), or until the run
+// ends (false): at the stop, or once Spent is said. It waits on channels
+// alone: a thousand idle workers take no CPU from those that run, and
+// return the moment the run ends.
+func (r *Reserve) Wait(stop *Stop) bool {
+	select {
+	case <-r.wake:
+		r.active.Add(1)
+		return true
+	case <-stop.done():
+		return false
+	case <-r.spent:
+		return false
+	}
+}
+
+// Spent says a run with a budget of operations has started its last:
+// the workers still in reserve return. Nil or said again, it does
+// nothing.
+func (r *Reserve) Spent() {
+	if r != nil {
+		r.once.Do(func() { close(r.spent) })
 	}
 }
 

@@ -136,3 +136,42 @@ func TestSleepUntilReturnsAtTheStop(t *testing.T) {
 		}
 	}
 }
+
+// A reserve's workers wait until a late start wakes one (it joins the
+// run), and return when the run ends, at its stop or once its budget is
+// spent — without waking to look meanwhile.
+func TestReserveWaitsForAWakeTheStopOrTheBudget(t *testing.T) {
+	for _, end := range []string{"stop", "spent"} {
+		r := NewReserve(2, 6)
+		var stop Stop
+		joined := make(chan bool, 4)
+		for range 4 {
+			go func() { joined <- r.Wait(&stop) }()
+		}
+		r.wake <- struct{}{} // as a late start does
+		if !<-joined {
+			t.Fatalf("%s: a woken worker did not join", end)
+		}
+		if end == "stop" {
+			stop.stop()
+		} else {
+			r.Spent()
+			r.Spent() // said again: nothing
+		}
+		for range 3 {
+			select {
+			case j := <-joined:
+				if j {
+					t.Fatalf("%s: a worker joined after the run ended", end)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("%s: the reserve still waits a minute after the run ended", end)
+			}
+		}
+		if p := r.Peak(); p != 3 {
+			t.Errorf("%s: peak %d workers, want the 2 it started with and the one woken", end, p)
+		}
+	}
+	var none *Reserve
+	none.Spent() // a run with no reserve
+}

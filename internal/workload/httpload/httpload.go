@@ -316,7 +316,7 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 		pace.Grow(reserve)
 	}
 	res, err := driver.Run(ctx, dopts, func(ctx context.Context, local int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
-		if local >= concurrency && !reserve.Wait(func() bool { return stop.Stopped() || (count > 0 && next.Load() >= count) }) {
+		if local >= concurrency && !reserve.Wait(stop) {
 			return nil
 		}
 		id := seg.First(o.Concurrency) + local
@@ -332,6 +332,7 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 		for !stop.Stopped() {
 			i := next.Add(1) - 1
 			if count > 0 && i >= count {
+				reserve.Spent()
 				return nil
 			}
 			if pace != nil {

@@ -30,16 +30,19 @@ type worker struct {
 	budget  *atomic.Int64
 	limited bool
 	pace    *driver.Pacer
-	// reserve, if set, holds the worker idle until a late start wakes it.
-	reserve *driver.Reserve
-	written []object // this run's objects, for delete, dedup and verify
-	seq     int
-	keyBuf  []byte
-	buf     []byte
-	sizes   *sizeBuckets
-	size    int64 // object size of the operation in progress, for sizes
-	fast    *fastConn
-	stamp   func() // marks the first response byte of the operation in progress
+	// reserve, if set, is the run's reserve of workers; in it (a worker past
+	// the run's concurrency) the worker waits idle until a late start
+	// wakes it.
+	reserve   *driver.Reserve
+	inReserve bool
+	written   []object // this run's objects, for delete, dedup and verify
+	seq       int
+	keyBuf    []byte
+	buf       []byte
+	sizes     *sizeBuckets
+	size      int64 // object size of the operation in progress, for sizes
+	fast      *fastConn
+	stamp     func() // marks the first response byte of the operation in progress
 	// firstByte is when the operation in progress saw its first response
 	// byte (0: not yet); a retry starts it again.
 	firstByte atomic.Int64
@@ -50,7 +53,7 @@ type worker struct {
 }
 
 func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
-	if w.reserve != nil && !w.reserve.Wait(func() bool { return stop.Stopped() || (w.limited && w.budget.Load() <= 0) }) {
+	if w.inReserve && !w.reserve.Wait(stop) {
 		return nil
 	}
 	firstByte := &w.firstByte
@@ -68,6 +71,7 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 	}
 	for !stop.Stopped() {
 		if w.limited && w.budget.Add(-1) < 0 {
+			w.reserve.Spent()
 			return nil
 		}
 		due := int64(-1) // the intended start of a paced operation
