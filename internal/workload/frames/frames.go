@@ -455,8 +455,9 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 			if period > 0 {
 				release := int64(float64(k) * period)
 				deadline = int64(float64(k+1) * period)
-				if d := release - clock.Now(); d > 0 {
-					time.Sleep(time.Duration(d))
+				driver.SleepUntil(clock, release, stop)
+				if stop.Stopped() { // interrupted while it waited for its frame's time
+					return nil
 				}
 				if o.DropLate && clock.Now() > deadline {
 					dropped.Add(1)

@@ -313,3 +313,27 @@ func TestEmptyFrames(t *testing.T) {
 		t.Fatalf("empty: %+v", res.ByOp)
 	}
 }
+
+// Interrupted while a thread waits for its next frame's time (--fps), the
+// run writes no frame after the interruption: at 1 fps, stopped 300 ms in,
+// it wrote frame 0 alone — not frame 1 too, at its time, after the stop.
+func TestInterruptedWhileWaitingForAFrame(t *testing.T) {
+	t.Parallel()
+	f, err := New(Options{Directory: t.TempDir(), Profile: tiny, Frames: 5, Threads: 1, FPS: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := f.Run(ctx, nil)
+	if res == nil {
+		t.Fatalf("no result: %v", err)
+	}
+	if n := res.ByOp[metrics.Write].Ops; n != 1 {
+		t.Fatalf("%d frames written when stopped before frame 1's time; want frame 0 alone", n)
+	}
+}
