@@ -254,6 +254,9 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 		}
 		if p.due > 0 {
 			driver.SleepUntil(clock, p.due, stop)
+			if stop.Stopped() { // the run ended before the operation's time
+				break
+			}
 		}
 		var n int
 		var start int64
@@ -308,6 +311,9 @@ func (f *FS) nullWorker(_ context.Context, worker int, clock metrics.Clock, stop
 		p, _ := is.next() // one file, always open
 		if p.due > 0 {
 			driver.SleepUntil(clock, p.due, stop)
+			if stop.Stopped() { // the run ended before the operation's time
+				break
+			}
 		}
 		start := clock.Now()
 		end := clock.Now()
