@@ -475,11 +475,12 @@ func TestCurveFromTheCommandLineKeepsSecretsAndHeaders(t *testing.T) {
 // A run's rate counts its operations over its time from its start to
 // the end of its last operation, and a merged load's time spans the
 // segments' runs from the first start to the last end. The 1 s runs keep
-// the service time short: at 50% the last request, due just before the
-// stop, ends a service time later, and each segment's own start lags the
-// other's by what the machine's load makes it — so the whole achieves
-// the offered rate less about (service/2 + lag)/runtime, ~1% quiet and ~3%
-// beside stress-ng (with 40 ms of service it was 2.3–5%).
+// the service time short: at 50% the last request, due within a gap
+// between starts before the stop, ends a service time later, and each
+// segment's own start lags the other's by what the machine's load makes
+// it — so the whole achieves the offered rate less about (service - gap/2
+// + lag)/runtime: 0.5% quiet, 1-2% beside stress-ng --cpu 6 (with 40 ms
+// of service, 2.3-5%).
 func TestCurveAndSearchInSegments(t *testing.T) {
 	const service, capacity = 20 * time.Millisecond, 200.0
 	srv := capacityServer(t, 4, service)
