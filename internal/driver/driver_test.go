@@ -244,8 +244,7 @@ func TestPacedRunStartsNothingDueAfterItsEnd(t *testing.T) {
 			func(_ context.Context, _ int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error {
 				for !stop.Stopped() {
 					due := pace.Due(clock.Now())
-					SleepUntil(clock, due, stop)
-					if stop.Stopped() {
+					if !SleepUntil(clock, due, stop) {
 						return nil
 					}
 					rec.Record(metrics.Read, 1, clock.Now(), 1)

@@ -180,22 +180,23 @@ func (p *Pacer) Issued() int64 { return p.n.Load() }
 // Late is how many operations started over a millisecond after their time.
 func (p *Pacer) Late() int64 { return p.late.Load() }
 
-// SleepUntil waits until the clock reads due, or stop; a start due at or
+// SleepUntil waits until the clock reads due (true), or until the stop
+// (false: the operation waited for must not start); a start due at or
 // after the runtime's end waits for the stop alone. Go's timers wake
 // a sleeper up to a millisecond late (time.Sleep(50µs) takes 1.07 ms
 // here), which a paced operation's response time would count as its own
 // wait: the last 2 ms are slept by the kernel's nanosleep instead, which
 // wakes within its timer slack (about 55 µs), the thread blocked in it.
-func SleepUntil(clock metrics.Clock, due int64, stop *Stop) {
+func SleepUntil(clock metrics.Clock, due int64, stop *Stop) bool {
 	if stop.end > 0 && due >= stop.end { // it waits for the stop, which comes first
 		<-stop.done()
-		return
+		return false
 	}
 	for !stop.Stopped() {
 		d := due - clock.Now()
 		switch {
 		case d <= 0:
-			return
+			return true
 		case d > int64(preciseSleep):
 			stop.sleep(time.Duration(d) - preciseSleep/2)
 		case preciseSleepers.Add(1) > maxPreciseSleepers:
@@ -210,6 +211,7 @@ func SleepUntil(clock metrics.Clock, due int64, stop *Stop) {
 			preciseSleepers.Add(-1)
 		}
 	}
+	return false
 }
 
 // preciseSleep is how much of a wait the kernel sleeps, not Go's timers;

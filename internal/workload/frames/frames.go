@@ -455,8 +455,7 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 			if period > 0 {
 				release := int64(float64(k) * period)
 				deadline = int64(float64(k+1) * period)
-				driver.SleepUntil(clock, release, stop)
-				if stop.Stopped() { // interrupted while it waited for its frame's time
+				if !driver.SleepUntil(clock, release, stop) { // interrupted while it waited for its frame's time
 					return nil
 				}
 				if o.DropLate && clock.Now() > deadline {

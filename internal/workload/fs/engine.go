@@ -252,11 +252,8 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			rec.Error(err)
 			return err
 		}
-		if p.due > 0 {
-			driver.SleepUntil(clock, p.due, stop)
-			if stop.Stopped() { // the run ended before the operation's time
-				break
-			}
+		if p.due > 0 && !driver.SleepUntil(clock, p.due, stop) {
+			break // the run ended before the operation's time
 		}
 		var n int
 		var start int64
@@ -309,11 +306,8 @@ func (f *FS) nullWorker(_ context.Context, worker int, clock metrics.Clock, stop
 	var yield driver.Yielder
 	for !stop.Stopped() && j.take() {
 		p, _ := is.next() // one file, always open
-		if p.due > 0 {
-			driver.SleepUntil(clock, p.due, stop)
-			if stop.Stopped() { // the run ended before the operation's time
-				break
-			}
+		if p.due > 0 && !driver.SleepUntil(clock, p.due, stop) {
+			break // the run ended before the operation's time
 		}
 		start := clock.Now()
 		end := clock.Now()

@@ -337,8 +337,7 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 			}
 			if pace != nil {
 				w.due, w.responded = pace.Due(clock.Now()), false
-				driver.SleepUntil(clock, w.due, stop)
-				if stop.Stopped() { // the run ended while this worker waited for its turn
+				if !driver.SleepUntil(clock, w.due, stop) { // the run ended while this worker waited for its turn
 					return nil
 				}
 			}

@@ -229,7 +229,7 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	for i := range workers {
 		workers[i] = &worker{s: s, id: i, c: s.clients[i%len(s.clients)], prefix: prefix,
 			rng: rand.New(rand.NewPCG(uint64(i)+1, uint64(s.runs))), budget: &budget, limited: o.Count > 0, pace: pace,
-			sizes: newSizeBuckets(o.Sizes), reserve: reserve, inReserve: reserve != nil && i >= o.Concurrency}
+			sizes: newSizeBuckets(o.Sizes), reserve: reserve}
 		if len(s.clients) > 1 {
 			workers[i].ep = &endpointStats{lat: metrics.NewHistogram()}
 		}

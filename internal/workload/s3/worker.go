@@ -33,16 +33,15 @@ type worker struct {
 	// reserve, if set, is the run's reserve of workers; in it (a worker past
 	// the run's concurrency) the worker waits idle until a late start
 	// wakes it.
-	reserve   *driver.Reserve
-	inReserve bool
-	written   []object // this run's objects, for delete, dedup and verify
-	seq       int
-	keyBuf    []byte
-	buf       []byte
-	sizes     *sizeBuckets
-	size      int64 // object size of the operation in progress, for sizes
-	fast      *fastConn
-	stamp     func() // marks the first response byte of the operation in progress
+	reserve *driver.Reserve
+	written []object // this run's objects, for delete, dedup and verify
+	seq     int
+	keyBuf  []byte
+	buf     []byte
+	sizes   *sizeBuckets
+	size    int64 // object size of the operation in progress, for sizes
+	fast    *fastConn
+	stamp   func() // marks the first response byte of the operation in progress
 	// firstByte is when the operation in progress saw its first response
 	// byte (0: not yet); a retry starts it again.
 	firstByte atomic.Int64
@@ -53,7 +52,7 @@ type worker struct {
 }
 
 func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
-	if w.inReserve && !w.reserve.Wait(stop) {
+	if w.reserve != nil && w.id >= w.s.opts.Concurrency && !w.reserve.Wait(stop) {
 		return nil
 	}
 	firstByte := &w.firstByte
@@ -77,10 +76,9 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 		due := int64(-1) // the intended start of a paced operation
 		if w.pace != nil {
 			due = w.pace.Due(clock.Now())
-			driver.SleepUntil(clock, due, stop)
-		}
-		if stop.Stopped() { // the run ended while this worker waited for its turn
-			return nil
+			if !driver.SleepUntil(clock, due, stop) { // the run ended while this worker waited for its turn
+				return nil
+			}
 		}
 		op := w.s.opts.Mix.pick(w.rng)
 		w.size, w.op = 0, op
