@@ -114,8 +114,8 @@ func (o *RepeatOptions) addSegmentFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.startAt, "start-at", "", "start the first run at this instant (2026-11-23T18:00:00Z, or +30s); segments without it meet at a barrier in the store, and all meet again before every run")
 	o.BarrierTimeout = 5 * time.Minute
 	fs.Var(flagval.Duration{P: &o.BarrierTimeout}, "barrier-timeout", "how long a segment waits at a barrier for the others")
-	o.StoreGrace = time.Minute
-	fs.Var(flagval.Duration{P: &o.StoreGrace}, "store-grace", "how long a store that went away (a PostgreSQL restarting) is waited for while the load runs, before it stops saying so")
+	o.StoreGrace = 3 * time.Minute
+	fs.Var(flagval.Duration{P: &o.StoreGrace}, "store-grace", "how long a store that went away (a PostgreSQL restarting) is waited for while the load runs — the runs go on as measured, their seconds kept until it returns — before it stops saying so")
 	o.RejoinTimeout = time.Minute
 	fs.Var(flagval.Duration{P: &o.RejoinTimeout}, "rejoin-timeout", "how long segments wait for one whose runner died to be started again (the same command, or --resume), before they stop too; 0 stops them at once")
 }

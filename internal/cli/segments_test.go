@@ -660,44 +660,53 @@ func TestSegmentGatesJudgeTheWholeLoad(t *testing.T) {
 	}
 }
 
-// PostgreSQL restarted in the middle of a load (pg_ctl stop -m fast, 3.4 s
-// down, start): the segments wait it out and the load completes, no run
-// lost or stored twice. Down past --store-grace, every segment stops
-// measuring and says why, and writes the run it held once the store is
-// back. Processes of their own, on a PostgreSQL of the test's own.
+// PostgreSQL stopped in the middle of a run of a load (pg_ctl stop -m
+// fast, 6 s down, start): the run goes on as measured — its duration its
+// runtime, its operations those of the latency log, none failed, its
+// seconds written when the store is back and the wait noted — and the
+// load completes, the outage a pause between runs, no run lost or stored
+// twice. Down past --store-grace, every segment stops measuring and says
+// why, and writes the run it held once the store is back. Processes of
+// their own, on a PostgreSQL of the test's own.
 func TestSegmentsOutlastAStoreRestart(t *testing.T) {
 	t.Parallel()
 	bin, dir := buildIolab(t), t.TempDir()
 	pg := pgtest.Private(t)
 	db := pg.URL()
-	load := func(grp, grace string) []*exec.Cmd {
+	const runtime, rounds = 3 * time.Second, 3
+	load := func(grp, grace string) ([]*exec.Cmd, []string) {
 		var cmds []*exec.Cmd
+		var logs []string
 		for i := range 2 {
-			cmd := exec.Command(bin, "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--runtime=1s",
-				"--rounds=6", "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i), "--segment-group", grp,
-				"--barrier-timeout", "2m", "--store-grace", grace)
+			latLog := filepath.Join(t.TempDir(), "lat.csv")
+			cmd := exec.Command(bin, "fs", "--directory", dir, "--rw=randread", "--bs=4k", "--size=1m", "--numjobs=2", "--rate_iops=200",
+				"--runtime", runtime.String(), "--rounds", fmt.Sprint(rounds), "--warmup=0", "-q", "--db", db, "--segment", fmt.Sprintf("%d/2", i),
+				"--segment-group", grp, "--barrier-timeout", "2m", "--store-grace", grace, "--lat-log", latLog)
 			out := &syncBuffer{}
 			cmd.Stdout, cmd.Stderr = out, out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = cmd.Process.Kill() })
-			cmds = append(cmds, cmd)
+			cmds, logs = append(cmds, cmd), append(logs, latLog)
 		}
-		return cmds
+		return cmds, logs
 	}
-	afterFirstRun := func(grp string) {
-		q := `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment_grp = '` + grp + `' AND r.status = 'ok'`
+	// until waits for the first row q counts.
+	until := func(q, what string) {
 		for deadline := time.Now().Add(2 * time.Minute); countQuiet(db, q) < 1; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatal("no run stored")
+				t.Fatal(what)
 			}
 		}
 	}
-	cmds := load("restart", "60s")
-	afterFirstRun("restart")
+	cmds, logs := load("restart", "60s")
+	// In the middle of a run: its first seconds are stored, the rest of it
+	// is to come.
+	until(`SELECT count(*) FROM series s JOIN runs r ON r.id = s.run_id JOIN experiments e ON e.id = r.experiment_id
+		WHERE e.segment_grp = 'restart' AND r.status = 'running' AND s.second = 0`, "no run under way")
 	pg.Stop()
-	time.Sleep(3400 * time.Millisecond)
+	time.Sleep(6 * time.Second)
 	if err := pg.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -721,18 +730,41 @@ func TestSegmentsOutlastAStoreRestart(t *testing.T) {
 			ok++
 		}
 	}
-	if r.Status != "done" || len(r.Runs) != 6 || ok != 6 {
+	if r.Status != "done" || len(r.Runs) != rounds || ok != rounds {
 		t.Fatalf("the load through a restart: %s, %d runs, %d ok\n%s", r.Status, len(r.Runs), ok, out)
 	}
-	if n := countQuiet(db, `SELECT count(*) FROM runs`); n != 12 {
-		t.Fatalf("%d runs stored by the two segments, want 12: none lost, none twice", n)
+	if n := countQuiet(db, `SELECT count(*) FROM runs`); n != 2*rounds {
+		t.Fatalf("%d runs stored by the two segments, want %d: none lost, none twice", n, 2*rounds)
+	}
+	// Every run lasted its runtime: the outage held up the writing of
+	// seconds, not a run (it had run on until the store came back).
+	long := fmt.Sprintf(`SELECT count(*) FROM runs WHERE duration_ns < %d OR duration_ns > %d`, runtime, runtime+2*time.Second)
+	if n := countQuiet(db, long); n != 0 {
+		t.Errorf("%d runs did not last their runtime of %v", n, runtime)
+	}
+	if n := countQuiet(db, `SELECT count(*) FROM runs WHERE notes LIKE '%store-held%'`); n < 1 {
+		t.Errorf("no run says the store held its seconds")
+	}
+	lines := 0
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += bytes.Count(b, []byte("\n")) - 1 // the header
+	}
+	if ops := countQuiet(db, `SELECT CAST(sum(ops) AS INTEGER) FROM run_directions`); ops != lines || ops == 0 {
+		t.Errorf("%d operations stored, %d in the latency logs", ops, lines)
+	}
+	if secs := countQuiet(db, `SELECT count(*) FROM series`); secs < 2*rounds*int(runtime/time.Second) {
+		t.Errorf("%d seconds stored of %d runs of %v", secs, 2*rounds, runtime)
 	}
 	// Down past the grace: each segment stops measuring, says so, and
 	// keeps what it has not written (the run it had just measured, or how
 	// the experiment ended) until the store returns, then writes it and
 	// exits, saying what became of it.
-	cmds = load("gone", "2s")
-	afterFirstRun("gone")
+	cmds, _ = load("gone", "2s")
+	until(`SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.segment_grp = 'gone' AND r.status = 'ok'`, "no run stored")
 	pg.Stop()
 	for i, cmd := range cmds {
 		out := cmd.Stdout.(*syncBuffer)

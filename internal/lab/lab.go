@@ -18,7 +18,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/iolab/iolab/internal/envinfo"
@@ -832,59 +831,28 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	if err := r.Store.BeginRun(ctx, expID, run); err != nil {
 		return err
 	}
-	// The client's and the server's seconds come from goroutines of
-	// their own: the first failure to store them is kept under a lock.
-	var sinkMu sync.Mutex
-	var sinkErr error
-	failed := func(err error) {
-		sinkMu.Lock()
-		defer sinkMu.Unlock()
-		if err != nil && sinkErr == nil {
-			sinkErr = err
-		}
-	}
-	sink := func(secs []metrics.Second) { failed(r.Store.AppendSeries(ctx, run.ID, secs)) }
-	// The server's seconds go to the store in fives, as the client's do.
-	var served []metrics.ServerSecond
-	flush := func() {
-		if len(served) > 0 {
-			failed(r.Store.AppendServerSeries(ctx, run.ID, served))
-			served = served[:0]
-		}
-	}
-	each := func(sec metrics.ServerSecond) {
-		if served = append(served, sec); len(served) >= 5 {
-			flush()
-		}
-	}
-	// The machine's seconds too: what waited for a CPU, memory or I/O
-	// while this run ran, and when — the evidence that names the cause
-	// of noise.
-	var lived []metrics.EnvSecond
-	var peaks [3]float64 // the worst second for CPU, memory, I/O
-	flushEnv := func() {
-		if len(lived) > 0 {
-			failed(r.Store.AppendEnvSeries(ctx, run.ID, lived))
-			lived = lived[:0]
-		}
-	}
+	// The client's, the server's and the machine's seconds go to the
+	// store from a writer of their own, never in the run's way: a store
+	// that pauses holds up their writing, not the run.
+	behind := newSeriesWriter(ctx, r.Store, run.ID)
+	// The machine's seconds: what waited for a CPU, memory or I/O while
+	// this run ran, and when — the evidence that names the cause of noise.
 	watched := false
+	var peaks [3]float64 // the worst second for CPU, memory, I/O
 	stopEnv := envinfo.WatchStall(time.Second, func(sec metrics.EnvSecond) {
 		watched = true
 		for i, v := range [3]float64{sec.CPUStall, sec.MemoryStall, sec.IOStall} {
 			peaks[i] = max(peaks[i], v)
 		}
-		if lived = append(lived, sec); len(lived) >= 5 {
-			flushEnv()
-		}
+		behind.Env(sec)
 	})
-	rctx := metrics.WithSecondSink(ctx, sink, r.sinkEvery)
+	rctx := metrics.WithSecondSink(ctx, behind.Client, r.sinkEvery)
 	if r.latencyLog != nil && !run.Warmup { // measured operations only
 		rctx = metrics.WithLatencyLog(rctx, r.latencyLog, run.ID)
 	}
-	res, err := r.runAround(rctx, c, progress, each)
+	res, err := r.runAround(rctx, c, progress, behind.Server)
 	stopEnv()
-	flushEnv()
+	ended := time.Now()
 	if res != nil && watched {
 		if res.Extra == nil {
 			res.Extra = map[string]float64{}
@@ -892,17 +860,18 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		// The worst second of each; when it was is in the stored series.
 		res.Extra["env_cpu_stall_peak"], res.Extra["env_memory_stall_peak"], res.Extra["env_io_stall_peak"] = peaks[0], peaks[1], peaks[2]
 	}
-	flush()
-	sinkMu.Lock()
-	storeErr := sinkErr
-	sinkMu.Unlock()
-	if storeErr != nil && err == nil {
-		err = fmt.Errorf("storing the per-second series: %w", storeErr)
+	client, server, env, held, storeErr := behind.Close()
+	if res != nil && (held > heldNotice || storeErr != nil) {
+		// What the store could not take is saved with the run's record;
+		// the run itself is as measured.
+		res.Series = append(client, res.Series...)
+		res.ServerSeries, res.EnvSeries = server, env
+		res.Notes = append(res.Notes, heldNote(held, storeErr))
 	}
 	if r.latencyLog != nil && !run.Warmup && err == nil {
 		err = r.latencyLog.Err() // the run's copy of its latencies is not whole
 	}
-	run.EndedAt = time.Now()
+	run.EndedAt = ended
 	run.Result = res
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -259,7 +259,9 @@ const SinkEvery = 5 * time.Second
 // seconds to sink as it goes (every `every`, SinkEvery when 0, from the
 // driver's goroutine, never a worker's), instead of keeping them all for
 // its result: the store writes them while the run goes on, and memory
-// stays flat however long the run.
+// stays flat however long the run. sink must return at once: the run's
+// clock and stop are watched between its calls (lab hands the seconds to
+// a writer of their own).
 func WithSecondSink(ctx context.Context, sink func([]Second), every time.Duration) context.Context {
 	if every <= 0 {
 		every = SinkEvery

@@ -106,12 +106,6 @@ func (s *Store) Import(ctx context.Context, from *Store, e Experiment) error {
 		if err := writeRun(ctx, tx, &r, metrics.RunMetrics(&res)); err != nil {
 			return s.wrap(err)
 		}
-		if err := insertEnvSeries(ctx, tx, r.ID, res.EnvSeries); err != nil {
-			return s.wrap(err)
-		}
-		if err := insertServerSeries(ctx, tx, r.ID, res.ServerSeries); err != nil {
-			return s.wrap(err)
-		}
 	}
 	for _, env := range d.Env {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO env_snapshots (experiment_id, round, phase, taken_at, snapshot) VALUES (?, ?, ?, ?, ?)`,

@@ -199,6 +199,15 @@ func writeRun(ctx context.Context, tx *sqlTx, r *Run, derived map[string]float64
 	if err := insertSeries(ctx, tx, r.ID, res.Series); err != nil {
 		return err
 	}
+	// A run's server and machine seconds are written as it goes
+	// (AppendServerSeries, AppendEnvSeries); those it holds (an import,
+	// or seconds the store could not take while it ran) come with it.
+	if err := insertEnvSeries(ctx, tx, r.ID, res.EnvSeries); err != nil {
+		return err
+	}
+	if err := insertServerSeries(ctx, tx, r.ID, res.ServerSeries); err != nil {
+		return err
+	}
 	for _, kind := range slices.Sorted(maps.Keys(res.Profiles)) {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO profiles (run_id, kind, data) VALUES (?, ?, ?)`, r.ID, kind, res.Profiles[kind]); err != nil {
 			return err
