@@ -477,6 +477,7 @@ func Build(d *store.Data, opts Options) *Report {
 		r.Env = &snaps[0]
 		r.Warnings = append(r.Warnings, lateStartWarnings(r.derived, d.Cells, perCell, r.Env.CPUs)...)
 	}
+	r.Warnings = append(r.Warnings, genDelayWarnings(r.derived, d.Cells, perCell)...)
 	env := envinfo.Warnings(snaps, evidence)
 	for _, w := range env {
 		if w.Code != "cpu-pressure" || len(evidence.Starved) == 0 {
@@ -703,56 +704,6 @@ func verified(runs []RunView) []VerifiedCell {
 		v.Checked += run.Verify.Checked
 		v.Mismatched += run.Verify.Mismatched
 		v.Missing += run.Verify.Missing
-	}
-	return out
-}
-
-// lateStartShare is the share of a paced run's operations starting late
-// past which a report says who fell behind.
-const lateStartShare = 5.0 // percent
-
-// lateStartWarnings name, for each paced cell whose operations started
-// late in more than lateStartShare percent, what fell behind the
-// schedule: iolab itself, when it used most of the machine's CPUs
-// (generator-saturated: the response times are then iolab's queue, not
-// the target's) — else the target, at the concurrency given.
-func lateStartWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.Run, cpus int) []stats.Warning {
-	var out []stats.Warning
-	for i, c := range cells {
-		if Searched(c) {
-			continue // a search fails loads the target could not keep up with
-		}
-		var late, busy []float64
-		for _, run := range perCell[i] {
-			if run.Warmup || run.Status != store.StatusOK || run.Result.Duration <= 0 {
-				continue
-			}
-			m := dm.of(run.Result)
-			if share, ok := m["late_start_pct"]; ok {
-				late = append(late, share)
-				busy = append(busy, m["cpu_s"]/run.Result.Duration.Seconds())
-			}
-		}
-		if len(late) == 0 {
-			continue
-		}
-		share, used := stats.Summarize(late).Median, stats.Summarize(busy).Median
-		if share <= lateStartShare {
-			continue
-		}
-		name := c.Name
-		if c.Variant != "" {
-			name = c.Variant + "/" + c.Name
-		}
-		if cpus > 0 && used >= 0.75*float64(cpus) {
-			out = append(out, stats.Warning{Code: "generator-saturated", Message: fmt.Sprintf(
-				"%s: %.0f%% of operations started late while iolab itself used %.1f of the %d CPUs: iolab, not the target, fell behind the schedule, and the response times are its own queue; lower the rate, or split the load (--segment) over more client hosts",
-				name, share, used, cpus)})
-			continue
-		}
-		out = append(out, stats.Warning{Code: "late-starts", Message: fmt.Sprintf(
-			"%s: %.0f%% of operations started late (iolab used %.1f of %d CPUs): the target, at this concurrency, did not keep the schedule; response times count the wait, service times do not — raise --concurrency if the target has room",
-			name, share, used, cpus)})
 	}
 	return out
 }

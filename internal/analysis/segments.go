@@ -104,6 +104,7 @@ type pendingRun struct {
 	lat      [metrics.NumOps]metrics.HistogramSum
 	ttfb     [metrics.NumOps]metrics.HistogramSum
 	response [metrics.NumOps]metrics.HistogramSum
+	startLag [metrics.NumOps]metrics.HistogramSum
 }
 
 func NewMerger() *Merger {
@@ -171,7 +172,8 @@ func (m *Merger) Add(d *store.Data) error {
 				p.lat[op].Add(bare.ByOp[op].Lat)
 				p.ttfb[op].Add(bare.ByOp[op].TTFB)
 				p.response[op].Add(bare.ByOp[op].Response)
-				bare.ByOp[op].Lat, bare.ByOp[op].TTFB, bare.ByOp[op].Response = nil, nil, nil
+				p.startLag[op].Add(bare.ByOp[op].StartLag)
+				bare.ByOp[op].Lat, bare.ByOp[op].TTFB, bare.ByOp[op].Response, bare.ByOp[op].StartLag = nil, nil, nil, nil
 			}
 			if p.result == nil {
 				p.result = metrics.MergeTogether([]*metrics.Result{&bare})
@@ -224,6 +226,7 @@ func (m *Merger) Done() (*store.Data, *SegmentsView, error) {
 			for op := range p.result.ByOp {
 				p.result.ByOp[op].Lat, p.result.ByOp[op].TTFB = p.lat[op].Histogram(), p.ttfb[op].Histogram()
 				p.result.ByOp[op].Response = p.response[op].Histogram()
+				p.result.ByOp[op].StartLag = p.startLag[op].Histogram()
 			}
 		}
 		m.out.Runs = append(m.out.Runs, mergeRun(p.parts, p.result, m.out.Cells[k.cell].ID, m.n))

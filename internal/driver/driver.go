@@ -5,7 +5,8 @@
 // spent, or the caller's context cancelled) workers stop issuing new
 // operations and finish those in flight; if they have not returned a grace
 // period later, the run ends without them and says so. Client CPU time is
-// read from getrusage around the run, and the cost of timing one operation is
+// read from getrusage around the run, with the time its threads waited for a
+// CPU (schedstat), and the cost of timing one operation is
 // measured before it starts, so the report can show how much of each latency
 // is the tool's own.
 package driver
@@ -40,6 +41,11 @@ type Stop struct {
 
 // Stopped reports whether workers should stop issuing operations.
 func (s *Stop) Stopped() bool { return s.flag.Load() }
+
+// Past says an operation due at due (a clock reading) lies at or after
+// the runtime's end: it never begins, however late the stop comes (Go's
+// timer fires it about a millisecond after the end).
+func (s *Stop) Past(due int64) bool { return s.end > 0 && due >= s.end }
 
 func (s *Stop) stop() {
 	if !s.flag.Swap(true) {
@@ -213,9 +219,15 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	c0 := cpu0()
 	res.CPUUserS = cpu1.user - c0.user
 	res.CPUSysS = cpu1.sys - c0.sys
+	if c0.waitOK && cpu1.waitOK {
+		// The generator's own wait for a CPU: a starved client, not a
+		// slow target (threads that ended during the run take theirs
+		// with them: never below 0).
+		res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"gen_cpu_wait_s": max(cpu1.wait-c0.wait, 0)})
+	}
 	res.TimingOverheadNs = overhead
 	if steady != nil {
-		res.Extra = map[string]float64{"steady": 0}
+		res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"steady": 0})
 		if steady.At >= 0 {
 			res.Extra["steady"], res.Extra["steady_at_s"] = 1, float64(steady.At)
 		}
@@ -307,15 +319,22 @@ func waitSoftStop(ctx context.Context, opts Options, clock metrics.Clock, series
 	}
 }
 
-type cpuTimes struct{ user, sys float64 }
+// cpuTimes is the process's CPU time so far, and the time its threads
+// waited for a CPU (waitOK: where the kernel counts it).
+type cpuTimes struct {
+	user, sys, wait float64
+	waitOK          bool
+}
 
 func rusage() cpuTimes {
 	var ru unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
-	return cpuTimes{
+	c := cpuTimes{
 		user: float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6,
 		sys:  float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6,
 	}
+	c.wait, c.waitOK = cpuWait()
+	return c
 }
 
 // TimingOverhead measures the cost in nanoseconds of what the hot path adds

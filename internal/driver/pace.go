@@ -16,14 +16,14 @@ import (
 // Pacer hands out the start times of operations at a fixed rate (fio's
 // rate_iops, warp's --rate), from the first one on, to every worker that
 // shares it. An operation that could not start on time (its workers were
-// busy) starts at once and is counted late, so the schedule catches up
-// rather than drift.
+// busy) starts at once, so the schedule catches up rather than drift;
+// how late each actually started, whatever the cause, is what the
+// worker's recorder counts (RecordResponse), not the pacer.
 type Pacer struct {
 	interval float64 // ns
 	origin   atomic.Int64
 	started  atomic.Bool
 	n        atomic.Int64
-	late     atomic.Int64
 	// reserve, if set, is woken one worker at a time by late starts.
 	reserve *Reserve
 	// Poisson arrivals: the next start's offset from origin (ns), and
@@ -75,6 +75,7 @@ func ParseProcess(s string) (Process, error) {
 // joins the others. A run that needs more than the cap keeps counting
 // late starts.
 type Reserve struct {
+	most   int
 	wake   chan struct{}
 	spent  chan struct{} // closed once a budget of operations is spent
 	once   sync.Once
@@ -84,7 +85,7 @@ type Reserve struct {
 // NewReserve makes a reserve of most-start workers for a run that starts
 // with start.
 func NewReserve(start, most int) *Reserve {
-	r := &Reserve{wake: make(chan struct{}, max(most-start, 0)), spent: make(chan struct{})}
+	r := &Reserve{most: most, wake: make(chan struct{}, max(most-start, 0)), spent: make(chan struct{})}
 	r.active.Store(int64(start))
 	return r
 }
@@ -116,6 +117,13 @@ func (r *Reserve) Spent() {
 
 // Peak is how many workers were active at most.
 func (r *Reserve) Peak() int64 { return r.active.Load() }
+
+// Figures are a run's figures of its reserve: the most workers active
+// (workers_peak) and the most it could grow to (workers_cap): a run
+// that met its cap was held back by it, not by the target alone.
+func (r *Reserve) Figures() map[string]float64 {
+	return map[string]float64{"workers_peak": float64(r.Peak()), "workers_cap": float64(r.most)}
+}
 
 // Grow has late starts wake the reserve's workers.
 func (p *Pacer) Grow(r *Reserve) { p.reserve = r }
@@ -150,13 +158,11 @@ func (p *Pacer) Due(now int64) int64 {
 	} else {
 		due = p.origin.Load() + int64(float64(p.n.Add(1)-1)*p.interval)
 	}
-	if now-due > int64(time.Millisecond) {
-		p.late.Add(1)
-		if p.reserve != nil {
-			select {
-			case p.reserve.wake <- struct{}{}:
-			default: // every reserve worker is at work, or on its way
-			}
+	if p.reserve != nil && now-due > int64(metrics.LateAfter) {
+		// Asked for late: no worker was free at its time.
+		select {
+		case p.reserve.wake <- struct{}{}:
+		default: // every reserve worker is at work, or on its way
 		}
 	}
 	return due
@@ -173,12 +179,8 @@ func (p *Pacer) Ahead(now int64) bool {
 	return p.origin.Load()+int64(float64(p.n.Load())*p.interval) > now
 }
 
-// Issued is how many start times were handed out; Late how many of them
-// came more than a millisecond after their time.
+// Issued is how many start times were handed out.
 func (p *Pacer) Issued() int64 { return p.n.Load() }
-
-// Late is how many operations started over a millisecond after their time.
-func (p *Pacer) Late() int64 { return p.late.Load() }
 
 // SleepUntil waits until the clock reads due (true), or until the stop
 // (false: the operation waited for must not start); a start due at or
@@ -188,7 +190,7 @@ func (p *Pacer) Late() int64 { return p.late.Load() }
 // wait: the last 2 ms are slept by the kernel's nanosleep instead, which
 // wakes within its timer slack (about 55 µs), the thread blocked in it.
 func SleepUntil(clock metrics.Clock, due int64, stop *Stop) bool {
-	if stop.end > 0 && due >= stop.end { // it waits for the stop, which comes first
+	if stop.Past(due) { // it waits for the stop, which comes first
 		<-stop.done()
 		return false
 	}

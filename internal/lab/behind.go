@@ -28,16 +28,15 @@ type seriesWriter struct {
 	server []metrics.ServerSecond
 	env    []metrics.EnvSecond
 	err    error         // the first write that failed: nothing more is tried
-	held   time.Duration // the longest a batch waited to be written
-	since  time.Time     // when the oldest second not yet written arrived
+	held   time.Duration // the longest the store took to take a batch
 	closed bool
 
 	wake chan struct{}
 	done chan struct{}
 }
 
-// heldNotice is how long seconds may wait for the store before the run
-// says so: several batches' time, far past a healthy store's write.
+// heldNotice is how long the store may take to take a batch of seconds
+// before the run says so: far past a healthy store's write.
 const heldNotice = 2 * time.Second
 
 // batchOf is how many of the server's and machine's seconds (one a second
@@ -65,9 +64,6 @@ func (w *seriesWriter) Env(sec metrics.EnvSecond) {
 
 func (w *seriesWriter) add(put func() (due bool)) {
 	w.mu.Lock()
-	if w.since.IsZero() {
-		w.since = time.Now()
-	}
 	due := put() && w.err == nil && !w.closed
 	w.mu.Unlock()
 	if due {
@@ -91,9 +87,10 @@ func (w *seriesWriter) loop() {
 // to do (closed, or the store failed past its grace).
 func (w *seriesWriter) write() bool {
 	w.mu.Lock()
-	client, server, env, since, closed := w.client, w.server, w.env, w.since, w.closed
-	w.client, w.server, w.env, w.since = nil, nil, nil, time.Time{}
+	client, server, env, closed := w.client, w.server, w.env, w.closed
+	w.client, w.server, w.env = nil, nil, nil
 	w.mu.Unlock()
+	began := time.Now()
 	var err error
 	if len(client) > 0 {
 		if err = w.st.AppendSeries(w.ctx, w.runID, client); err == nil {
@@ -112,9 +109,7 @@ func (w *seriesWriter) write() bool {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !since.IsZero() {
-		w.held = max(w.held, time.Since(since))
-	}
+	w.held = max(w.held, time.Since(began))
 	if err != nil {
 		// Kept, in order, before what came meanwhile: the run's record
 		// takes them when it is saved.
@@ -122,9 +117,6 @@ func (w *seriesWriter) write() bool {
 		w.client = append(client, w.client...)
 		w.server = append(server, w.server...)
 		w.env = append(env, w.env...)
-		if w.since.IsZero() || since.Before(w.since) {
-			w.since = since
-		}
 		return false
 	}
 	return !closed

@@ -89,6 +89,21 @@ func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
 	}
 }
 
+// CountAbove is how many of h's values lie above v, to h's precision (0
+// for a nil h).
+func CountAbove(h *hdrhistogram.Histogram, v int64) int64 {
+	if h == nil {
+		return 0
+	}
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.From > v {
+			n += b.Count
+		}
+	}
+	return n
+}
+
 // RecordLatencyN adds n occurrences of one latency to h, clamped to the
 // trackable range (used to replay other tools' histograms).
 func RecordLatencyN(h *hdrhistogram.Histogram, latencyNs, n int64) {

@@ -32,6 +32,7 @@ func MergeTogether(rs []*Result) *Result {
 			o.Lat = MergeHistogram(o.Lat, s.Lat)
 			o.TTFB = MergeHistogram(o.TTFB, s.TTFB)
 			o.Response = MergeHistogram(o.Response, s.Response)
+			o.StartLag = MergeHistogram(o.StartLag, s.StartLag)
 		}
 		out.Errors += r.Errors
 		if out.FirstError == "" {

@@ -84,6 +84,17 @@ type Recorder struct {
 	codes    map[string]int64 // "put:SlowDown" -> count
 	ttfb     [NumOps]*hdrhistogram.Histogram
 	response [NumOps]*hdrhistogram.Histogram
+	// startLag is how late each paced operation actually started, from
+	// its place on the schedule: the generator's own delay (a worker
+	// asking for its slot late, or waking late from its sleep); late
+	// counts those past LateAfter.
+	startLag   [NumOps]*hdrhistogram.Histogram
+	late       int64 // paced operations that started late
+	ownLate    int64 // of them, those late by the generator's own delay
+	ownDelayNs int64 // the generator's own delay, over all paced operations
+	paced      bool
+	lastEnd    int64 // the operation recorded last: its end and latency
+	lastNs     int64
 
 	sec      int64 // the second being filled
 	secEndNs int64 // where it ends: a comparison per op, not a division
@@ -140,6 +151,7 @@ func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 	}
 	r.secOps[d]++
 	r.secBytes[d] += sizeBytes
+	r.lastEnd, r.lastNs = endNs, latencyNs
 	if latencyNs > r.secMax {
 		r.secMax = latencyNs
 	}
@@ -230,19 +242,47 @@ func (r *Recorder) RecordTTFB(op Op, ttfbNs int64) {
 	recordClamped(h, ttfbNs)
 }
 
-// RecordResponse adds the response time of the operation of kind op just
-// recorded: from its intended start on a paced schedule to its end.
-func (r *Recorder) RecordResponse(op Op, responseNs int64) {
+// RecordPaced completes the operation of kind op just recorded, which
+// was due at dueNs on a paced schedule and whose worker asked for its
+// slot at askedNs (Clock readings): its response time, from its due time
+// to its end (what a client would have waited: coordinated omission if
+// left out), and how late it started. Late past LateAfter counts as a
+// late start whatever made it late; the part of the lateness after the
+// later of its due and asked times is the generator's own delay — its
+// worker was free and was not running (it woke late, or waited for a
+// CPU), where lateness up to the asked time is a worker busy with the
+// operations before.
+func (r *Recorder) RecordPaced(op Op, dueNs, askedNs int64) {
 	if r.ramping {
 		return
 	}
+	r.paced = true
+	start := r.lastEnd - r.lastNs
 	h := r.response[op]
 	if h == nil {
 		h = NewHistogram()
 		r.response[op] = h
 	}
-	recordClamped(h, responseNs)
+	recordClamped(h, r.lastEnd-dueNs)
+	lag := max(start-dueNs, 0)
+	if r.startLag[op] == nil {
+		r.startLag[op] = NewHistogram()
+	}
+	recordClamped(r.startLag[op], lag)
+	if lag > int64(LateAfter) {
+		r.late++
+	}
+	own := max(start-max(dueNs, askedNs), 0)
+	r.ownDelayNs += own
+	if own > int64(LateAfter) {
+		r.ownLate++
+	}
 }
+
+// LateAfter is how long after its time on the schedule an operation may
+// start and not be counted late (fio's and wrk2's schedules are kept to
+// the millisecond).
+const LateAfter = time.Millisecond
 
 // Errors is the number of failed operations so far.
 func (r *Recorder) Errors() int64 { return r.errors }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -19,6 +20,10 @@ type OpStats struct {
 	// would have seen (coordinated omission, as wrk2 names it). Nil for
 	// an unpaced run.
 	Response *hdrhistogram.Histogram
+	// StartLag is how late each paced operation actually started, from
+	// its intended start: the generator's own delay, which Response
+	// counts and Lat does not. Nil for an unpaced run.
+	StartLag *hdrhistogram.Histogram
 	// ActiveS is the time this kind's rates divide by, when the kinds of
 	// a run took turns (an upload, then its download) rather than running
 	// side by side: the seconds spent in this kind, per worker. 0 means
@@ -91,6 +96,17 @@ type ServerSecond struct {
 	FDs        int     `json:"fds"`
 }
 
+// WithExtra adds figures to a run's Extra (made if nil), and returns it:
+// the driver's figures and the workload's meet there, neither replacing
+// the other's.
+func WithExtra(extra, figures map[string]float64) map[string]float64 {
+	if extra == nil {
+		extra = make(map[string]float64, len(figures))
+	}
+	maps.Copy(extra, figures)
+	return extra
+}
+
 // Note is a fact the workload observed that the summary should warn about.
 type Note struct {
 	Code    string `json:"code"`
@@ -140,6 +156,8 @@ func (r *Result) PerSecond(n int64) float64 {
 // exactly; the series must be the one the recorders were created from.
 func Merge(recs []*Recorder, series *Series, start time.Time, duration time.Duration) *Result {
 	res := &Result{Start: start, Duration: duration}
+	var late, ownLate, ownDelay int64
+	paced := false
 	series.mu.Lock()
 	res.ByOp = series.dirs
 	series.mu.Unlock()
@@ -156,12 +174,12 @@ func Merge(recs []*Recorder, series *Series, start time.Time, duration time.Dura
 				}
 				res.ByOp[d].TTFB.Merge(h)
 			}
-			if h := rec.response[d]; h != nil {
-				if res.ByOp[d].Response == nil {
-					res.ByOp[d].Response = NewHistogram()
-				}
-				res.ByOp[d].Response.Merge(h)
-			}
+			res.ByOp[d].Response = MergeHistogram(res.ByOp[d].Response, rec.response[d])
+			res.ByOp[d].StartLag = MergeHistogram(res.ByOp[d].StartLag, rec.startLag[d])
+		}
+		if rec.paced {
+			paced = true
+			late, ownLate, ownDelay = late+rec.late, ownLate+rec.ownLate, ownDelay+rec.ownDelayNs
 		}
 		for code, n := range rec.codes {
 			if res.ErrorCodes == nil {
@@ -169,6 +187,10 @@ func Merge(recs []*Recorder, series *Series, start time.Time, duration time.Dura
 			}
 			res.ErrorCodes[code] += n
 		}
+	}
+	if paced {
+		res.Extra = WithExtra(res.Extra, map[string]float64{"late_starts": float64(late),
+			"gen_late_starts": float64(ownLate), "gen_delay_s": float64(ownDelay) / 1e9})
 	}
 	secs := int64((duration + time.Second - 1) / time.Second)
 	res.Series = series.Seconds(secs)

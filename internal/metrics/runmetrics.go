@@ -1,6 +1,10 @@
 package metrics
 
-import "maps"
+import (
+	"maps"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
 
 func init() {
 	Declare(
@@ -21,12 +25,35 @@ func init() {
 		// Of a paced run: the operations that started over a millisecond
 		// after their time on the schedule, and their share of all.
 		Def{Name: "late_starts", Unit: "operations", Better: LowerIsBetter, Zeroable: true},
+		// How late paced operations started, from their place on the
+		// schedule (whatever made them late): per operation kind and over
+		// all of them.
+		Def{Name: "start_lag_p50_ns", Label: "start lag p50", Unit: "ns", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute, PerOp: true},
+		Def{Name: "start_lag_p99_ns", Label: "start lag p99", Unit: "ns", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute, PerOp: true},
+		// The generator's own part of it: operations late though a worker
+		// was free (it woke late, or waited for a CPU), that delay per
+		// paced operation, and the time iolab's threads waited for a CPU
+		// while ready to run (schedstat), per operation and as a share of
+		// their time ready to run.
+		Def{Name: "gen_late_starts", Label: "late by iolab", Unit: "operations", Better: LowerIsBetter, Zeroable: true},
+		Def{Name: "gen_late_start_pct", Label: "late by iolab %", Unit: "%", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
+		Def{Name: "gen_delay_s", Label: "iolab's delay", Unit: "s", Better: LowerIsBetter, Zeroable: true},
+		Def{Name: "gen_delay_us_per_op", Label: "iolab's delay µs/op", Unit: "µs/op", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
+		Def{Name: "gen_cpu_wait_s", Label: "iolab's CPU wait", Unit: "s", Better: LowerIsBetter, Zeroable: true},
+		Def{Name: "gen_cpu_wait_us_per_op", Label: "iolab's CPU wait µs/op", Unit: "µs/op", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
+		Def{Name: "gen_cpu_wait_pct", Label: "iolab's CPU wait %", Unit: "%", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
+		// The generator's delay per operation — the larger of its free
+		// workers' late starts and its threads' wait for a CPU — as a
+		// share of the median service time: past GenDelayShare the run
+		// measured its client as much as its target.
+		Def{Name: "gen_delay_pct", Label: "iolab's delay %", Unit: "%", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
 		// Of a run with a steady-state criterion: whether it was steady
 		// (1) or ran to its runtime (0), and after how many seconds.
 		Def{Name: "steady", Unit: "flag", Better: HigherIsBetter, Zeroable: true, Merge: MergeMin},
 		Def{Name: "steady_at_s", Label: "steady after s", Unit: "s"},
 		// The most workers a paced run grew to (--max-concurrency).
 		Def{Name: "workers_peak", Label: "workers at most", Unit: "workers"},
+		Def{Name: "workers_cap", Label: "workers allowed", Unit: "workers"},
 		Def{Name: "late_start_pct", Label: "late starts %", Unit: "%", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
 		// The server's cost of the work: less CPU per run can be more per
 		// operation (a server capped to a tenth of the I/O).
@@ -34,6 +61,10 @@ func init() {
 		Def{Name: "server_cpu_ns_per_byte", Label: "server CPU ns/B", Unit: "ns/B", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
 	)
 }
+
+// GenDelayShare is the share of what a run measured past which the
+// generator's own delay spoils it (gen_delay_pct).
+const GenDelayShare = 10.0 // percent
 
 // RunMetrics derives a run's metrics, keyed by the names summaries use.
 func RunMetrics(res *Result) map[string]float64 {
@@ -62,6 +93,31 @@ func RunMetrics(res *Result) map[string]float64 {
 	if late, ok := res.Extra["late_starts"]; ok {
 		if ops := res.Ops(); ops > 0 {
 			m["late_start_pct"] = 100 * late / float64(ops)
+			m["gen_late_start_pct"] = 100 * res.Extra["gen_late_starts"] / float64(ops)
+			m["gen_delay_us_per_op"] = 1e6 * res.Extra["gen_delay_s"] / float64(ops)
+		}
+		if lag := union(res, func(ds OpStats) *hdrhistogram.Histogram { return ds.StartLag }); lag != nil {
+			m["start_lag_p50_ns"], m["start_lag_p99_ns"] = float64(lag.ValueAtQuantile(50)), float64(lag.ValueAtQuantile(99))
+		}
+	}
+	if wait, ok := res.Extra["gen_cpu_wait_s"]; ok {
+		if ops := res.Ops(); ops > 0 {
+			m["gen_cpu_wait_us_per_op"] = 1e6 * wait / float64(ops)
+		}
+		if ready := wait + res.CPUUserS + res.CPUSysS; ready > 0 {
+			m["gen_cpu_wait_pct"] = 100 * wait / ready
+		}
+	}
+	_, waited := m["gen_cpu_wait_us_per_op"]
+	_, lagged := m["gen_delay_us_per_op"]
+	if waited || lagged {
+		// Of the service time: a response time counts the queue that a
+		// slow generator builds itself (50,000/s asked of a starved
+		// client: 20 ms of CPU wait per operation, 1% of a 2 s median
+		// response, most of its service time).
+		measured := union(res, func(ds OpStats) *hdrhistogram.Histogram { return ds.Lat })
+		if measured != nil && measured.ValueAtQuantile(50) > 0 {
+			m["gen_delay_pct"] = 100 * 1e3 * max(m["gen_delay_us_per_op"], m["gen_cpu_wait_us_per_op"]) / float64(measured.ValueAtQuantile(50))
 		}
 	}
 	for d := Op(0); d < NumOps; d++ {
@@ -89,6 +145,31 @@ func RunMetrics(res *Result) map[string]float64 {
 			m[p+"response_p99_ns"] = float64(r.P99)
 			m[p+"response_p999_ns"] = float64(r.P999)
 		}
+		if ds.StartLag != nil && ds.StartLag.TotalCount() > 0 {
+			m[p+"start_lag_p50_ns"] = float64(ds.StartLag.ValueAtQuantile(50))
+			m[p+"start_lag_p99_ns"] = float64(ds.StartLag.ValueAtQuantile(99))
+		}
 	}
 	return m
+}
+
+// union is one of the histograms of a run's operation kinds over all of
+// them (the kind's own where one kind has any: no copy), nil where none
+// has a value.
+func union(res *Result, of func(OpStats) *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	var out *hdrhistogram.Histogram
+	kinds := 0
+	for _, ds := range res.ByOp {
+		if h := of(ds); h != nil && h.TotalCount() > 0 {
+			if kinds++; kinds == 1 {
+				out = h
+			} else {
+				if kinds == 2 {
+					out = out.Clone()
+				}
+				out = MergeHistogram(out, h)
+			}
+		}
+	}
+	return out
 }

@@ -180,8 +180,12 @@ func writeRun(ctx context.Context, tx *sqlTx, r *Run, derived map[string]float64
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram, errors, ttfb_histogram, active_s, response_histogram) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.ID, metrics.Op(d).String(), ds.Ops, ds.Bytes, enc, ds.Errors, ttfb, ds.ActiveS, response); err != nil {
+		lag, err := encodeOptional(ds.StartLag)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram, errors, ttfb_histogram, active_s, response_histogram, start_lag_histogram)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, metrics.Op(d).String(), ds.Ops, ds.Bytes, enc, ds.Errors, ttfb, ds.ActiveS, response, lag); err != nil {
 			return err
 		}
 	}
@@ -555,7 +559,7 @@ func scanRun(rows interface{ Scan(...any) error }, first ...any) (Run, error) {
 }
 
 func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64]*metrics.Result) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT d.run_id, d.direction, d.ops, d.bytes, d.histogram, d.errors, d.ttfb_histogram, d.active_s, d.response_histogram FROM run_directions d
+	rows, err := s.db.QueryContext(ctx, `SELECT d.run_id, d.direction, d.ops, d.bytes, d.histogram, d.errors, d.ttfb_histogram, d.active_s, d.response_histogram, d.start_lag_histogram FROM run_directions d
 		JOIN runs r ON r.id = d.run_id WHERE r.experiment_id = ?`, expID)
 	if err != nil {
 		return s.wrap(err)
@@ -563,9 +567,9 @@ func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64
 	defer rows.Close()
 	for rows.Next() {
 		var id, ops, bytes, errs int64
-		var dir, hist, ttfbHist, responseHist string
+		var dir, hist, ttfbHist, responseHist, lagHist string
 		var active float64
-		if err := rows.Scan(&id, &dir, &ops, &bytes, &hist, &errs, &ttfbHist, &active, &responseHist); err != nil {
+		if err := rows.Scan(&id, &dir, &ops, &bytes, &hist, &errs, &ttfbHist, &active, &responseHist, &lagHist); err != nil {
 			return s.wrap(err)
 		}
 		st := metrics.OpStats{Ops: ops, Bytes: bytes, Errors: errs, ActiveS: active}
@@ -577,7 +581,7 @@ func (s *Store) loadDirections(ctx context.Context, expID string, byID map[int64
 			text string
 			into **hdrhistogram.Histogram
 			what string
-		}{{ttfbHist, &st.TTFB, "ttfb"}, {responseHist, &st.Response, "response"}} {
+		}{{ttfbHist, &st.TTFB, "ttfb"}, {responseHist, &st.Response, "response"}, {lagHist, &st.StartLag, "start lag"}} {
 			if h.text == "" {
 				continue
 			}

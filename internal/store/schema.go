@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 16
+const SchemaVersion = 17
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -24,6 +24,7 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	13: loadsDDL,
 	14: `ALTER TABLE run_directions ADD COLUMN response_histogram TEXT NOT NULL DEFAULT '';`,
 	15: bisectsTable,
+	16: `ALTER TABLE run_directions ADD COLUMN start_lag_histogram TEXT NOT NULL DEFAULT '';`,
 }
 
 // bisectsTable keeps each bisect's answer so far (its steps are
@@ -199,6 +200,7 @@ CREATE TABLE run_directions (
 	ttfb_histogram TEXT NOT NULL DEFAULT '', -- time to first byte, same encoding; '' when none
 	active_s       DOUBLE PRECISION NOT NULL DEFAULT 0, -- seconds its rates divide by; 0: the run's duration
 	response_histogram TEXT NOT NULL DEFAULT '', -- from the intended start of a paced operation; '' when unpaced
+	start_lag_histogram TEXT NOT NULL DEFAULT '', -- how late a paced operation started, from its intended start; '' when unpaced
 	PRIMARY KEY (run_id, direction)
 );
 CREATE TABLE metrics (

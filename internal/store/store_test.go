@@ -195,7 +195,7 @@ func TestMigratesVersion1(t *testing.T) {
 	// Turn it back into what schema 1 looked like.
 	for _, q := range []string{`ALTER TABLE cells DROP COLUMN variant`, `ALTER TABLE runs DROP COLUMN extra`,
 		`ALTER TABLE runs DROP COLUMN error_codes`, `ALTER TABLE run_directions DROP COLUMN errors`,
-		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`, `ALTER TABLE run_directions DROP COLUMN active_s`, `ALTER TABLE run_directions DROP COLUMN response_histogram`, `DROP TABLE objects`, `DROP TABLE frame_timings`, `DROP TABLE leases`, `DROP TABLE server_series`, `DROP TABLE profiles`, `DROP TABLE env_series`, `ALTER TABLE experiments DROP COLUMN notes`,
+		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`, `ALTER TABLE run_directions DROP COLUMN active_s`, `ALTER TABLE run_directions DROP COLUMN response_histogram`, `ALTER TABLE run_directions DROP COLUMN start_lag_histogram`, `DROP TABLE objects`, `DROP TABLE frame_timings`, `DROP TABLE leases`, `DROP TABLE server_series`, `DROP TABLE profiles`, `DROP TABLE env_series`, `ALTER TABLE experiments DROP COLUMN notes`,
 		`DROP TABLE segment_loads`, `DROP INDEX env_snapshots_by_experiment`, `DROP INDEX experiments_by_group`,
 		`ALTER TABLE experiments DROP COLUMN segment_grp`, `ALTER TABLE experiments DROP COLUMN segment`, `DROP TABLE segment_barrier`, `DROP TABLE bisects`,
 		`UPDATE meta SET value = '1' WHERE key = 'schema_version'`} {

@@ -53,6 +53,7 @@ type op struct {
 	write bool
 	off   int64
 	due   int64 // the clock reading it may start at (rate caps); 0: at once
+	asked int64 // when its place on the schedule was asked for
 	paced bool  // due is a place on a rate cap's schedule: its response time counts from there
 	check bool  // a read whose block is verified
 }
@@ -123,7 +124,7 @@ func (is *issuer) next() (op, error) {
 			p.write = !p.write
 		}
 		if pc := is.j.pace[p.dir()]; pc != nil {
-			p.due, p.paced = pc.Due(now), true
+			p.due, p.asked, p.paced = pc.Due(now), now, true
 		}
 	}
 	p.check = is.checks && !p.write
@@ -135,7 +136,7 @@ func (is *issuer) next() (op, error) {
 // queueing a client would see; coordinated omission if left out).
 func (p *op) recordResponse(rec *metrics.Recorder, end int64) {
 	if p.paced {
-		rec.RecordResponse(p.dir(), end-p.due)
+		rec.RecordPaced(p.dir(), p.due, p.asked)
 	}
 }
 
@@ -455,8 +456,8 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 				}
 				waiting = true
 			}
-			if next.due > 0 && next.due > clock.Now() { // paced: no clock read for a job without a cap
-				break
+			if next.due > 0 && (next.due > clock.Now() || stop.Past(next.due)) { // paced: no clock read for a job without a cap
+				break // not yet its time; or past the run, which it waits to end
 			}
 			waiting = false
 			if ring.Queued() >= uint32(o.IODepthBatch) {

@@ -300,7 +300,6 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 			"a run went its whole --runtime %v without being steady by %s over %v: its figures were still moving; run longer, or loosen the criterion",
 			o.Runtime, o.Steady, o.Steady.Window)})
 	}
-	f.lateStarts(res)
 	if err == nil && tracking && o.Verify.Do {
 		err = f.verifyPass(ctx, res)
 	}
@@ -320,25 +319,6 @@ func (f *FS) verifyPass(ctx context.Context, res *metrics.Result) error {
 	return nil
 }
 
-// lateStarts counts, of a paced job, the operations that started over a
-// millisecond after their place on the schedule.
-func (f *FS) lateStarts(res *metrics.Result) {
-	paced, late := false, int64(0)
-	for _, j := range f.jobs {
-		for _, pc := range j.pace {
-			if pc != nil {
-				paced, late = true, late+pc.Late()
-			}
-		}
-	}
-	if paced {
-		if res.Extra == nil {
-			res.Extra = map[string]float64{}
-		}
-		res.Extra["late_starts"] = float64(late)
-	}
-}
-
 // paceNotes say when a rate cap was not met: the job's operations of a
 // direction fell more than 5% short of it over the run.
 func (f *FS) paceNotes(res *metrics.Result) []metrics.Note {
@@ -351,11 +331,11 @@ func (f *FS) paceNotes(res *metrics.Result) []metrics.Note {
 		perSecond := f.opts.opsPerSecond(metrics.Op(d)) * float64(len(f.jobs))
 		got := float64(res.ByOp[d].Ops) / res.Duration.Seconds()
 		if perSecond > 0 && got < 0.95*perSecond {
-			var late, n int64
+			var n int64
 			for _, j := range f.jobs {
-				late += j.pace[d].Late()
 				n += j.pace[d].Issued()
 			}
+			late := metrics.CountAbove(res.ByOp[d].StartLag, int64(metrics.LateAfter))
 			notes = append(notes, metrics.Note{Code: "rate-not-met", Message: fmt.Sprintf(
 				"%ss ran at %.4g/s, below the %.4g/s that --rate/--rate_iops asked of %d jobs; %d of %d started over 1ms late: the target did not keep up",
 				metrics.Op(d), got, perSecond, len(f.jobs), late, n)})

@@ -336,7 +336,8 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 				return nil
 			}
 			if pace != nil {
-				w.due, w.responded = pace.Due(clock.Now()), false
+				w.asked = clock.Now()
+				w.due, w.responded = pace.Due(w.asked), false
 				if !driver.SleepUntil(clock, w.due, stop) { // the run ended while this worker waited for its turn
 					return nil
 				}
@@ -348,14 +349,11 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 	if res == nil {
 		return nil, err
 	}
-	res.Extra = map[string]float64{"connections_opened": float64(h.dialed.Load() - dialed)}
+	res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"connections_opened": float64(h.dialed.Load() - dialed)})
 	active := concurrency
-	if pace != nil {
-		res.Extra["late_starts"] = float64(pace.Late())
-	}
 	if reserve != nil {
 		active = int(reserve.Peak())
-		res.Extra["workers_peak"] = float64(active)
+		maps.Copy(res.Extra, reserve.Figures())
 	}
 	if o.DownloadURL != "" {
 		// Each worker uploads, then downloads what it uploaded: each

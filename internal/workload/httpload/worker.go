@@ -36,7 +36,7 @@ type worker struct {
 	// first request's response time counts from there (responded once
 	// recorded: a download after an upload was not scheduled).
 	paced, responded bool
-	due              int64
+	due, asked       int64 // and when the worker asked for its slot
 }
 
 // operation performs operation i: an upload (and the download of what it
@@ -222,7 +222,7 @@ func (w *worker) begin() int64 {
 func (w *worker) done(op metrics.Op, bytes, start, end int64) {
 	w.rec.Record(op, bytes, end, end-start)
 	if w.paced && !w.responded {
-		w.rec.RecordResponse(op, end-w.due)
+		w.rec.RecordPaced(op, w.due, w.asked)
 		w.responded = true
 	}
 	if fb := w.firstByte.Load(); fb > start {

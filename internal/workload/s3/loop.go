@@ -698,7 +698,7 @@ func (l *eventLoop) opDone(c *loopConn, err error) {
 		n = 0
 	}
 	c.state, c.deadline = idle, 0
-	if !w.record(l.ctx, c.rec, c.op, n, err, c.start, end, -1, c.first) {
+	if !w.record(l.ctx, c.rec, c.op, n, err, c.start, end, unpaced, c.first) {
 		l.closeConn(c)
 		c.state = done
 		l.busy--

@@ -13,6 +13,7 @@ package s3
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http/httptrace"
 	"slices"
@@ -254,7 +255,7 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	if res == nil {
 		return nil, err
 	}
-	res.Extra = map[string]float64{"connections_opened": float64(s.dialed() - dialed), "event_loops": float64(len(loops))}
+	res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"connections_opened": float64(s.dialed() - dialed), "event_loops": float64(len(loops))})
 	if n := res.ByOp[metrics.List].Ops; n > 0 {
 		res.Extra["list_keys"] = float64(s.listKeys.Load())
 		res.Extra["list_keys_per_s"] = float64(s.listKeys.Load()) / res.Duration.Seconds()
@@ -267,11 +268,8 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 		buckets[i] = w.sizes
 	}
 	addSizeBuckets(buckets, res.Duration, res.Extra)
-	if o.Rate > 0 {
-		res.Extra["late_starts"] = float64(pace.Late())
-	}
 	if reserve != nil {
-		res.Extra["workers_peak"] = float64(reserve.Peak())
+		maps.Copy(res.Extra, reserve.Figures())
 	}
 	addRetries(workers, res.Extra)
 	var written []object

@@ -73,9 +73,10 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 			w.reserve.Spent()
 			return nil
 		}
-		due := int64(-1) // the intended start of a paced operation
+		due, asked := int64(-1), int64(0) // the intended start of a paced operation, and when it was asked for
 		if w.pace != nil {
-			due = w.pace.Due(clock.Now())
+			asked = clock.Now()
+			due = w.pace.Due(asked)
 			if !driver.SleepUntil(clock, due, stop) { // the run ended while this worker waited for its turn
 				return nil
 			}
@@ -87,18 +88,24 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 		n, err := w.do(tctx, op)
 		end := clock.Now()
 		w.retries[op] += w.att.take()
-		if !w.record(ctx, rec, op, n, err, start, end, due, firstByte.Load()) {
+		if !w.record(ctx, rec, op, n, err, start, end, paced{due, asked}, firstByte.Load()) {
 			return nil
 		}
 	}
 	return nil
 }
 
+// paced is a paced operation's place on the schedule (due; -1 for an
+// unpaced one) and when its worker asked for it.
+type paced struct{ due, asked int64 }
+
+var unpaced = paced{due: -1}
+
 // record counts an operation that ended at end: its bytes, latency, time
 // to first byte (firstByte, 0 if none came) and, paced, its response time
-// from due (-1: not paced); or its error. It says false when the run's hard stop cut the
-// operation: the worker ends.
-func (w *worker) record(ctx context.Context, rec *metrics.Recorder, op metrics.Op, n int64, err error, start, end, due, firstByte int64) bool {
+// and start lag (metrics.Recorder.RecordPaced); or its error. It says
+// false when the run's hard stop cut the operation: the worker ends.
+func (w *worker) record(ctx context.Context, rec *metrics.Recorder, op metrics.Op, n int64, err error, start, end int64, p paced, firstByte int64) bool {
 	if err != nil {
 		if ctx.Err() != nil {
 			// The run's hard stop cut it: still an operation that failed.
@@ -112,8 +119,8 @@ func (w *worker) record(ctx context.Context, rec *metrics.Recorder, op metrics.O
 		return true
 	}
 	rec.Record(op, n, end, end-start)
-	if due >= 0 {
-		rec.RecordResponse(op, end-due) // a late start waited in the client's queue: it counts
+	if p.due >= 0 {
+		rec.RecordPaced(op, p.due, p.asked) // a late start waited in the client's queue: it counts
 	}
 	if w.ep != nil {
 		w.ep.ops++
