@@ -21,6 +21,10 @@ func init() {
 		metrics.Def{Name: "frames_worst_late_ns", Unit: "ns", Better: metrics.LowerIsBetter, Zeroable: true, Merge: metrics.MergeMax},
 		metrics.Def{Name: "frames_target_fps", Unit: "frames/s", Merge: metrics.MergeMax},
 		metrics.Def{Name: "frames_pass", Unit: "pass", Merge: metrics.MergeMin},
+		// How much longer the slowest thread ran than the threads' mean: a
+		// split into fixed blocks (vframetest's) lasts as long as its
+		// slowest thread.
+		metrics.Def{Name: "frames_thread_spread", Label: "slowest thread / mean", Unit: "x", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax},
 	)
 	workload.Register(workload.Kind{
 		Name:        "frames",
@@ -55,6 +59,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	j.Header = DefaultHeader
 	f.Var(flagval.Size{P: &j.Header, Max: 1 << 30}, "header", "bytes before each frame's pixels (vframetest's default 64k)")
 	f.StringVar(&j.Order, "order", OrderSequential, "frame order: sequential, reverse or random (the same permutation every run)")
+	f.StringVar(&j.Split, "split", "", "how threads share the frames: block (vframetest's: each a contiguous block, and with --fps its share of the rate; the run lasts as long as its slowest thread) or next (each takes the next frame not taken); default block for a vframetest profile, so that its fps is vframetest's, else next")
 	flagval.IntVar(f, &o.width, "width", 0, 0, 1<<16, "frame width in pixels (instead of --profile)")
 	flagval.IntVar(f, &o.height, "height", 0, 0, 1<<16, "frame height in pixels")
 	flagval.IntVar(f, &o.bpp, "bytes-per-pixel", 0, 0, 16, "bytes per pixel")

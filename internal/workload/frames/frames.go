@@ -47,7 +47,14 @@ type Options struct {
 	// Order is the order frames are handled and played: sequential,
 	// reverse or random (a permutation fixed by the frame count, the same
 	// every run).
-	Order    string
+	Order string
+	// Split is how frames are shared among the threads: SplitBlock
+	// (vframetest's: each thread a fixed contiguous block, and with --fps
+	// its share of the rate; the run lasts as long as its slowest thread)
+	// or SplitNext (each thread takes the next frame not yet taken: a
+	// slow thread takes fewer). "" is SplitBlock for a profile of
+	// vframetest's, so that its fps is vframetest's, else SplitNext.
+	Split    string
 	DropLate bool
 	// FailOnLate makes a run with a late or dropped frame fail its gate.
 	FailOnLate bool
@@ -69,6 +76,58 @@ type Options struct {
 
 	// frameDelay, set by tests, slows the writer of frame i down.
 	frameDelay func(i int)
+}
+
+// Splits of the frames among threads.
+const (
+	SplitBlock = "block"
+	SplitNext  = "next"
+)
+
+// plays returns the positions (in play order) worker of threads plays,
+// one a call, false once it has none left: with SplitNext, the next
+// position of this segment no thread has taken (next counts them); with
+// SplitBlock, the worker's contiguous block of the segment's positions —
+// frames/threads each, one more for each of the first frames%threads
+// threads, as vframetest divides them.
+func (f *Frames) plays(worker, threads int, next *atomic.Int64) func() (int, bool) {
+	o := &f.opts
+	seg := o.Segment
+	stride := max(seg.N, 1)
+	if o.Split != SplitBlock {
+		return func() (int, bool) {
+			k := int(next.Add(1)-1)*stride + seg.I
+			return k, k < o.Frames
+		}
+	}
+	owned := (o.Frames - seg.I + stride - 1) / stride // this segment's positions
+	per, extra := owned/threads, owned%threads
+	j := worker*per + min(worker, extra)
+	end := j + per
+	if worker < extra {
+		end++
+	}
+	return func() (int, bool) {
+		if j >= end {
+			return 0, false
+		}
+		j++
+		return (j-1)*stride + seg.I, true
+	}
+}
+
+// slowestOverMean is how much longer the slowest thread took than the
+// threads' mean (1: all alike): what a split into fixed blocks loses to
+// its slowest thread, and the mechanism of spreads between runs of it.
+func slowestOverMean(finished []int64) float64 {
+	var sum, most int64
+	for _, t := range finished {
+		sum, most = sum+t, max(most, t)
+	}
+	if sum <= 0 {
+		return 1
+	}
+	return float64(most) * float64(len(finished)) / float64(sum)
 }
 
 // Frame orders.
@@ -132,6 +191,8 @@ func (o *Options) Validate() error {
 		return errors.New("--fail-on-late needs --fps")
 	case o.Order != "" && o.Order != OrderSequential && o.Order != OrderReverse && o.Order != OrderRandom:
 		return fmt.Errorf("--order %q: want sequential, reverse or random", o.Order)
+	case o.Split != "" && o.Split != SplitBlock && o.Split != SplitNext:
+		return fmt.Errorf("--split %q: want block (vframetest's: each thread a contiguous block of frames) or next (each thread the next frame not taken)", o.Split)
 	case o.Header < 0 || o.Header > 1<<30:
 		return fmt.Errorf("--header: want 0..1g bytes")
 	}
@@ -170,6 +231,12 @@ func New(opts Options) (*Frames, error) {
 	if opts.Order == "" {
 		opts.Order = OrderSequential
 	}
+	if opts.Split == "" {
+		opts.Split = SplitNext
+		if opts.Profile.Scheme == "vframetest" {
+			opts.Split = SplitBlock // its figure is then vframetest's
+		}
+	}
 	if opts.Frames == 0 && !opts.existing() {
 		opts.Frames = 100
 	}
@@ -191,7 +258,7 @@ func (f *Frames) Params() map[string]string {
 	o := &f.opts
 	p := map[string]string{"profile": o.Profile.Name, "frame_size": units.FormatSize(f.frameBytes), "header": units.FormatSize(o.Header),
 		"frames": fmt.Sprint(o.Frames), "threads": fmt.Sprint(o.Threads), "direct": fmt.Sprint(boolInt(o.Direct)),
-		"mode": "write", "order": o.Order}
+		"mode": "write", "order": o.Order, "split": o.Split}
 	if o.Segment.Split() {
 		p["segments"] = fmt.Sprint(o.Segment.N)
 	}
@@ -441,20 +508,31 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 	if o.FPS > 0 {
 		period = float64(time.Second) / o.FPS
 	}
+	finished := make([]int64, len(threads)) // when each thread ended, on the run's clock
 	res, err := driver.Run(ctx, dopts, func(ctx context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 		t := threads[worker]
 		t.clock, t.rec = clock, rec
 		defer t.free()
-		for !stop.Stopped() {
-			k := int(next.Add(1)-1)*stride + seg.I // the position in play order
-			if k >= o.Frames {
+		defer func() { finished[worker] = clock.Now() }()
+		plays := f.plays(worker, len(threads), &next)
+		for n := 0; !stop.Stopped(); n++ {
+			k, ok := plays()
+			if !ok {
 				return nil
 			}
 			i := f.frameAt(k)
 			var deadline int64
 			if period > 0 {
-				release := int64(float64(k) * period)
-				deadline = int64(float64(k+1) * period)
+				// A shared play clock: position k is due at (k+1)/fps. In
+				// blocks, each thread plays its own at its share of the
+				// rate, as vframetest's threads do: its n-th frame is due
+				// at (n+1) x threads/fps.
+				at, every := float64(k), period
+				if o.Split == SplitBlock {
+					at, every = float64(n), period*float64(stride*len(threads))
+				}
+				release := int64(at * every)
+				deadline = int64((at + 1) * every)
 				if !driver.SleepUntil(clock, release, stop) { // interrupted while it waited for its frame's time
 					return nil
 				}
@@ -505,6 +583,7 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 	sort.Slice(res.Frames, func(a, b int) bool { return res.Frames[a].Pos < res.Frames[b].Pos })
 	frames := res.ByOp[metrics.Write].Ops + res.ByOp[metrics.Read].Ops
 	res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"frames_done": float64(frames), "frames_fps": float64(frames) / math.Max(res.Duration.Seconds(), 1e-9),
+		"frames_thread_spread": slowestOverMean(finished),
 		"frames_late": float64(late.Load()), "frames_dropped": float64(dropped.Load()), "frames_worst_late_ns": float64(worstLateNs.Load())})
 	if o.KeepGoing {
 		tried := frames + failed.Load()

@@ -304,13 +304,22 @@ func TestKeepGoing(t *testing.T) {
 	}
 }
 
-// Empty frames: files created and closed with nothing in them.
+// Empty frames are their header alone, as vframetest's --profile empty
+// writes them (64 KiB by default); with no header, files created and
+// closed with nothing in them (vframetest's --empty).
 func TestEmptyFrames(t *testing.T) {
 	t.Parallel()
 	p, _ := LookupProfile("empty")
-	res := run(t, Options{Directory: t.TempDir(), Profile: p, Frames: 6, Threads: 2})
-	if w := res.ByOp[metrics.Write]; w.Ops != 6 || w.Bytes != 0 || res.ByOp[metrics.Open].Ops != 6 {
-		t.Fatalf("empty: %+v", res.ByOp)
+	for _, header := range []int64{DefaultHeader, 0} {
+		dir := t.TempDir()
+		res := run(t, Options{Directory: dir, Profile: p, Header: header, Frames: 6, Threads: 2, Keep: true})
+		if w := res.ByOp[metrics.Write]; w.Ops != 6 || w.Bytes != 6*header || res.ByOp[metrics.Open].Ops != 6 {
+			t.Fatalf("empty, header %d: %+v", header, res.ByOp)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "iolab-frame-*"))
+		if st, err := os.Stat(files[0]); err != nil || st.Size() != header {
+			t.Fatalf("empty, header %d: a frame file of %v bytes (%v)", header, st, err)
+		}
 	}
 }
 
@@ -335,5 +344,70 @@ func TestInterruptedWhileWaitingForAFrame(t *testing.T) {
 	}
 	if n := res.ByOp[metrics.Write].Ops; n != 1 {
 		t.Fatalf("%d frames written when stopped before frame 1's time; want frame 0 alone", n)
+	}
+}
+
+// vframetest's split gives each thread a fixed contiguous block of frames
+// (frames/threads, one more for the first frames%threads), so a thread
+// made slow lengthens the whole run; with next, the other threads take
+// the frames it does not get to. The slowest thread's finish over the
+// threads' mean says which happened. A vframetest profile gets
+// vframetest's split unless told otherwise; iolab's custom sizes get next.
+func TestSplits(t *testing.T) {
+	t.Parallel()
+	slow := func(i int) {
+		if i < 10 { // the first thread's block of 42 frames over 4 threads is frames 0-10
+			time.Sleep(15 * time.Millisecond)
+		}
+	}
+	threadOf := map[string][]int{}
+	spread := map[string]float64{}
+	for _, split := range []string{SplitBlock, SplitNext} {
+		res := run(t, Options{Directory: t.TempDir(), Profile: tiny, Frames: 42, Threads: 4, Split: split, frameDelay: slow})
+		if len(res.Frames) != 42 {
+			t.Fatalf("%s: %d frames", split, len(res.Frames))
+		}
+		for _, f := range res.Frames {
+			threadOf[split] = append(threadOf[split], f.Thread)
+		}
+		spread[split] = res.Extra["frames_thread_spread"]
+	}
+	// Blocks of 11, 11, 10, 10, each thread's its own.
+	var want []int
+	for th, n := range []int{11, 11, 10, 10} {
+		for range n {
+			want = append(want, th)
+		}
+	}
+	if !slices.Equal(threadOf[SplitBlock], want) {
+		t.Errorf("block: frames by thread %v, want %v", threadOf[SplitBlock], want)
+	}
+	slowFrames := map[int]bool{}
+	for _, th := range threadOf[SplitNext][:10] {
+		slowFrames[th] = true
+	}
+	if len(slowFrames) < 2 {
+		t.Errorf("next: the slowed frames 0-9 all went to thread %v: %v", slowFrames, threadOf[SplitNext])
+	}
+	// The slow thread: 150 ms against a few for the other three (mean
+	// about 40 ms): about 3.7x; next: each within a frame of the others.
+	if spread[SplitBlock] < 2 || spread[SplitBlock] <= spread[SplitNext] {
+		t.Errorf("slowest thread over the mean: block %.2f, next %.2f", spread[SplitBlock], spread[SplitNext])
+	}
+	for name, want := range map[string]string{"8K-24bit": SplitBlock, "1920x1080x24": SplitNext} {
+		p, err := LookupProfile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := New(Options{Directory: t.TempDir(), Profile: p, Frames: 4, Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Params()["split"]; got != want {
+			t.Errorf("%s: split %s by default, want %s", name, got, want)
+		}
+	}
+	if _, err := New(Options{Directory: t.TempDir(), Profile: tiny, Frames: 4, Threads: 2, Split: "stripes"}); err == nil || !strings.Contains(err.Error(), "--split \"stripes\"") {
+		t.Errorf("--split stripes: %v", err)
 	}
 }

@@ -31,11 +31,10 @@ func (p Profile) empty() bool { return p.Name == "empty" }
 
 // FrameBytes is the size of one frame with a header of header bytes:
 // width x height x bytes per pixel + header, rounded up to 4 KiB (a direct
-// I/O boundary), as vframetest sizes them; an empty frame is 0.
+// I/O boundary), as vframetest sizes them: an empty frame is its header
+// alone (vframetest's --profile empty writes its 64 KiB header; with
+// --header 0 the files are empty, as its --empty makes them).
 func (p Profile) FrameBytes(header int64) int64 {
-	if p.empty() {
-		return 0
-	}
 	n := int64(p.Width)*int64(p.Height)*int64(p.BytesPerPixel) + header
 	return (n + 4095) / 4096 * 4096
 }
