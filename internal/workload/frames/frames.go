@@ -584,7 +584,7 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 	frames := res.ByOp[metrics.Write].Ops + res.ByOp[metrics.Read].Ops
 	res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"frames_done": float64(frames), "frames_fps": float64(frames) / math.Max(res.Duration.Seconds(), 1e-9),
 		"frames_thread_spread": slowestOverMean(finished),
-		"frames_late": float64(late.Load()), "frames_dropped": float64(dropped.Load()), "frames_worst_late_ns": float64(worstLateNs.Load())})
+		"frames_late":          float64(late.Load()), "frames_dropped": float64(dropped.Load()), "frames_worst_late_ns": float64(worstLateNs.Load())})
 	if o.KeepGoing {
 		tried := frames + failed.Load()
 		res.Extra["frames_failed"] = float64(failed.Load())
