@@ -582,9 +582,14 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 	}
 	sort.Slice(res.Frames, func(a, b int) bool { return res.Frames[a].Pos < res.Frames[b].Pos })
 	frames := res.ByOp[metrics.Write].Ops + res.ByOp[metrics.Read].Ops
-	res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"frames_done": float64(frames), "frames_fps": float64(frames) / math.Max(res.Duration.Seconds(), 1e-9),
+	res.Extra = metrics.WithExtra(res.Extra, map[string]float64{
+		"frames_done":          float64(frames),
+		"frames_fps":           float64(frames) / math.Max(res.Duration.Seconds(), 1e-9),
 		"frames_thread_spread": slowestOverMean(finished),
-		"frames_late":          float64(late.Load()), "frames_dropped": float64(dropped.Load()), "frames_worst_late_ns": float64(worstLateNs.Load())})
+		"frames_late":          float64(late.Load()),
+		"frames_dropped":       float64(dropped.Load()),
+		"frames_worst_late_ns": float64(worstLateNs.Load()),
+	})
 	if o.KeepGoing {
 		tried := frames + failed.Load()
 		res.Extra["frames_failed"] = float64(failed.Load())
