@@ -121,3 +121,24 @@ func gone(t *testing.T, pid int) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// -stress is read from the command line before the bench's body parses
+// it, in each of the forms flag.Parse takes.
+func TestStressArg(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		n    int
+	}{
+		{[]string{"-pairs", "6"}, 0},
+		{[]string{"-stress", "4"}, 4},
+		{[]string{"--stress=2", "-pairs", "6"}, 2},
+		{[]string{"-pairs", "6", "-stress"}, 0},
+		{[]string{"-stress", "x"}, 0},
+		{[]string{"stress", "4"}, 0},
+		{[]string{"-stressed", "4"}, 0},
+	} {
+		if got := stressArg(c.args); got != c.n {
+			t.Errorf("%q: %d, want %d", c.args, got, c.n)
+		}
+	}
+}
