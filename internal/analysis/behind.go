@@ -219,3 +219,56 @@ func genDelayWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.R
 	}
 	return out
 }
+
+// genDelayDiffers warns, per cell compared across variants, when iolab's
+// own delay (the median of gen_delay_pct) was past its share of the
+// service time in one variant's runs and not in another's: a difference
+// between them is then at least in part the client's, not the targets'.
+func genDelayDiffers(dm derivedMetrics, cells []store.Cell, perCell [][]store.Run) []stats.Warning {
+	type side struct {
+		variant string
+		pct     float64
+	}
+	byCell := map[string][]side{}
+	var order []string
+	for i, c := range cells {
+		if c.Variant == "" {
+			continue
+		}
+		var pcts []float64
+		for _, run := range perCell[i] {
+			if run.Warmup || run.Status != store.StatusOK || run.Result == nil {
+				continue
+			}
+			if pct, ok := dm.of(run.Result)["gen_delay_pct"]; ok {
+				pcts = append(pcts, pct)
+			}
+		}
+		if len(pcts) == 0 {
+			continue
+		}
+		if _, seen := byCell[c.Name]; !seen {
+			order = append(order, c.Name)
+		}
+		byCell[c.Name] = append(byCell[c.Name], side{c.Variant, stats.Summarize(pcts).Median})
+	}
+	var out []stats.Warning
+	for _, name := range order {
+		sides := byCell[name]
+		hi, lo := sides[0], sides[0]
+		for _, s := range sides {
+			if s.pct > hi.pct {
+				hi = s
+			}
+			if s.pct < lo.pct {
+				lo = s
+			}
+		}
+		if hi.pct > metrics.GenDelayShare && lo.pct <= metrics.GenDelayShare/2 {
+			out = append(out, stats.Warning{Code: "generator-differs", Message: fmt.Sprintf(
+				"%s: iolab's own delay was %.0f%% of the median service time in %s's runs and %.0f%% in %s's: the client, not only the target, differed between them — compare them on a machine where iolab has CPUs of its own",
+				name, hi.pct, hi.variant, lo.pct, lo.variant)})
+		}
+	}
+	return out
+}

@@ -58,3 +58,34 @@ func TestLateStartsNameWhoFellBehind(t *testing.T) {
 		}
 	}
 }
+
+// Runs whose own delay passed its share of the service time are named,
+// round and slot; variants whose runs differ in it are said to differ in
+// the client.
+func TestGeneratorDelayFlagsRunsAndVariants(t *testing.T) {
+	t.Parallel()
+	run := func(round int, waitS float64) store.Run {
+		res := &metrics.Result{Duration: time.Second, CPUUserS: 0.1, Extra: map[string]float64{"gen_cpu_wait_s": waitS}}
+		lat := metrics.NewHistogram()
+		metrics.RecordLatencyN(lat, 1e6, 1000) // 1 ms each: 100 µs of wait per operation is 10%
+		res.ByOp[metrics.Read] = metrics.OpStats{Ops: 1000, Lat: lat}
+		return store.Run{Round: round, Status: store.StatusOK, Result: res}
+	}
+	cells := []store.Cell{{Name: "c", Variant: "a"}, {Name: "c", Variant: "b"}}
+	perCell := [][]store.Run{
+		{run(0, 0.01), run(1, 0.5), run(2, 0.02)}, // 10, 500, 20 µs per op (1%, 50%, 2%): round 1 hit
+		{run(0, 0.3), run(1, 0.4), run(2, 0.35)},  // 30-40%
+	}
+	ws := genDelayWarnings(derivedMetrics{}, cells, perCell)
+	if len(ws) != 2 || !strings.Contains(ws[0].Message, "a/c: in 1 of 3 runs") || !strings.Contains(ws[0].Message, "round 1 slot 0 (50%)") ||
+		!strings.Contains(ws[1].Message, "b/c: in 3 of 3 runs") {
+		t.Errorf("%+v", ws)
+	}
+	ds := genDelayDiffers(derivedMetrics{}, cells, perCell)
+	if len(ds) != 1 || ds[0].Code != "generator-differs" || !strings.Contains(ds[0].Message, "35% of the median service time in b's runs and 2% in a's") {
+		t.Errorf("%+v", ds)
+	}
+	if ds := genDelayDiffers(derivedMetrics{}, cells, [][]store.Run{perCell[0][:1], perCell[0][2:]}); len(ds) != 0 {
+		t.Errorf("alike variants: %+v", ds)
+	}
+}

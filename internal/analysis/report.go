@@ -478,6 +478,7 @@ func Build(d *store.Data, opts Options) *Report {
 		r.Warnings = append(r.Warnings, lateStartWarnings(r.derived, d.Cells, perCell, r.Env.CPUs)...)
 	}
 	r.Warnings = append(r.Warnings, genDelayWarnings(r.derived, d.Cells, perCell)...)
+	r.Warnings = append(r.Warnings, genDelayDiffers(r.derived, d.Cells, perCell)...)
 	env := envinfo.Warnings(snaps, evidence)
 	for _, w := range env {
 		if w.Code != "cpu-pressure" || len(evidence.Starved) == 0 {

@@ -35,6 +35,10 @@ type SLOView struct {
 	Failed float64   `json:"failed_ops_per_s"`
 	Steps  []SLOStep `json:"steps"`
 	Runs   int       `json:"runs"`
+	// ClientMissed is the runs that missed the objective while iolab's
+	// own delay was past its share (plan.SLO.Outcome): not counted, their
+	// loads run again.
+	ClientMissed int `json:"client_missed,omitempty"`
 	// Done says the search ended; a search cut short says where it was.
 	Done bool `json:"done"`
 }
@@ -108,6 +112,9 @@ func sustained(dm derivedMetrics, d *store.Data, byCell map[int64][]store.Run, c
 	}
 	def, _ := metrics.Describe(SustainedMetric)
 	note := fmt.Sprintf("search: held at %s, not shown to hold at %s ops/s; %d runs", def.Format(v.Held), def.Format(v.NotHeld), v.Runs)
+	if v.ClientMissed > 0 {
+		note += fmt.Sprintf(" (and %d not counted: iolab's own delay missed the objective, not the target)", v.ClientMissed)
+	}
 	if !v.Done {
 		note += "; it did not end: the rate held is a lower bound"
 	}
@@ -160,11 +167,15 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 		}
 		step := len(search.Steps) - 1
 		m := dm.of(run.Result)
-		value, measured := m[o.Metric]
+		ratio, measured, counts := o.Outcome(m)
 		if run.Status == store.StatusOK && !measured {
 			continue // stored as failed when it ran (see experiment's ran)
 		}
-		search.Add(value/o.Below, run.Status == store.StatusOK)
+		if run.Status == store.StatusOK && !counts {
+			v.ClientMissed++
+			continue
+		}
+		search.Add(ratio, run.Status == store.StatusOK)
 		achieved[step] = append(achieved[step], m["ops_per_s"])
 		v.Runs++
 	}

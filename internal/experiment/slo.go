@@ -42,10 +42,12 @@ func (s *sloSearch) ran(res *metrics.Result, ok bool) error {
 		return nil
 	}
 	m := metrics.RunMetrics(res)
-	v, found := m[s.slo.Metric]
+	ratio, found, counts := s.slo.Outcome(m)
 	if !found {
 		return fmt.Errorf("slo.metric %s: the run measured no such metric; it measured %s", s.slo.Metric, strings.Join(slices.Sorted(maps.Keys(m)), ", "))
 	}
-	s.Add(v/s.slo.Below, true)
+	if counts {
+		s.Add(ratio, true)
+	}
 	return nil
 }

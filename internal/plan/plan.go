@@ -151,6 +151,23 @@ func (o SLO) NewSearch(runsPerStep int) *stats.SLOSearch {
 	return stats.NewSLOSearch(o.Precision, SLOMinRuns, runsPerStep, SLOMaxSteps)
 }
 
+// Outcome is what a run at a search's load, of these metrics, says of
+// the objective: the metric over its bound (found false when the run
+// measured no such metric), and whether the search counts it. A run that
+// missed the objective while iolab's own delay was past
+// metrics.GenDelayShare of its service time (gen_delay_pct) says nothing
+// of the target — the client missed it — and is not counted: the search
+// runs that load again. One that held despite it held. The search and its
+// replay in the report judge every run here.
+func (o SLO) Outcome(m map[string]float64) (ratio float64, found, counts bool) {
+	v, found := m[o.Metric]
+	if !found {
+		return 0, false, false
+	}
+	ratio = v / o.Below
+	return ratio, true, ratio < 1 || m["gen_delay_pct"] <= metrics.GenDelayShare
+}
+
 // Params are what a search's cell stores of its objective and its
 // search, for the report to replay the search from its runs.
 func (o SLO) Params(runsPerStep int) map[string]string {

@@ -305,3 +305,28 @@ func TestNestingAndSizeCaps(t *testing.T) {
 		t.Error("an apostrophe in a word hid the brackets after it")
 	}
 }
+
+// A run at a search's load counts unless it missed the objective while
+// iolab's own delay was past its share of the service time: then the
+// client, not the target, missed it.
+func TestSLOOutcome(t *testing.T) {
+	t.Parallel()
+	o := SLO{Metric: "get.response_p99_ns", Below: 20e6}
+	for _, c := range []struct {
+		name          string
+		m             map[string]float64
+		ratio         float64
+		found, counts bool
+	}{
+		{"held", map[string]float64{"get.response_p99_ns": 10e6}, 0.5, true, true},
+		{"failed", map[string]float64{"get.response_p99_ns": 30e6, "gen_delay_pct": 2}, 1.5, true, true},
+		{"failed by the client", map[string]float64{"get.response_p99_ns": 30e6, "gen_delay_pct": 40}, 1.5, true, false},
+		{"held despite the client", map[string]float64{"get.response_p99_ns": 10e6, "gen_delay_pct": 40}, 0.5, true, true},
+		{"not measured", map[string]float64{"ops_per_s": 1}, 0, false, false},
+	} {
+		ratio, found, counts := o.Outcome(c.m)
+		if ratio != c.ratio || found != c.found || counts != c.counts {
+			t.Errorf("%s: %v %v %v, want %v %v %v", c.name, ratio, found, counts, c.ratio, c.found, c.counts)
+		}
+	}
+}

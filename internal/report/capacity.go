@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
 )
 
@@ -268,6 +269,10 @@ func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
 			return err
 		}
 		fmt.Fprintf(w, "  %s\n", sloAnswer(v))
+		if v.ClientMissed > 0 {
+			fmt.Fprintf(w, "  %d runs not counted: they missed the objective while iolab's own delay was over %.0f%% of their service time — the client, not the target; their loads ran again\n",
+				v.ClientMissed, metrics.GenDelayShare)
+		}
 	}
 	for _, c := range r.SLOComparisons {
 		fmt.Fprintf(w, "  %s\n", sloComparison(c))
