@@ -302,7 +302,7 @@ func htmlCellOf(r *analysis.Report, name string, variants []string) (htmlCell, e
 	hc := htmlCell{Name: name}
 	var cdfs []cdfGroup
 	var strips []stripGroup
-	var order []timePoint
+	var order, delays []timePoint
 	var ops, p99 []secondsLine
 	secondsMetric := ""
 	for _, cv := range r.Cells {
@@ -328,6 +328,9 @@ func htmlCellOf(r *analysis.Report, name string, variants []string) (htmlCell, e
 				g.Values = append(g.Values, v)
 			}
 			order = append(order, timePoint{At: run.Start, Value: v, Variant: vi, Warmup: run.Warmup})
+			if d, ok := run.Metrics["gen_delay_pct"]; ok && !run.Warmup {
+				delays = append(delays, timePoint{At: run.Start, Value: d, Variant: vi})
+			}
 			if len(run.Series) > 0 && !run.Warmup {
 				o, q := secondsLine{Variant: vi}, secondsLine{Variant: vi}
 				for _, s := range fullSeconds(run) {
@@ -370,6 +373,12 @@ func htmlCellOf(r *analysis.Report, name string, variants []string) (htmlCell, e
 			func() (figure, error) {
 				return runOrderPlot(hc.Metric, order, names, "every run at the time it ran")
 			}},
+	}
+	if len(delays) > 0 {
+		plots = append(plots, plotSpec{"generator", fmt.Sprintf("iolab's own delay per operation in each measured run (its threads' wait for a CPU, or its free workers' late starts), as a share of the run's median service time: a run past %.0f%% measured the client as much as the target, and a burst of other work on the machine shows as the runs it hit.", metrics.GenDelayShare),
+			func() (figure, error) {
+				return runOrderPlot("gen_delay_pct", delays, names, "iolab's own delay in every run")
+			}})
 	}
 	if secondsMetric != "" {
 		plots = append(plots,

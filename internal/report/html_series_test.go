@@ -75,3 +75,33 @@ func TestSummaryRowsPerDirection(t *testing.T) {
 		t.Errorf("p99 read %s write %s", rows[1].P99, rows[2].P99)
 	}
 }
+
+// Each measured run's own generator delay is drawn where the runs fell,
+// so the runs a burst of other work hit stand out; a cell whose runs
+// measured none has no such figure.
+func TestGeneratorDelayPerRunIsDrawn(t *testing.T) {
+	t.Parallel()
+	cell := analysis.CellView{Name: "c", Workload: "http", Summary: map[string]stats.Summary{}}
+	base := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for _, delays := range [][]float64{{2, 40, 3}, nil} {
+		r := &analysis.Report{Cells: []analysis.CellView{cell}}
+		for i := range 3 {
+			m := map[string]float64{analysis.PrimaryMetric("http"): 100}
+			if delays != nil {
+				m["gen_delay_pct"] = delays[i]
+			}
+			r.Runs = append(r.Runs, analysis.RunView{Cell: "c", Status: "ok", Round: i, Start: base.Add(time.Duration(i) * time.Minute), Metrics: m})
+		}
+		hc, err := htmlCellOf(r, "c", []string{""})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drawn := false
+		for _, f := range hc.Plots {
+			drawn = drawn || f.Kind == "generator"
+		}
+		if drawn != (delays != nil) {
+			t.Errorf("delays %v: generator figure drawn %v", delays, drawn)
+		}
+	}
+}
