@@ -131,10 +131,11 @@ func (is *issuer) next() (op, error) {
 	return p, nil
 }
 
-// recordResponse records a paced operation's response time: from its
-// place on the schedule, not from when it started (a late start is
-// queueing a client would see; coordinated omission if left out).
-func (p *op) recordResponse(rec *metrics.Recorder, end int64) {
+// recordResponse completes the record of a paced operation just
+// recorded: its response time, from its place on the schedule, not from
+// when it started (a late start is queueing a client would see;
+// coordinated omission if left out), and how late it started.
+func (p *op) recordResponse(rec *metrics.Recorder) {
 	if p.paced {
 		rec.RecordPaced(p.dir(), p.due, p.asked)
 	}
@@ -274,7 +275,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			return err
 		}
 		rec.Record(p.dir(), int64(n), end, end-start)
-		p.recordResponse(rec, end)
+		p.recordResponse(rec)
 		if err := is.completed(&p, buf); err != nil {
 			return err
 		}
@@ -314,7 +315,7 @@ func (f *FS) nullWorker(_ context.Context, worker int, clock metrics.Clock, stop
 		end := clock.Now()
 		yield.Tick(end)
 		rec.Record(p.dir(), bs, end, end-start)
-		p.recordResponse(rec, end)
+		p.recordResponse(rec)
 		is.think()
 	}
 	return nil
@@ -569,7 +570,7 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 				return
 			}
 			rec.Record(s.op.dir(), int64(bs), end, end-s.startNs)
-			s.op.recordResponse(rec, end)
+			s.op.recordResponse(rec)
 			if err := is.completed(&s.op, s.buf); err != nil && firstErr == nil {
 				firstErr = err
 			}
