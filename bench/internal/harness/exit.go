@@ -88,7 +88,7 @@ func Main(body func()) {
 			Exit(2)
 		}
 	}()
-	startStress(os.Args[1:])
+	stressing = startStress(os.Args[1:])
 	load := startMachineLoad()
 	body()
 	fmt.Printf("\n%s\n", load)

@@ -34,8 +34,12 @@ func (m *machineLoad) String() string {
 	busy, own := machineBusy()-m.busy0, treeCPU()-m.own0
 	cpus := float64(runtime.NumCPU())
 	others := max(0, busy-own)
-	return fmt.Sprintf("machine over this bench's %s: load average %s before it; its processes used %.0f%% of %d CPUs, everything else %.1f%% (kernel threads included)",
-		time.Duration(wall*float64(time.Second)).Round(time.Second), m.loadBefore, 100*own/wall/cpus, runtime.NumCPU(), 100*others/wall/cpus)
+	hogs := ""
+	if stressing > 0 {
+		hogs = fmt.Sprintf(" (-stress %d's hogs among them)", stressing)
+	}
+	return fmt.Sprintf("machine over this bench's %s: load average %s before it; its processes used %.0f%% of %d CPUs%s, everything else %.1f%% (kernel threads included)",
+		time.Duration(wall*float64(time.Second)).Round(time.Second), m.loadBefore, 100*own/wall/cpus, runtime.NumCPU(), hogs, 100*others/wall/cpus)
 }
 
 // machineBusy is the CPU seconds all CPUs spent not idle (nor waiting for

@@ -17,7 +17,10 @@ import (
 // quiet and contended. The flag is declared here, once, for every bench;
 // Main starts the load before the bench's body, so it reads the flag from
 // the command line itself (the body parses the rest).
-var stress = flag.Int("stress", 0, "run `N` CPU hogs (stress-ng --cpu N) beside both tools for the whole bench: the contended measurement (0: quiet)")
+var (
+	stress    = flag.Int("stress", 0, "run `N` CPU hogs (stress-ng --cpu N) beside both tools for the whole bench: the contended measurement (0: quiet)")
+	stressing int // how many hogs run
+)
 
 // startStress starts the -stress load the command line asks for, and
 // says so; it returns how many hogs run.
