@@ -93,6 +93,17 @@ func TestRoundsRunEveryCellOnceInSeededRandomOrder(t *testing.T) {
 	if len(d.Env) != 14 {
 		t.Fatalf("%d environment snapshots, want one before and one after each of 7 rounds", len(d.Env))
 	}
+	// Taken back to back, the snapshot before a round is the one after
+	// the round before it, read once; the one after a round is read anew.
+	for i := 1; i+1 < len(d.Env); i += 2 {
+		after, before := d.Env[i], d.Env[i+1]
+		if !before.TakenAt.Equal(after.TakenAt) || string(before.Snapshot) != string(after.Snapshot) {
+			t.Errorf("snapshots %d and %d (%s, %s) were read apart", i, i+1, after.Phase, before.Phase)
+		}
+		if i > 1 && d.Env[i-1].TakenAt.Equal(after.TakenAt) {
+			t.Errorf("snapshot %d after round %d is the one before it: not read anew", i, after.Round)
+		}
+	}
 
 	// The same seed gives the same schedule.
 	id2, err := r.Run(context.Background(), Plan{Name: "t", Rounds: 6, Warmup: 1, Seed: 7}, cells)

@@ -45,7 +45,7 @@ func (r *Runner) acquire(ctx context.Context, expID string) (*lease, error) {
 		}
 		return err
 	}
-	tracker := &procgroup.Tracker{OnChange: func(gs []procgroup.Group) { _ = renew(gs) }}
+	tracker := &procgroup.Tracker{OnStart: func(gs []procgroup.Group) { _ = renew(gs) }}
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {

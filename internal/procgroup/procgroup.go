@@ -30,10 +30,13 @@ type Group struct {
 type Tracker struct {
 	mu     sync.Mutex
 	groups map[int]int64
-	// OnChange, if set, is called with the groups after each change, while
-	// the change is being made: a caller that stores them has them stored
-	// before the new group does any work.
-	OnChange func([]Group)
+	// OnStart, if set, is called with the groups when one is added, while
+	// it is being added: a caller that stores them has them stored before
+	// the new group does any work. A group that ended is dropped from the
+	// list, not said: one still stored is harmless (Kill checks its
+	// leader's start time), and the store is spared a write a command —
+	// for `iolab cmd true`, one of six a run.
+	OnStart func([]Group)
 }
 
 // List returns the groups running now.
@@ -62,8 +65,8 @@ func (t *Tracker) set(pgid int, start int64, add bool) {
 	} else {
 		delete(t.groups, pgid)
 	}
-	if t.OnChange != nil {
-		t.OnChange(t.listLocked())
+	if add && t.OnStart != nil {
+		t.OnStart(t.listLocked())
 	}
 }
 

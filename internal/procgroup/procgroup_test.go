@@ -82,7 +82,7 @@ func TestStartSurvivesRetiredThreads(t *testing.T) {
 
 func TestTrackAndKill(t *testing.T) {
 	var seen [][]Group
-	tr := &Tracker{OnChange: func(g []Group) { seen = append(seen, g) }}
+	tr := &Tracker{OnStart: func(g []Group) { seen = append(seen, g) }}
 	ctx := WithTracker(context.Background(), tr)
 	cmd := sleeper()
 	if err := Start(cmd); err != nil {
@@ -105,8 +105,8 @@ func TestTrackAndKill(t *testing.T) {
 		t.Fatal("Kill did not kill the group")
 	}
 	untrack()
-	if len(tr.List()) != 0 || len(seen) != 2 {
-		t.Fatalf("after untrack: %v, changes %v", tr.List(), seen)
+	if len(tr.List()) != 0 || len(seen) != 1 {
+		t.Fatalf("after untrack: %v, said %v (the end of a group is not said)", tr.List(), seen)
 	}
 	if StartTime(os.Getpid()) == 0 || Alive(os.Getpid(), 1) {
 		t.Fatal("StartTime of this process")
