@@ -37,6 +37,19 @@ type Stop struct {
 	// start due then or later is past the run, however late the stop
 	// comes.
 	end int64
+	// endedWaitNs is the wait for a CPU of the workers' threads that
+	// ended with them (ThreadEnds).
+	endedWaitNs atomic.Int64
+}
+
+// ThreadEnds is said, as it returns, by a worker locked to its thread
+// for good, whose thread ends with it (a private descriptor table, a
+// single-issuer ring): the process's threads read at the end of the run
+// no longer include it, so its wait for a CPU is counted here.
+func (s *Stop) ThreadEnds() {
+	if ns, ok := threadWaitNs(); ok {
+		s.endedWaitNs.Add(ns)
+	}
 }
 
 // Stopped reports whether workers should stop issuing operations.
@@ -221,9 +234,10 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	res.CPUSysS = cpu1.sys - c0.sys
 	if c0.waitOK && cpu1.waitOK {
 		// The generator's own wait for a CPU: a starved client, not a
-		// slow target (threads that ended during the run take theirs
-		// with them: never below 0).
-		res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"gen_cpu_wait_s": max(cpu1.wait-c0.wait, 0)})
+		// slow target. Threads that ended with their workers said theirs;
+		// any other that ended took its own with it (never below 0).
+		wait := cpu1.wait + float64(stop.endedWaitNs.Load())/1e9 - c0.wait
+		res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"gen_cpu_wait_s": max(wait, 0)})
 	}
 	res.TimingOverheadNs = overhead
 	if steady != nil {

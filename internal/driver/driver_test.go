@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -257,5 +258,37 @@ func TestPacedRunStartsNothingDueAfterItsEnd(t *testing.T) {
 		if n := res.ByOp[metrics.Read].Ops; n < 1 || n > 30 {
 			t.Fatalf("%d starts in 300 ms at 100 a second; want at most 30", n)
 		}
+	}
+}
+
+// The generator's wait for a CPU counts the threads that ended with their
+// workers (locked for good: a private descriptor table) as well as those
+// that live on: twice as many spinning workers as CPUs wait, between
+// them, at least as long as the CPUs they had to share were busy.
+func TestCPUWaitCountsThreadsThatEnded(t *testing.T) {
+	if !CPUWaitCounted() {
+		t.Skip("this kernel keeps no schedstat")
+	}
+	workers := 2 * runtime.NumCPU()
+	const spin = 400 * time.Millisecond
+	res, err := Run(context.Background(), Options{Workers: workers, ProcPerWorker: true},
+		func(_ context.Context, _ int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error {
+			runtime.LockOSThread() // never unlocked: the thread ends with the worker
+			defer stop.ThreadEnds()
+			for end := time.Now().Add(spin); time.Now().Before(end); {
+			}
+			rec.Record(metrics.Read, 1, clock.Now(), 1)
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each of the workers spins 400 ms of wall time, runnable the whole
+	// time on CPUs for half of them: between them they wait (workers-CPUs)
+	// x 400 ms, more on a busy machine (without the ended threads' wait:
+	// 0.38-0.51 s of the 0.8 here).
+	least := 0.9 * float64(workers-runtime.NumCPU()) * spin.Seconds()
+	if got := res.Extra["gen_cpu_wait_s"]; got < least {
+		t.Errorf("gen_cpu_wait_s %.3f, want at least %.3f: the ended threads' wait was lost", got, least)
 	}
 }

@@ -35,6 +35,20 @@ func cpuWait() (float64, bool) {
 	return float64(waitNs) / 1e9, ranNs > 0
 }
 
+// threadWaitNs is the calling thread's wait for a CPU so far (ns).
+func threadWaitNs() (int64, bool) {
+	b, err := os.ReadFile("/proc/thread-self/schedstat")
+	if err != nil {
+		return 0, false
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0, false
+	}
+	ns, err := strconv.ParseInt(string(f[1]), 10, 64)
+	return ns, err == nil
+}
+
 // CPUWaitCounted says whether this kernel counts the time threads wait
 // for a CPU (what the generator's gen_cpu_wait figures come from).
 func CPUWaitCounted() bool {

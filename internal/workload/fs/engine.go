@@ -233,6 +233,7 @@ func (file *jobFile) ioError(op string, off int64, n int, err error, want int) e
 // in a loop, so a job with iodepth N keeps N operations in flight.
 func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 	privateFDTable()
+	defer stop.ThreadEnds()
 	o := &f.opts
 	j := f.jobs[worker/o.IODepth]
 	buf, free, err := AlignedBuffer(int(o.BlockSize))
@@ -367,7 +368,8 @@ func init() { runtime.LockOSThread() }
 // up the job's file without taking a reference on every read and write —
 // the atomic increments a multi-threaded process otherwise pays per system
 // call, and fio's single-threaded job processes never do. The goroutine must
-// exit without unlocking, so the runtime retires the thread with its table.
+// exit without unlocking, so the runtime retires the thread with its table
+// (and says so to the run: driver.Stop.ThreadEnds, as it returns).
 func privateFDTable() {
 	runtime.LockOSThread()
 	_ = unix.Unshare(unix.CLONE_FILES) // best effort: without it, only slower
@@ -398,6 +400,7 @@ const (
 // operations in flight first.
 func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 	privateFDTable() // also locks the thread, as the single-issuer ring needs
+	defer stop.ThreadEnds()
 	o := &f.opts
 	j := f.jobs[worker]
 	ring, err := uring.New(uint32(o.IODepth + 2))
