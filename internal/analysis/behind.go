@@ -181,10 +181,12 @@ func roundedDuration(ns float64) time.Duration {
 }
 
 // genDelayWarnings flag, per cell, the measured runs whose generator's
-// own delay was over metrics.GenDelayShare of their median service time
-// (gen_delay_pct): those runs measured iolab as much as the target — a
-// burst of other work on the machine shows as the runs it hit.
-func genDelayWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.Run) []stats.Warning {
+// own delay was over metrics.GenDelayShare of the median they measured
+// (gen_delay_pct), or whose generator was starved (ready to run on half
+// the CPUs or more, and waiting longer than it ran): those runs measured
+// iolab as much as the target — a burst of other work on the machine
+// shows as the runs it hit.
+func genDelayWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.Run, cpus int) []stats.Warning {
 	var out []stats.Warning
 	for i, c := range cells {
 		type hit struct {
@@ -198,7 +200,11 @@ func genDelayWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.R
 				continue
 			}
 			measured++
-			if pct, ok := dm.of(run.Result)["gen_delay_pct"]; ok && pct > metrics.GenDelayShare {
+			m := dm.of(run.Result)
+			pct, ok := m["gen_delay_pct"]
+			ready := (m["cpu_s"] + m["gen_cpu_wait_s"]) / max(run.Result.Duration.Seconds(), 1e-9)
+			starved := cpus > 0 && m["gen_cpu_wait_pct"] >= starvedWaitPct && ready >= starvedReadyPct*float64(cpus)
+			if (ok && pct > metrics.GenDelayShare) || starved {
 				hits = append(hits, hit{run, pct})
 			}
 		}
@@ -214,15 +220,15 @@ func genDelayWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.R
 			runs = append(runs, fmt.Sprintf("round %d slot %d (%.0f%%)", h.run.Round, h.run.Slot, h.pct))
 		}
 		out = append(out, stats.Warning{Code: "generator-delayed", Message: fmt.Sprintf(
-			"%s: in %d of %d runs iolab's own delay per operation (its threads' wait for a CPU, or its free workers' late starts) was over %.0f%% of the median service time — those runs measured the client as much as the target: %s",
+			"%s: in %d of %d runs iolab was starved of CPU, or its own delay per operation (its threads' wait for a CPU, or its free workers' late starts) was over %.0f%% of the median it measured (response time, else service time) — those runs measured the client as much as the target: %s",
 			name, len(hits), measured, metrics.GenDelayShare, strings.Join(runs, ", "))})
 	}
 	return out
 }
 
 // genDelayDiffers warns, per cell compared across variants, when iolab's
-// own delay (the median of gen_delay_pct) was past its share of the
-// service time in one variant's runs and not in another's: a difference
+// own delay (the median of gen_delay_pct) was past its share of what was
+// measured in one variant's runs and not in another's: a difference
 // between them is then at least in part the client's, not the targets'.
 func genDelayDiffers(dm derivedMetrics, cells []store.Cell, perCell [][]store.Run) []stats.Warning {
 	type side struct {
@@ -266,7 +272,7 @@ func genDelayDiffers(dm derivedMetrics, cells []store.Cell, perCell [][]store.Ru
 		}
 		if hi.pct > metrics.GenDelayShare && lo.pct <= metrics.GenDelayShare/2 {
 			out = append(out, stats.Warning{Code: "generator-differs", Message: fmt.Sprintf(
-				"%s: iolab's own delay was %.0f%% of the median service time in %s's runs and %.0f%% in %s's: the client, not only the target, differed between them — compare them on a machine where iolab has CPUs of its own",
+				"%s: iolab's own delay was %.0f%% of the median measured in %s's runs and %.0f%% in %s's: the client, not only the target, differed between them — compare them on a machine where iolab has CPUs of its own",
 				name, hi.pct, hi.variant, lo.pct, lo.variant)})
 		}
 	}

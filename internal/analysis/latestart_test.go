@@ -76,16 +76,29 @@ func TestGeneratorDelayFlagsRunsAndVariants(t *testing.T) {
 		{run(0, 0.01), run(1, 0.5), run(2, 0.02)}, // 10, 500, 20 µs per op (1%, 50%, 2%): round 1 hit
 		{run(0, 0.3), run(1, 0.4), run(2, 0.35)},  // 30-40%
 	}
-	ws := genDelayWarnings(derivedMetrics{}, cells, perCell)
+	ws := genDelayWarnings(derivedMetrics{}, cells, perCell, 2)
 	if len(ws) != 2 || !strings.Contains(ws[0].Message, "a/c: in 1 of 3 runs") || !strings.Contains(ws[0].Message, "round 1 slot 0 (50%)") ||
 		!strings.Contains(ws[1].Message, "b/c: in 3 of 3 runs") {
 		t.Errorf("%+v", ws)
 	}
 	ds := genDelayDiffers(derivedMetrics{}, cells, perCell)
-	if len(ds) != 1 || ds[0].Code != "generator-differs" || !strings.Contains(ds[0].Message, "35% of the median service time in b's runs and 2% in a's") {
+	if len(ds) != 1 || ds[0].Code != "generator-differs" || !strings.Contains(ds[0].Message, "35% of the median measured in b's runs and 2% in a's") {
 		t.Errorf("%+v", ds)
 	}
 	if ds := genDelayDiffers(derivedMetrics{}, cells, [][]store.Run{perCell[0][:1], perCell[0][2:]}); len(ds) != 0 {
 		t.Errorf("alike variants: %+v", ds)
+	}
+	// A starved client's own queue swells what it measures (here 2 s a
+	// request), so its delay is a small share of it; the run is flagged
+	// for the CPUs it was ready to use and did not get.
+	starved := run(0, 1.5)
+	lat := metrics.NewHistogram()
+	metrics.RecordLatencyN(lat, 2e9, 1000)
+	starved.Result.ByOp[metrics.Read].Lat = lat
+	if ws := genDelayWarnings(derivedMetrics{}, cells[:1], [][]store.Run{{starved}}, 2); len(ws) != 1 || !strings.Contains(ws[0].Message, "in 1 of 1 runs iolab was starved") {
+		t.Errorf("a starved run: %+v", ws)
+	}
+	if ws := genDelayWarnings(derivedMetrics{}, cells[:1], [][]store.Run{{starved}}, 4); len(ws) != 0 {
+		t.Errorf("ready on 1.6 of 4 CPUs is not starved: %+v", ws)
 	}
 }

@@ -477,7 +477,11 @@ func Build(d *store.Data, opts Options) *Report {
 		r.Env = &snaps[0]
 		r.Warnings = append(r.Warnings, lateStartWarnings(r.derived, d.Cells, perCell, r.Env.CPUs)...)
 	}
-	r.Warnings = append(r.Warnings, genDelayWarnings(r.derived, d.Cells, perCell)...)
+	cpus := 0
+	if r.Env != nil {
+		cpus = r.Env.CPUs
+	}
+	r.Warnings = append(r.Warnings, genDelayWarnings(r.derived, d.Cells, perCell, cpus)...)
 	r.Warnings = append(r.Warnings, genDelayDiffers(r.derived, d.Cells, perCell)...)
 	env := envinfo.Warnings(snaps, evidence)
 	for _, w := range env {

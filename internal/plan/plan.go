@@ -155,7 +155,7 @@ func (o SLO) NewSearch(runsPerStep int) *stats.SLOSearch {
 // the objective: the metric over its bound (found false when the run
 // measured no such metric), and whether the search counts it. A run that
 // missed the objective while iolab's own delay was past
-// metrics.GenDelayShare of its service time (gen_delay_pct) says nothing
+// metrics.GenDelayShare of its response time (gen_delay_pct) says nothing
 // of the target — the client missed it — and is not counted: the search
 // runs that load again. One that held despite it held. The search and its
 // replay in the report judge every run here.

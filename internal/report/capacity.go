@@ -270,7 +270,7 @@ func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
 		}
 		fmt.Fprintf(w, "  %s\n", sloAnswer(v))
 		if v.ClientMissed > 0 {
-			fmt.Fprintf(w, "  %d runs not counted: they missed the objective while iolab's own delay was over %.0f%% of their service time — the client, not the target; their loads ran again\n",
+			fmt.Fprintf(w, "  %d runs not counted: they missed the objective while iolab's own delay was over %.0f%% of their response time — the client, not the target; their loads ran again\n",
 				v.ClientMissed, metrics.GenDelayShare)
 		}
 	}

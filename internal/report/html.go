@@ -375,7 +375,7 @@ func htmlCellOf(r *analysis.Report, name string, variants []string) (htmlCell, e
 			}},
 	}
 	if len(delays) > 0 {
-		plots = append(plots, plotSpec{"generator", fmt.Sprintf("iolab's own delay per operation in each measured run (its threads' wait for a CPU, or its free workers' late starts), as a share of the run's median service time: a run past %.0f%% measured the client as much as the target, and a burst of other work on the machine shows as the runs it hit.", metrics.GenDelayShare),
+		plots = append(plots, plotSpec{"generator", fmt.Sprintf("iolab's own delay per operation in each measured run (its threads' wait for a CPU, or its free workers' late starts), as a share of the median the run measured (response time, else service time): a run past %.0f%% measured the client as much as the target, and a burst of other work on the machine shows as the runs it hit.", metrics.GenDelayShare),
 			func() (figure, error) {
 				return runOrderPlot("gen_delay_pct", delays, names, "iolab's own delay in every run")
 			}})
