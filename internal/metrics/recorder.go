@@ -85,9 +85,10 @@ type Recorder struct {
 	ttfb     [NumOps]*hdrhistogram.Histogram
 	response [NumOps]*hdrhistogram.Histogram
 	// startLag is how late each paced operation actually started, from
-	// its place on the schedule: the generator's own delay (a worker
-	// asking for its slot late, or waking late from its sleep); late
-	// counts those past LateAfter.
+	// its place on the schedule, whatever made it late (a worker busy
+	// with the operations before, or one that woke late or waited for a
+	// CPU); late counts those past LateAfter, ownLate and ownDelayNs the
+	// generator's own part (RecordPaced).
 	startLag   [NumOps]*hdrhistogram.Histogram
 	late       int64 // paced operations that started late
 	ownLate    int64 // of them, those late by the generator's own delay

@@ -21,8 +21,8 @@ type OpStats struct {
 	// an unpaced run.
 	Response *hdrhistogram.Histogram
 	// StartLag is how late each paced operation actually started, from
-	// its intended start: the generator's own delay, which Response
-	// counts and Lat does not. Nil for an unpaced run.
+	// its intended start, whatever made it late: what Response counts
+	// and Lat does not. Nil for an unpaced run.
 	StartLag *hdrhistogram.Histogram
 	// ActiveS is the time this kind's rates divide by, when the kinds of
 	// a run took turns (an upload, then its download) rather than running
