@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"math"
 	"slices"
 	"sync"
@@ -174,4 +175,44 @@ func TestReserveWaitsForAWakeTheStopOrTheBudget(t *testing.T) {
 	}
 	var none *Reserve
 	none.Spent() // a run with no reserve
+}
+
+// A paced worker that wakes late by a known amount — it sleeps 3 ms more
+// after its time, as a starved generator does — has every start counted
+// late, each by at least that much, all of it its own delay; the
+// lateness of a start is measured when it starts, not when it is asked
+// for (it was asked for in time).
+func TestLateWakeIsCountedLate(t *testing.T) {
+	t.Parallel()
+	const overshoot = 3 * time.Millisecond
+	pace := NewPacer(100, Linear, 1)
+	res, err := Run(context.Background(), Options{Workers: 1, Runtime: 500 * time.Millisecond},
+		func(_ context.Context, _ int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error {
+			for !stop.Stopped() {
+				asked := clock.Now()
+				due := pace.Due(asked)
+				if !SleepUntil(clock, due, stop) {
+					return nil
+				}
+				time.Sleep(overshoot) // woken late
+				start := clock.Now()
+				end := clock.Now()
+				rec.Record(metrics.Read, 1, end, end-start)
+				rec.RecordPaced(metrics.Read, due, asked)
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := float64(res.ByOp[metrics.Read].Ops)
+	if ops < 5 || res.Extra["late_starts"] != ops || res.Extra["gen_late_starts"] != ops {
+		t.Fatalf("%v operations: late %v, by iolab %v; want every one", ops, res.Extra["late_starts"], res.Extra["gen_late_starts"])
+	}
+	if lag := res.ByOp[metrics.Read].StartLag.ValueAtQuantile(0); lag < int64(overshoot)*999/1000 {
+		t.Errorf("the least start lag %v, want at least the %v overshoot", time.Duration(lag), overshoot)
+	}
+	if own := res.Extra["gen_delay_s"]; own < ops*overshoot.Seconds() {
+		t.Errorf("iolab's own delay %.4f s over %v operations, want at least %v each", own, ops, overshoot)
+	}
 }
