@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
@@ -70,9 +69,9 @@ func judgeBehind(name string, f behindFigures, cpus int) (code, message string) 
 		return "", ""
 	}
 	late := fmt.Sprintf("%s: %.0f%% of operations started late", name, f.latePct)
-	wait := ""
+	wait := "" // its threads' wait for a CPU, where the kernel counts it
 	if f.waitOK {
-		wait = fmt.Sprintf("; its threads waited for a CPU %.0f%% of the time they were ready to run (%v per operation)", f.waitPct, roundedDuration(f.waitUsOp*1e3))
+		wait = fmt.Sprintf("its threads waited for a CPU %.0f%% of the time they were ready to run (%s per operation)", f.waitPct, metrics.FormatNs(f.waitUsOp*1e3))
 	}
 	switch {
 	case cpus > 0 && f.used >= saturatedCPUsPct*float64(cpus):
@@ -88,6 +87,9 @@ func judgeBehind(name string, f behindFigures, cpus int) (code, message string) 
 		if f.ownLatePct >= 0.5 {
 			own = fmt.Sprintf(", %.0f%% by iolab's own delay (a free worker that started late)", f.ownLatePct)
 		}
+		if wait != "" {
+			wait = "; " + wait
+		}
 		return BehindStarved, fmt.Sprintf(
 			"%s%s%s, while it used %.2g of %d CPUs: iolab was starved of CPU by other work%s — the target is not what these response times measure; run iolab where it has CPUs of its own, or at a higher priority",
 			late, own, wait, f.used, cpus, machine)
@@ -96,17 +98,12 @@ func judgeBehind(name string, f behindFigures, cpus int) (code, message string) 
 			"%s with all %.0f workers --max-concurrency allows at work: the cap held the schedule back; raise --max-concurrency if the target has room",
 			late, f.cap)
 	}
+	if wait != "" {
+		wait = ", " + wait
+	}
 	return BehindTarget, fmt.Sprintf(
 		"%s (iolab used %.1f of %d CPUs%s): the target, at this concurrency, did not keep the schedule; response times count the wait, service times do not — raise --concurrency if the target has room",
-		late, f.used, cpus, prefixed(", ", strings.TrimPrefix(wait, "; "), ""))
-}
-
-// prefixed is s after p, or alt when s is empty.
-func prefixed(p, s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return p + s
+		late, f.used, cpus, wait)
 }
 
 // lateStartWarnings say, for each paced cell whose operations started
@@ -167,17 +164,6 @@ func behindOf(dm derivedMetrics, runs []store.Run) (behindFigures, bool) {
 	}
 	return behindFigures{latePct: med(late), ownLatePct: med(own), used: med(used), ready: med(ready), waitPct: med(wait), waitUsOp: med(waitOp),
 		waitOK: len(wait) > 0, peak: med(peak), cap: med(cap), stall: med(stall)}, true
-}
-
-// roundedDuration is ns as a duration of three figures or so (2.2ms, 850µs).
-func roundedDuration(ns float64) time.Duration {
-	d := time.Duration(ns)
-	for unit := time.Nanosecond; unit <= time.Second; unit *= 10 {
-		if d < 1000*unit {
-			return d.Round(unit)
-		}
-	}
-	return d.Round(time.Second)
 }
 
 // genDelayWarnings flag, per cell, the measured runs whose generator's

@@ -26,7 +26,10 @@ var (
 // says so; it returns how many hogs run.
 func startStress(args []string) int {
 	n := stressArg(args)
-	if n <= 0 {
+	if n < 0 {
+		Fatalf("-stress %d: want a count of CPU hogs, 0 for none", n)
+	}
+	if n == 0 {
 		return 0
 	}
 	path, err := exec.LookPath("stress-ng")

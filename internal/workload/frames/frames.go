@@ -119,15 +119,19 @@ func (f *Frames) plays(worker, threads int, next *atomic.Int64) func() (int, boo
 // slowestOverMean is how much longer the slowest thread took than the
 // threads' mean (1: all alike): what a split into fixed blocks loses to
 // its slowest thread, and the mechanism of spreads between runs of it.
+// A thread that had no frame to play (-1: more threads than frames) is
+// no thread of the run's.
 func slowestOverMean(finished []int64) float64 {
-	var sum, most int64
+	var sum, most, n int64
 	for _, t := range finished {
-		sum, most = sum+t, max(most, t)
+		if t >= 0 {
+			sum, most, n = sum+t, max(most, t), n+1
+		}
 	}
 	if sum <= 0 {
 		return 1
 	}
-	return float64(most) * float64(len(finished)) / float64(sum)
+	return float64(most) * float64(n) / float64(sum)
 }
 
 // Frame orders.
@@ -508,14 +512,22 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 	if o.FPS > 0 {
 		period = float64(time.Second) / o.FPS
 	}
-	finished := make([]int64, len(threads)) // when each thread ended, on the run's clock
+	// When each thread ended, on the run's clock; -1 for one that had
+	// no frame to play.
+	finished := make([]int64, len(threads))
 	res, err := driver.Run(ctx, dopts, func(ctx context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 		t := threads[worker]
 		t.clock, t.rec = clock, rec
 		defer t.free()
-		defer func() { finished[worker] = clock.Now() }()
+		n := 0 // positions taken
+		defer func() {
+			finished[worker] = clock.Now()
+			if n == 0 {
+				finished[worker] = -1
+			}
+		}()
 		plays := f.plays(worker, len(threads), &next)
-		for n := 0; !stop.Stopped(); n++ {
+		for ; !stop.Stopped(); n++ {
 			k, ok := plays()
 			if !ok {
 				return nil

@@ -411,3 +411,23 @@ func TestSplits(t *testing.T) {
 		t.Errorf("--split stripes: %v", err)
 	}
 }
+
+// The slowest thread over the threads' mean counts the threads that
+// played: one with no frame (more threads than frames) is none of the
+// run's.
+func TestSlowestOverMean(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		finished []int64
+		want     float64
+	}{
+		{[]int64{100, 100}, 1},
+		{[]int64{300, 100, 100, 100}, 2},
+		{[]int64{100, 100, -1, -1, -1}, 1},
+		{[]int64{-1, -1}, 1},
+	} {
+		if got := slowestOverMean(c.finished); got != c.want {
+			t.Errorf("%v: %v, want %v", c.finished, got, c.want)
+		}
+	}
+}
