@@ -18,7 +18,7 @@ import (
 // shares it. An operation that could not start on time (its workers were
 // busy) starts at once, so the schedule catches up rather than drift;
 // how late each actually started, whatever the cause, is what the
-// worker's recorder counts (RecordResponse), not the pacer.
+// worker's recorder counts (metrics.Recorder.RecordPaced), not the pacer.
 type Pacer struct {
 	interval float64 // ns
 	origin   atomic.Int64
