@@ -41,15 +41,11 @@ const lateStartShare = 5.0 // percent
 
 // Past these, the generator fell behind rather than the target: it used
 // this share of the CPUs; this share of the late starts were its own (a
-// free worker that started late); its threads were ready to run on this
-// share of the CPUs and waited this share of that time (half: longer
-// than they ran; a client waking on a quiet VM waits 30-35% of its little
-// time).
+// free worker that started late). Or it was starved of CPU
+// (metrics.StarvedReadyShare, metrics.StarvedWaitPct).
 const (
 	saturatedCPUsPct = 0.75
 	starvedOwnShare  = 0.5
-	starvedReadyPct  = 0.5
-	starvedWaitPct   = 50.0
 )
 
 // behindFigures are the medians of a paced cell's measured runs.
@@ -78,7 +74,7 @@ func judgeBehind(name string, f behindFigures, cpus int) (code, message string) 
 		return BehindSaturated, fmt.Sprintf(
 			"%s while iolab itself used %.1f of the %d CPUs: iolab, not the target, fell behind the schedule, and the response times are its own queue; lower the rate, or split the load (--segment) over more client hosts",
 			late, f.used, cpus)
-	case f.ownLatePct >= starvedOwnShare*f.latePct, f.waitPct >= starvedWaitPct && f.ready >= starvedReadyPct*float64(cpus):
+	case f.ownLatePct >= starvedOwnShare*f.latePct, f.waitPct >= metrics.StarvedWaitPct && f.ready >= metrics.StarvedReadyShare*float64(cpus):
 		machine := ""
 		if f.stall > 0 {
 			machine = fmt.Sprintf("; something waited for a CPU %.0f%% of the time on the machine", 100*f.stall)
@@ -187,11 +183,8 @@ func genDelayWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.R
 			}
 			measured++
 			m := dm.of(run.Result)
-			pct, ok := m["gen_delay_pct"]
-			ready := (m["cpu_s"] + m["gen_cpu_wait_s"]) / max(run.Result.Duration.Seconds(), 1e-9)
-			starved := cpus > 0 && m["gen_cpu_wait_pct"] >= starvedWaitPct && ready >= starvedReadyPct*float64(cpus)
-			if (ok && pct > metrics.GenDelayShare) || starved {
-				hits = append(hits, hit{run, pct})
+			if metrics.ClientDelayed(m, run.Result.Duration, cpus) {
+				hits = append(hits, hit{run, m["gen_delay_pct"]})
 			}
 		}
 		if len(hits) == 0 {

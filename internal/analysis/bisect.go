@@ -61,6 +61,9 @@ type BisectStep struct {
 	Position float64  `json:"position"`
 	Place    *float64 `json:"place,omitempty"`
 	Rounds   int      `json:"rounds"`
+	// ClientDelayed is the rounds not counted: a commit's run in them
+	// measured its client as much as its target (metrics.ClientDelayed).
+	ClientDelayed int `json:"client_delayed_rounds,omitempty"`
 	// VsLow, ToHigh and Whole are the step's comparisons: its commit
 	// against the low end, the high end against it, the high end against
 	// the low one.

@@ -528,8 +528,9 @@ func (b *bisector) step(ctx context.Context, n, lo, mid, hi int) (*analysis.Bise
 		v := &analysis.BisectStep{}
 		b.judge(d, names, v)
 		// Rounds without the metric in every commit's run decide nothing
-		// however many follow: stop, and say so.
-		return v.Verdict != bisect.Undecided || v.Rounds == 0
+		// however many follow: stop, and say so. Rounds the client spoiled
+		// are run again.
+		return v.Verdict != bisect.Undecided || (v.Rounds == 0 && v.ClientDelayed == 0)
 	}}
 	o := ExperimentOptions{Output: RepeatOptions{DB: b.o.DB, Quiet: b.o.Quiet}, Resume: stored, step: step}
 	fmt.Fprintf(b.stderr, "iolab: bisect step %d: %s\n", n, b.between(lo, mid, hi))
@@ -622,7 +623,11 @@ func (b *bisector) said(v *analysis.BisectStep) string {
 	if e := v.VsLow; e != nil {
 		what += fmt.Sprintf("; commit/low %s", report.ChangeText(*e))
 	}
-	return fmt.Sprintf("%s after %d rounds", what, v.Rounds)
+	said := fmt.Sprintf("%s after %d rounds", what, v.Rounds)
+	if v.ClientDelayed > 0 {
+		said += fmt.Sprintf(" (and %d not counted: in a commit's run there iolab was starved of CPU, or its own delay was over %.0f%% of what it measured — the client, not the commits, differed)", v.ClientDelayed, metrics.GenDelayShare)
+	}
+	return said
 }
 
 // specOf is the bisected variant at commit i, as a plan holds it.
@@ -680,11 +685,21 @@ func (b *bisector) judge(d *store.Data, names []string, v *analysis.BisectStep) 
 		variantOf[c.ID] = c.Variant
 	}
 	byRound := map[string]map[int]float64{}
+	// A round in which a commit's run measured its client as much as its
+	// target (metrics.ClientDelayed) decides nothing of the commits: it is
+	// left out, and said.
+	delayed := map[int]bool{}
+	cpus := analysis.CPUsOf(d)
 	for _, r := range d.Runs {
 		if r.Warmup || r.Status != store.StatusOK || r.Result == nil {
 			continue
 		}
-		x, ok := metrics.RunMetrics(r.Result)[b.metric]
+		m := metrics.RunMetrics(r.Result)
+		if metrics.ClientDelayed(m, r.Result.Duration, cpus) {
+			delayed[r.Round] = true
+			continue
+		}
+		x, ok := m[b.metric]
 		if !ok || !(x > 0) || math.IsInf(x, 0) {
 			continue
 		}
@@ -694,7 +709,11 @@ func (b *bisector) judge(d *store.Data, names []string, v *analysis.BisectStep) 
 		byRound[variantOf[r.CellID]][r.Round] = x
 	}
 	cols := make([][]float64, len(names))
+	v.ClientDelayed = len(delayed)
 	for _, round := range slices.Sorted(maps.Keys(byRound[names[0]])) {
+		if delayed[round] {
+			continue
+		}
 		row := make([]float64, len(names))
 		whole := true
 		for i, n := range names {

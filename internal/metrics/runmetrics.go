@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"maps"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -66,6 +67,30 @@ func init() {
 // GenDelayShare is the share of what a run measured past which the
 // generator's own delay spoils it (gen_delay_pct).
 const GenDelayShare = 10.0 // percent
+
+// Past these the generator was starved of CPU: its threads were ready to
+// run (running, or waiting for a CPU: schedstat) on StarvedReadyShare of
+// the machine's CPUs or more, and waited StarvedWaitPct of that time
+// (half: longer than they ran; a client waking on a quiet VM waits 30-35%
+// of its little time).
+const (
+	StarvedReadyShare = 0.5
+	StarvedWaitPct    = 50.0
+)
+
+// ClientDelayed is whether a run of these metrics (RunMetrics), lasting
+// d on a machine of cpus CPUs, measured its client as much as its target:
+// the generator's own delay per operation was past GenDelayShare of the
+// median it measured (gen_delay_pct), or the generator was starved of CPU.
+// The one judgement of a run's client: the flags of every output, the SLO
+// search and the bisect read it here.
+func ClientDelayed(m map[string]float64, d time.Duration, cpus int) bool {
+	if m["gen_delay_pct"] > GenDelayShare {
+		return true
+	}
+	ready := (m["cpu_s"] + m["gen_cpu_wait_s"]) / max(d.Seconds(), 1e-9)
+	return cpus > 0 && m["gen_cpu_wait_pct"] >= StarvedWaitPct && ready >= StarvedReadyShare*float64(cpus)
+}
 
 // RunMetrics derives a run's metrics, keyed by the names summaries use.
 func RunMetrics(res *Result) map[string]float64 {

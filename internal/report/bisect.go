@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/bisect"
 )
 
@@ -62,6 +63,9 @@ func WriteBisect(w io.Writer, v *analysis.BisectView) error {
 			what, verdict = fmt.Sprintf("%.10s on its parent", s.High), confirmation(s, v.Change)
 		}
 		fmt.Fprintf(w, "    %d  %-40s %-12s %3d rounds  %s\n", s.Step, what, verdict, s.Rounds, s.Experiment)
+		if s.ClientDelayed > 0 {
+			fmt.Fprintf(w, "       and %d rounds not counted: in a commit's run there iolab was starved of CPU, or its own delay was over %.0f%% of what it measured\n", s.ClientDelayed, metrics.GenDelayShare)
+		}
 	}
 	return nil
 }
@@ -213,7 +217,7 @@ pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; font-size: .8rem; }
 </figure>
 <table>
 <tr><th>step</th><th>commit</th><th>between</th><th>verdict</th><th>commit / low</th><th>high / low</th><th>rounds</th><th>experiment</th></tr>
-{{range .V.Steps}}<tr><td>{{.Step}}</td>{{if .Confirms}}<td><code>{{printf "%.10s" .High}}</code> on its parent</td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{confirmation . $.V.Change}}</td>{{else}}<td><code>{{printf "%.10s" .Mid}}</code></td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{.Verdict}}</td>{{end}}<td>{{with .VsLow}}{{change .}}{{end}}</td><td>{{with .Whole}}{{change .}}{{end}}</td><td>{{.Rounds}}</td><td>{{.Experiment}}</td></tr>
+{{range .V.Steps}}<tr><td>{{.Step}}</td>{{if .Confirms}}<td><code>{{printf "%.10s" .High}}</code> on its parent</td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{confirmation . $.V.Change}}</td>{{else}}<td><code>{{printf "%.10s" .Mid}}</code></td><td><code>{{printf "%.10s" .Low}}</code> … <code>{{printf "%.10s" .High}}</code></td><td>{{.Verdict}}</td>{{end}}<td>{{with .VsLow}}{{change .}}{{end}}</td><td>{{with .Whole}}{{change .}}{{end}}</td><td>{{.Rounds}}{{with .ClientDelayed}} (and {{.}} not counted: iolab delayed){{end}}</td><td>{{.Experiment}}</td></tr>
 {{end}}</table>
 <pre>{{.Text}}</pre>
 </body>
