@@ -164,9 +164,8 @@ type Runner struct {
 	sinkEvery time.Duration
 	// plan is the plan Run runs.
 	plan Plan
-	// lastSnaps are the targets' environments as last read, at lastSnapAt.
-	lastSnaps  map[string]envSnap
-	lastSnapAt time.Time
+	// lastSnaps are the targets' environments as last read.
+	lastSnaps map[string]envSnap
 }
 
 // Run prepares the cells, runs the plan and returns the experiment's ID.
@@ -1019,17 +1018,19 @@ func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes
 }
 
 // snapshot stores the environment of every distinct target of the cells.
-// The snapshot before a round is the one after the round before it when
-// nothing ran between them (they are taken back to back): read once,
-// stored for both — a run of `true` in rounds of one spent a sixth of
-// iolab's CPU reading the machine twice between runs.
+// A target's environment read less than envFresh ago is stored again as
+// read (with the time it was read): the snapshot before a round is the
+// one after the round before it, and rounds of runs shorter than that
+// read the machine once a second, not twice a run — a run of `true` in
+// rounds of one spent a sixth of iolab's CPU reading it, a `sleep 0.05`
+// a tenth.
 func (r *Runner) snapshot(ctx context.Context, expID string, round int, warmup bool, phase string, cells []Cell) error {
 	stored := phase
 	if warmup {
 		stored = "warmup-" + phase
 	}
-	if phase != "before" || time.Since(r.lastSnapAt) >= backToBack {
-		r.lastSnaps = map[string]envSnap{} // read anew
+	if r.lastSnaps == nil {
+		r.lastSnaps = map[string]envSnap{}
 	}
 	seen := map[string]bool{}
 	for _, c := range cells {
@@ -1038,29 +1039,28 @@ func (r *Runner) snapshot(ctx context.Context, expID string, round int, warmup b
 		}
 		seen[c.Target] = true
 		snap, ok := r.lastSnaps[c.Target]
-		if !ok {
+		if !ok || time.Since(snap.read) >= envFresh {
 			captured := envinfo.Capture(c.Target)
 			b, err := json.Marshal(captured)
 			if err != nil {
 				return fmt.Errorf("encode environment: %w", err)
 			}
-			snap = envSnap{takenAt: captured.TakenAt, json: b}
+			snap = envSnap{takenAt: captured.TakenAt, read: time.Now(), json: b}
 			r.lastSnaps[c.Target] = snap
 		}
 		if err := r.Store.SaveEnv(ctx, expID, store.EnvSnapshot{Round: round, Phase: stored, TakenAt: snap.takenAt, Snapshot: snap.json}); err != nil {
 			return err
 		}
 	}
-	r.lastSnapAt = time.Now()
 	return nil
 }
 
 // envSnap is a target's environment as last read.
 type envSnap struct {
-	takenAt time.Time
+	takenAt time.Time // as stored
+	read    time.Time // on the monotonic clock
 	json    []byte
 }
 
-// backToBack is how close two snapshots are for the second to be the
-// first read again: nothing ran between them.
-const backToBack = time.Second
+// envFresh is how long a read of a target's environment stands for it.
+const envFresh = time.Second

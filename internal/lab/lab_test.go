@@ -41,6 +41,41 @@ func (w *countingWorkload) Run(_ context.Context, _ func(int64, int64)) (*metric
 	return res, nil
 }
 
+// A round that lasts past envFresh has its environment read anew after
+// it; a read less than that old is stored again.
+func TestEnvironmentReadAnewOnceStale(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	slept := false
+	plan := Plan{Name: "t", Rounds: 2, Seed: 1, AfterRound: func(context.Context) error {
+		if !slept {
+			slept = true
+			time.Sleep(envFresh + 50*time.Millisecond)
+		}
+		return nil
+	}}
+	r := &Runner{Store: st}
+	id, err := r.Run(context.Background(), plan, []Cell{{Name: "a", Workload: &countingWorkload{name: "a"}, Target: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.Load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Env) != 4 {
+		t.Fatalf("%d snapshots, want 4", len(d.Env))
+	}
+	if gap := d.Env[1].TakenAt.Sub(d.Env[0].TakenAt); gap < envFresh {
+		t.Errorf("after the round that lasted %v the environment is the one read %v before it", envFresh+50*time.Millisecond, gap)
+	}
+	for i := 2; i < 4; i++ {
+		if gap := d.Env[i].TakenAt.Sub(d.Env[i-1].TakenAt); gap != 0 && gap < envFresh-10*time.Millisecond {
+			t.Errorf("snapshot %d (%s of round %d) read anew %v after the one before it", i, d.Env[i].Phase, d.Env[i].Round, gap)
+		}
+	}
+}
+
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "x.db"))
@@ -93,15 +128,13 @@ func TestRoundsRunEveryCellOnceInSeededRandomOrder(t *testing.T) {
 	if len(d.Env) != 14 {
 		t.Fatalf("%d environment snapshots, want one before and one after each of 7 rounds", len(d.Env))
 	}
-	// Taken back to back, the snapshot before a round is the one after
-	// the round before it, read once; the one after a round is read anew.
-	for i := 1; i+1 < len(d.Env); i += 2 {
-		after, before := d.Env[i], d.Env[i+1]
-		if !before.TakenAt.Equal(after.TakenAt) || string(before.Snapshot) != string(after.Snapshot) {
-			t.Errorf("snapshots %d and %d (%s, %s) were read apart", i, i+1, after.Phase, before.Phase)
-		}
-		if i > 1 && d.Env[i-1].TakenAt.Equal(after.TakenAt) {
-			t.Errorf("snapshot %d after round %d is the one before it: not read anew", i, after.Round)
+	// A read of the environment stands for envFresh: each stored
+	// snapshot is the one before it, or read at least that much later.
+	for i := 1; i < len(d.Env); i++ {
+		prev, cur := d.Env[i-1], d.Env[i]
+		same := cur.TakenAt.Equal(prev.TakenAt) && string(cur.Snapshot) == string(prev.Snapshot)
+		if !same && cur.TakenAt.Sub(prev.TakenAt) < envFresh-10*time.Millisecond {
+			t.Errorf("snapshot %d (%s of round %d) read anew %v after the one before it", i, cur.Phase, cur.Round, cur.TakenAt.Sub(prev.TakenAt))
 		}
 	}
 

@@ -14,8 +14,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/iolab/iolab/internal/analysis"
-	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/bisect"
+	"github.com/iolab/iolab/internal/metrics"
 )
 
 // WriteBisect writes a bisect's answer as text.

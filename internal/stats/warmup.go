@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"sync"
 )
 
 // Warmup is what CheckWarmup found at the start of a comparison.
@@ -186,14 +185,12 @@ const (
 	checkBuckets = 3
 )
 
-// checkCost is the warm-up check's outcomes on n rounds of pure noise,
-// by simulation: the check's tests are location- and scale-free, so for
-// normal noise they depend on n alone (and not on the effect). A
-// verdict rule that checks for warm-up decides less often than one that
-// does not, and its MDE and rounds needed must say so. The rounds kept
-// are grouped into a few buckets, each counted as its fewest (the cost is
-// overstated a little, never understated). Computed once per n, from a
-// fixed seed.
+// checkCost is the warm-up check's outcomes on n rounds of pure noise
+// (simulateCheckCost), read from the table computed once for every n up
+// to checkLongest (checkcost_table.go): the simulation is a fixed
+// function of n, and computing it in every process that compares — 2,000
+// draws of each n the comparison asks about — was most of iolab cmd's
+// own CPU in a run of 22 short commands.
 func checkCost(n int) []checkOutcome {
 	if n > checkLongest {
 		out := slices.Clone(checkCost(checkLongest))
@@ -202,11 +199,20 @@ func checkCost(n int) []checkOutcome {
 		}
 		return out
 	}
-	checkCostMu.Lock()
-	defer checkCostMu.Unlock()
-	if out, ok := checkCostCache[n]; ok {
-		return out
-	}
+	return checkCostTable[max(n, 0)]
+}
+
+// simulateCheckCost is the warm-up check's outcomes on n rounds of pure
+// noise, by simulation: the check's tests are location- and scale-free,
+// so for normal noise they depend on n alone (and not on the effect). A
+// verdict rule that checks for warm-up decides less often than one that
+// does not, and its MDE and rounds needed must say so. The rounds kept
+// are grouped into a few buckets, each counted as its fewest (the cost is
+// overstated a little, never understated). From a fixed seed: the table
+// checkCost reads is this for every n, and TestCheckCostTable says when
+// they part (go test ./internal/stats -run TestCheckCostTable -update
+// writes it anew).
+func simulateCheckCost(n int) []checkOutcome {
 	rng := rand.New(rand.NewPCG(uint64(n), 0x5eed))
 	kinds := map[checkOutcome][]int{} // by kind (kept 0), the rounds each draw kept
 	d := make([]float64, n)
@@ -238,14 +244,8 @@ func checkCost(n int) []checkOutcome {
 			}
 		}
 	}
-	checkCostCache[n] = out
 	return out
 }
-
-var (
-	checkCostMu    sync.Mutex
-	checkCostCache = map[int][]checkOutcome{}
-)
 
 // warmupZ is how many standard errors the first rounds must lie from the
 // rest to be a step of their own.

@@ -160,7 +160,7 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	start := time.Now()
 	release.Close()
 	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); untrack() }()
-	watch := observe.WatchTree(cmd.Process.Pid, 10*time.Millisecond, nil)
+	watch := observe.WatchTreeMemory(cmd.Process.Pid, 10*time.Millisecond)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	select {
