@@ -116,7 +116,7 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	}
 	// Redacting registers the plan's secrets (env: API_TOKEN, bearer: ...)
 	// before any variant builds and could print one.
-	stored := redactPlan(text)
+	stored := plan.Redact(text)
 	switch o.Order {
 	case "":
 	case lab.OrderRandom, lab.OrderSequential:
@@ -287,7 +287,7 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 }
 
 // checkPlanSegment resolves --segment for a plan and refuses a plan whose
-// load does not split (splitError), and calibration, which is of one
+// load does not split (Plan.SplitError), and calibration, which is of one
 // host.
 func checkPlanSegment(p *plan.Plan, o *ExperimentOptions) error {
 	if err := o.Output.validateSegment(); err != nil {
@@ -297,34 +297,13 @@ func checkPlanSegment(p *plan.Plan, o *ExperimentOptions) error {
 	if !seg.Split() {
 		return nil
 	}
-	if why := splitError(p); why != "" {
+	if why := p.SplitError(); why != "" {
 		return usage("--segment %s: %s", seg, why)
 	}
 	if o.Calibrate {
 		return usage("--segment %s: --calibrate measures one host's noise; run it without --segment", seg)
 	}
 	return nil
-}
-
-// splitError says why a plan cannot run in segments, or "": a variant that
-// starts a server would have one per segment, not one system loaded from
-// many hosts; a command's load does not split; stopping when decided
-// would stop each segment at a round of its own.
-func splitError(p *plan.Plan) string {
-	for _, v := range p.Variants {
-		if v.Start != "" {
-			return fmt.Sprintf("variant %q starts a server, so each segment would load a server of its own; split a load of one system (workloads pointed at it, variants by env or params)", v.Name)
-		}
-	}
-	for _, w := range p.Workloads {
-		if !splits(w.Kind) {
-			return fmt.Sprintf("workload %q is %s, which does not split its load yet (%s do); each segment would run all of it", w.Name, w.Kind, strings.Join(splittingKinds(), ", "))
-		}
-	}
-	if p.MinRounds > 0 {
-		return "stopping when decided (--until-decided, rounds: {min, max}) would stop each segment at a round of its own; give fixed rounds"
-	}
-	return ""
 }
 
 // untilDecided applies --until-decided and --max-rounds to the plan.

@@ -79,7 +79,7 @@ func runKind(ctx context.Context, kind workload.Kind, opts workload.Options, rep
 // checkSplits refuses --segment on a kind that does not split its load.
 func checkSplits(kind workload.Kind, repeat RepeatOptions) error {
 	if repeat.Segment.Split() && !kind.Splits {
-		return usage("--segment %s: %s does not split its load (%s do); each segment would run all of it", repeat.Segment, kind.Name, strings.Join(splittingKinds(), ", "))
+		return usage("--segment %s: %s does not split its load (%s do); each segment would run all of it", repeat.Segment, kind.Name, strings.Join(workload.SplittingKinds(), ", "))
 	}
 	return nil
 }

@@ -7,12 +7,12 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/iolab/iolab/internal/badinput"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/store"
@@ -22,14 +22,9 @@ import (
 
 // UsageError is bad input: an unknown flag or value, a missing path. It
 // exits with status 2.
-type UsageError struct{ Err error }
+type UsageError = badinput.Error
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usage(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
+func usage(format string, args ...any) error { return badinput.Errorf(format, args...) }
 
 // ExitCode maps an error to the process exit status: 0 success, 2 usage
 // error, 130 interrupted (finished runs are kept), 1 any other failure.

@@ -151,6 +151,23 @@ func Kinds() []Kind {
 	return out
 }
 
+// Splits says kind takes its share of a load run in segments.
+func Splits(kind string) bool {
+	k, ok := Lookup(kind)
+	return ok && k.Splits
+}
+
+// SplittingKinds are the names of the kinds that split their load, sorted.
+func SplittingKinds() []string {
+	var out []string
+	for _, k := range Kinds() {
+		if k.Splits {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
 // Names returns the registered kinds' names, sorted.
 func Names() []string {
 	var out []string

@@ -1,4 +1,4 @@
-package cli
+package plan
 
 import (
 	"bytes"
@@ -9,17 +9,17 @@ import (
 	"github.com/iolab/iolab/internal/redact"
 )
 
-// redactPlan is the plan text as an experiment stores it: the values of
+// Redact is the plan text as an experiment stores it: the values of
 // secret keys (bearer:, basic:, login-body:, secret-key:, env entries such
 // as AWS_SECRET_ACCESS_KEY), secret headers and form fields, and URL
 // passwords masked, and any registered secret scrubbed. A plan with none
 // keeps its text as written; one with some is re-encoded from its YAML tree.
-func redactPlan(text []byte) string {
+func Redact(text []byte) string {
 	var doc yaml.Node
 	if yaml.NewDecoder(bytes.NewReader(text)).Decode(&doc) != nil {
 		return redact.String(string(text))
 	}
-	if !maskSecrets(&doc) {
+	if !MaskSecrets(&doc) {
 		return redact.String(string(text))
 	}
 	var out bytes.Buffer
@@ -31,9 +31,9 @@ func redactPlan(text []byte) string {
 	return redact.String(out.String())
 }
 
-// maskSecrets masks secret values below n and reports whether it changed
-// any.
-func maskSecrets(n *yaml.Node) bool {
+// MaskSecrets masks secret values below n (a plan's YAML tree) and
+// reports whether it changed any.
+func MaskSecrets(n *yaml.Node) bool {
 	changed := false
 	if n.Kind == yaml.MappingNode {
 		// Each value of a key, a list's too (header: ["Authorization: ..."]).
@@ -60,7 +60,7 @@ func maskSecrets(n *yaml.Node) bool {
 		}
 	}
 	for _, c := range n.Content {
-		if maskSecrets(c) {
+		if MaskSecrets(c) {
 			changed = true
 		}
 	}
