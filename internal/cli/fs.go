@@ -62,7 +62,7 @@ func (o *FSOptions) addNameFlag(f *pflag.FlagSet) {
 // flags' defaults with the job file's options and, over those, the job
 // flags given on the command line; notes go to stderr.
 func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOptions, []byte, error) {
-	jobs, text, err := readFioJobs(path)
+	jobs, text, err := fs.ReadJobFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,7 +73,7 @@ func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOption
 	}
 	out := make([]FSOptions, len(jobs))
 	for i, j := range jobs {
-		flags := pflag.NewFlagSet(j.name, pflag.ContinueOnError)
+		flags := pflag.NewFlagSet(j.Name, pflag.ContinueOnError)
 		out[i].Flags.AddFlags(flags)
 		out[i].addNameFlag(flags)
 		cmdline := map[string]bool{}
@@ -85,14 +85,14 @@ func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOption
 				cmdline[name] = true
 			}
 		}
-		fresh := pflag.NewFlagSet(j.name, pflag.ContinueOnError)
+		fresh := pflag.NewFlagSet(j.Name, pflag.ContinueOnError)
 		new(FSOptions).Flags.AddFlags(fresh)
-		notes, err := j.apply(flags, fresh, cmdline)
+		notes, err := j.Apply(flags, fresh, cmdline)
 		if err != nil {
 			return nil, nil, err
 		}
 		for _, n := range notes {
-			fmt.Fprintf(stderr, "iolab: [%s] %s\n", j.name, n)
+			fmt.Fprintf(stderr, "iolab: [%s] %s\n", j.Name, n)
 		}
 	}
 	return out, text, nil

@@ -1,4 +1,4 @@
-package cli
+package fs
 
 import (
 	"bufio"
@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/flagval"
-	"github.com/iolab/iolab/internal/workload/fs"
 )
 
 // A fio job file's options as `iolab fs` flags. Options with the same name
@@ -31,15 +30,15 @@ var (
 	fioAliases = map[string]string{"readwrite": "rw", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit"}
 	// Accepted without effect: iolab reports jobs as a group, runs jobs as
 	// threads, is time-based whenever runtime is set, and runs the jobs of
-	// a file one after another (readFioJobs requires them to be so).
+	// a file one after another (ReadJobFile requires them to be so).
 	fioIgnored = map[string]bool{"description": true, "group_reporting": true, "thread": true, "time_based": true,
 		"stonewall": true, "wait_for_previous": true}
 )
 
-// fioJob is one job section of a job file: the options of the [global]
+// JobSection is one job section of a job file: the options of the [global]
 // sections before it, then its own.
-type fioJob struct {
-	name string
+type JobSection struct {
+	Name string
 	at   string // file:line of its section
 	opts []fioOpt
 }
@@ -50,10 +49,10 @@ type fioOpt struct{ key, value, at string }
 // /dev/zero never ends).
 const maxJobFileBytes = 1 << 20
 
-// readFioJobs parses a fio job file, read once: its text is returned too,
+// ReadJobFile parses a fio job file, read once: its text is returned too,
 // for the record of what ran. Jobs run one after another, as fio runs
 // them with stonewall; jobs fio would run at the same time are refused.
-func readFioJobs(path string) ([]fioJob, []byte, error) {
+func ReadJobFile(path string) ([]JobSection, []byte, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		// Most often a flag's value after a space: --direct 1.
@@ -75,9 +74,9 @@ func readFioJobs(path string) ([]fioJob, []byte, error) {
 }
 
 // parseFioJobs reads the jobs of a job file's text.
-func parseFioJobs(path string, text []byte) ([]fioJob, error) {
+func parseFioJobs(path string, text []byte) ([]JobSection, error) {
 	var global []fioOpt
-	var jobs []fioJob
+	var jobs []JobSection
 	const none, inGlobal = -2, -1
 	cur := none // the section being read: a job's index, or one of those
 	sc := bufio.NewScanner(bytes.NewReader(text))
@@ -94,7 +93,7 @@ func parseFioJobs(path string, text []byte) ([]fioJob, error) {
 			if name := strings.TrimSpace(line[1 : len(line)-1]); name == "global" {
 				cur = inGlobal
 			} else {
-				jobs = append(jobs, fioJob{name: name, at: at, opts: slices.Clone(global)})
+				jobs = append(jobs, JobSection{Name: name, at: at, opts: slices.Clone(global)})
 				cur = len(jobs) - 1
 			}
 			continue
@@ -121,7 +120,7 @@ func parseFioJobs(path string, text []byte) ([]fioJob, error) {
 	for i, j := range jobs[1:] {
 		if !slices.ContainsFunc(j.opts, func(o fioOpt) bool { return fioStonewall[o.key] && o.value != "0" }) {
 			return nil, fmt.Errorf("%s: fio would run [%s] at the same time as [%s] (no stonewall); iolab runs jobs one "+
-				"after another: add stonewall to [%s] or to [global]", j.at, j.name, jobs[i].name, j.name)
+				"after another: add stonewall to [%s] or to [global]", j.at, j.Name, jobs[i].Name, j.Name)
 		}
 	}
 	return jobs, nil
@@ -136,10 +135,10 @@ var fioStonewall = map[string]bool{"stonewall": true, "wait_for_previous": true}
 // keeps the job file's. fresh is a set of the flags at their defaults, to
 // read the job's values with. It returns notes on what runs differently
 // from fio.
-func (j fioJob) apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) ([]string, error) {
+func (j JobSection) Apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) ([]string, error) {
 	var notes []string
 	if !cmdline["name"] {
-		_ = flags.Set("name", j.name) // fio names a job by its section; name= may follow
+		_ = flags.Set("name", j.Name) // fio names a job by its section; name= may follow
 	}
 	timeBased, runtimeAt := false, ""
 	for _, o := range j.opts {
@@ -156,9 +155,9 @@ func (j fioJob) apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) ([]s
 		if o.key == "time_based" {
 			timeBased = value != "0"
 		}
-		if name == "ioengine" && cmdline[name] && flags.Lookup(name).Value.String() == fs.EngineFio {
+		if name == "ioengine" && cmdline[name] && flags.Lookup(name).Value.String() == EngineFio {
 			// --ioengine=fio runs fio with the job's own engine.
-			if err := flagval.Set(flags, name, fs.EngineFio+":"+raw); err != nil {
+			if err := flagval.Set(flags, name, EngineFio+":"+raw); err != nil {
 				return nil, fmt.Errorf("%s: %s=%s: %w", o.at, o.key, raw, err)
 			}
 			continue
@@ -211,9 +210,9 @@ func fioFlag(key string, value *string, note *string) (string, error) {
 		*value = strconv.Itoa(100 - w)
 		return "rwmixread", nil
 	case key == "ioengine":
-		engine, ok := fs.FioEngines[*value]
+		engine, ok := FioEngines[*value]
 		if !ok {
-			return "", fmt.Errorf("ioengine=%s: iolab runs %s", *value, strings.Join(slices.Sorted(maps.Keys(fs.FioEngines)), ", "))
+			return "", fmt.Errorf("ioengine=%s: iolab runs %s", *value, strings.Join(slices.Sorted(maps.Keys(FioEngines)), ", "))
 		}
 		if engine != *value {
 			*note = fmt.Sprintf("ioengine=%s runs as iolab's %s", *value, engine)
