@@ -233,7 +233,7 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	load := st.Load
 	if lp.Segment.Split() {
 		load = func(ctx context.Context, _ string) (*store.Data, error) {
-			d, _, err := mergeGroup(ctx, st, lp.SegmentGroup, nil)
+			d, _, err := analysis.MergeGroup(ctx, st, lp.SegmentGroup, nil)
 			return d, err
 		}
 	}

@@ -121,8 +121,8 @@ func loadAll(ctx context.Context, st *store.Store, stderr io.Writer, loaded ...*
 				out = append(out, loaded[i])
 				continue
 			}
-			d, _, err := mergeGroup(ctx, st, g, nil)
-			var malformed *malformedGroup
+			d, _, err := analysis.MergeGroup(ctx, st, g, nil)
+			var malformed *analysis.MalformedGroup
 			switch {
 			case errors.As(err, &malformed):
 				fmt.Fprintf(stderr, "iolab: segment group %s is not one load (%v); left out\n", g, malformed)

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"slices"
@@ -351,7 +349,7 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	}
 	var segments *analysis.SegmentsView
 	if o.mergeSegments && data.Experiment.SegmentGroup != "" {
-		if data, segments, err = loadSegments(ctx, st, data); err != nil {
+		if data, segments, err = analysis.LoadSegments(ctx, st, data); err != nil {
 			return err
 		}
 	}
@@ -383,104 +381,6 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	}
 	return nil
 }
-
-// loadSegments loads every segment of the load data is a segment of and
-// merges them, one segment at a time (analysis.Merger); a segment whose
-// runner died is named, and the load called partial. A group that is not
-// one load is said so, and data shown alone.
-func loadSegments(ctx context.Context, st *store.Store, data *store.Data) (*store.Data, *analysis.SegmentsView, error) {
-	merged, view, err := mergeGroup(ctx, st, data.Experiment.SegmentGroup, data)
-	if err != nil {
-		var malformed *malformedGroup
-		if errors.As(err, &malformed) {
-			// Not one load (stored by an iolab that did not check): this
-			// segment is shown alone, and the group named as malformed.
-			return data, &analysis.SegmentsView{Group: data.Experiment.SegmentGroup, Malformed: malformed.Error()}, nil
-		}
-		return nil, nil, err
-	}
-	return merged, view, nil
-}
-
-// malformedGroup is a group whose experiments are not one load.
-type malformedGroup struct{ err error }
-
-func (e *malformedGroup) Error() string { return e.err.Error() }
-
-// mergeGroup loads the latest experiment of each segment of group grp and
-// merges them, holding one segment at a time; have, when one of them, is
-// not loaded again.
-func mergeGroup(ctx context.Context, st *store.Store, grp string, have *store.Data) (*store.Data, *analysis.SegmentsView, error) {
-	members, err := st.Members(ctx, grp)
-	if err != nil {
-		return nil, nil, err
-	}
-	latest := map[string]store.Member{} // by segment; Members lists each segment's oldest first
-	for _, m := range members {
-		latest[m.Segment] = m
-	}
-	chosen := slices.SortedFunc(maps.Values(latest), func(a, b store.Member) int { return cmp.Compare(segment.Index(a.Segment), segment.Index(b.Segment)) })
-	// The next segments load while one merges (the store's latency
-	// overlaps the merge's CPU), loadAhead at most, so memory holds a few
-	// segments, not the load.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type loaded struct {
-		d   *store.Data
-		err error
-	}
-	results := make([]chan loaded, len(chosen))
-	for i := range results {
-		results[i] = make(chan loaded, 1)
-	}
-	slots := make(chan struct{}, loadAhead)
-	go func() {
-		for i, m := range chosen {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			go func() {
-				if have != nil && m.ID == have.Experiment.ID {
-					results[i] <- loaded{d: have}
-					return
-				}
-				d, err := st.Load(ctx, m.ID)
-				results[i] <- loaded{d, err}
-			}()
-		}
-	}()
-	merger := analysis.NewMerger()
-	for i := range chosen {
-		l := <-results[i]
-		<-slots
-		if l.err != nil {
-			return nil, nil, l.err
-		}
-		if err := merger.Add(l.d); err != nil {
-			return nil, nil, &malformedGroup{err}
-		}
-	}
-	merged, view, err := merger.Done()
-	if err != nil {
-		return nil, nil, &malformedGroup{err}
-	}
-	for _, m := range chosen {
-		if m.Status != store.StatusRunning && m.Status != store.StatusDied {
-			continue
-		}
-		if why := m.Gone(); why != "" {
-			view.Died = append(view.Died, fmt.Sprintf("segment %s %s", m.Segment, why))
-			merged.Experiment.Status = analysis.StatusPartial
-		}
-	}
-	return merged, view, nil
-}
-
-// loadAhead is how many segments of a load are read at once while they
-// are merged.
-const loadAhead = 2
 
 // writeExperiment prints a stored experiment's report, or one of its
 // exports, and returns the report's model.

@@ -81,7 +81,7 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 		}
 		var segments *analysis.SegmentsView
 		if d.Experiment.SegmentGroup != "" { // a load run in segments is drawn whole
-			if d, segments, err = loadSegments(ctx, st, d); err != nil {
+			if d, segments, err = analysis.LoadSegments(ctx, st, d); err != nil {
 				return err
 			}
 		}
