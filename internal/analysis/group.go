@@ -115,4 +115,3 @@ func MergeGroup(ctx context.Context, st GroupStore, grp string, have *store.Data
 // loadAhead is how many segments of a load are read at once while they
 // are merged.
 const loadAhead = 2
-

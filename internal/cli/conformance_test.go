@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
@@ -115,7 +116,7 @@ func conformCommand(t *testing.T, kind workload.Kind, fx kindFixture) {
 		args = append(args, "--gate", g)
 	}
 	_, _, err := iolab(t, context.Background(), args...)
-	if !errors.Is(err, ErrGate) {
+	if !errors.Is(err, analysis.ErrGate) {
 		t.Fatalf("gates %v kept: %v", gates, err)
 	}
 	for _, g := range gates {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/workload"
 )
@@ -111,7 +112,7 @@ workloads:
 	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), `bad.yaml:2:12: unknown key "tocks" in tick workload "tick"; known: every, ticks`) {
 		t.Fatalf("an unknown tick key: %v", err)
 	}
-	if _, _, err := iolab(t, context.Background(), "show", "--db", db, "--gate", "ops_per_s>1e12"); !errors.Is(err, ErrGate) {
+	if _, _, err := iolab(t, context.Background(), "show", "--db", db, "--gate", "ops_per_s>1e12"); !errors.Is(err, analysis.ErrGate) {
 		t.Fatalf("a gate on its primary metric did not fail: %v", err)
 	}
 	if _, _, err := iolab(t, context.Background(), "show", "--db", db, "--gate", "frames_fps>1"); err == nil || ExitCode(err) != 2 {

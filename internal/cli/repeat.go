@@ -48,8 +48,10 @@ type RepeatOptions struct {
 	// plan's extrapolate: (--at 1e9,1.4e10).
 	At []float64
 	at string
-	// Gates make the command exit 1 for a CI pipeline.
-	Gates Gates
+	// Gates make the command exit 1 for a CI pipeline (--fail-on, --gate).
+	Gates      analysis.Gates
+	failOn     string
+	gateLimits []string
 	// Quiet draws no progress line.
 	Quiet bool
 	// Note is stored with the experiment ("VM-7: virtio queue depth 256").
@@ -124,7 +126,8 @@ func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.JSON, "json", false, "print the report as JSON instead of a table")
 	fs.StringVar(&o.Format, "format", "text", "text, md (Markdown), csv (a row per run and metric; with --series, per run and second), ndjson (a line per run), bench (Go benchmark format, for benchstat), fio or fio+ (fio's json and json+ output: a job per cell, its measured runs merged), frames (a frame test's per-frame series as CSV)")
 	fs.BoolVar(&o.Series, "series", false, "with --json, include each run's per-second series")
-	o.Gates.addFlags(fs)
+	fs.StringVar(&o.failOn, "fail-on", "", "exit 1 when any of these hold, comma-separated: slower, inconclusive, faster (a primary comparison's verdict), frames (a frame test's FAIL), verify (objects that did not verify)")
+	fs.StringArrayVar(&o.gateLimits, "gate", nil, "exit 1 when a cell's median breaks a limit: METRIC<VALUE or METRIC>VALUE, such as 'read.lat_p99_ns<5ms', 'wall_s<2m', 'ops_per_s>10000' (repeatable)")
 	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "no live progress line on the terminal")
 	fs.StringVar(&o.Note, "note", "", "a note stored with the experiment, shown by show, ls and history (\"VM-7: virtio queue depth 256\"); 'iolab note EXP TEXT' adds more later")
 	fs.StringVar(&o.at, "at", "", "scales a scale study's fits extrapolate to, comma-separated (1e9,1.4e10); instead of the plan's extrapolate: at")
@@ -139,7 +142,8 @@ func (o *RepeatOptions) validateOutput() error {
 	case o.JSON && o.Format != "text":
 		return usage("--json and --format %s: give one", o.Format)
 	}
-	if err := o.Gates.parse(); err != nil {
+	var err error
+	if o.Gates, err = analysis.ParseGates(o.failOn, o.gateLimits); err != nil {
 		return err
 	}
 	o.At = nil
@@ -377,7 +381,7 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 		fmt.Fprintf(stderr, "iolab: gate kept: %s\n", p)
 	}
 	if len(v.Failed) > 0 {
-		return fmt.Errorf("%w: %s", ErrGate, strings.Join(v.Failed, "; "))
+		return fmt.Errorf("%w: %s", analysis.ErrGate, strings.Join(v.Failed, "; "))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package cli
+package analysis
 
 import (
 	"errors"
@@ -7,9 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/pflag"
-
-	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/badinput"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
 )
@@ -23,8 +21,6 @@ var failOnKinds = []string{"slower", "inconclusive", "faster", "frames", "verify
 type Gates struct {
 	FailOn []string
 	Limits []Limit
-	failOn string
-	limits []string
 }
 
 // Limit is one --gate: every cell's median of Metric must be below (or
@@ -39,46 +35,42 @@ type Limit struct {
 // ErrGate is the error of an experiment that failed a gate.
 var ErrGate = errors.New("a gate failed")
 
-func (g *Gates) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&g.failOn, "fail-on", "", "exit 1 when any of these hold, comma-separated: slower, inconclusive, faster (a primary comparison's verdict), frames (a frame test's FAIL), verify (objects that did not verify)")
-	fs.StringArrayVar(&g.limits, "gate", nil, "exit 1 when a cell's median breaks a limit: METRIC<VALUE or METRIC>VALUE, such as 'read.lat_p99_ns<5ms', 'wall_s<2m', 'ops_per_s>10000' (repeatable)")
-}
-
-// parse reads the flags.
-func (g *Gates) parse() error {
-	g.FailOn, g.Limits = nil, nil
-	for _, k := range strings.Split(g.failOn, ",") {
+// ParseGates reads --fail-on's comma-separated kinds and each --gate's
+// METRIC<VALUE or METRIC>VALUE.
+func ParseGates(failOn string, limits []string) (Gates, error) {
+	var g Gates
+	for _, k := range strings.Split(failOn, ",") {
 		if k = strings.TrimSpace(k); k == "" {
 			continue
 		}
 		if !slices.Contains(failOnKinds, k) {
-			return usage("--fail-on %q: %s is not one of %s", g.failOn, k, strings.Join(failOnKinds, ", "))
+			return Gates{}, badinput.Errorf("--fail-on %q: %s is not one of %s", failOn, k, strings.Join(failOnKinds, ", "))
 		}
 		g.FailOn = append(g.FailOn, k)
 	}
-	for _, text := range g.limits {
+	for _, text := range limits {
 		i := strings.IndexAny(text, "<>")
 		if i <= 0 {
-			return usage("--gate %q: want METRIC<VALUE or METRIC>VALUE, such as 'read.lat_p99_ns<5ms'", text)
+			return Gates{}, badinput.Errorf("--gate %q: want METRIC<VALUE or METRIC>VALUE, such as 'read.lat_p99_ns<5ms'", text)
 		}
 		l := Limit{Metric: strings.TrimSpace(text[:i]), Below: text[i] == '<', Text: text}
 		def, known := metrics.Describe(l.Metric)
 		if !known {
-			return usage("--gate %q: unknown metric %q (the metrics are those of --json's summaries: ops_per_s, read.lat_p99_ns, wall_s ...)", text, l.Metric)
+			return Gates{}, badinput.Errorf("--gate %q: unknown metric %q (the metrics are those of --json's summaries: ops_per_s, read.lat_p99_ns, wall_s ...)", text, l.Metric)
 		}
 		v, err := def.ParseLimit(strings.TrimSpace(text[i+1:]))
 		if err != nil {
-			return usage("--gate %q: %v", text, err)
+			return Gates{}, badinput.Errorf("--gate %q: %v", text, err)
 		}
 		l.Value = v
 		g.Limits = append(g.Limits, l)
 	}
-	return nil
+	return g, nil
 }
 
 // Verdict is what the gates made of a report: each gate it broke and each
 // it kept, one line each saying which gate and why.
-type Verdict struct {
+type GateVerdict struct {
 	Failed, Passed []string
 }
 
@@ -88,8 +80,8 @@ type Verdict struct {
 // is an error naming what the experiment does have: a gate that cannot
 // fail must not pass. A cell that lacks a gated metric other cells of its
 // workload measured (every run of it failed) breaks the gate.
-func (g Gates) Check(r *analysis.Report) (Verdict, error) {
-	var v Verdict
+func (g Gates) Check(r *Report) (GateVerdict, error) {
+	var v GateVerdict
 	if err := g.judgeable(r); err != nil {
 		return v, err
 	}
@@ -111,7 +103,7 @@ func (g Gates) Check(r *analysis.Report) (Verdict, error) {
 				c.Verdict, c.Cell, c.Metric, what, c.Ratio, c.CI95[0], c.CI95[1]))
 		}
 		if broke == 0 {
-			v.Passed = append(v.Passed, fmt.Sprintf("--fail-on %s: no primary comparison of %d is %s", kind, primaries(r), kind))
+			v.Passed = append(v.Passed, fmt.Sprintf("--fail-on %s: no primary comparison of %d is %s", kind, primaryCount(r), kind))
 		}
 	}
 	if slices.Contains(g.FailOn, "frames") {
@@ -127,7 +119,7 @@ func (g Gates) Check(r *analysis.Report) (Verdict, error) {
 }
 
 // add takes one gate's failures, or its pass.
-func (v *Verdict) add(failed []string, passed string) {
+func (v *GateVerdict) add(failed []string, passed string) {
 	if len(failed) > 0 {
 		v.Failed = append(v.Failed, failed...)
 	} else {
@@ -136,32 +128,32 @@ func (v *Verdict) add(failed []string, passed string) {
 }
 
 // judgeable refuses a gate no cell of the report can judge.
-func (g Gates) judgeable(r *analysis.Report) error {
-	if slices.ContainsFunc(g.FailOn, func(k string) bool { return k == stats.Slower || k == stats.Faster || k == stats.Inconclusive }) && primaries(r) == 0 {
+func (g Gates) judgeable(r *Report) error {
+	if slices.ContainsFunc(g.FailOn, func(k string) bool { return k == stats.Slower || k == stats.Faster || k == stats.Inconclusive }) && primaryCount(r) == 0 {
 		variants := map[string]bool{}
 		for _, c := range r.Cells {
 			variants[c.Variant] = true
 		}
-		return usage("--fail-on %s: nothing to compare: a verdict needs a variant beside the baseline with measured runs of a cell in common (this experiment has %d variant(s) and no comparison)",
-			g.failOn, len(variants))
+		return badinput.Errorf("--fail-on %s: nothing to compare: a verdict needs a variant beside the baseline with measured runs of a cell in common (this experiment has %d variant(s) and no comparison)",
+			strings.Join(g.FailOn, ","), len(variants))
 	}
-	if slices.Contains(g.FailOn, "frames") && !slices.ContainsFunc(r.Cells, func(c analysis.CellView) bool { return c.Deadline != nil }) {
-		return usage("--fail-on frames: no frame test with a target frame rate (--fps) in this experiment")
+	if slices.Contains(g.FailOn, "frames") && !slices.ContainsFunc(r.Cells, func(c CellView) bool { return c.Deadline != nil }) {
+		return badinput.Errorf("--fail-on frames: no frame test with a target frame rate (--fps) in this experiment")
 	}
-	if slices.Contains(g.FailOn, "verify") && !slices.ContainsFunc(r.Runs, func(run analysis.RunView) bool { return run.Verify != nil }) {
-		return usage("--fail-on verify: no run of this experiment verified objects (s3 --verify, http --verify)")
+	if slices.Contains(g.FailOn, "verify") && !slices.ContainsFunc(r.Runs, func(run RunView) bool { return run.Verify != nil }) {
+		return badinput.Errorf("--fail-on verify: no run of this experiment verified objects (s3 --verify, http --verify)")
 	}
-	have := measured(r)
+	have := measuredMetrics(r)
 	for _, l := range g.Limits {
 		if !have[l.Metric] {
-			return usage("--gate %q: no cell of this experiment measured %s; it has: %s", l.Text, l.Metric, strings.Join(slices.Sorted(maps.Keys(have)), ", "))
+			return badinput.Errorf("--gate %q: no cell of this experiment measured %s; it has: %s", l.Text, l.Metric, strings.Join(slices.Sorted(maps.Keys(have)), ", "))
 		}
 	}
 	return nil
 }
 
 // measured are the metrics some cell of the report has a median of.
-func measured(r *analysis.Report) map[string]bool {
+func measuredMetrics(r *Report) map[string]bool {
 	have := map[string]bool{}
 	for _, c := range r.Cells {
 		for m, s := range c.Summary {
@@ -174,7 +166,7 @@ func measured(r *analysis.Report) map[string]bool {
 }
 
 // primaries counts the report's primary comparisons.
-func primaries(r *analysis.Report) int {
+func primaryCount(r *Report) int {
 	n := 0
 	for _, c := range r.Comparisons {
 		if c.Primary {
@@ -184,14 +176,14 @@ func primaries(r *analysis.Report) int {
 	return n
 }
 
-func cellLabel(c analysis.CellView) string {
+func cellLabel(c CellView) string {
 	if c.Variant != "" {
 		return c.Variant + "/" + c.Name
 	}
 	return c.Name
 }
 
-func (g Gates) framesGate(r *analysis.Report) ([]string, string) {
+func (g Gates) framesGate(r *Report) ([]string, string) {
 	var failed []string
 	n := 0
 	for _, c := range r.Cells {
@@ -208,7 +200,7 @@ func (g Gates) framesGate(r *analysis.Report) ([]string, string) {
 
 // judge checks the limit on every cell of a workload that measures its
 // metric: a cell that did not (every run failed) breaks it.
-func (l Limit) judge(r *analysis.Report) ([]string, string) {
+func (l Limit) judge(r *Report) ([]string, string) {
 	kinds := map[string]bool{}
 	for _, c := range r.Cells {
 		if s, ok := c.Summary[l.Metric]; ok && s.N > 0 {
@@ -227,13 +219,13 @@ func (l Limit) judge(r *analysis.Report) ([]string, string) {
 		case !ok || s.N == 0:
 			failed = append(failed, fmt.Sprintf("--gate %s: %s: no measured run of it (%d ok runs)", l.Text, cellLabel(c), c.Measured))
 		case (l.Below && s.Median >= l.Value) || (!l.Below && s.Median <= l.Value):
-			failed = append(failed, fmt.Sprintf("--gate %s: %s: the median is %s", l.Text, cellLabel(c), analysis.FormatMetric(l.Metric, s.Median)))
+			failed = append(failed, fmt.Sprintf("--gate %s: %s: the median is %s", l.Text, cellLabel(c), FormatMetric(l.Metric, s.Median)))
 		}
 	}
 	return failed, fmt.Sprintf("--gate %s: kept by all %d cells", l.Text, n)
 }
 
-func verifyGate(r *analysis.Report) ([]string, string) {
+func verifyGate(r *Report) ([]string, string) {
 	var failed []string
 	n := 0
 	for _, run := range r.Runs {
