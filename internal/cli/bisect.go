@@ -21,6 +21,7 @@ import (
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/bisect"
+	"github.com/iolab/iolab/internal/experiment"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
@@ -524,14 +525,14 @@ func (b *bisector) step(ctx context.Context, n, lo, mid, hi int) (*analysis.Bise
 	if err != nil {
 		return nil, err
 	}
-	step := &bisectStep{builds: b.builds, record: rec, decide: func(d *store.Data) bool {
+	step := &bisectStep{Step: experiment.Step{Builds: b.builds, Record: rec, Decide: func(d *store.Data) bool {
 		v := &analysis.BisectStep{}
 		b.judge(d, names, v)
 		// Rounds without the metric in every commit's run decide nothing
 		// however many follow: stop, and say so. Rounds the client spoiled
 		// are run again.
 		return v.Verdict != bisect.Undecided || (v.Rounds == 0 && v.ClientDelayed == 0)
-	}}
+	}}}
 	o := ExperimentOptions{Output: RepeatOptions{DB: b.o.DB, Quiet: b.o.Quiet}, Resume: stored, step: step}
 	fmt.Fprintf(b.stderr, "iolab: bisect step %d: %s\n", n, b.between(lo, mid, hi))
 	runErr := runPlanText(ctx, b.path, text, o, b.command, io.Discard, b.stderr)

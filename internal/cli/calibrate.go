@@ -31,7 +31,7 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 	}
 	progress := newProgress(stderr, 0, o.Output.Quiet)
 	defer progress.Close()
-	variants, _, err := prepareVariants(ctx, &only, nil, runDir, false, stderr, progress)
+	variants, _, err := experiment.PrepareVariants(ctx, &only, nil, runDir, false, progress.Above(stderr), progress)
 	defer func() {
 		for _, v := range variants {
 			_ = v.Close()
@@ -58,7 +58,7 @@ func calibrate(ctx context.Context, p *plan.Plan, o ExperimentOptions, st *store
 	sp := store.PlanRecord{Path: p.Path, Text: text, Baseline: p.Baseline, Threshold: p.Threshold, Order: lab.OrderRandom, Seed: seed}
 	lp := lab.Plan{Name: p.Name + " calibration", Command: command + " --calibrate", Rounds: o.CalibrateRounds, Warmup: p.Warmup,
 		Cooldown: p.Cooldown, Seed: seed, Order: lab.OrderRandom, Settings: sp,
-		BeforeRound: roundHook(p, "before_round", p.Hooks.BeforeRound), AfterRound: roundHook(p, "after_round", p.Hooks.AfterRound)}
+		BeforeRound: experiment.RoundHook(p, "before_round", p.Hooks.BeforeRound), AfterRound: experiment.RoundHook(p, "after_round", p.Hooks.AfterRound)}
 	fmt.Fprintf(stderr, "iolab: %s: calibrating: %s against itself, %d cells x (%d warm-up + %d rounds)\n",
 		p.Name, p.Baseline, len(a), p.Warmup, o.CalibrateRounds)
 	id, runErr := newRunner(st, o.Output.StoreGrace, stderr, progress).Run(ctx, lp, cells)

@@ -5,26 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/experiment"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
-	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/scratch"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
-	"github.com/iolab/iolab/internal/variant"
 )
 
 // ExperimentOptions are the flags of `iolab experiment PLAN.yaml`.
@@ -47,14 +42,11 @@ type ExperimentOptions struct {
 	step *bisectStep
 }
 
-// bisectStep is what a bisect asks of one step's experiment: its
-// variants' builds from builds, its record marked, its rounds stopped as
-// soon as decide says, and its ID, once stored, in id.
+// bisectStep is what a bisect asks of one step's experiment
+// (experiment.Step), and its ID, once stored, in id.
 type bisectStep struct {
-	builds *variant.Builds
-	record store.BisectRecord
-	decide func(*store.Data) bool
-	id     string
+	experiment.Step
+	id string
 }
 
 func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -147,6 +139,10 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	} else if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
+	if o.Output.Every > 0 && o.Output.Segment.Split() && (p.Precondition != nil || slices.ContainsFunc(p.Workloads, func(w plan.Workload) bool { return len(w.Curve) > 0 || w.SLO != nil })) {
+		// (Stopping when decided is refused in segments whatever the clock: Plan.SplitError.)
+		return usage("--run-every: a curve, a search, a precondition and stopping when decided judge the whole load as it runs, which segments meeting no barrier in a shared store cannot; leave --run-every out")
+	}
 	// Groups a killed iolab left (its limits) go before new ones come,
 	// and so do its worktrees and builds.
 	cgroup.RemoveStale()
@@ -156,117 +152,21 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		return err
 	}
 	defer os.RemoveAll(runDir)
-	if o.Output.Every > 0 && o.Output.Segment.Split() && (p.Precondition != nil || slices.ContainsFunc(p.Workloads, func(w plan.Workload) bool { return len(w.Curve) > 0 || w.SLO != nil })) {
-		// (Stopping when decided is refused in segments whatever the clock: splitError.)
-		return usage("--run-every: a curve, a search, a precondition and stopping when decided judge the whole load as it runs, which segments meeting no barrier in a shared store cannot; leave --run-every out")
-	}
 	if o.Calibrate {
 		return calibrate(ctx, p, o, st, runDir, command, seed, stored, stdout, stderr)
 	}
 	progress := newProgress(stderr, 0, o.Output.Quiet)
 	defer progress.Close()
-	var builds *variant.Builds
-	if o.step != nil {
-		builds = o.step.builds
-	}
-	variants, skipped, err := prepareVariants(ctx, p, builds, runDir, o.KeepGoing, stderr, progress)
-	defer func() {
-		for _, v := range variants {
-			_ = v.Close()
-		}
-	}()
-	if err != nil {
-		return err
-	}
-	cells, err := experiment.Cells(p, variants, o.Output.Segment)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
-	for _, w := range p.Workloads {
-		if advice := w.ScaleAdvice(); advice != "" {
-			fmt.Fprintf(stderr, "iolab: %s\n", advice)
-		}
-	}
-	sp := store.PlanRecord{Path: path, Text: stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
-		Seed: seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: store.Extrapolate(p.Extrapolate), Custom: map[string]bool{}}
-	for _, w := range p.Workloads {
-		for _, m := range w.Metrics {
-			sp.Custom[m.Name] = m.LowerIsBetter
-		}
-	}
-	if p.MinRounds > 0 {
-		if len(variants) < 2 {
-			return usage("%s: stopping when decided (--until-decided, rounds: {min, max}) compares variants; the plan has %d", path, len(variants))
-		}
-		sp.Sequential = &store.SequentialRounds{Min: p.MinRounds, Max: p.Rounds}
-		if p.MinRounds < stats.MinWarmupPairs {
-			fmt.Fprintf(stderr, "iolab: %s: looks begin at round %d: no comparison is decided before %d rounds, as fewer cannot tell a variant still warming up from a difference\n",
-				path, p.MinRounds, stats.MinWarmupPairs)
-		}
-	}
-	for _, v := range variants {
-		if v.Commit != "" {
-			sp.Commits[v.Name] = v.Commit
-		}
-	}
-	sp.Setups = variantSetups(p.Variants)
-	sp.Precondition = p.Precondition
-	if o.step != nil {
-		sp.Bisect = &o.step.record
-	}
-	lp := lab.Plan{Name: p.Name, Command: command, Rounds: p.Rounds, MinRounds: p.MinRounds, Warmup: p.Warmup,
-		VariantWarmup: p.WarmupPerVariant, Cooldown: p.Cooldown,
-		Seed: seed, Order: p.Order, KeepGoing: o.KeepGoing, Settings: sp, Resume: resume,
-		BeforeRound: roundHook(p, "before_round", p.Hooks.BeforeRound),
-		AfterRound:  roundHook(p, "after_round", p.Hooks.AfterRound)}
-	o.Output.segmentPlan(&lp)
+	spec := experiment.Spec{Path: path, Plan: p, Stored: stored, Command: command, Seed: seed, Resume: resume,
+		KeepGoing: o.KeepGoing, RunDir: runDir, Segment: lab.Plan{Command: command}}
+	o.Output.segmentPlan(&spec.Segment)
 	if !o.Output.Segment.Split() {
-		lp.StartAt, lp.Every = o.Output.StartAt, o.Output.Every
-	} else if p.Seed == 0 && resume == "" {
-		// Every segment runs the cells in the same order.
-		lp.Seed = groupSeed(lp.SegmentGroup)
-		sp.Seed = lp.Seed
-		lp.Settings = sp
-	}
-	// What is judged as the runs go is the whole load: a segment's
-	// experiment merged with the others' (the lab meets them first).
-	load := st.Load
-	if lp.Segment.Split() {
-		load = func(ctx context.Context, _ string) (*store.Data, error) {
-			d, _, err := analysis.MergeGroup(ctx, st, lp.SegmentGroup, nil)
-			return d, err
-		}
-	}
-	if pc := p.Precondition; pc != nil {
-		lp.Preconditioned = func(ctx context.Context, id string) (bool, error) {
-			data, err := load(ctx, id)
-			if err != nil {
-				return false, err
-			}
-			return analysis.PreconditionOf(data, *pc).Steady, nil
-		}
-	}
-	rounds := fmt.Sprint(p.Rounds)
-	if sp.Sequential != nil {
-		lp.Decided = decided(load, analysis.OptionsFor(sp))
-		rounds = fmt.Sprintf("%d to %d rounds, until decided", p.MinRounds, p.Rounds)
+		spec.Segment.StartAt, spec.Segment.Every = o.Output.StartAt, o.Output.Every
 	}
 	if o.step != nil {
-		lp.Decided = func(ctx context.Context, id string) (bool, error) {
-			data, err := load(ctx, id)
-			if err != nil {
-				return false, err
-			}
-			return o.step.decide(data), nil
-		}
+		spec.Step = &o.step.Step
 	}
-	warm := fmt.Sprint(p.Warmup)
-	if p.Precondition != nil {
-		warm = fmt.Sprintf("up to %d, until steady,", p.Warmup)
-	}
-	fmt.Fprintf(stderr, "iolab: %s: %d variants x %d cells x (%s warm-up + %s), %s order\n",
-		p.Name, len(variants), len(cells)/max(len(variants), 1), warm, rounds, p.Order)
-	id, runErr := newRunner(st, o.Output.StoreGrace, stderr, progress).Run(ctx, lp, cells)
+	id, skipped, runErr := experiment.Run(ctx, st, newRunner(st, o.Output.StoreGrace, stderr, progress), spec)
 	if id == "" {
 		return runErr
 	}
@@ -327,78 +227,6 @@ func untilDecided(p *plan.Plan, o ExperimentOptions) error {
 	return nil
 }
 
-// decided says whether every primary comparison of an experiment that
-// stops when decided is decided, judging the stored runs as its report
-// will.
-func decided(load func(context.Context, string) (*store.Data, error), opts analysis.Options) func(context.Context, string) (bool, error) {
-	return func(ctx context.Context, id string) (bool, error) {
-		data, err := load(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		rep := analysis.Build(data, opts)
-		n := 0
-		for _, c := range rep.Comparisons {
-			if !c.Primary {
-				continue
-			}
-			if n++; c.Verdict == stats.Inconclusive {
-				return false, nil
-			}
-		}
-		return n > 0, nil
-	}
-}
-
-// errInterruptedPhase is a phase outside the runs (a build, a later
-// verify) cut by Ctrl-C or SIGTERM: an interruption (lab.ErrInterrupted,
-// exit 130 or 143), which says only that — lab's own message speaks of
-// finished runs, and such a phase has none.
-var errInterruptedPhase error = interruptedPhase{}
-
-type interruptedPhase struct{}
-
-func (interruptedPhase) Error() string { return "interrupted" }
-func (interruptedPhase) Unwrap() error { return lab.ErrInterrupted }
-
-// prepareVariants builds every variant; with keepGoing a variant that does
-// not build is left out (and named) instead of stopping the experiment.
-// The progress line says which it builds, and the build's last line.
-func prepareVariants(ctx context.Context, p *plan.Plan, builds *variant.Builds, runDir string, keepGoing bool, stderr io.Writer, progress *lab.Progress) ([]*variant.Variant, []string, error) {
-	var out []*variant.Variant
-	var skipped []string
-	stderr = progress.Above(stderr)
-	for i, spec := range p.Variants {
-		progress.Phase(fmt.Sprintf("building variant %d/%d %s", i+1, len(p.Variants), spec.Name))
-		v, err := variant.PrepareFrom(ctx, builds, spec, p.Dir, runDir, p.Ports, progress.Detail)
-		if err != nil && ctx.Err() != nil {
-			// Ctrl-C while it built: an interruption (exit 130), not a
-			// build that failed; nothing ran, so nothing was stored.
-			return out, nil, fmt.Errorf("variant %s: build %w before any run (nothing stored; run the plan again, or --resume an experiment it began earlier)",
-				spec.Name, errInterruptedPhase)
-		}
-		if err != nil {
-			if !keepGoing || spec.Name == p.Baseline {
-				return out, nil, err
-			}
-			fmt.Fprintf(stderr, "iolab: %v; left out (--keep-going)\n", err)
-			skipped = append(skipped, spec.Name)
-			continue
-		}
-		out = append(out, v)
-	}
-	return out, skipped, nil
-}
-
-// roundHook runs a plan's round hook in the plan's directory.
-func roundHook(p *plan.Plan, name, script string) func(context.Context) error {
-	if script == "" {
-		return nil
-	}
-	v := &variant.Variant{Workdir: p.Dir}
-	return func(ctx context.Context) error { return v.Hook(ctx, name, script, nil) }
-}
-
 // findResumable finds the newest unfinished experiment of the plan and
 // refuses if the plan changed since; text is the plan as stored
 // (redactPlan).
@@ -426,72 +254,4 @@ func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text stri
 		return e.ID, sp, nil
 	}
 	return "", store.PlanRecord{}, usage("--resume: no unfinished experiment of plan %q in %s", p.Name, st.Path())
-}
-
-// variantSetups are, by variant, what the plan says makes it what it is
-// beside its commit — env, limits, build and start commands, as written,
-// the values of secret names masked and registered secrets scrubbed.
-// maskedPairs writes NAME=value pairs in name order, a secret's value (by
-// its name, or a URL's password) masked.
-func maskedPairs(m map[string]string) string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		val := maskURL(m[k])
-		if redact.IsSecretName(k) {
-			val = redact.Mask
-		}
-		out = append(out, k+"="+val)
-	}
-	return strings.Join(out, " ")
-}
-
-func variantSetups(vs []plan.Variant) map[string]map[string]string {
-	out := map[string]map[string]string{}
-	for _, v := range vs {
-		f := map[string]string{}
-		if env := maskedPairs(v.Env); env != "" {
-			f["env"] = env
-		}
-		if vars := maskedPairs(v.Vars); vars != "" {
-			f["vars"] = vars
-		}
-		if l := v.Limits; l != nil {
-			var parts []string
-			if l.Memory.Text != "" {
-				parts = append(parts, "memory="+l.Memory.Text)
-			}
-			if l.CPUs.Text != "" {
-				parts = append(parts, "cpus="+l.CPUs.Text)
-			}
-			f["limits"] = strings.Join(parts, " ")
-		}
-		if v.Build != "" {
-			f["build"] = v.Build
-		}
-		if v.Start != "" {
-			f["start"] = v.Start
-		}
-		for k, val := range f {
-			words := strings.Fields(redact.String(val))
-			for i := range words {
-				words[i] = maskURL(words[i])
-			}
-			f[k] = strings.Join(words, " ")
-		}
-		if len(f) > 0 {
-			out[v.Name] = f
-		}
-	}
-	return out
-}
-
-// maskURL masks a URL's secrets (redact.URL) where the URL starts after
-// a flag's or variable's "=" (--url=http://u:pw@host).
-func maskURL(word string) string {
-	at := strings.Index(word, "://")
-	if at < 0 {
-		return word
-	}
-	start := strings.LastIndexByte(word[:at], '=') + 1
-	return word[:start] + redact.URL(word[start:])
 }

@@ -232,18 +232,10 @@ func (o *RepeatOptions) segmentPlan(plan *lab.Plan) {
 		grp = fmt.Sprintf("%s-%x", o.StartAt.UTC().Format("20060102T150405.000"), h.Sum64())
 	}
 	if o.seedFromClock {
-		o.Seed = groupSeed(grp)
+		o.Seed = segment.GroupSeed(grp)
 	}
 	plan.Segment, plan.SegmentGroup, plan.StartAt, plan.BarrierTimeout, plan.RejoinTimeout = o.Segment, grp, o.StartAt, o.BarrierTimeout, o.RejoinTimeout
 	plan.Every = o.Every
-}
-
-// groupSeed is the seed of a load's segments, when none was given: the
-// same in each, so all run the cells in one order.
-func groupSeed(grp string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(grp))
-	return h.Sum64() >> 1
 }
 
 // openStore opens --db, turning a foreign or newer file into a usage error.

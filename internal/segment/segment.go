@@ -8,6 +8,7 @@ package segment
 
 import (
 	"fmt"
+	"hash/fnv"
 	"os"
 	"strconv"
 	"strings"
@@ -131,4 +132,12 @@ func ParseStart(v string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q: want an RFC 3339 time (2026-11-23T18:00:00Z) or +DURATION (+30s)", v)
 	}
 	return t, nil
+}
+
+// GroupSeed is the seed of a load's segments, when none was given: the
+// same in each, so all run the cells in one order.
+func GroupSeed(grp string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(grp))
+	return h.Sum64() >> 1
 }
