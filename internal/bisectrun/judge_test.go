@@ -1,4 +1,4 @@
-package cli
+package bisectrun
 
 import (
 	"math"
@@ -19,7 +19,7 @@ import (
 // burst of other work hit made the bad end three times as costly.
 func TestBisectStepLeavesOutTheRoundsTheClientSpoiled(t *testing.T) {
 	t.Parallel()
-	b := &bisector{metric: "cost", th: 0.05, o: bisectOptions{MinRounds: 5, MaxRounds: 50},
+	b := &Bisect{metric: "cost", o: Options{Threshold: 0.05, MinRounds: 5, MaxRounds: 50},
 		commits: []bisect.Commit{{Hash: "aaaaaaaaaaaaaaaa"}, {Hash: "bbbbbbbbbbbbbbbb"}}}
 	names := []string{b.label(0), b.label(1)}
 	d := &store.Data{
