@@ -1,19 +1,12 @@
 package analysis
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/iolab/iolab/internal/badinput"
 	"github.com/iolab/iolab/internal/stats"
 )
-
-// isBadInput is whether err is a refusal of what was asked (exit 2).
-func isBadInput(err error) bool {
-	var bad *badinput.Error
-	return errors.As(err, &bad)
-}
 
 // Gates make a finished experiment exit 1 and say which gate and why: a
 // primary verdict, a frame test's FAIL, objects that did not verify, a
@@ -62,7 +55,7 @@ func TestGatesCheck(t *testing.T) {
 		failOn string
 		limits []string
 	}{{"worse", nil}, {"", []string{"p99<5ms"}}, {"", []string{"read.lat_p99_ns<soon"}}, {"", []string{"ops_per_s=5"}}} {
-		if _, err := ParseGates(bad.failOn, bad.limits); !isBadInput(err) {
+		if _, err := ParseGates(bad.failOn, bad.limits); !badinput.Is(err) {
 			t.Errorf("%+v: %v, want refused as bad input", bad, err)
 		}
 	}
@@ -92,7 +85,7 @@ func TestGatesThatCannotBeJudged(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = g.Check(one)
-		if !isBadInput(err) || !strings.Contains(err.Error(), tc.want) {
+		if !badinput.Is(err) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v; want refused as bad input (exit 2) with %q", tc, err, tc.want)
 		}
 	}

@@ -3,7 +3,10 @@
 // exits 2, as a usage error, whichever package found it.
 package badinput
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Error is a refused request; its message names what was wrong and what
 // would be accepted.
@@ -15,4 +18,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf is an Error of the formatted message.
 func Errorf(format string, args ...any) error {
 	return &Error{Err: fmt.Errorf(format, args...)}
+}
+
+// Is says whether err is, or wraps, an Error.
+func Is(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
 }

@@ -2,19 +2,12 @@ package bisectrun
 
 import (
 	"context"
-	"errors"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/iolab/iolab/internal/badinput"
 )
-
-// isBadInput is whether err refuses what was asked (exit 2).
-func isBadInput(err error) bool {
-	var bad *badinput.Error
-	return errors.As(err, &bad)
-}
 
 // The range a bisect searches: with --first-parent a merged branch's own
 // commits are left out (the merge stands for them); without, a range that
@@ -47,7 +40,7 @@ func TestBisectRangeFirstParent(t *testing.T) {
 		t.Errorf("--first-parent: %v %v", got, err)
 	}
 	_, err = gitRange(context.Background(), repo, "main~3", "main", false)
-	if err == nil || !isBadInput(err) || !strings.Contains(err.Error(), "holds 1 merge(s), so its commits are no single line to halve; give --first-parent") {
+	if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "holds 1 merge(s), so its commits are no single line to halve; give --first-parent") {
 		t.Errorf("a range with a merge: %v", err)
 	}
 }

@@ -29,12 +29,11 @@ func usage(format string, args ...any) error { return badinput.Errorf(format, ar
 // ExitCode maps an error to the process exit status: 0 success, 2 usage
 // error, 130 interrupted (finished runs are kept), 1 any other failure.
 func ExitCode(err error) int {
-	var ue *UsageError
 	var ie *workload.InputError
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &ue), errors.As(err, &ie),
+	case badinput.Is(err), errors.As(err, &ie),
 		errors.Is(err, store.ErrNoExperiment), errors.Is(err, store.ErrAmbiguousID):
 		return 2
 	case errors.Is(err, lab.ErrInterrupted):
