@@ -20,6 +20,7 @@ import (
 //   - capped: 400/s asked with at most 8 workers: every one at work;
 //   - the target: 400/s asked with 16 workers: they all wait for it.
 func TestWhoFellBehindIsNamed(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	need(t, "stress-ng")
 	srv := capacityServer(t, 4, 20*time.Millisecond)

@@ -30,6 +30,7 @@ func bisectRepo(t *testing.T, n int, cv float64, factor func(int) float64, broke
 // The culprit of a +15% step at commit 41 of 64 (runs of a 10% CV), found through steps
 // each decided by the statistics, with its step against its parent.
 func TestBisectFindsTheCulprit(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	factor := func(i int) float64 {
 		if i >= 41 {
@@ -105,6 +106,7 @@ func runBisectJSON(t *testing.T, planPath, db string, more ...string) (bisectJSO
 // in between, both halves are searched, and both commits are found, each
 // with about half of the change.
 func TestBisectFindsAChangeSpreadOverTwoCommits(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	factor := func(i int) float64 {
 		f := 1.0
@@ -132,6 +134,7 @@ func TestBisectFindsAChangeSpreadOverTwoCommits(t *testing.T) {
 // the culprit found all the same; when the culprit's parent does not
 // build either, the answer is the commits the change could be any of.
 func TestBisectSkipsACommitThatDoesNotBuild(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	factor := func(i int) float64 {
 		if i >= 33 {
@@ -176,6 +179,7 @@ func TestBisectOfEndsThatDoNotDiffer(t *testing.T) {
 // nothing and draws its path (Chromium). Not parallel: Chromium takes
 // every CPU for seconds, which would skew the tests that measure.
 func TestBisectResumesAfterAKill(t *testing.T) {
+	slow(t)
 	factor := func(i int) float64 {
 		if i >= 41 {
 			return 1.15
@@ -307,6 +311,7 @@ func TestBisectRefusesWhatItCannotRun(t *testing.T) {
 // doubles its hashing — found: interleaved rounds keep a busy machine's
 // noise off a change of +80%.
 func TestBisectExample(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	dir := t.TempDir()
 	if out, err := exec.Command("sh", "../../examples/bisect/history.sh", dir).CombinedOutput(); err != nil {

@@ -77,6 +77,7 @@ type summaryJSON struct {
 // Not parallel, nor is the search's test below: a measurement at 90-100%
 // of a server's capacity is at the mercy of every other test's CPU.
 func TestCurveOfAServerOfKnownCapacity(t *testing.T) {
+	slow(t)
 	const workers, service, capacity = 8, 40 * time.Millisecond, 200.0
 	srv := capacityServer(t, workers, service)
 	dir := t.TempDir()
@@ -144,6 +145,7 @@ workloads:
 // Not parallel: Chromium takes every CPU for seconds, which would skew
 // the timings of the tests that measure.
 func TestCurveInChromium(t *testing.T) {
+	slow(t)
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: curve
 rounds: 2
@@ -209,6 +211,7 @@ func TestCurveRefusesWhatItCannotRun(t *testing.T) {
 // a run's tail, and a short service, hold the machine's late wake-ups,
 // which would leave loads near capacity undecided.)
 func TestSLOSearchFindsTheCapacity(t *testing.T) {
+	slow(t)
 	const service = 40 * time.Millisecond
 	small, large := capacityServer(t, 8, service), capacityServer(t, 10, service)
 	dir := t.TempDir()
@@ -274,6 +277,7 @@ workloads:
 // curve and the search of a download, the stored command the one given;
 // a malformed objective is refused by its flag.
 func TestCurveAndSLOFromTheCommandLine(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	srv := capacityServer(t, 8, time.Millisecond)
 	db := filepath.Join(t.TempDir(), "x.db")
@@ -482,6 +486,7 @@ func TestCurveFromTheCommandLineKeepsSecretsAndHeaders(t *testing.T) {
 // + lag)/runtime: 0.5% quiet, 1-2% beside stress-ng --cpu 6 (with 40 ms
 // of service, 2.3-5%).
 func TestCurveAndSearchInSegments(t *testing.T) {
+	slow(t)
 	const service, capacity = 20 * time.Millisecond, 200.0
 	srv := capacityServer(t, 4, service)
 	db := filepath.Join(t.TempDir(), "x.db")
@@ -542,6 +547,7 @@ func TestCurveAndSearchInSegments(t *testing.T) {
 // barrier, the restarted one replays its steps from the merged runs, and
 // both take the same steps to the end.
 func TestSearchInSegmentsSurvivesAKill(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	srv := capacityServer(t, 8, 5*time.Millisecond)
 	bin, db := buildIolab(t), filepath.Join(t.TempDir(), "x.db")
@@ -590,6 +596,7 @@ func TestSearchInSegmentsSurvivesAKill(t *testing.T) {
 // segment stored its round: both segments end their warm-up at the same
 // round, once a server that is slow for its first 1.5 s has settled.
 func TestPreconditionInSegments(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	start := time.Now()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -629,6 +636,7 @@ workloads:
 // own, are no history of any other metric; the flat-out cell's are. (Not
 // parallel: it measures near a server's capacity.)
 func TestSLOSearchInHistory(t *testing.T) {
+	slow(t)
 	db := filepath.Join(t.TempDir(), "x.db")
 	for _, workers := range []int{8, 4} {
 		srv := capacityServer(t, workers, 40*time.Millisecond)
@@ -675,6 +683,7 @@ func TestSLOSearchInHistory(t *testing.T) {
 // service time, where evenly spaced arrivals (D/D/c, the test above) wait
 // for no worker. (Not parallel: it measures near a server's capacity.)
 func TestPoissonCurveAgreesWithMDc(t *testing.T) {
+	slow(t)
 	const workers, service, rounds = 8, 40 * time.Millisecond, 6
 	srv := capacityServer(t, workers, service)
 	dir := t.TempDir()

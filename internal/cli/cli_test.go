@@ -56,6 +56,16 @@ type jsonReport struct {
 	Env      map[string]any                   `json:"env"`
 }
 
+// slow leaves an end-to-end test that takes seconds of real load out of
+// the inner loop (go test -short ./...); the suite, as CI runs it, runs
+// every one.
+func slow(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("seconds of real load end to end: run without -short")
+	}
+}
+
 func iolab(t *testing.T, ctx context.Context, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -442,6 +452,7 @@ func TestNumbersAreRangeChecked(t *testing.T) {
 // A run's per-second series reaches the store while the run goes on, not
 // only at its end.
 func TestSeriesIsStoredDuringTheRun(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "x.db")
 	seen := make(chan int, 1)

@@ -18,6 +18,7 @@ const repoRoot = "../.."
 // then every command the quick start shows runs, in order, in an empty
 // directory — and says what the README says it says.
 func TestReadmeQuickStart(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {

@@ -112,6 +112,7 @@ sleep $(awk "BEGIN { print 0.05 * (1 + 8 * $n / %d) }")
 }
 
 func TestAADriftRandomOrderGivesNoFalseVerdict(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r, err := runPlan(t, context.Background(), driftPlan(t, 20), "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
 	if err != nil {
@@ -130,6 +131,7 @@ func TestAADriftRandomOrderGivesNoFalseVerdict(t *testing.T) {
 }
 
 func TestAADriftSequentialOrderGivesFalseVerdict(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	r, err := runPlan(t, context.Background(), driftPlan(t, 20), "--order", "sequential", "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
 	if err != nil {
@@ -173,6 +175,7 @@ func git(t *testing.T, dir string, args ...string) {
 // can hide (process start-up, slower under load, only dilutes it), and the
 // experiment must say so.
 func TestGitVariantsFindKnownDifference(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	need(t, "git")
 	repo := t.TempDir()

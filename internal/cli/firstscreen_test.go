@@ -88,6 +88,7 @@ func screenOf(t *testing.T, path, name string, history bool) firstScreen {
 //
 // Not parallel: Chromium takes every CPU for seconds.
 func TestReportFirstScreen(t *testing.T) {
+	slow(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
 	cells := make([]string, 36)

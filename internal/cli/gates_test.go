@@ -13,6 +13,7 @@ import (
 // Through the CLI: a slower variant under --fail-on slower exits 1 after
 // printing the report; a limit the runs keep does not.
 func TestFailOnSlowerExits1(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"plan.yaml": `rounds: 8

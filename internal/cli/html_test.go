@@ -116,6 +116,7 @@ func loadInChromium(t *testing.T, path string) browserPage {
 // Not parallel: Chromium takes every CPU for seconds, which would skew
 // the timings of the tests that measure.
 func TestHTMLReportInChromium(t *testing.T) {
+	slow(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "r.db")
 	const hostile = "<script>window.pwned=1</script>"

@@ -23,6 +23,7 @@ import (
 // kept its schedule would have seen it. Both are stored, reported and
 // compared; the late starts are counted.
 func TestPacedResponseTimeShowsAStall(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	srv := s3Servers(t)[0]
 	target, err := url.Parse(srv.endpoint)
@@ -108,6 +109,7 @@ func TestPacedResponseTimeShowsAStall(t *testing.T) {
 // The same over HTTP: a download server that stalls once for a second
 // under 50 paced downloads a second.
 func TestPacedHTTPResponseTimeShowsAStall(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	var n atomic.Int64
 	body := make([]byte, 4096)

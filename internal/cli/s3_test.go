@@ -153,6 +153,7 @@ type jsonRunS3 struct {
 // TestS3Conformance runs the s3 workload against every real S3 server
 // installed here.
 func TestS3Conformance(t *testing.T) {
+	slow(t)
 	for _, srv := range s3Servers(t) {
 		t.Run(srv.name, func(t *testing.T) {
 			s3Contract(t, srv)

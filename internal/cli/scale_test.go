@@ -41,6 +41,7 @@ func fitFor(fits []fitJSON, cell, metric, model string) fitJSON {
 // exponent), and the n·log n program times its work three times and
 // prints the least, which interference can only lengthen.
 func TestScaleStudyRecoversKnownCosts(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"plan.yaml": `name: scale

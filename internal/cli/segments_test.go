@@ -32,6 +32,7 @@ import (
 // a --lat-log), with each segment's figures beside it. Each segment is an
 // iolab process of its own, as on two hosts.
 func TestSegmentsMergeOnPostgres(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	srv := s3Servers(t)[0]
 	db, bin := pgtest.Database(t), buildIolab(t)
@@ -261,6 +262,7 @@ func TestSegmentRefusedWhereNotSplit(t *testing.T) {
 // it, and show names it and calls the run it cut partial, never a
 // smaller whole.
 func TestKilledSegmentIsNamed(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	bin, dir, db := buildIolab(t), t.TempDir(), filepath.Join(t.TempDir(), "x.db")
 	args := func(seg string) []string {
@@ -346,6 +348,7 @@ func TestKilledSegmentIsNamed(t *testing.T) {
 // has the count of operations the plan gives, and the variants are
 // compared as in one process.
 func TestPlanSegments(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	srv, db, dir := s3Servers(t)[0], pgtest.Database(t), t.TempDir()
 	writeFiles(t, dir, map[string]string{"plan.yaml": fmt.Sprintf(`name: split
@@ -574,6 +577,7 @@ func TestMalformedGroupStaysReadable(t *testing.T) {
 // other run is the load's, its segments started together (from the
 // stored start times). Processes of their own, on a real PostgreSQL.
 func TestRestartedSegmentRejoins(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	bin, dir, db := buildIolab(t), t.TempDir(), pgtest.Database(t)
 	args := func(seg string) []string {
@@ -633,6 +637,7 @@ func TestRestartedSegmentRejoins(t *testing.T) {
 // 'ops_per_s>150' passes in both segments (each alone would fail it),
 // 'ops_per_s<150' fails in both (each alone would pass it).
 func TestSegmentGatesJudgeTheWholeLoad(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	for _, c := range []struct {
 		gate string
@@ -669,6 +674,7 @@ func TestSegmentGatesJudgeTheWholeLoad(t *testing.T) {
 // why, and writes the run it held once the store is back. Processes of
 // their own, on a PostgreSQL of the test's own.
 func TestSegmentsOutlastAStoreRestart(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	bin, dir := buildIolab(t), t.TempDir()
 	pg := pgtest.Private(t)
@@ -821,6 +827,7 @@ func (s *syncBuffer) String() string {
 // shared PostgreSQL store. A second import is refused, and so is a
 // segment of another split into that group; nothing is copied then.
 func TestImportSegmentsRunApart(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ctx := context.Background()
 	dir, stores := t.TempDir(), t.TempDir()
@@ -896,6 +903,7 @@ func TestImportSegmentsRunApart(t *testing.T) {
 // alone: views in which both segments are in a run, the load's ops/s
 // the sum of theirs; then it ends with the load.
 func TestFollowDrawsTheLoadLive(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	ctx := context.Background()
 	dir, db := t.TempDir(), pgtest.Database(t) // a shared server: seconds go to it every second

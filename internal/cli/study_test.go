@@ -320,6 +320,7 @@ func cgroupDirs(t *testing.T) []string {
 // OOM kill fails its run with the reason. (Not parallel: see
 // TestMemoryLimitMatrix.)
 func TestCmdTemplatesAndLimits(t *testing.T) {
+	slow(t)
 	if err := cgroup.Check(cgroup.Limits{Memory: 64 << 20}); err != nil {
 		t.Skipf("no cgroups here: %v", err)
 	}
@@ -496,6 +497,7 @@ workloads:
 // spends its time in comes first, and what another build spends more on
 // (a checksum of every upload) shows as a gain against the baseline.
 func TestProfilesNameTheHotFunction(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	bin, dir := fileshare(t), t.TempDir()
 	db := filepath.Join(dir, "x.db")
@@ -642,6 +644,7 @@ workloads:
 // round of the smallest size under the larger limit, the server built by
 // the test.
 func TestExampleFileshareStudy(t *testing.T) {
+	slow(t)
 	t.Parallel()
 	if err := cgroup.Check(cgroup.Limits{Memory: 256 << 20}); err != nil {
 		t.Skipf("no cgroups here: %v", err)
