@@ -92,33 +92,12 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	if err != nil {
 		return &UsageError{Err: err}
 	}
-	if err := untilDecided(p, o); err != nil {
+	if err := applyFlags(p, path, &o); err != nil {
 		return err
-	}
-	if o.Ports != "" {
-		if p.Ports, err = plan.ParsePortRange(o.Ports); err != nil {
-			return usage("--ports %v", err)
-		}
-	}
-	if err := checkPlanSegment(p, &o); err != nil {
-		return err
-	}
-	if err := lab.CheckRuns(p.Cells(), p.Warmup, p.Rounds); err != nil {
-		return usage("%s: %v", path, err)
 	}
 	// Redacting registers the plan's secrets (env: API_TOKEN, bearer: ...)
 	// before any variant builds and could print one.
 	stored := plan.Redact(text)
-	switch o.Order {
-	case "":
-	case lab.OrderRandom, lab.OrderSequential:
-		p.Order = o.Order
-	default:
-		return usage("--order %q: want random or sequential", o.Order)
-	}
-	if p.MinRounds > 0 && p.Order == lab.OrderSequential {
-		return usage("%s: stopping when decided (--until-decided, rounds: {min, max}) needs the random order: in sequential order a round is not every cell once", path)
-	}
 	st, err := openStore(ctx, o.Output.DB)
 	if err != nil {
 		return err
@@ -184,6 +163,38 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		runErr = fmt.Errorf("%d variants did not build and were left out (--keep-going)", len(skipped))
 	}
 	return runErr
+}
+
+// applyFlags puts the command line's rounds (--until-decided,
+// --max-rounds), ports, segment and order into the plan, refusing what
+// cannot run.
+func applyFlags(p *plan.Plan, path string, o *ExperimentOptions) error {
+	var err error
+	if err := untilDecided(p, *o); err != nil {
+		return err
+	}
+	if o.Ports != "" {
+		if p.Ports, err = plan.ParsePortRange(o.Ports); err != nil {
+			return usage("--ports %v", err)
+		}
+	}
+	if err := checkPlanSegment(p, o); err != nil {
+		return err
+	}
+	if err := lab.CheckRuns(p.Cells(), p.Warmup, p.Rounds); err != nil {
+		return usage("%s: %v", path, err)
+	}
+	switch o.Order {
+	case "":
+	case lab.OrderRandom, lab.OrderSequential:
+		p.Order = o.Order
+	default:
+		return usage("--order %q: want random or sequential", o.Order)
+	}
+	if p.MinRounds > 0 && p.Order == lab.OrderSequential {
+		return usage("%s: stopping when decided (--until-decided, rounds: {min, max}) needs the random order: in sequential order a round is not every cell once", path)
+	}
+	return nil
 }
 
 // checkPlanSegment resolves --segment for a plan and refuses a plan whose

@@ -85,32 +85,9 @@ func Run(ctx context.Context, st *store.Store, runner *lab.Runner, s Spec) (id s
 			fmt.Fprintf(notices, "iolab: %s\n", advice)
 		}
 	}
-	sp := store.PlanRecord{Path: s.Path, Text: s.Stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
-		Seed: s.Seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: store.Extrapolate(p.Extrapolate), Custom: map[string]bool{}}
-	for _, w := range p.Workloads {
-		for _, m := range w.Metrics {
-			sp.Custom[m.Name] = m.LowerIsBetter
-		}
-	}
-	if p.MinRounds > 0 {
-		if len(variants) < 2 {
-			return "", nil, badinput.Errorf("%s: stopping when decided (--until-decided, rounds: {min, max}) compares variants; the plan has %d", s.Path, len(variants))
-		}
-		sp.Sequential = &store.SequentialRounds{Min: p.MinRounds, Max: p.Rounds}
-		if p.MinRounds < stats.MinWarmupPairs {
-			fmt.Fprintf(notices, "iolab: %s: looks begin at round %d: no comparison is decided before %d rounds, as fewer cannot tell a variant still warming up from a difference\n",
-				s.Path, p.MinRounds, stats.MinWarmupPairs)
-		}
-	}
-	for _, v := range variants {
-		if v.Commit != "" {
-			sp.Commits[v.Name] = v.Commit
-		}
-	}
-	sp.Setups = variantSetups(p.Variants)
-	sp.Precondition = p.Precondition
-	if s.Step != nil {
-		sp.Bisect = &s.Step.Record
+	sp, err := record(s, variants, notices)
+	if err != nil {
+		return "", nil, err
 	}
 	seg := s.Segment
 	lp := lab.Plan{Name: p.Name, Command: s.Command, Rounds: p.Rounds, MinRounds: p.MinRounds, Warmup: p.Warmup,
@@ -126,8 +103,24 @@ func Run(ctx context.Context, st *store.Store, runner *lab.Runner, s Spec) (id s
 		sp.Seed = lp.Seed
 		lp.Settings = sp
 	}
-	// What is judged as the runs go is the whole load: a segment's
-	// experiment merged with the others' (the lab meets them first).
+	rounds := judgeAsTheyGo(st, &lp, s, sp)
+	warm := fmt.Sprint(p.Warmup)
+	if p.Precondition != nil {
+		warm = fmt.Sprintf("up to %d, until steady,", p.Warmup)
+	}
+	fmt.Fprintf(notices, "iolab: %s: %d variants x %d cells x (%s warm-up + %s), %s order\n",
+		p.Name, len(variants), len(cells)/max(len(variants), 1), warm, rounds, p.Order)
+	id, err = runner.Run(ctx, lp, cells)
+	return id, skipped, err
+}
+
+// judgeAsTheyGo sets what the lab asks between rounds — whether the
+// precondition is met, whether the comparisons (or a bisect's step) are
+// decided — judged on the whole load: a segment's experiment merged with
+// the others' (the lab meets them first). It returns the rounds as the
+// banner says them.
+func judgeAsTheyGo(st *store.Store, lp *lab.Plan, s Spec, sp store.PlanRecord) string {
+	p := s.Plan
 	load := st.Load
 	if lp.Segment.Split() {
 		load = func(ctx context.Context, _ string) (*store.Data, error) {
@@ -158,14 +151,42 @@ func Run(ctx context.Context, st *store.Store, runner *lab.Runner, s Spec) (id s
 			return s.Step.Decide(data), nil
 		}
 	}
-	warm := fmt.Sprint(p.Warmup)
-	if p.Precondition != nil {
-		warm = fmt.Sprintf("up to %d, until steady,", p.Warmup)
+	return rounds
+}
+
+// record is what the experiment stores of its plan: its text, baseline,
+// threshold, order and seed, the commits and set-ups of its variants,
+// its custom metrics, its stopping rule and precondition, its bisect.
+func record(s Spec, variants []*variant.Variant, notices io.Writer) (store.PlanRecord, error) {
+	p := s.Plan
+	sp := store.PlanRecord{Path: s.Path, Text: s.Stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
+		Seed: s.Seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: store.Extrapolate(p.Extrapolate), Custom: map[string]bool{}}
+	for _, w := range p.Workloads {
+		for _, m := range w.Metrics {
+			sp.Custom[m.Name] = m.LowerIsBetter
+		}
 	}
-	fmt.Fprintf(notices, "iolab: %s: %d variants x %d cells x (%s warm-up + %s), %s order\n",
-		p.Name, len(variants), len(cells)/max(len(variants), 1), warm, rounds, p.Order)
-	id, err = runner.Run(ctx, lp, cells)
-	return id, skipped, err
+	if p.MinRounds > 0 {
+		if len(variants) < 2 {
+			return store.PlanRecord{}, badinput.Errorf("%s: stopping when decided (--until-decided, rounds: {min, max}) compares variants; the plan has %d", s.Path, len(variants))
+		}
+		sp.Sequential = &store.SequentialRounds{Min: p.MinRounds, Max: p.Rounds}
+		if p.MinRounds < stats.MinWarmupPairs {
+			fmt.Fprintf(notices, "iolab: %s: looks begin at round %d: no comparison is decided before %d rounds, as fewer cannot tell a variant still warming up from a difference\n",
+				s.Path, p.MinRounds, stats.MinWarmupPairs)
+		}
+	}
+	for _, v := range variants {
+		if v.Commit != "" {
+			sp.Commits[v.Name] = v.Commit
+		}
+	}
+	sp.Setups = variantSetups(p.Variants)
+	sp.Precondition = p.Precondition
+	if s.Step != nil {
+		sp.Bisect = &s.Step.Record
+	}
+	return sp, nil
 }
 
 // decided says whether every primary comparison of an experiment that
