@@ -183,7 +183,7 @@ func genDelayWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.R
 			}
 			measured++
 			m := dm.of(run.Result)
-			if metrics.ClientDelayed(m, run.Result.Duration, cpus) {
+			if metrics.ClientDelayed(m) || metrics.Starved(m, run.Result.Duration, cpus) {
 				hits = append(hits, hit{run, m["gen_delay_pct"]})
 			}
 		}

@@ -639,18 +639,6 @@ func uncachedRandomReadP50(c store.Cell, cv CellView) int64 {
 	return cv.Latency["read"].P50
 }
 
-// CPUsOf is the CPUs of the machine d's runs ran on, as its first
-// environment snapshot records them; 0 when none does.
-func CPUsOf(d *store.Data) int {
-	for _, e := range d.Env {
-		var s envinfo.Snapshot
-		if json.Unmarshal(e.Snapshot, &s) == nil {
-			return s.CPUs
-		}
-	}
-	return 0
-}
-
 func decodeEnv(env []store.EnvSnapshot) []envinfo.Snapshot {
 	var out []envinfo.Snapshot
 	for _, e := range env {

@@ -157,7 +157,6 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 		}
 	}
 	search := o.NewSearch(runsPerStep)
-	cpus := CPUsOf(d)
 	achieved := map[int][]float64{}
 	runs := slices.Clone(perCell[i]) // in the order the search took them
 	slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })
@@ -168,7 +167,7 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 		}
 		step := len(search.Steps) - 1
 		m := dm.of(run.Result)
-		ratio, measured, counts := o.Outcome(m, run.Result.Duration, cpus)
+		ratio, measured, counts := o.Outcome(m)
 		if run.Status == store.StatusOK && !measured {
 			continue // stored as failed when it ran (see experiment's ran)
 		}

@@ -561,7 +561,7 @@ func (b *Bisect) said(v *analysis.BisectStep) string {
 	}
 	said := fmt.Sprintf("%s after %d rounds", what, v.Rounds)
 	if v.ClientDelayed > 0 {
-		said += fmt.Sprintf(" (and %d not counted: in a commit's run there iolab was starved of CPU, or its own delay was over %.0f%% of what it measured — the client, not the commits, differed)", v.ClientDelayed, metrics.GenDelayShare)
+		said += fmt.Sprintf(" (and %d not counted: in a commit's run there iolab's own delay was over %.0f%% of what it measured — the client, not the commits, differed)", v.ClientDelayed, metrics.GenDelayShare)
 	}
 	return said
 }
@@ -625,13 +625,12 @@ func (b *Bisect) judge(d *store.Data, names []string, v *analysis.BisectStep) {
 	// target (metrics.ClientDelayed) decides nothing of the commits: it is
 	// left out, and said.
 	delayed := map[int]bool{}
-	cpus := analysis.CPUsOf(d)
 	for _, r := range d.Runs {
 		if r.Warmup || r.Status != store.StatusOK || r.Result == nil {
 			continue
 		}
 		m := metrics.RunMetrics(r.Result)
-		if metrics.ClientDelayed(m, r.Result.Duration, cpus) {
+		if metrics.ClientDelayed(m) {
 			delayed[r.Round] = true
 			continue
 		}

@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -43,7 +42,7 @@ func (s *sloSearch) ran(res *metrics.Result, ok bool) error {
 		return nil
 	}
 	m := metrics.RunMetrics(res)
-	ratio, found, counts := s.slo.Outcome(m, res.Duration, runtime.NumCPU()) // the CPUs the run's environment records
+	ratio, found, counts := s.slo.Outcome(m)
 	if !found {
 		return fmt.Errorf("slo.metric %s: the run measured no such metric; it measured %s", s.slo.Metric, strings.Join(slices.Sorted(maps.Keys(m)), ", "))
 	}

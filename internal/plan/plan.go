@@ -151,22 +151,21 @@ func (o SLO) NewSearch(runsPerStep int) *stats.SLOSearch {
 	return stats.NewSLOSearch(o.Precision, SLOMinRuns, runsPerStep, SLOMaxSteps)
 }
 
-// Outcome is what a run at a search's load, of these metrics, lasting d
-// on a machine of cpus CPUs, says of the objective: the metric over its
-// bound (found false when the run measured no such metric), and whether
-// the search counts it. A run that missed the objective while its client
-// was delayed (metrics.ClientDelayed: iolab's own delay past its share of
-// what was measured, or iolab starved of CPU) says nothing of the target —
-// the client missed it — and is not counted: the search runs that load
-// again. One that held despite it held. The search and its replay in the
-// report judge every run here.
-func (o SLO) Outcome(m map[string]float64, d time.Duration, cpus int) (ratio float64, found, counts bool) {
+// Outcome is what a run at a search's load, of these metrics, says of
+// the objective: the metric over its bound (found false when the run
+// measured no such metric), and whether the search counts it. A run that
+// missed the objective while its client was delayed (metrics.ClientDelayed:
+// iolab's own delay past its share of what was measured) says nothing of
+// the target — the client missed it — and is not counted: the search runs
+// that load again. One that held despite it held. The search and its
+// replay in the report judge every run here.
+func (o SLO) Outcome(m map[string]float64) (ratio float64, found, counts bool) {
 	v, found := m[o.Metric]
 	if !found {
 		return 0, false, false
 	}
 	ratio = v / o.Below
-	return ratio, true, ratio < 1 || !metrics.ClientDelayed(m, d, cpus)
+	return ratio, true, ratio < 1 || !metrics.ClientDelayed(m)
 }
 
 // Params are what a search's cell stores of its objective and its

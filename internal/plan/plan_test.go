@@ -307,8 +307,9 @@ func TestNestingAndSizeCaps(t *testing.T) {
 }
 
 // A run at a search's load counts unless it missed the objective while
-// iolab's own delay was past its share of the service time, or iolab was
-// starved of CPU: then the client, not the target, missed it.
+// iolab's own delay was past its share of the service time: then the
+// client, not the target, missed it. A client short of CPU whose own delay
+// was a small share of what it measured still measured the target.
 func TestSLOOutcome(t *testing.T) {
 	t.Parallel()
 	o := SLO{Metric: "get.response_p99_ns", Below: 20e6}
@@ -323,19 +324,13 @@ func TestSLOOutcome(t *testing.T) {
 		{"failed by the client", map[string]float64{"get.response_p99_ns": 30e6, "gen_delay_pct": 40}, 1.5, true, false},
 		{"held despite the client", map[string]float64{"get.response_p99_ns": 10e6, "gen_delay_pct": 40}, 0.5, true, true},
 		{"not measured", map[string]float64{"ops_per_s": 1}, 0, false, false},
-		// 2 s on 2 CPUs: ready on 1.5 of them (1 s run, 2 s waited), two
-		// thirds of it waiting — starved, whatever the delay per operation.
-		{"failed starved", map[string]float64{"get.response_p99_ns": 30e6, "gen_delay_pct": 2, "cpu_s": 1, "gen_cpu_wait_s": 2, "gen_cpu_wait_pct": 66.7}, 1.5, true, false},
+		// Ready on 1.5 of 2 CPUs for 2 s, two thirds of it waiting, its
+		// own delay 2% of what it measured: the target missed.
+		{"failed beside other work", map[string]float64{"get.response_p99_ns": 30e6, "gen_delay_pct": 2, "cpu_s": 1, "gen_cpu_wait_s": 2, "gen_cpu_wait_pct": 66.7}, 1.5, true, true},
 	} {
-		ratio, found, counts := o.Outcome(c.m, 2*time.Second, 2)
+		ratio, found, counts := o.Outcome(c.m)
 		if ratio != c.ratio || found != c.found || counts != c.counts {
 			t.Errorf("%s: %v %v %v, want %v %v %v", c.name, ratio, found, counts, c.ratio, c.found, c.counts)
 		}
-	}
-	// The same wait on 8 CPUs is ready on under half of them: the machine
-	// had room, the target missed it.
-	starved := map[string]float64{"get.response_p99_ns": 30e6, "cpu_s": 1, "gen_cpu_wait_s": 2, "gen_cpu_wait_pct": 66.7}
-	if _, _, counts := o.Outcome(starved, 2*time.Second, 8); !counts {
-		t.Error("a wait on a quarter of 8 CPUs was taken for a starved client")
 	}
 }

@@ -64,7 +64,7 @@ func WriteBisect(w io.Writer, v *analysis.BisectView) error {
 		}
 		fmt.Fprintf(w, "    %d  %-40s %-12s %3d rounds  %s\n", s.Step, what, verdict, s.Rounds, s.Experiment)
 		if s.ClientDelayed > 0 {
-			fmt.Fprintf(w, "       and %d rounds not counted: in a commit's run there iolab was starved of CPU, or its own delay was over %.0f%% of what it measured\n", s.ClientDelayed, metrics.GenDelayShare)
+			fmt.Fprintf(w, "       and %d rounds not counted: in a commit's run there iolab's own delay was over %.0f%% of what it measured\n", s.ClientDelayed, metrics.GenDelayShare)
 		}
 	}
 	return nil
