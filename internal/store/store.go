@@ -15,13 +15,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL driver, as "pgx"
-	_ "modernc.org/sqlite"             // pure-Go SQLite driver
+	"modernc.org/sqlite"               // pure-Go SQLite driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/redact"
@@ -74,6 +76,29 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// file when the last connection closes; where the file system cannot
 	// share memory, SQLite keeps its rollback journal.
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	// Processes that start together on one file (the segments of a load)
+	// each set it up; in some of those steps (the switch to the log, the
+	// schema) SQLite answers another "locked" at once, without its busy
+	// wait. A held file is waited for, as long as openWait.
+	deadline := time.Now().Add(openWait)
+	for {
+		s, err := openSQLite(ctx, path, dsn)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return s, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(50+rand.IntN(150)) * time.Millisecond):
+		}
+	}
+}
+
+// openWait is how long a SQLite file another process holds is waited for
+// when opened.
+const openWait = time.Minute
+
+func openSQLite(ctx context.Context, path, dsn string) (*Store, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("--db %s: %w", path, err)
@@ -85,6 +110,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// isBusy says err is SQLite's "database is locked" (SQLITE_BUSY and its
+// extended codes).
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 func openPostgres(ctx context.Context, url string) (*Store, error) {
@@ -115,6 +147,9 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	err := s.db.QueryRowContext(ctx, tables).Scan(&n)
 	if err != nil {
+		if isBusy(err) {
+			return fmt.Errorf("--db %s: %w", s.path, err)
+		}
 		return fmt.Errorf("--db %s: %w (%v); point --db at an iolab database or a new file", s.path, ErrNotIolab, err)
 	}
 	if n == 0 {
@@ -129,6 +164,9 @@ func (s *Store) init(ctx context.Context) error {
 	err = s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'app'`).Scan(&app)
 	if err == nil {
 		err = s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&version)
+	}
+	if isBusy(err) {
+		return fmt.Errorf("--db %s: %w", s.path, err)
 	}
 	if err != nil || app != appID {
 		return fmt.Errorf("--db %s: %w (a database of another program); point --db at an iolab database or a new one", s.path, ErrNotIolab)
