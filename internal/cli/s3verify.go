@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/iolab/iolab/internal/experiment"
 	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/s3"
 )
@@ -119,7 +119,7 @@ func runS3Verify(ctx context.Context, o S3VerifyOptions, id string, stdout io.Wr
 		opts.Data.Zeros = c.Params["zeros"] == "1"
 		v, err := s3.Verify(ctx, opts, seed, list)
 		if err == nil && ctx.Err() != nil {
-			err = fmt.Errorf("verify %w after %d of %d objects of %s", experiment.ErrInterruptedPhase, v.Checked, len(list), c.Name)
+			err = fmt.Errorf("verify %w after %d of %d objects of %s", lab.ErrInterruptedPhase, v.Checked, len(list), c.Name)
 		}
 		if err != nil {
 			return err

@@ -212,17 +212,6 @@ func decided(load func(context.Context, string) (*store.Data, error), opts analy
 	}
 }
 
-// ErrInterruptedPhase is a phase outside the runs (a build, a later
-// verify) cut by Ctrl-C or SIGTERM: an interruption (lab.ErrInterrupted,
-// exit 130 or 143), which says only that — lab's own message speaks of
-// finished runs, and such a phase has none.
-var ErrInterruptedPhase error = interruptedPhase{}
-
-type interruptedPhase struct{}
-
-func (interruptedPhase) Error() string { return "interrupted" }
-func (interruptedPhase) Unwrap() error { return lab.ErrInterrupted }
-
 // PrepareVariants builds every variant; with keepGoing a variant that does
 // not build is left out (and named) instead of stopping the experiment.
 // The progress line says which it builds, and the build's last line.
@@ -238,7 +227,7 @@ func PrepareVariants(ctx context.Context, p *plan.Plan, builds *variant.Builds, 
 			// Ctrl-C while it built: an interruption (exit 130), not a
 			// build that failed; nothing ran, so nothing was stored.
 			return out, nil, fmt.Errorf("variant %s: build %w before any run (nothing stored; run the plan again, or --resume an experiment it began earlier)",
-				spec.Name, ErrInterruptedPhase)
+				spec.Name, lab.ErrInterruptedPhase)
 		}
 		if err != nil {
 			if !keepGoing || spec.Name == p.Baseline {

@@ -146,6 +146,17 @@ type Plan struct {
 // finished is stored.
 var ErrInterrupted = errors.New("interrupted; finished runs are stored")
 
+// ErrInterruptedPhase is a phase outside the runs (a build, a later
+// verify) cut by Ctrl-C or SIGTERM: an interruption (ErrInterrupted,
+// exit 130 or 143), which says only that — lab's own message speaks of
+// finished runs, and such a phase has none.
+var ErrInterruptedPhase error = interruptedPhase{}
+
+type interruptedPhase struct{}
+
+func (interruptedPhase) Error() string { return "interrupted" }
+func (interruptedPhase) Unwrap() error { return ErrInterrupted }
+
 // Runner runs plans against a store.
 type Runner struct {
 	Store store.Results

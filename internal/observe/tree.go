@@ -113,9 +113,8 @@ func WatchTree(pid int, every time.Duration, each func(metrics.ServerSecond)) *W
 
 // WatchTreeMemory is WatchTree for the peak memory alone (TreePeak's
 // RSSBytes and Samples; the rest stays zero): a sample reads a process's
-// status and no other of its files: a command's run takes its CPU from
-// its rusage and needs no more, and the samples of a full watch were a
-// tenth of iolab cmd's own CPU a run.
+// status (and the tree's children lists), not the six files of a full
+// sample: a command's run takes its CPU from its rusage and needs no more.
 func WatchTreeMemory(pid int, every time.Duration) *Watcher {
 	return watchTree(&Watcher{root: pid, every: every, memoryOnly: true})
 }
