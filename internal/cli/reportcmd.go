@@ -98,12 +98,12 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 			return err
 		}
 		if len(stored) > 0 {
-			views, _, err := profileViews(d, stored, sp.Baseline, ProfileOptions{Top: 15, Sort: profiling.SortFlat}, nil)
+			views, err := analysis.ProfileViews(d, stored, sp.Baseline, analysis.ProfileOptions{Top: 15, Sort: profiling.SortFlat})
 			if err != nil {
 				return err
 			}
 			var b bytes.Buffer
-			writeProfiles(&b, views, sp.Baseline)
+			report.Profiles(&b, views, sp.Baseline)
 			pg.Profiles[d.Experiment.ID] = b.String()
 		}
 	}
