@@ -17,7 +17,6 @@ import (
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/scratch"
-	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -106,7 +105,7 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	resume, seed := "", p.Seed
 	if o.Resume {
 		var sp store.PlanRecord
-		if resume, sp, err = findResumable(ctx, st, p, stored, o.Output.Segment); err != nil {
+		if resume, sp, err = experiment.Resumable(ctx, st, p, stored, o.Output.Segment); err != nil {
 			return err
 		}
 		// The schedule continues exactly, and stops when decided as it
@@ -236,33 +235,4 @@ func untilDecided(p *plan.Plan, o ExperimentOptions) error {
 		return usage("--max-rounds %d is below the %d rounds the plan runs first", p.Rounds, p.MinRounds)
 	}
 	return nil
-}
-
-// findResumable finds the newest unfinished experiment of the plan and
-// refuses if the plan changed since; text is the plan as stored
-// (redactPlan).
-func findResumable(ctx context.Context, st *store.Store, p *plan.Plan, text string, seg segment.Segment) (string, store.PlanRecord, error) {
-	exps, err := st.ListExperiments(ctx)
-	if err != nil {
-		return "", store.PlanRecord{}, err
-	}
-	mine := ""
-	if seg.Split() {
-		mine = seg.String()
-	}
-	for _, e := range exps {
-		if e.Name != p.Name || e.Status == "done" || e.Segment != mine { // a segment resumes its own
-			continue
-		}
-		sp, ok := e.PlanRecord()
-		if !ok || sp.Text == "" {
-			continue
-		}
-		if sp.Text != text || sp.Order != p.Order {
-			return "", sp, usage("--resume: the plan changed since experiment %s ran (%s); resume with the plan it started with, or start a new experiment",
-				e.ID, lineDiff(sp.Text+"order: "+sp.Order, text+"order: "+p.Order))
-		}
-		return e.ID, sp, nil
-	}
-	return "", store.PlanRecord{}, usage("--resume: no unfinished experiment of plan %q in %s", p.Name, st.Path())
 }
