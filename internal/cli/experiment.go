@@ -130,13 +130,13 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		return err
 	}
 	defer os.RemoveAll(runDir)
+	spec := experiment.Spec{Path: path, Plan: p, Stored: stored, Command: command, Seed: seed, Resume: resume,
+		KeepGoing: o.KeepGoing, RunDir: runDir, Segment: lab.Plan{Command: command}}
 	if o.Calibrate {
-		return calibrate(ctx, p, o, st, runDir, command, seed, stored, stdout, stderr)
+		return calibrate(ctx, spec, o, st, stdout, stderr)
 	}
 	progress := newProgress(stderr, 0, o.Output.Quiet)
 	defer progress.Close()
-	spec := experiment.Spec{Path: path, Plan: p, Stored: stored, Command: command, Seed: seed, Resume: resume,
-		KeepGoing: o.KeepGoing, RunDir: runDir, Segment: lab.Plan{Command: command}}
 	o.Output.segmentPlan(&spec.Segment)
 	if !o.Output.Segment.Split() {
 		spec.Segment.StartAt, spec.Segment.Every = o.Output.StartAt, o.Output.Every
