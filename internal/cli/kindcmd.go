@@ -2,16 +2,19 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/variant"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -82,4 +85,44 @@ func checkSplits(kind workload.Kind, repeat RepeatOptions) error {
 		return usage("--segment %s: %s does not split its load (%s do); each segment would run all of it", repeat.Segment, kind.Name, strings.Join(workload.SplittingKinds(), ", "))
 	}
 	return nil
+}
+
+// runExperiment runs the cells, then prints the stored experiment's report
+// — also when it was interrupted or failed, so what finished is shown.
+func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []lab.Cell, runTime time.Duration, stdout, stderr io.Writer) error {
+	st, err := openStore(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	plan.LatencyLog = o.LatencyLog
+	o.segmentPlan(&plan)
+	if !o.Segment.Split() {
+		plan.StartAt, plan.Every = o.StartAt, o.Every
+	}
+	plan.Rounds, plan.Warmup, plan.Cooldown, plan.Seed, plan.KeepGoing = o.Rounds, o.Warmup, o.Cooldown, o.Seed, o.KeepGoing
+	if o.ObservePID != "" {
+		pid, err := variant.CheckPID(o.ObservePID)
+		if err != nil {
+			return usage("--observe-pid %v", err)
+		}
+		for i := range cells {
+			cells[i].Around = variant.PIDObserver{PID: pid}
+		}
+	}
+	id, runErr := newRunner(st, o.StoreGrace, stderr, newProgress(stderr, runTime, o.Quiet)).Run(ctx, plan, cells)
+	if err := noteOn(ctx, st, id, o.Note); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if id == "" {
+		return runErr
+	}
+	// A segment reports, and judges its gates on, the whole load (every
+	// segment has ended by now): its exit code says whether the load
+	// passed, the same in every segment.
+	o.mergeSegments = o.Segment.Split() && o.Every == 0 // a store of its own (--every) holds this segment alone
+	if err := printExperiment(context.WithoutCancel(ctx), st, id, o, stdout, stderr); err != nil {
+		return errors.Join(runErr, err)
+	}
+	return runErr
 }

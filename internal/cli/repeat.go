@@ -1,29 +1,21 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
-	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
-	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/units"
 	"github.com/iolab/iolab/internal/variant"
 )
@@ -236,238 +228,4 @@ func (o *RepeatOptions) segmentPlan(plan *lab.Plan) {
 	}
 	plan.Segment, plan.SegmentGroup, plan.StartAt, plan.BarrierTimeout, plan.RejoinTimeout = o.Segment, grp, o.StartAt, o.BarrierTimeout, o.RejoinTimeout
 	plan.Every = o.Every
-}
-
-// openStore opens --db, turning a foreign or newer file into a usage error.
-func openStore(ctx context.Context, path string) (*store.Store, error) {
-	s, err := store.Open(ctx, path)
-	if errors.Is(err, store.ErrNotIolab) {
-		return nil, &UsageError{Err: err}
-	}
-	return s, err
-}
-
-// runExperiment runs the cells, then prints the stored experiment's report
-// — also when it was interrupted or failed, so what finished is shown.
-func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []lab.Cell, runTime time.Duration, stdout, stderr io.Writer) error {
-	st, err := openStore(ctx, o.DB)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	plan.LatencyLog = o.LatencyLog
-	o.segmentPlan(&plan)
-	if !o.Segment.Split() {
-		plan.StartAt, plan.Every = o.StartAt, o.Every
-	}
-	plan.Rounds, plan.Warmup, plan.Cooldown, plan.Seed, plan.KeepGoing = o.Rounds, o.Warmup, o.Cooldown, o.Seed, o.KeepGoing
-	if o.ObservePID != "" {
-		pid, err := variant.CheckPID(o.ObservePID)
-		if err != nil {
-			return usage("--observe-pid %v", err)
-		}
-		for i := range cells {
-			cells[i].Around = variant.PIDObserver{PID: pid}
-		}
-	}
-	id, runErr := newRunner(st, o.StoreGrace, stderr, newProgress(stderr, runTime, o.Quiet)).Run(ctx, plan, cells)
-	if err := noteOn(ctx, st, id, o.Note); err != nil {
-		return errors.Join(runErr, err)
-	}
-	if id == "" {
-		return runErr
-	}
-	// A segment reports, and judges its gates on, the whole load (every
-	// segment has ended by now): its exit code says whether the load
-	// passed, the same in every segment.
-	o.mergeSegments = o.Segment.Split() && o.Every == 0 // a store of its own (--every) holds this segment alone
-	if err := printExperiment(context.WithoutCancel(ctx), st, id, o, stdout, stderr); err != nil {
-		return errors.Join(runErr, err)
-	}
-	return runErr
-}
-
-// noteOn stores --note with a new experiment.
-func noteOn(ctx context.Context, st *store.Store, id, note string) error {
-	if id == "" || strings.TrimSpace(note) == "" {
-		return nil
-	}
-	return st.AddNote(context.WithoutCancel(ctx), id, note)
-}
-
-// colourful says whether w is a terminal that takes colour: not when
-// NO_COLOR is set (no-color.org), nor TERM=dumb.
-func colourful(w io.Writer) bool {
-	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
-		w = u.Unwrap()
-	}
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// newRunner makes a runner that draws progress on p (nil: none) and says
-// what the user should know above it.
-func newRunner(st *store.Store, grace time.Duration, stderr io.Writer, p *lab.Progress) *lab.Runner {
-	return &lab.Runner{Store: store.NewPatient(st, grace), Notices: p.Above(stderr), Progress: p}
-}
-
-// newProgress is the live progress line when stderr is a terminal (and
-// not --quiet), else nil; it is cut to the terminal's width as it is now.
-func newProgress(stderr io.Writer, runTime time.Duration, quiet bool) *lab.Progress {
-	if quiet {
-		return nil
-	}
-	terminal := stderr
-	if u, ok := stderr.(interface{ Unwrap() io.Writer }); ok {
-		terminal = u.Unwrap()
-	}
-	f, ok := terminal.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	width := func() int {
-		w, _, err := term.GetSize(int(f.Fd()))
-		if err != nil {
-			return 0
-		}
-		return w
-	}
-	return &lab.Progress{W: stderr, Width: width, RunTime: runTime}
-}
-
-func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOptions, stdout, stderr io.Writer) error {
-	data, err := st.Load(ctx, id)
-	if err != nil {
-		return err
-	}
-	var segments *analysis.SegmentsView
-	if o.mergeSegments && data.Experiment.SegmentGroup != "" {
-		if data, segments, err = analysis.LoadSegments(ctx, st, data); err != nil {
-			return err
-		}
-	}
-	var opts analysis.Options
-	if sp, ok := data.Experiment.PlanRecord(); ok { // experiments of plans keep how to compare
-		opts = analysis.OptionsFor(sp)
-	}
-	opts.Segments = segments
-	opts.Series = o.Series
-	if len(o.At) > 0 {
-		opts.Extrapolate.At = o.At
-	}
-	rep, err := writeExperiment(data, opts, o, st, stdout)
-	if err != nil {
-		return err
-	}
-	if len(o.Gates.FailOn) == 0 && len(o.Gates.Limits) == 0 {
-		return nil
-	}
-	v, err := o.Gates.Check(rep)
-	if err != nil {
-		return err
-	}
-	for _, p := range v.Passed {
-		fmt.Fprintf(stderr, "iolab: gate kept: %s\n", p)
-	}
-	if len(v.Failed) > 0 {
-		return fmt.Errorf("%w: %s", analysis.ErrGate, strings.Join(v.Failed, "; "))
-	}
-	return nil
-}
-
-// writeExperiment prints a stored experiment's report, or one of its
-// exports, and returns the report's model.
-func writeExperiment(data *store.Data, opts analysis.Options, o RepeatOptions, st *store.Store, stdout io.Writer) (*analysis.Report, error) {
-	rep := analysis.Build(data, opts)
-	switch o.Format { // the exports write the model's runs whole
-	case report.FormatCSV:
-		return rep, report.CSV(stdout, rep, o.Series)
-	case report.FormatNDJSON:
-		return rep, report.NDJSON(stdout, rep, o.Series)
-	case report.FormatBench:
-		return rep, report.Bench(stdout, rep)
-	case report.FormatFrames:
-		return rep, report.FramesCSV(stdout, rep)
-	case report.FormatFio, report.FormatFioPlus:
-		return rep, report.FioJSON(stdout, rep, o.Format == report.FormatFioPlus, Version())
-	}
-	switch {
-	case o.JSON:
-		return rep, report.JSON(stdout, rep)
-	case o.Format == "md":
-		return rep, report.Markdown(stdout, rep)
-	}
-	rep.Colour = colourful(stdout)
-	if err := report.Terminal(stdout, rep); err != nil {
-		return rep, err
-	}
-	fmt.Fprintf(stdout, "\nstored in %s as experiment %s; `%s` prints this again\n", st.Path(), rep.Experiment, showCommand(rep.Experiment, o.DB))
-	return rep, nil
-}
-
-// DefaultDB is the database of every command when neither --db nor
-// IOLAB_DB says otherwise.
-const DefaultDB = "./iolab.db"
-
-// defaultDB is $IOLAB_DB, else DefaultDB.
-func defaultDB() string {
-	if env := os.Getenv("IOLAB_DB"); env != "" {
-		return env
-	}
-	return DefaultDB
-}
-
-// dbFlag registers --db, whose default is defaultDB.
-func dbFlag(f *pflag.FlagSet, p *string) {
-	*p = defaultDB()
-	redact.URL(*p)
-	f.Var(flagval.URL{P: p}, "db", "where every run is stored: a SQLite file, or a PostgreSQL database as postgres://user@host:port/db "+
-		"(password from PGPASSWORD or ~/.pgpass; never stored or shown) (default $IOLAB_DB when set, else "+DefaultDB+")")
-	f.Lookup("db").DefValue = "" // said once, above: pflag would add the value it found
-}
-
-// showCommand is the command that prints an experiment again: with --db when
-// the database is not the one a plain `iolab show` would open.
-func showCommand(id, db string) string {
-	cmd := strings.TrimSpace("iolab show " + id)
-	if db == defaultDB() {
-		return cmd
-	}
-	return cmd + " --db " + shellQuote(redact.URL(db))
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=@%+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// commandLine renders the invocation, with the flags that were set, for
-// the record.
-func commandLine(cmd *cobra.Command) string {
-	parts := []string{cmd.CommandPath()}
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		parts = append(parts, "--"+f.Name+"="+f.Value.String())
-	})
-	return strings.Join(parts, " ")
-}
-
-// openExisting opens --db for reading commands, which must not create it.
-func openExisting(ctx context.Context, path string) (*store.Store, error) {
-	if _, err := os.Stat(path); err != nil && !store.IsPostgres(path) {
-		return nil, usage("--db %s: no such database; run an experiment first or point --db at one", path)
-	}
-	st, err := openStore(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	// What a dead runner left is not shown as running for ever (best
-	// effort: a store this user may only read is read as it is).
-	_, _ = st.MarkDied(ctx)
-	return st, nil
 }
