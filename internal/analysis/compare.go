@@ -70,14 +70,7 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 	if r.Threshold <= 0 {
 		r.Threshold = DefaultThreshold
 	}
-	type pairObs struct{ base, variant []stats.Obs }
-	var primaries []pairObs // of each primary comparison, in order
-	// What the warm-up check found for the comparisons [first, end).
-	type warmupOf struct {
-		first, end int
-		w          stats.Warmup
-	}
-	var settling []warmupOf
+	var cmp comparing
 	for _, group := range groups(d.Cells) {
 		base := -1
 		for _, i := range group {
@@ -95,96 +88,14 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 		r.Warnings = append(r.Warnings, driftWarnings(r.derived, d.Cells[base], perCell[base], opts.Order)...)
 		r.Warnings = append(r.Warnings, machineWarmup(r.derived, d.Cells, group, perCell, PrimaryMetric(wl))...)
 		for _, i := range group {
-			if i == base {
-				continue
+			if i != base {
+				r.comparePair(&cmp, d.Cells[base], d.Cells[i], perCell[base], perCell[i], opts)
 			}
-			// Rounds still warming up, found on the primary metric, leave
-			// every metric of the comparison; a side that has not settled
-			// withholds all its verdicts.
-			w := r.checkWarmup(d.Cells[base], d.Cells[i], perCell[base], perCell[i], PrimaryMetric(wl), opts.Sequential != nil)
-			from := w.From
-			first := len(r.Comparisons)
-			if why := failedSide(d.Cells[base], perCell[base], d.Cells[i], perCell[i]); why != "" {
-				// Kept, not dropped: a cell whose variant failed every
-				// run is what the study is about.
-				def, _ := metrics.Describe(PrimaryMetric(wl))
-				desc := def.Stat()
-				r.Comparisons = append(r.Comparisons, ComparisonView{Cell: d.Cells[i].Name, Variant: d.Cells[i].Variant, Baseline: r.Baseline,
-					Metric: PrimaryMetric(wl), Primary: true, Failed: why, Comparison: stats.NoComparison(desc)})
-				continue
-			}
-			compared := comparedMetrics(wl)
-			if k, _ := workload.Lookup(wl); k.OutputMetrics {
-				compared = append(compared, slices.Sorted(maps.Keys(opts.Custom))...)
-			}
-			for _, m := range compared {
-				def, declared := metrics.Describe(m)
-				desc, known := def.Stat(), declared && def.Judged()
-				if lower, custom := opts.Custom[m]; custom {
-					desc, known = stats.Metric{LowerIsBetter: lower}, true
-				}
-				bo, vo := observations(r.derived, perCell[base], m, from), observations(r.derived, perCell[i], m, from)
-				if !known || len(bo) == 0 || len(vo) == 0 || (allZero(bo) && allZero(vo)) {
-					continue // not measured, or nothing on either side (a server that wrote no bytes)
-				}
-				view := ComparisonView{Cell: d.Cells[i].Name, Variant: d.Cells[i].Variant, Baseline: r.Baseline,
-					Metric: m, Primary: m == PrimaryMetric(wl), Comparison: stats.Compare(bo, vo, desc, r.Threshold)}
-				if view.Primary {
-					primaries = append(primaries, pairObs{bo, vo})
-				}
-				r.Comparisons = append(r.Comparisons, view)
-			}
-			settling = append(settling, warmupOf{first, len(r.Comparisons), w})
 		}
 	}
-	// One family: the primary metrics. Rates and times derived from the
-	// same runs (bytes/s beside ops/s, p99 beside both) would count one
-	// effect several times; they keep their own, unadjusted verdicts.
-	var family []*stats.Comparison
-	for i := range r.Comparisons {
-		if r.Comparisons[i].Primary && r.Comparisons[i].Verdict != stats.Failed {
-			family = append(family, &r.Comparisons[i].Comparison)
-		}
-	}
-	if sr := opts.Sequential; sr != nil {
-		// Looked at after every round: the primaries are judged by the
-		// confidence sequence, which holds at every look.
-		s := stats.NewSequential(r.Threshold, sr.Min, sr.Max, len(family))
-		for i, c := range family {
-			*c = s.Compare(primaries[i].base, primaries[i].variant, stats.Metric{LowerIsBetter: c.LowerIsBetter})
-		}
-	} else {
-		stats.Finish(family, r.Threshold)
-	}
-	for _, s := range settling {
-		// The warm-up was found on the primary metric, and its direction
-		// is on the primary's scale: whether it withholds is decided
-		// there, for every metric of the comparison (a latency's estimate
-		// runs the other way from a throughput's).
-		var primary *stats.Comparison
-		for j := s.first; j < s.end; j++ {
-			if c := &r.Comparisons[j]; c.Primary {
-				c.ApplyWarmup(s.w, opts.Sequential != nil)
-				primary = &c.Comparison
-				if s.w.Unsettled {
-					r.Warnings = append(r.Warnings, unsettledWarning(*c, s.w))
-				}
-			}
-		}
-		decided := ""
-		for j := s.first; j < s.end; j++ {
-			c := &r.Comparisons[j]
-			if !c.Primary && primary != nil {
-				c.FollowWarmup(primary, s.w)
-			}
-			if s.w.Unchecked && decided == "" && (c.Verdict == stats.Faster || c.Verdict == stats.Slower) {
-				decided = fmt.Sprintf("%s/%s %s: %s on %d rounds, too few to tell a variant still warming up, or drift within rounds, from a difference (%d or more rounds check both); treat it as provisional",
-					c.Variant, c.Cell, c.Metric, c.Verdict, c.N, stats.MinWarmupPairs)
-			}
-		}
-		if decided != "" {
-			r.Warnings = append(r.Warnings, stats.Warning{Code: CodeFewRounds, Message: decided})
-		}
+	r.judgeFamily(cmp.primaries, opts)
+	for _, s := range cmp.settling {
+		r.applyWarmup(s, opts)
 	}
 	if sr := opts.Sequential; sr != nil {
 		r.Rounds = r.roundsView(d, *sr)
@@ -199,6 +110,121 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 		r.Warnings = append(r.Warnings, stats.Warning{Code: "sequential-order", Message: "runs were scheduled in sequential order " +
 			"(each variant's rounds back to back), as legacy benchmarks do: any drift of the target during the experiment " +
 			"shows up as a difference between variants, so no verdict is drawn (the intervals are shown, unprotected by randomisation); use the default random order for decisions"})
+	}
+}
+
+// comparing is what compare gathers from the pairs before it judges them
+// together.
+type comparing struct {
+	primaries []pairObs  // of each primary comparison, in order
+	settling  []warmupOf // what the warm-up check found, per pair
+}
+
+// pairObs are the observations of one primary comparison.
+type pairObs struct{ base, variant []stats.Obs }
+
+// warmupOf is what the warm-up check found for the comparisons [first, end)
+// of one pair of cells.
+type warmupOf struct {
+	first, end int
+	w          stats.Warmup
+}
+
+// comparePair adds the comparisons of one variant's cell against the
+// baseline's, every metric the kind compares, each verdict not yet
+// adjusted for the family (judgeFamily) nor for the warm-up (applyWarmup).
+func (r *Report) comparePair(cmp *comparing, base, c store.Cell, baseRuns, runs []store.Run, opts Options) {
+	wl := base.Workload
+	primary := PrimaryMetric(wl)
+	// Rounds still warming up, found on the primary metric, leave every
+	// metric of the comparison; a side that has not settled withholds all
+	// its verdicts.
+	w := r.checkWarmup(base, c, baseRuns, runs, primary, opts.Sequential != nil)
+	first := len(r.Comparisons)
+	if why := failedSide(base, baseRuns, c, runs); why != "" {
+		// Kept, not dropped: a cell whose variant failed every run is
+		// what the study is about.
+		def, _ := metrics.Describe(primary)
+		r.Comparisons = append(r.Comparisons, ComparisonView{Cell: c.Name, Variant: c.Variant, Baseline: r.Baseline,
+			Metric: primary, Primary: true, Failed: why, Comparison: stats.NoComparison(def.Stat())})
+		return
+	}
+	compared := comparedMetrics(wl)
+	if k, _ := workload.Lookup(wl); k.OutputMetrics {
+		compared = append(compared, slices.Sorted(maps.Keys(opts.Custom))...)
+	}
+	for _, m := range compared {
+		def, declared := metrics.Describe(m)
+		desc, known := def.Stat(), declared && def.Judged()
+		if lower, custom := opts.Custom[m]; custom {
+			desc, known = stats.Metric{LowerIsBetter: lower}, true
+		}
+		bo, vo := observations(r.derived, baseRuns, m, w.From), observations(r.derived, runs, m, w.From)
+		if !known || len(bo) == 0 || len(vo) == 0 || (allZero(bo) && allZero(vo)) {
+			continue // not measured, or nothing on either side (a server that wrote no bytes)
+		}
+		view := ComparisonView{Cell: c.Name, Variant: c.Variant, Baseline: r.Baseline,
+			Metric: m, Primary: m == primary, Comparison: stats.Compare(bo, vo, desc, r.Threshold)}
+		if view.Primary {
+			cmp.primaries = append(cmp.primaries, pairObs{bo, vo})
+		}
+		r.Comparisons = append(r.Comparisons, view)
+	}
+	cmp.settling = append(cmp.settling, warmupOf{first, len(r.Comparisons), w})
+}
+
+// judgeFamily decides the primary comparisons as one family. Rates and
+// times derived from the same runs (bytes/s beside ops/s, p99 beside
+// both) would count one effect several times; they keep their own,
+// unadjusted verdicts.
+func (r *Report) judgeFamily(primaries []pairObs, opts Options) {
+	var family []*stats.Comparison
+	for i := range r.Comparisons {
+		if r.Comparisons[i].Primary && r.Comparisons[i].Verdict != stats.Failed {
+			family = append(family, &r.Comparisons[i].Comparison)
+		}
+	}
+	if sr := opts.Sequential; sr != nil {
+		// Looked at after every round: the primaries are judged by the
+		// confidence sequence, which holds at every look.
+		s := stats.NewSequential(r.Threshold, sr.Min, sr.Max, len(family))
+		for i, c := range family {
+			*c = s.Compare(primaries[i].base, primaries[i].variant, stats.Metric{LowerIsBetter: c.LowerIsBetter})
+		}
+		return
+	}
+	stats.Finish(family, r.Threshold)
+}
+
+// applyWarmup applies what the warm-up check found to one pair's
+// comparisons. It was found on the primary metric, and its direction is
+// on the primary's scale: whether it withholds is decided there, for
+// every metric of the comparison (a latency's estimate runs the other way
+// from a throughput's).
+func (r *Report) applyWarmup(s warmupOf, opts Options) {
+	var primary *stats.Comparison
+	for j := s.first; j < s.end; j++ {
+		if c := &r.Comparisons[j]; c.Primary {
+			c.ApplyWarmup(s.w, opts.Sequential != nil)
+			primary = &c.Comparison
+			if s.w.Unsettled {
+				r.Warnings = append(r.Warnings, unsettledWarning(*c, s.w))
+			}
+		}
+	}
+	decided := ""
+	for j := s.first; j < s.end; j++ {
+		c := &r.Comparisons[j]
+		if !c.Primary && primary != nil {
+			c.FollowWarmup(primary, s.w)
+		}
+		if s.w.Unchecked && decided == "" && (c.Verdict == stats.Faster || c.Verdict == stats.Slower) {
+			decided = fmt.Sprintf("%s/%s %s: %s on %d rounds, too few to tell a variant still warming up, or drift within rounds, from a difference (%d or more rounds check both); treat it as provisional",
+				c.Variant, c.Cell, c.Metric, c.Verdict, c.N, stats.MinWarmupPairs)
+		}
+	}
+	if decided != "" {
+		r.Warnings = append(r.Warnings, stats.Warning{Code: CodeFewRounds, Message: decided})
 	}
 }
 
