@@ -112,27 +112,8 @@ func (o *Job) Command(command []string, check func(command []string) error) (str
 // manifest is the Job's YAML. With planName the command is an experiment
 // whose plan is in the ConfigMap NAME-plan.
 func (o *Job) manifest(command []string, planName *string, check func([]string) error) (string, error) {
-	switch {
-	case !dnsLabel.MatchString(o.Name):
-		return "", badinput.Errorf("--name %q: want a DNS label (lower-case letters, digits and -, at most 52)", o.Name)
-	case o.Image == "":
-		return "", badinput.Errorf("--image is required: an image whose entrypoint runs iolab")
-	case o.Secret == "" || !dnsLabel.MatchString(o.Secret):
-		return "", badinput.Errorf("--db-secret %q: want the name of a Secret with key url", o.Secret)
-	case planName == nil && !workload.Splits(command[0]):
-		return "", badinput.Errorf("%s: iolab k8s job runs a load split into segments: %s, or a plan of them", command[0], strings.Join(workload.SplittingKinds(), ", "))
-	}
-	for _, a := range command {
-		for _, f := range segmentFlags {
-			if a == f || strings.HasPrefix(a, f+"=") {
-				return "", badinput.Errorf("%s: the Job sets it (segment from JOB_COMPLETION_INDEX, group, store and keys from Secrets); leave it out", f)
-			}
-		}
-	}
-	if check != nil {
-		if err := check(command); err != nil {
-			return "", err
-		}
+	if err := o.checkCommand(command, planName != nil, check); err != nil {
+		return "", err
 	}
 	secretEnv, err := o.secretEnvs()
 	if err != nil {
@@ -145,14 +126,10 @@ func (o *Job) manifest(command []string, planName *string, check func([]string) 
 	if err := o.validateVolumes(); err != nil {
 		return "", err
 	}
-	group := o.Group
-	switch {
-	case group == "":
-		group = o.Name + "-" + randomSuffix() // a load of its own each time
-	case !dnsLabel.MatchString(group):
-		return "", badinput.Errorf("--group %q: want a DNS label (lower-case letters, digits and -, at most 52): it is the pods' label too", group)
+	group, err := o.group()
+	if err != nil {
+		return "", err
 	}
-	args := append(slices.Clone(command), "--segment-group", group, "--quiet")
 	labels, err := keyValues("--label", o.Labels, labelKey, labelValue)
 	if err != nil {
 		return "", err
@@ -162,6 +139,87 @@ func (o *Job) manifest(command []string, planName *string, check func([]string) 
 		return "", err
 	}
 	labels["app.kubernetes.io/name"], labels["iolab/load"] = "iolab", group
+	container, err := o.container(append(slices.Clone(command), "--segment-group", group, "--quiet"), secretEnv)
+	if err != nil {
+		return "", err
+	}
+	pod["restartPolicy"] = "Never"
+	pod["containers"] = []map[string]any{container}
+	if err := o.antiAffinity(pod, group); err != nil {
+		return "", err
+	}
+	volumes, mounts := o.volumes()
+	if planName != nil {
+		mounts = append(mounts, map[string]any{"name": "plan", "mountPath": planDir, "readOnly": true})
+		volumes = append(volumes, map[string]any{"name": "plan", "configMap": map[string]any{"name": o.Name + "-plan"}})
+	}
+	if len(volumes) > 0 {
+		container["volumeMounts"], pod["volumes"] = mounts, volumes
+	}
+	meta, template := o.meta(o.Name, labels), map[string]any{"labels": labels}
+	if len(annotations) > 0 {
+		meta["annotations"], template["annotations"] = annotations, annotations
+	}
+	doc := map[string]any{
+		"apiVersion": "batch/v1",
+		"kind":       "Job",
+		"metadata":   meta,
+		"spec":       o.jobSpec(map[string]any{"metadata": template, "spec": pod}),
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	what := "`iolab " + strings.Join(command, " ") + "`"
+	if planName != nil {
+		what = "the plan " + strconv.Quote(*planName)
+	}
+	return fmt.Sprintf("# iolab k8s job: %d segments of %s, group %s\n# then: iolab show --db postgres://... (the merged load)\n%s",
+		o.Segments, what, group, b), nil
+}
+
+// checkCommand refuses a Job that cannot run: its name, image and Secret,
+// a command that does not split into segments (unless it runs a plan), a
+// flag the Job sets itself, and what check (iolab's own parse) refuses.
+func (o *Job) checkCommand(command []string, ofPlan bool, check func([]string) error) error {
+	switch {
+	case !dnsLabel.MatchString(o.Name):
+		return badinput.Errorf("--name %q: want a DNS label (lower-case letters, digits and -, at most 52)", o.Name)
+	case o.Image == "":
+		return badinput.Errorf("--image is required: an image whose entrypoint runs iolab")
+	case o.Secret == "" || !dnsLabel.MatchString(o.Secret):
+		return badinput.Errorf("--db-secret %q: want the name of a Secret with key url", o.Secret)
+	case !ofPlan && !workload.Splits(command[0]):
+		return badinput.Errorf("%s: iolab k8s job runs a load split into segments: %s, or a plan of them", command[0], strings.Join(workload.SplittingKinds(), ", "))
+	}
+	for _, a := range command {
+		for _, f := range segmentFlags {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				return badinput.Errorf("%s: the Job sets it (segment from JOB_COMPLETION_INDEX, group, store and keys from Secrets); leave it out", f)
+			}
+		}
+	}
+	if check != nil {
+		return check(command)
+	}
+	return nil
+}
+
+// group is the load's segment group: --group, or the Job's name and a
+// random suffix, a load of its own each time.
+func (o *Job) group() (string, error) {
+	switch {
+	case o.Group == "":
+		return o.Name + "-" + randomSuffix(), nil
+	case !dnsLabel.MatchString(o.Group):
+		return "", badinput.Errorf("--group %q: want a DNS label (lower-case letters, digits and -, at most 52): it is the pods' label too", o.Group)
+	}
+	return o.Group, nil
+}
+
+// container is iolab's container: its arguments, the store and keys from
+// Secrets, its resources.
+func (o *Job) container(args []string, secretEnv []map[string]any) (map[string]any, error) {
 	env := []map[string]any{
 		{"name": segment.EnvCount, "value": strconv.Itoa(o.Segments)},
 		{"name": "IOLAB_DB", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": o.Secret, "key": "url"}}},
@@ -172,18 +230,17 @@ func (o *Job) manifest(command []string, planName *string, check func([]string) 
 	env = append(env, secretEnv...)
 	for _, q := range []struct{ flag, v string }{{"--cpu", o.CPU}, {"--memory", o.Memory}} {
 		if !quantity.MatchString(q.v) {
-			return "", badinput.Errorf("%s %q: want a Kubernetes quantity: 2, 500m, 1.5 (CPUs); 2Gi, 512Mi, 1G (memory)", q.flag, q.v)
+			return nil, badinput.Errorf("%s %q: want a Kubernetes quantity: 2, 500m, 1.5 (CPUs); 2Gi, 512Mi, 1G (memory)", q.flag, q.v)
 		}
 	}
 	res := map[string]any{"cpu": o.CPU, "memory": o.Memory}
-	meta := o.meta(o.Name, labels)
-	if len(annotations) > 0 {
-		meta["annotations"] = annotations
-	}
-	container := map[string]any{"name": "iolab", "image": o.Image, "args": args, "env": env,
-		"resources": map[string]any{"requests": res, "limits": res}}
-	pod["restartPolicy"] = "Never"
-	pod["containers"] = []map[string]any{container}
+	return map[string]any{"name": "iolab", "image": o.Image, "args": args, "env": env,
+		"resources": map[string]any{"requests": res, "limits": res}}, nil
+}
+
+// antiAffinity keeps the load's pods on different nodes, as --anti-affinity
+// asks.
+func (o *Job) antiAffinity(pod map[string]any, group string) error {
 	selector := map[string]any{"labelSelector": map[string]any{"matchLabels": map[string]string{"iolab/load": group}}, "topologyKey": "kubernetes.io/hostname"}
 	switch o.AntiAffinity {
 	case "required":
@@ -193,25 +250,18 @@ func (o *Job) manifest(command []string, planName *string, check func([]string) 
 			{"weight": 100, "podAffinityTerm": selector}}}}
 	case "none":
 	default:
-		return "", badinput.Errorf("--anti-affinity %q: want required, preferred or none", o.AntiAffinity)
+		return badinput.Errorf("--anti-affinity %q: want required, preferred or none", o.AntiAffinity)
 	}
-	volumes, mounts := o.volumes()
-	if planName != nil {
-		mounts = append(mounts, map[string]any{"name": "plan", "mountPath": planDir, "readOnly": true})
-		volumes = append(volumes, map[string]any{"name": "plan", "configMap": map[string]any{"name": o.Name + "-plan"}})
-	}
-	if len(volumes) > 0 {
-		container["volumeMounts"], pod["volumes"] = mounts, volumes
-	}
-	template := map[string]any{"labels": labels}
-	if len(annotations) > 0 {
-		template["annotations"] = annotations
-	}
+	return nil
+}
+
+// jobSpec is the Indexed Job's spec: a completion per segment, all at once.
+func (o *Job) jobSpec(template map[string]any) map[string]any {
 	spec := map[string]any{
 		"completionMode": "Indexed",
 		"completions":    o.Segments,
 		"parallelism":    o.Segments,
-		"template":       map[string]any{"metadata": template, "spec": pod},
+		"template":       template,
 	}
 	if o.Retries > 0 {
 		// A failed segment's pod starts again and rejoins the load.
@@ -228,22 +278,7 @@ func (o *Job) manifest(command []string, planName *string, check func([]string) 
 	if o.Deadline > 0 {
 		spec["activeDeadlineSeconds"] = int64(math.Ceil(o.Deadline.Seconds()))
 	}
-	doc := map[string]any{
-		"apiVersion": "batch/v1",
-		"kind":       "Job",
-		"metadata":   meta,
-		"spec":       spec,
-	}
-	b, err := yaml.Marshal(doc)
-	if err != nil {
-		return "", err
-	}
-	what := "`iolab " + strings.Join(command, " ") + "`"
-	if planName != nil {
-		what = "the plan " + strconv.Quote(*planName)
-	}
-	return fmt.Sprintf("# iolab k8s job: %d segments of %s, group %s\n# then: iolab show --db postgres://... (the merged load)\n%s",
-		o.Segments, what, group, b), nil
+	return spec
 }
 
 // quantity is a Kubernetes resource quantity (k8s.io/apimachinery's
