@@ -5,8 +5,10 @@ import (
 	"os"
 
 	"github.com/iolab/iolab/internal/cli"
+	"github.com/iolab/iolab/internal/workload/fs"
 )
 
 func main() {
+	fs.ServeJobIfAsked() // one job of a run, as fio runs its jobs: a process each
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

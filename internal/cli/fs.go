@@ -34,8 +34,8 @@ func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
 	// fio options that describe what iolab always does: accepted so that a
 	// fio command line runs unchanged.
 	f.Var(fioOutputValue{&o.Repeat.Format}, "output-format", "fio's: normal (iolab's report), json or json+ (fio's JSON shape: --format fio, fio+)")
-	for _, name := range []string{"time_based", "group_reporting", "thread"} {
-		f.Bool(name, false, "accepted as fio's; no effect (iolab is time-based when --runtime is set, merges jobs, runs threads)")
+	for _, name := range []string{"time_based", "group_reporting"} {
+		f.Bool(name, false, "accepted as fio's; no effect (iolab is time-based when --runtime is set, and merges jobs)")
 		_ = f.MarkHidden(name)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/iolab/iolab/internal/workload/fs"
 )
 
 // iolabInTestEnv, when set in its environment, makes the test binary run
@@ -14,6 +16,7 @@ import (
 const iolabInTestEnv = "IOLAB_TEST_AS_IOLAB"
 
 func TestMain(m *testing.M) {
+	fs.ServeJobIfAsked() // a run's fs jobs run as processes of this binary
 	if os.Getenv(iolabInTestEnv) == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
 	}

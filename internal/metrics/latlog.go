@@ -48,6 +48,19 @@ func CreateLatencyLog(path string, keep bool) (*LatencyLog, error) {
 	return &LatencyLog{path: path, f: f}, nil
 }
 
+// LatencyLogOnFile is a log on a file another process opened (and wrote
+// the header to): a job's process adds its operations to its parent's
+// log, whose file it was handed.
+func LatencyLogOnFile(f *os.File, path string) *LatencyLog {
+	return &LatencyLog{path: path, f: f}
+}
+
+// Path is where the log is.
+func (l *LatencyLog) Path() string { return l.path }
+
+// File is the log's open file, to hand to another process.
+func (l *LatencyLog) File() *os.File { return l.f }
+
 // Close closes the file; it returns the first error of any write.
 func (l *LatencyLog) Close() error {
 	if err := l.f.Close(); err != nil && l.Err() == nil {
@@ -84,6 +97,15 @@ type runLog struct {
 // operations to log as run number run.
 func WithLatencyLog(ctx context.Context, log *LatencyLog, run int64) context.Context {
 	return context.WithValue(ctx, latencyLogKey{}, runLog{log, run})
+}
+
+// LatencyLogFrom returns the log ctx carries, and the run's number in it.
+func LatencyLogFrom(ctx context.Context) (*LatencyLog, int64, bool) {
+	rl, ok := ctx.Value(latencyLogKey{}).(runLog)
+	if !ok || rl.log == nil {
+		return nil, 0, false
+	}
+	return rl.log, rl.run, true
 }
 
 // LogTo makes the recorder write every operation it records from now on

@@ -249,12 +249,95 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	if f.opts.Engine == EngineFio {
 		return f.runFio(ctx)
 	}
+	measure := f.measure
+	if f.asProcesses() {
+		measure = f.runJobs
+	}
+	res, t, err := measure(ctx, progress)
+	if res == nil {
+		return nil, err
+	}
+	o := &f.opts
+	res.Notes = append(res.Notes, f.notes...)
+	res.Notes = append(res.Notes, f.paceNotes(res, t.Issued)...)
+	if o.Steady.Enabled() && err == nil && res.Extra["steady"] == 0 {
+		res.Notes = append(res.Notes, metrics.Note{Code: "not-steady", Message: fmt.Sprintf(
+			"a run went its whole --runtime %v without being steady by %s over %v: its figures were still moving; run longer, or loosen the criterion",
+			o.Runtime, o.Steady, o.Steady.Window)})
+	}
+	if t.Verified {
+		res.Notes = append(res.Notes, metrics.Note{Code: "verified", Message: fmt.Sprintf(
+			"verify %s: read back all %d blocks written (%s) from storage after the run, in %v; every one as written",
+			o.Verify.Kind, t.Blocks, units.FormatSize(t.Bytes), t.Took.Round(time.Millisecond))})
+	}
+	return res, err
+}
+
+// tally is what a run's jobs count besides their measurements: the
+// operations their rate caps issued, by direction, and what the verify
+// pass read back.
+type tally struct {
+	Issued        [2]int64
+	Verified      bool
+	Blocks, Bytes int64
+	Took          time.Duration
+}
+
+// add adds another process's tally; the verify passes ran side by side.
+func (t *tally) add(o tally) {
+	t.Issued[0], t.Issued[1] = t.Issued[0]+o.Issued[0], t.Issued[1]+o.Issued[1]
+	t.Verified = t.Verified || o.Verified
+	t.Blocks, t.Bytes, t.Took = t.Blocks+o.Blocks, t.Bytes+o.Bytes, max(t.Took, o.Took)
+}
+
+// measure runs this process's jobs as threads of it, and the verify
+// pass after them.
+func (f *FS) measure(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, tally, error) {
+	o := &f.opts
+	var t tally
+	tracking := o.Verify.on() && !o.Verify.Only && o.readShare() < 100
+	f.reset(ctx, tracking)
+	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime, Ramp: o.RampTime, ProcPerWorker: true, Steady: o.Steady}
+	worker := f.uringWorker
+	switch {
+	case synchronous(o.Engine):
+		dopts.Workers = len(f.jobs) * o.IODepth
+		worker = f.psyncWorker
+	case o.Engine == EngineNull:
+		worker = f.nullWorker
+	}
+	if progress != nil {
+		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
+	}
+	res, err := driver.Run(ctx, dopts, worker)
+	if res == nil {
+		return nil, t, err
+	}
+	for _, j := range f.jobs {
+		for d, p := range j.pace {
+			if p != nil {
+				t.Issued[d] += p.Issued()
+			}
+		}
+	}
+	if err == nil && tracking && o.Verify.Do {
+		start := time.Now()
+		v, verr := f.verifyWritten(ctx)
+		if err = verr; err == nil {
+			t.Verified, t.Blocks, t.Bytes, t.Took = true, v.blocks.Load(), v.bytes.Load(), time.Since(start)
+		}
+	}
+	return res, t, err
+}
+
+// reset readies the jobs for a run: budgets, pacers, cursors, the record
+// of what a verify reads back, and a cold page cache where asked.
+func (f *FS) reset(ctx context.Context, tracking bool) {
 	o := &f.opts
 	budget := o.IOSize
 	if budget == 0 && o.Runtime == 0 {
 		budget = o.Size
 	}
-	tracking := o.Verify.on() && !o.Verify.Only && o.readShare() < 100
 	for _, j := range f.jobs {
 		j.limited = budget > 0
 		j.remaining.Store(budget / o.BlockSize)
@@ -277,51 +360,11 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 			}
 		}
 	}
-	dopts := driver.Options{Workers: len(f.jobs), Runtime: o.Runtime, Ramp: o.RampTime, ProcPerWorker: true, Steady: o.Steady}
-	worker := f.uringWorker
-	switch {
-	case synchronous(o.Engine):
-		dopts.Workers = len(f.jobs) * o.IODepth
-		worker = f.psyncWorker
-	case o.Engine == EngineNull:
-		worker = f.nullWorker
-	}
-	if progress != nil {
-		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
-	}
-	res, err := driver.Run(ctx, dopts, worker)
-	if res == nil {
-		return nil, err
-	}
-	res.Notes = append(res.Notes, f.notes...)
-	res.Notes = append(res.Notes, f.paceNotes(res)...)
-	if o.Steady.Enabled() && err == nil && res.Extra["steady"] == 0 {
-		res.Notes = append(res.Notes, metrics.Note{Code: "not-steady", Message: fmt.Sprintf(
-			"a run went its whole --runtime %v without being steady by %s over %v: its figures were still moving; run longer, or loosen the criterion",
-			o.Runtime, o.Steady, o.Steady.Window)})
-	}
-	if err == nil && tracking && o.Verify.Do {
-		err = f.verifyPass(ctx, res)
-	}
-	return res, err
-}
-
-// verifyPass reads back what the run wrote and says so in a note.
-func (f *FS) verifyPass(ctx context.Context, res *metrics.Result) error {
-	start := time.Now()
-	v, err := f.verifyWritten(ctx)
-	if err != nil {
-		return err
-	}
-	res.Notes = append(res.Notes, metrics.Note{Code: "verified", Message: fmt.Sprintf(
-		"verify %s: read back all %d blocks written (%s) from storage after the run, in %v; every one as written",
-		f.opts.Verify.Kind, v.blocks.Load(), units.FormatSize(v.bytes.Load()), time.Since(start).Round(time.Millisecond))})
-	return nil
 }
 
 // paceNotes say when a rate cap was not met: the job's operations of a
 // direction fell more than 5% short of it over the run.
-func (f *FS) paceNotes(res *metrics.Result) []metrics.Note {
+func (f *FS) paceNotes(res *metrics.Result, issued [2]int64) []metrics.Note {
 	var notes []metrics.Note
 	share := f.opts.readShare()
 	for d := range 2 {
@@ -331,10 +374,7 @@ func (f *FS) paceNotes(res *metrics.Result) []metrics.Note {
 		perSecond := f.opts.opsPerSecond(metrics.Op(d)) * float64(len(f.jobs))
 		got := float64(res.ByOp[d].Ops) / res.Duration.Seconds()
 		if perSecond > 0 && got < 0.95*perSecond {
-			var n int64
-			for _, j := range f.jobs {
-				n += j.pace[d].Issued()
-			}
+			n := issued[d]
 			late := metrics.CountAbove(res.ByOp[d].StartLag, int64(metrics.LateAfter))
 			notes = append(notes, metrics.Note{Code: "rate-not-met", Message: fmt.Sprintf(
 				"%ss ran at %.4g/s, below the %.4g/s that --rate/--rate_iops asked of %d jobs; %d of %d started over 1ms late: the target did not keep up",

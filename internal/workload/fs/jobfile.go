@@ -26,12 +26,12 @@ var (
 	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "runtime", "ramp_time", "iodepth",
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
 		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "openfiles", "rate", "rate_iops", "rate_process",
-		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify"}
+		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread"}
 	fioAliases = map[string]string{"readwrite": "rw", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit"}
-	// Accepted without effect: iolab reports jobs as a group, runs jobs as
-	// threads, is time-based whenever runtime is set, and runs the jobs of
-	// a file one after another (ReadJobFile requires them to be so).
-	fioIgnored = map[string]bool{"description": true, "group_reporting": true, "thread": true, "time_based": true,
+	// Accepted without effect: iolab reports jobs as a group, is
+	// time-based whenever runtime is set, and runs the jobs of a file one
+	// after another (ReadJobFile requires them to be so).
+	fioIgnored = map[string]bool{"description": true, "group_reporting": true, "time_based": true,
 		"stonewall": true, "wait_for_previous": true}
 )
 

@@ -146,7 +146,11 @@ type Options struct {
 	// Segment is the share of the jobs this process runs (segment I of N
 	// of a load several hosts run); its jobs keep their numbers in the
 	// whole, so their files are named apart.
-	Segment   segment.Segment
+	Segment segment.Segment
+	// Thread runs the jobs as threads of this process, as fio's thread
+	// option; by default each job runs as a process in a session of its
+	// own, as fio's jobs do (jobs.go).
+	Thread    bool
 	jobOffset int
 }
 
@@ -272,6 +276,9 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.Runtime > 0 {
 		p["runtime"] = o.Runtime.String()
+	}
+	if o.Thread {
+		p["thread"] = "1"
 	}
 	if o.RampTime > 0 {
 		p["ramp_time"] = o.RampTime.String()
