@@ -10,7 +10,7 @@ import (
 // notes and every histogram, value for value.
 func TestWireRoundTrip(t *testing.T) {
 	r := &Result{Start: time.Unix(1700000000, 123456789).UTC(), Duration: 3*time.Second + 7, Errors: 2, FirstError: "read x: EIO",
-		Series: []Second{{T: 0, Ops: 10, Bytes: 40960, P50Ns: 1000, P99Ns: 5000, MaxNs: 9000}, {T: 1, Ops: 3}},
+		Series:   []Second{{T: 0, Ops: 10, Bytes: 40960, P50Ns: 1000, P99Ns: 5000, MaxNs: 9000}, {T: 1, Ops: 3}},
 		CPUUserS: 0.25, CPUSysS: 1.5, TimingOverheadNs: 31, Notes: []Note{{Code: "c", Message: "m"}},
 		ErrorCodes: map[string]int64{"read:EIO": 2}, Extra: map[string]float64{"gen_cpu_wait_s": 0.1, "late_starts": 4}}
 	r.ByOp[Read].Ops, r.ByOp[Read].Bytes, r.ByOp[Read].Errors = 10, 40960, 2
