@@ -100,9 +100,11 @@ func (f *FS) runJobs(ctx context.Context, progress func(ops, bytes int64)) (*met
 			return nil, t, p.failed(fmt.Errorf("starting it: %w", err))
 		}
 	}
+	// Neither watcher outlives the run: progress is never said after it.
 	stopped := make(chan struct{})
-	defer close(stopped)
-	go func() {
+	var watchers sync.WaitGroup
+	defer func() { close(stopped); watchers.Wait() }()
+	watchers.Go(func() {
 		select {
 		case <-ctx.Done(): // Ctrl-C: each job ends as a run ends when interrupted
 			for _, p := range procs {
@@ -110,9 +112,9 @@ func (f *FS) runJobs(ctx context.Context, progress func(ops, bytes int64)) (*met
 			}
 		case <-stopped:
 		}
-	}()
+	})
 	if progress != nil {
-		go func() {
+		watchers.Go(func() {
 			tick := time.NewTicker(500 * time.Millisecond)
 			defer tick.Stop()
 			for {
@@ -127,7 +129,7 @@ func (f *FS) runJobs(ctx context.Context, progress func(ops, bytes int64)) (*met
 					return
 				}
 			}
-		}()
+		})
 	}
 	results := make([]*metrics.Result, 0, len(procs))
 	var errs []error

@@ -1,0 +1,198 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/iolab/iolab/internal/metrics"
+)
+
+// jobProcesses lists the job processes this process started that are
+// alive now, with their session IDs.
+func jobProcesses(t *testing.T) map[int]int {
+	t.Helper()
+	me := strconv.Itoa(os.Getpid())
+	found := map[int]int{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp session ...
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 4 || fields[1] != me {
+			continue
+		}
+		env, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if !bytes.Contains(env, []byte(jobEnv+"=1\x00")) {
+			continue
+		}
+		sid, _ := strconv.Atoi(fields[3])
+		found[pid] = sid
+	}
+	return found
+}
+
+// Each job runs as a process of its own, the leader of a session of its
+// own, as fio's jobs are; --thread runs none. What they measured merges
+// exactly: the jobs' budgets, operation for operation, with a latency for
+// each. Not parallel: the job processes of other tests are this binary's
+// children too.
+func TestJobsRunAsProcessesInSessionsOfTheirOwn(t *testing.T) {
+	for _, thread := range []bool{false, true} {
+		o := DefaultOptions()
+		o.Directory, o.Size, o.NumJobs, o.RW, o.Engine = t.TempDir(), 1<<20, 3, RandRead, EnginePsync
+		o.Runtime, o.Thread = 1500*time.Millisecond, thread
+		w, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Prepare(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var seen map[int]int
+		var once sync.Once
+		res, err := w.Run(context.Background(), func(ops, _ int64) {
+			if ops > 0 {
+				once.Do(func() { seen = jobProcesses(t) })
+			}
+		})
+		w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mySid, _ := unix.Getsid(0)
+		if thread {
+			if len(seen) != 0 {
+				t.Errorf("--thread: job processes %v ran", seen)
+			}
+			if w.Params()["thread"] != "1" {
+				t.Errorf("--thread is not in the cell's parameters: %v", w.Params())
+			}
+			continue
+		}
+		if len(seen) != 3 {
+			t.Fatalf("%d job processes seen during the run (%v), want 3", len(seen), seen)
+		}
+		for pid, sid := range seen {
+			if sid != pid || sid == mySid {
+				t.Errorf("job process %d is in session %d (this test's: %d), want a session of its own", pid, sid, mySid)
+			}
+		}
+		if n := res.ByOp[metrics.Read].Ops; n == 0 || res.ByOp[metrics.Read].Lat.TotalCount() != n || res.ByOp[metrics.Read].Bytes != n*4096 {
+			t.Errorf("merged: %d reads, %d latencies, %d bytes", n, res.ByOp[metrics.Read].Lat.TotalCount(), res.ByOp[metrics.Read].Bytes)
+		}
+		var secs int64
+		for _, s := range res.Series {
+			secs += s.Ops
+		}
+		if secs != res.ByOp[metrics.Read].Ops || res.CPUUserS+res.CPUSysS <= 0 || res.Duration < o.Runtime {
+			t.Errorf("seconds add to %d of %d ops; CPU %v+%v s; duration %v", secs, res.ByOp[metrics.Read].Ops, res.CPUUserS, res.CPUSysS, res.Duration)
+		}
+	}
+}
+
+// A job process's budget is its own, and a job's latency log lines are
+// its operations: three jobs of a fixed size move exactly three sizes,
+// each operation one line of the log they share.
+func TestJobProcessesKeepBudgetsAndTheLog(t *testing.T) {
+	t.Parallel()
+	o := DefaultOptions()
+	o.Directory, o.Size, o.NumJobs, o.RW, o.Engine, o.IODepth = t.TempDir(), 512<<10, 3, RandWrite, EngineIOUring, 4
+	logPath := filepath.Join(t.TempDir(), "lat.csv")
+	log, err := metrics.CreateLatencyLog(logPath, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	res, err := w.Run(metrics.WithLatencyLog(context.Background(), log, 7), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := res.ByOp[metrics.Write].Bytes; got != 3*512<<10 {
+		t.Errorf("%d bytes written, want 3 jobs x 512 KiB", got)
+	}
+	text, _ := os.ReadFile(logPath)
+	lines := strings.Split(strings.TrimSpace(string(text)), "\n")
+	if lines[0]+"\n" != metrics.LatencyLogHeader || int64(len(lines)-1) != res.ByOp[metrics.Write].Ops {
+		t.Errorf("the log has %d lines after %q for %d writes", len(lines)-1, lines[0], res.ByOp[metrics.Write].Ops)
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, "7,write,") || !strings.HasSuffix(l, ",4096") {
+			t.Fatalf("line %q: want run 7's write of 4096 bytes", l)
+		}
+	}
+}
+
+// Interrupted, every job process ends its run as a run ends when
+// interrupted: what it measured comes back, with the interruption.
+func TestJobProcessesInterrupted(t *testing.T) {
+	t.Parallel()
+	o := DefaultOptions()
+	o.Size, o.NumJobs, o.Engine, o.RW, o.Runtime = 1<<20, 2, EngineNull, RandRead, time.Minute
+	w, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	start := time.Now()
+	res, err := w.Run(ctx, func(ops, _ int64) {
+		if ops > 0 {
+			once.Do(cancel)
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v, want it said", err)
+	}
+	if res == nil || res.ByOp[metrics.Read].Ops == 0 || time.Since(start) > 30*time.Second {
+		t.Fatalf("interrupted after %v: result %v, want what was measured, at once", time.Since(start), res)
+	}
+}
+
+// A job process that fails says why, as the job would in this process:
+// a verify error stays one, whatever process found it.
+func TestJobErrorsCrossAsWhatTheyAre(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ve := &VerifyError{Kind: "md5", Path: "/x", Offset: 4096, BlockSize: 4096, Reason: "checksum mismatch", FirstBad: 4100, Got: 1, Want: 2, Differ: 1}
+	var got *VerifyError
+	if err := decodeJobError(ctx, encodeJobError(ctx, ve)); !errors.As(err, &got) || *got != *ve || err.Error() != ve.Error() {
+		t.Errorf("a verify error came back as %v", err)
+	}
+	cancel()
+	if err := decodeJobError(ctx, encodeJobError(ctx, ctx.Err())); !errors.Is(err, context.Canceled) {
+		t.Errorf("an interruption came back as %v", err)
+	}
+	if err := decodeJobError(ctx, "progress 1 2"); err != nil {
+		t.Errorf("a line that is no error: %v", err)
+	}
+}
