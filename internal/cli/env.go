@@ -45,6 +45,12 @@ func runEnv(_ context.Context, dir string, asJSON bool, stdout io.Writer) error 
 		line("frequency", "%.0f MHz (mean of current)", s.FreqMHz)
 	}
 	line("thermal throttles", "%d", s.ThrottleCount)
+	switch s.SchedAutogroup {
+	case "1":
+		line("autogroup", "on: the CPU is shared between sessions first (a process per job, in a session of its own, takes a session's share)")
+	case "0":
+		line("autogroup", "off")
+	}
 	line("memory", "%d MiB available of %d MiB", s.MemAvailableBytes>>20, s.MemTotalBytes>>20)
 	line("swap", "%d MiB free of %d MiB; %d pages in, %d out since boot", s.SwapFreeBytes>>20, s.SwapTotalBytes>>20, s.SwapIns, s.SwapOuts)
 	line("pressure (avg10)", "cpu %.2f%%  memory %.2f%%  io %.2f%%", s.PressureCPU, s.PressureMemory, s.PressureIO)

@@ -38,6 +38,11 @@ type Snapshot struct {
 	FreqMHz  float64 `json:"freq_mhz,omitempty"` // mean current frequency
 	// ThrottleCount sums the thermal throttle counters of all CPUs.
 	ThrottleCount int64 `json:"throttle_count"`
+	// SchedAutogroup is kernel.sched_autogroup_enabled ("1", "0"; empty
+	// where the kernel has none): with it on, the CPU is shared between
+	// sessions first, so a load of many processes in sessions of their
+	// own (fio's jobs, iolab's) takes more of a busy machine than threads.
+	SchedAutogroup string `json:"sched_autogroup,omitempty"`
 
 	MemTotalBytes     int64 `json:"mem_total_bytes"`
 	MemAvailableBytes int64 `json:"mem_available_bytes"`
@@ -72,6 +77,7 @@ func Capture(target string) Snapshot {
 	s.Governor = strings.TrimSpace(readFile("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"))
 	s.FreqMHz = meanFreqMHz()
 	s.ThrottleCount = throttleCount()
+	s.SchedAutogroup = strings.TrimSpace(readFile("/proc/sys/kernel/sched_autogroup_enabled"))
 	mem := keyValues("/proc/meminfo", ":")
 	s.MemTotalBytes = mem["MemTotal"] * 1024
 	s.MemAvailableBytes = mem["MemAvailable"] * 1024

@@ -37,6 +37,20 @@ func TestCaptureProcTarget(t *testing.T) {
 	}
 }
 
+// The snapshot says whether the kernel shares the CPU between sessions
+// first, as the kernel says it.
+func TestCaptureAutogroup(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("/proc/sys/kernel/sched_autogroup_enabled")
+	want := strings.TrimSpace(string(b))
+	if err != nil {
+		want = ""
+	}
+	if got := Capture("").SchedAutogroup; got != want {
+		t.Fatalf("sched_autogroup %q, the kernel says %q", got, want)
+	}
+}
+
 func TestWarnings(t *testing.T) {
 	t.Parallel()
 	yes := true
