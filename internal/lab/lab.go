@@ -183,17 +183,8 @@ type Runner struct {
 // Preparation errors (bad target, missing tool) are returned before
 // anything is stored.
 func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, err error) {
-	// The schedule is laid out to the most rounds any cell may run (a
-	// search's), every cell's: bounded before it is made.
-	rounds := plan.Rounds
-	for _, c := range cells {
-		rounds = max(rounds, c.Rounds)
-	}
-	if err := CheckRuns(len(cells), plan.Warmup, rounds); err != nil {
-		return "", &workload.InputError{Err: err}
-	}
-	if plan.MinRounds > 0 && plan.Order == OrderSequential {
-		return "", &workload.InputError{Err: errors.New("stopping when decided needs the random order: in sequential order a round is not every cell once")}
+	if err := checkSchedule(plan, cells); err != nil {
+		return "", err
 	}
 	r.interrupted, r.plan = ctx.Done(), plan
 	defer r.Progress.Close() // the report comes next, on a clean line
@@ -216,13 +207,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 			r.latencyLog = nil
 		}()
 	}
-	defer func() {
-		for _, c := range cells {
-			if !c.PerStart {
-				_ = c.Workload.Close()
-			}
-		}
-	}()
+	defer closeCells(cells)
 	// A resumed experiment is leased before anything is prepared: a second
 	// runner must not touch it while the first one lives.
 	var lease *lease
@@ -264,16 +249,8 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 			ctx = lease.ctx
 		}
 	}
-	for _, c := range cells {
-		if c.PerStart || c.Calibrated {
-			continue
-		}
-		if err := c.Workload.Prepare(ctx); err != nil {
-			if ctx.Err() != nil {
-				return "", ErrInterrupted
-			}
-			return "", err
-		}
+	if err := prepareCells(ctx, cells); err != nil {
+		return "", err
 	}
 	expID, stored, done, err := r.open(ctx, plan, cells)
 	if err != nil {
@@ -290,6 +267,56 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	if err == nil {
 		err = r.execute(ctx, plan, expID, cells, stored, done)
 	}
+	return expID, r.finish(ctx, plan, expID, err)
+}
+
+// checkSchedule refuses a schedule that cannot run: more runs than are
+// bounded (laid out to the most rounds any cell may run, a search's), or
+// stopping when decided in sequential order.
+func checkSchedule(plan Plan, cells []Cell) error {
+	rounds := plan.Rounds
+	for _, c := range cells {
+		rounds = max(rounds, c.Rounds)
+	}
+	if err := CheckRuns(len(cells), plan.Warmup, rounds); err != nil {
+		return &workload.InputError{Err: err}
+	}
+	if plan.MinRounds > 0 && plan.Order == OrderSequential {
+		return &workload.InputError{Err: errors.New("stopping when decided needs the random order: in sequential order a round is not every cell once")}
+	}
+	return nil
+}
+
+// prepareCells prepares every cell's workload that is prepared once.
+func prepareCells(ctx context.Context, cells []Cell) error {
+	for _, c := range cells {
+		if c.PerStart || c.Calibrated {
+			continue
+		}
+		if err := c.Workload.Prepare(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// closeCells closes what every cell prepared once.
+func closeCells(cells []Cell) {
+	for _, c := range cells {
+		if !c.PerStart {
+			_ = c.Workload.Close()
+		}
+	}
+}
+
+// finish stores how the experiment ended (err: what stopped it) — held
+// while the store is away — and, for a segment, meets the others at the
+// load's end: what is judged of it (gates, the report) is judged whole, by
+// every segment alike.
+func (r *Runner) finish(ctx context.Context, plan Plan, expID string, err error) error {
 	status := "done"
 	switch {
 	case errors.Is(err, ErrInterrupted):
@@ -310,11 +337,9 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		}
 	}
 	if err == nil && plan.Segment.Split() && plan.Every == 0 {
-		// The load ends when every segment has: what is judged of it
-		// (gates, the report) is judged whole, by every segment alike.
 		_, err = r.meet(ctx, plan, plan.SegmentGroup+" end", 0)
 	}
-	return expID, err
+	return err
 }
 
 // runKey identifies a scheduled run across a crash and a resume.
@@ -655,40 +680,13 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 				return err
 			}
 		}
-		if ran > 0 && plan.Cooldown > 0 {
-			r.Progress.Phase(fmt.Sprintf("cooling down %v", plan.Cooldown))
-			select {
-			case <-time.After(plan.Cooldown):
-			case <-ctx.Done():
-			}
-		}
-		if ctx.Err() != nil {
-			return ErrInterrupted
-		}
-		if i > 0 && plan.Every > 0 {
-			// In step by the clock: entry i's slot (at once if it passed).
-			select {
-			case <-time.After(time.Until(plan.StartAt.Add(time.Duration(i) * plan.Every))):
-			case <-ctx.Done():
-				return ErrInterrupted
-			}
-		} else if i > 0 && plan.Segment.Split() {
-			// Every run after the first at a barrier of its own, a
-			// resumed segment's too: run i of every segment measures the
-			// same seconds. (A run cut by its runner's death is redone
-			// alone, past its barrier; the merge calls it partial.)
-			if err := r.meetBeforeRun(ctx, plan, i); err != nil {
-				return err
-			}
+		if err := r.waitTurn(ctx, plan, i, ran > 0); err != nil {
+			return err
 		}
 		c := cells[e.Cell]
 		if c.Calibrated && !c.PerStart && !prepared[e.Cell] {
-			r.Progress.Phase("preparing " + c.Name + " at the rate its calibration set")
-			if err := c.Workload.Prepare(ctx); err != nil {
-				if ctx.Err() != nil {
-					return ErrInterrupted
-				}
-				return fmt.Errorf("%s/%s: %w", c.Variant, c.Name, err)
+			if err := r.prepareCalibrated(ctx, c); err != nil {
+				return err
 			}
 			prepared[e.Cell] = true
 		}
@@ -717,24 +715,7 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 			return err
 		}
 		if lastOfBlock {
-			if err := r.endBlock(ctx, plan, expID, e, cells); err != nil {
-				return err
-			}
-			judging := (plan.Preconditioned != nil && e.Warmup && e.Round >= 0 && !steady) || decides(plan, e)
-			if judging && plan.Segment.Split() {
-				// Judged on the whole load, once every segment stored
-				// its block: every segment judges it alike.
-				if _, err := r.meet(ctx, plan, fmt.Sprintf("%s judged block %d", plan.SegmentGroup, e.Block), 0); err != nil {
-					return err
-				}
-			}
-			if plan.Preconditioned != nil && e.Warmup && e.Round >= 0 && !steady {
-				var err error
-				if steady, err = plan.Preconditioned(ctx, expID); err != nil {
-					return err
-				}
-			}
-			stop, err := r.decided(ctx, plan, expID, e)
+			stop, err := r.afterBlock(ctx, plan, expID, e, cells, &steady)
 			if err != nil {
 				return err
 			}
@@ -750,6 +731,73 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		return fmt.Errorf("%d runs failed their gate; the first: %w", len(gated), gated[0])
 	}
 	return nil
+}
+
+// waitTurn waits for run i's turn: a cooldown after a run, the run's slot
+// by the clock (--run-every), or, in segments, the barrier every
+// segment's run i starts at.
+func (r *Runner) waitTurn(ctx context.Context, plan Plan, i int, afterRun bool) error {
+	if afterRun && plan.Cooldown > 0 {
+		r.Progress.Phase(fmt.Sprintf("cooling down %v", plan.Cooldown))
+		select {
+		case <-time.After(plan.Cooldown):
+		case <-ctx.Done():
+		}
+	}
+	if ctx.Err() != nil {
+		return ErrInterrupted
+	}
+	switch {
+	case i > 0 && plan.Every > 0:
+		// In step by the clock: entry i's slot (at once if it passed).
+		select {
+		case <-time.After(time.Until(plan.StartAt.Add(time.Duration(i) * plan.Every))):
+		case <-ctx.Done():
+			return ErrInterrupted
+		}
+	case i > 0 && plan.Segment.Split():
+		// Every run after the first at a barrier of its own, a resumed
+		// segment's too: run i of every segment measures the same
+		// seconds. (A run cut by its runner's death is redone alone,
+		// past its barrier; the merge calls it partial.)
+		return r.meetBeforeRun(ctx, plan, i)
+	}
+	return nil
+}
+
+// prepareCalibrated prepares a cell whose rate its calibration set, before
+// its first run.
+func (r *Runner) prepareCalibrated(ctx context.Context, c Cell) error {
+	r.Progress.Phase("preparing " + c.Name + " at the rate its calibration set")
+	if err := c.Workload.Prepare(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		return fmt.Errorf("%s/%s: %w", c.Variant, c.Name, err)
+	}
+	return nil
+}
+
+// afterBlock ends a block of runs (e its last) and judges what is judged
+// after one: whether the precondition is met (steady), whether the
+// experiment is decided (stop). In segments, judged on the whole load,
+// once every segment stored its block: every segment judges it alike.
+func (r *Runner) afterBlock(ctx context.Context, plan Plan, expID string, e Entry, cells []Cell, steady *bool) (stop bool, err error) {
+	if err := r.endBlock(ctx, plan, expID, e, cells); err != nil {
+		return false, err
+	}
+	preconditioning := plan.Preconditioned != nil && e.Warmup && e.Round >= 0 && !*steady
+	if (preconditioning || decides(plan, e)) && plan.Segment.Split() {
+		if _, err := r.meet(ctx, plan, fmt.Sprintf("%s judged block %d", plan.SegmentGroup, e.Block), 0); err != nil {
+			return false, err
+		}
+	}
+	if preconditioning {
+		if *steady, err = plan.Preconditioned(ctx, expID); err != nil {
+			return false, err
+		}
+	}
+	return r.decided(ctx, plan, expID, e)
 }
 
 // decided says whether an experiment that stops when decided may stop
@@ -844,9 +892,35 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	if err := r.Store.BeginRun(ctx, expID, run); err != nil {
 		return err
 	}
-	// The client's, the server's and the machine's seconds go to the
-	// store from a writer of their own, never in the run's way: a store
-	// that pauses holds up their writing, not the run.
+	res, err := r.measure(ctx, c, run, progress)
+	finding := r.judgeRun(ctx, c, run, res, err)
+	if run.Result == nil { // the run produced nothing, but its failure is a fact to keep
+		run.Result = &metrics.Result{Start: run.EndedAt}
+	}
+	derived := metrics.RunMetrics(run.Result)
+	if err := r.Store.SaveRun(ctx, expID, run, derived); err != nil {
+		if !store.Unreachable(err) {
+			return err
+		}
+		// The store has been away past its grace: no more runs, but the
+		// run just measured is written when the store returns.
+		return r.hold(err, "the run it had just measured", func() error {
+			return r.Store.SaveRun(context.WithoutCancel(ctx), expID, run, derived)
+		})
+	}
+	if m, ok := c.Workload.(workload.Manifester); ok {
+		if err := r.saveManifest(ctx, expID, run, m); err != nil {
+			return err
+		}
+	}
+	return runError(c, run, finding)
+}
+
+// measure runs the cell once, its seconds (the client's, the server's, the
+// machine's) going to the store as it goes, from a writer of their own,
+// never in the run's way: a store that pauses holds up their writing, not
+// the run. It sets when the run ended.
+func (r *Runner) measure(ctx context.Context, c Cell, run *store.Run, progress func(ops, bytes int64)) (*metrics.Result, error) {
 	behind := newSeriesWriter(ctx, r.Store, run.ID)
 	// The machine's seconds: what waited for a CPU, memory or I/O while
 	// this run ran, and when — the evidence that names the cause of noise.
@@ -865,7 +939,7 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	}
 	res, err := r.runAround(rctx, c, progress, behind.Server)
 	stopEnv()
-	ended := time.Now()
+	run.EndedAt = time.Now()
 	if res != nil && watched {
 		if res.Extra == nil {
 			res.Extra = map[string]float64{}
@@ -884,7 +958,15 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	if r.latencyLog != nil && !run.Warmup && err == nil {
 		err = r.latencyLog.Err() // the run's copy of its latencies is not whole
 	}
-	run.EndedAt = ended
+	return res, err
+}
+
+// judgeRun sets how the run went (err: what ended it): interrupted,
+// failed, or ok — and a calibration that cannot pace anything, or a run
+// its cell's search refuses, failed too. It says whether a failure is a
+// finding: operations the target could not serve, not a run that could
+// not measure (its server did not start).
+func (r *Runner) judgeRun(ctx context.Context, c Cell, run *store.Run, res *metrics.Result, err error) (finding bool) {
 	run.Result = res
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -898,39 +980,22 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	}
 	whole := judgesWhole(r.plan, c, run.Warmup, run.Round) // judged after, merged (wholeRun)
 	if run.Status == store.StatusOK && run.Round == store.CalibrationRound && !whole {
-		// A calibration that cannot pace anything is no good run.
 		if err := c.Calibrate(res); err != nil {
 			run.Status, run.Error = store.StatusFailed, "calibration: "+err.Error()
 		}
 	}
-	// A run whose operations failed measured a load the target could not
-	// serve; one that failed otherwise (its server did not start) did not.
-	finding := c.FailuresAreFindings && err == nil && run.Status == store.StatusFailed
+	finding = c.FailuresAreFindings && err == nil && run.Status == store.StatusFailed
 	if c.Ran != nil && !run.Warmup && !whole && (run.Status == store.StatusOK || finding) {
 		if err := c.Ran(res, run.Status == store.StatusOK); err != nil {
 			run.Status, run.Error, finding = store.StatusFailed, err.Error(), false
 		}
 	}
-	if res == nil { // the run produced nothing, but its failure is a fact to keep
-		res = &metrics.Result{Start: run.EndedAt}
-		run.Result = res
-	}
-	derived := metrics.RunMetrics(res)
-	if err := r.Store.SaveRun(ctx, expID, run, derived); err != nil {
-		if !store.Unreachable(err) {
-			return err
-		}
-		// The store has been away past its grace: no more runs, but the
-		// run just measured is written when the store returns.
-		return r.hold(err, "the run it had just measured", func() error {
-			return r.Store.SaveRun(context.WithoutCancel(ctx), expID, run, derived)
-		})
-	}
-	if m, ok := c.Workload.(workload.Manifester); ok {
-		if err := r.saveManifest(ctx, expID, run, m); err != nil {
-			return err
-		}
-	}
+	return finding
+}
+
+// runError is what a stored run says to the experiment: interrupted, a
+// failure (or a finding), a gate it failed, or nothing.
+func runError(c Cell, run *store.Run, finding bool) error {
 	label := c.Name
 	if c.Variant != "" {
 		label = c.Variant + "/" + c.Name
@@ -945,7 +1010,7 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 		return fmt.Errorf("%s: %s", label, run.Error)
 	}
 	if g, ok := c.Workload.(workload.Gater); ok && !run.Warmup {
-		if err := g.Gate(res); err != nil {
+		if err := g.Gate(run.Result); err != nil {
 			return &gateError{fmt.Errorf("%s round %d: %w", label, run.Round, err)}
 		}
 	}
