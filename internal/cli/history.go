@@ -3,16 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iolab/iolab/internal/analysis"
-	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/units"
@@ -78,13 +74,13 @@ func runHistory(ctx context.Context, db string, filter analysis.CellFilter, metr
 		return err
 	}
 	defer st.Close()
-	exps, err := loadAll(ctx, st, stderr)
+	exps, err := analysis.LoadAll(ctx, st, stderr)
 	if err != nil {
 		return err
 	}
 	hs := analysis.BuildHistory(exps, filter, metric, th)
 	if len(hs) == 0 {
-		return noHistory(exps, filter, metric)
+		return analysis.NoHistory(exps, filter, metric)
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
@@ -92,87 +88,4 @@ func runHistory(ctx context.Context, db string, filter analysis.CellFilter, metr
 		return enc.Encode(hs)
 	}
 	return report.WriteHistory(stdout, hs, format == "md")
-}
-
-// loadAll loads every stored experiment for a history, oldest first: each
-// without its measurements (store.Summaries), except a load run in
-// segments, which is merged from them (one segment at a time) where its
-// first segment was; a group that is not one load is left out, said on
-// stderr. Those in loaded are not loaded again.
-func loadAll(ctx context.Context, st *store.Store, stderr io.Writer, loaded ...*store.Data) ([]*store.Data, error) {
-	list, err := st.ListExperiments(ctx)
-	if err != nil {
-		return nil, err
-	}
-	summaries, err := st.Summaries(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []*store.Data
-	merged := map[string]bool{}
-	for _, e := range slices.Backward(list) {
-		if g := e.SegmentGroup; g != "" {
-			if merged[g] {
-				continue
-			}
-			merged[g] = true
-			// A merged load the caller has (its group, no segment) is used.
-			if i := slices.IndexFunc(loaded, func(d *store.Data) bool { return d.Experiment.SegmentGroup == g && d.Experiment.Segment == "" }); i >= 0 {
-				out = append(out, loaded[i])
-				continue
-			}
-			d, _, err := analysis.MergeGroup(ctx, st, g, nil)
-			var malformed *analysis.MalformedGroup
-			switch {
-			case errors.As(err, &malformed):
-				fmt.Fprintf(stderr, "iolab: segment group %s is not one load (%v); left out\n", g, malformed)
-				continue
-			case err != nil:
-				return nil, err
-			}
-			out = append(out, d)
-			continue
-		}
-		if i := slices.IndexFunc(loaded, func(d *store.Data) bool { return d.Experiment.ID == e.ID }); i >= 0 {
-			out = append(out, loaded[i])
-			continue
-		}
-		if d := summaries[e.ID]; d != nil { // nil: stored since the list was read
-			out = append(out, d)
-		}
-	}
-	return out, nil
-}
-
-// noHistory says why nothing matched: what cells and metrics there are.
-func noHistory(exps []*store.Data, filter analysis.CellFilter, metric string) error {
-	if len(exps) == 0 {
-		return usage("iolab history: the database holds no experiments yet")
-	}
-	var cells, stored []string
-	for _, d := range exps {
-		for _, c := range d.Cells {
-			name := c.Name
-			if c.Variant != "" {
-				name = c.Variant + "/" + name
-			}
-			cells = append(cells, name)
-		}
-		for _, r := range d.Runs {
-			if r.Result != nil {
-				for k := range metrics.RunMetrics(r.Result) {
-					stored = append(stored, k)
-				}
-			}
-		}
-	}
-	slices.Sort(cells)
-	slices.Sort(stored)
-	if metric != "" && !slices.Contains(stored, metric) {
-		return usage("--metric %q: no stored run has it; stored metrics: %s", metric, strings.Join(slices.Compact(stored), ", "))
-	}
-	if def, known := metrics.Describe(metric); metric != "" && !(known && def.Judged()) {
-		return usage("--metric %q: iolab does not know which way is better for it: it is neither a metric iolab judges nor one a plan's metrics: declare", metric)
-	}
-	return usage("iolab history %s: no cell with measured runs matches; stored cells: %s", strings.Join(filter, " "), strings.Join(slices.Compact(cells), ", "))
 }

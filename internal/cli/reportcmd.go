@@ -110,7 +110,7 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 	if run != 0 && !hasRun(pg.Reports, run) {
 		return usage("--run %d: no run of the experiments reported has that id; `iolab show EXP --json` lists runs with their ids", run)
 	}
-	all, err := loadAll(ctx, st, stderr, shown...)
+	all, err := analysis.LoadAll(ctx, st, stderr, shown...)
 	if err != nil {
 		return err
 	}

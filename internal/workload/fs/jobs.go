@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +66,10 @@ type jobSpec struct {
 	Run     workload.RunInfo `json:"run"`
 	LatLog  string           `json:"lat_log,omitempty"`
 	LatRun  int64            `json:"lat_run,omitempty"`
+	// SinkEvery, when set, is how often the job hands its finished seconds
+	// to its parent as it goes (metrics.WithSecondSink), for the parent's
+	// sink: the store has them while the run goes on.
+	SinkEvery time.Duration `json:"sink_every,omitempty"`
 }
 
 // asProcesses says whether this run's jobs run as processes of their
@@ -80,13 +86,20 @@ type jobProc struct {
 	lines      chan string
 	stderr     bytes.Buffer
 	ops, bytes atomic.Int64
+	index      int // among the run's processes
+	seconds    *secondsMerge
 }
 
 // runJobs runs each job as a process of its own, started together, and
 // merges what they measured, exactly, as the segments of a load merge.
 func (f *FS) runJobs(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, tally, error) {
 	var t tally
-	procs, err := f.startJobs(ctx)
+	sink, every := metrics.SecondSink(ctx)
+	merge := &secondsMerge{sink: sink, sums: map[int64]*metrics.Second{}, upTo: make([]int64, len(f.jobs))}
+	if sink == nil {
+		every = 0
+	}
+	procs, err := f.startJobs(ctx, merge, every)
 	defer func() {
 		for _, p := range procs {
 			p.end()
@@ -144,7 +157,77 @@ func (f *FS) runJobs(ctx context.Context, progress func(ops, bytes int64)) (*met
 	if len(results) < len(procs) {
 		return nil, t, errors.Join(errs...)
 	}
-	return metrics.MergeTogether(results), t, errors.Join(errs...)
+	res := metrics.MergeTogether(results)
+	res.Series = merge.rest(results)
+	return res, t, errors.Join(errs...)
+}
+
+// secondsMerge adds up the jobs' seconds as they hand them over, by their
+// place in the run (the jobs start together, as the workers of one
+// process do), and hands the load's seconds on once every job has handed
+// over its own.
+type secondsMerge struct {
+	mu      sync.Mutex
+	sink    func([]metrics.Second)
+	sums    map[int64]*metrics.Second
+	upTo    []int64 // per job: every second before it is handed over
+	emitted int64   // every second before it went to the sink
+}
+
+// add takes job i's finished seconds.
+func (m *secondsMerge) add(i int, secs []metrics.Second) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range secs {
+		m.sum(s)
+		m.upTo[i] = max(m.upTo[i], s.T+1)
+	}
+	low := slices.Min(m.upTo)
+	var out []metrics.Second
+	for t := m.emitted; t < low; t++ {
+		if s := m.sums[t]; s != nil {
+			out = append(out, *s)
+			delete(m.sums, t)
+		} else {
+			out = append(out, metrics.Second{T: t})
+		}
+	}
+	m.emitted = max(m.emitted, low)
+	if len(out) > 0 && m.sink != nil {
+		m.sink(out)
+	}
+}
+
+// sum adds a job's second to the load's. Per-second percentiles do not
+// add up: the worst job's bounds the second's, as between segments.
+func (m *secondsMerge) sum(s metrics.Second) {
+	if s.T < m.emitted {
+		return // handed on already: a job's second is final once handed over
+	}
+	a := m.sums[s.T]
+	if a == nil {
+		a = &metrics.Second{T: s.T}
+		m.sums[s.T] = a
+	}
+	a.Ops, a.Bytes = a.Ops+s.Ops, a.Bytes+s.Bytes
+	a.P50Ns, a.P99Ns, a.MaxNs = max(a.P50Ns, s.P50Ns), max(a.P99Ns, s.P99Ns), max(a.MaxNs, s.MaxNs)
+}
+
+// rest is the load's seconds not handed to the sink: those the jobs
+// handed over since, and those they kept for their results.
+func (m *secondsMerge) rest(results []*metrics.Result) []metrics.Second {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range results {
+		for _, s := range r.Series {
+			m.sum(s)
+		}
+	}
+	var out []metrics.Second
+	for _, t := range slices.Sorted(maps.Keys(m.sums)) {
+		out = append(out, *m.sums[t])
+	}
+	return out
 }
 
 // runWait bounds how long a job process may take to say how its run went,
@@ -160,7 +243,7 @@ func (f *FS) runWait() time.Duration {
 
 // startJobs starts a process per job, each in a session of its own, and
 // waits until every one has prepared its files.
-func (f *FS) startJobs(ctx context.Context) ([]*jobProc, error) {
+func (f *FS) startJobs(ctx context.Context, merge *secondsMerge, sinkEvery time.Duration) ([]*jobProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("running the jobs as processes: %w; give --thread to run them as threads", err)
@@ -169,9 +252,9 @@ func (f *FS) startJobs(ctx context.Context) ([]*jobProc, error) {
 	ri, _ := workload.RunInfoFrom(ctx)
 	var procs []*jobProc
 	for _, j := range f.jobs {
-		spec := jobSpec{Options: f.opts, Run: ri}
+		spec := jobSpec{Options: f.opts, Run: ri, SinkEvery: sinkEvery}
 		spec.Options.NumJobs, spec.Options.Segment = f.whole, segment.Segment{I: f.opts.jobOffset + j.index, N: f.whole}
-		p := &jobProc{cmd: exec.Command(exe), lines: make(chan string, 16)}
+		p := &jobProc{cmd: exec.Command(exe), lines: make(chan string, 16), index: len(procs), seconds: merge}
 		p.cmd.Env = append(os.Environ(), jobEnv+"=1")
 		// A session of its own, as fio's jobs; killed with its parent,
 		// however the parent ends.
@@ -232,6 +315,13 @@ func (p *jobProc) read(out io.Reader) {
 	sc.Buffer(make([]byte, 64<<10), 256<<20) // a result is one line
 	for sc.Scan() {
 		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "seconds "); ok {
+			var secs []metrics.Second
+			if json.Unmarshal([]byte(rest), &secs) == nil {
+				p.seconds.add(p.index, secs)
+			}
+			continue
+		}
 		if rest, ok := strings.CutPrefix(line, "progress "); ok {
 			if ops, b, ok := strings.Cut(rest, " "); ok {
 				n, _ := strconv.ParseInt(ops, 10, 64)
@@ -422,6 +512,12 @@ func serveJob(in io.Reader, out io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	ctx = workload.WithRunInfo(ctx, spec.Run)
+	if spec.SinkEvery > 0 {
+		ctx = metrics.WithSecondSink(ctx, func(secs []metrics.Second) {
+			b, _ := json.Marshal(secs)
+			say("seconds " + string(b))
+		}, spec.SinkEvery)
+	}
 	if spec.LatLog != "" {
 		log := metrics.LatencyLogOnFile(os.NewFile(3, spec.LatLog), spec.LatLog)
 		ctx = metrics.WithLatencyLog(ctx, log, spec.LatRun)

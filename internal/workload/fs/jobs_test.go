@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,5 +195,74 @@ func TestJobErrorsCrossAsWhatTheyAre(t *testing.T) {
 	}
 	if err := decodeJobError(ctx, "progress 1 2"); err != nil {
 		t.Errorf("a line that is no error: %v", err)
+	}
+}
+
+// The jobs' seconds reach the run's sink as the run goes, added up, each
+// second once: those handed over and those the result keeps are every
+// operation, and no second is in both.
+func TestJobProcessesHandOverTheirSeconds(t *testing.T) {
+	t.Parallel()
+	o := DefaultOptions()
+	o.Size, o.NumJobs, o.Engine, o.RW, o.Runtime = 1<<20, 2, EngineNull, RandRead, 3500*time.Millisecond
+	o.RateIOPS = [2]int64{2000, 0}
+	w, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var mu sync.Mutex
+	var handed []metrics.Second
+	ctx := metrics.WithSecondSink(context.Background(), func(secs []metrics.Second) {
+		mu.Lock()
+		defer mu.Unlock()
+		handed = append(handed, secs...)
+	}, 500*time.Millisecond)
+	res, err := w.Run(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(handed) < 2 {
+		t.Fatalf("%d seconds handed over during a 3.5 s run, want its first ones", len(handed))
+	}
+	seen := map[int64]bool{}
+	var ops int64
+	for _, s := range append(slices.Clone(handed), res.Series...) {
+		if seen[s.T] {
+			t.Errorf("second %d twice", s.T)
+		}
+		seen[s.T] = true
+		ops += s.Ops
+	}
+	if want := res.ByOp[metrics.Read].Ops; ops != want {
+		t.Errorf("the seconds hold %d ops, the run %d", ops, want)
+	}
+	if handed[0].T != 0 {
+		t.Errorf("the first second handed over: %+v, want second 0", handed[0])
+	}
+}
+
+// The load's second goes on once every job has handed its own over, the
+// jobs' operations added up, the worst job's percentiles; what comes
+// after stays for the result.
+func TestSecondsMerge(t *testing.T) {
+	var got []metrics.Second
+	m := &secondsMerge{sink: func(s []metrics.Second) { got = append(got, s...) }, sums: map[int64]*metrics.Second{}, upTo: make([]int64, 2)}
+	m.add(0, []metrics.Second{{T: 0, Ops: 10, P99Ns: 5}, {T: 1, Ops: 11, P99Ns: 1}})
+	if len(got) != 0 {
+		t.Fatalf("handed on %v before job 1 handed anything", got)
+	}
+	m.add(1, []metrics.Second{{T: 0, Ops: 20, P99Ns: 3}})
+	if len(got) != 1 || got[0] != (metrics.Second{T: 0, Ops: 30, P99Ns: 5}) {
+		t.Fatalf("handed on %v, want second 0 of both: 30 ops, p99 5", got)
+	}
+	rest := m.rest([]*metrics.Result{{Series: []metrics.Second{{T: 2, Ops: 1}}}, {Series: []metrics.Second{{T: 1, Ops: 4, P99Ns: 9}}}})
+	if len(rest) != 2 || rest[0] != (metrics.Second{T: 1, Ops: 15, P99Ns: 9}) || rest[1] != (metrics.Second{T: 2, Ops: 1}) {
+		t.Errorf("the rest %v, want seconds 1 (15 ops, p99 9) and 2", rest)
 	}
 }
