@@ -413,6 +413,44 @@ func Build(d *store.Data, opts Options) *Report {
 		r.Warnings = append(r.Warnings, stats.Warning{Code: CodeMalformedGroup, Message: fmt.Sprintf(
 			"segment group %s is not one load (%s): this segment is shown alone, as a share of a load, nothing merged", s.Group, s.Malformed)})
 	}
+	perCell := r.runViews(d, opts.Series)
+	evidence := r.cellViews(d, perCell)
+	if len(r.Cells) == 1 {
+		r.Summary = r.Cells[0].Summary
+	}
+	if sp, ok := d.Experiment.PlanRecord(); ok && len(sp.Commits) > 0 {
+		r.Commits = sp.Commits
+	}
+	r.Verified = verified(r.Runs)
+	r.compare(d, perCell, opts)
+	snaps := decodeEnv(d.Env)
+	cpus := 0
+	if len(snaps) > 0 {
+		r.Env = &snaps[0]
+		cpus = r.Env.CPUs
+		r.Warnings = append(r.Warnings, lateStartWarnings(r.derived, d.Cells, perCell, cpus)...)
+	}
+	r.Warnings = append(r.Warnings, genDelayWarnings(r.derived, d.Cells, perCell, cpus)...)
+	r.Warnings = append(r.Warnings, genDelayDiffers(r.derived, d.Cells, perCell)...)
+	busy := r.envWarnings(snaps, evidence)
+	r.Warnings = append(r.Warnings, runStatusWarnings(d)...)
+	r.Warnings = append(r.Warnings, unknownKinds(d)...)
+	r.scaleFits(d, perCell, opts, busy)
+	r.curves(d, perCell)
+	r.slos(d, perCell)
+	if opts.Precondition != nil {
+		r.Preconditioned = Preconditioned(r.derived, d, perCell, *opts.Precondition)
+		if pv := r.Preconditioned; !pv.Steady && d.Experiment.Status != "running" {
+			r.Warnings = append(r.Warnings, stats.Warning{Code: "not-preconditioned", Message: fmt.Sprintf(
+				"the warm-up rounds ended at the precondition's most, %d, before every cell's %s was steady (%s): the measured rounds may still be settling", pv.Rounds, pv.Metric, pv.Rule())})
+		}
+	}
+	return r
+}
+
+// runViews adds a view of every run, in the order they ran (with their
+// seconds when series is set), and returns the runs of each cell.
+func (r *Report) runViews(d *store.Data, series bool) [][]store.Run {
 	cellByID := map[int64]int{}
 	for i, c := range d.Cells {
 		cellByID[c.ID] = i
@@ -428,12 +466,21 @@ func Build(d *store.Data, opts Options) *Report {
 			Ops: objectOps(res), Verify: verifyView(res), Frames: framesView(res), ErrorCodes: res.ErrorCodes, Extra: res.Extra}
 		v.Lat, v.TTFB = mergedLatency(res)
 		v.Metrics, v.Result, v.StoredCell = r.derived.of(res), res, d.Cells[ci]
-		if opts.Series {
+		if series {
 			v.Series, v.FrameSeries, v.ServerSeries, v.EnvSeries = res.Series, res.Frames, res.ServerSeries, res.EnvSeries
 		}
 		r.Runs = append(r.Runs, v)
 		perCell[ci] = append(perCell[ci], run)
 	}
+	return perCell
+}
+
+// cellViews adds a view of every cell, with its warnings, and gathers the
+// evidence the machine's warnings weigh: the machine's seconds, whether a
+// cell touches a disk, its fastest uncached random read, and the cells
+// whose throughput swung while the CPU each operation cost held steady —
+// operations that waited for a CPU, not for the target.
+func (r *Report) cellViews(d *store.Data, perCell [][]store.Run) envinfo.Evidence {
 	var evidence envinfo.Evidence
 	for i, c := range d.Cells {
 		cv := buildCell(r.derived, c, perCell[i])
@@ -453,8 +500,6 @@ func Build(d *store.Data, opts Options) *Report {
 		if p := uncachedRandomReadP50(c, cv); p > 0 && (evidence.UncachedRandomReadP50Ns == 0 || p < evidence.UncachedRandomReadP50Ns) {
 			evidence.UncachedRandomReadP50Ns = p
 		}
-		// Throughput that swings while the CPU each operation costs holds
-		// steady: the operations waited for a CPU, not for the target.
 		rate, perOp := cv.Summary[PrimaryMetric(c.Workload)], cv.Summary["cpu_us_per_op"]
 		if rate.N >= 3 && perOp.N >= 3 && rate.CV > stats.HighCVThreshold && perOp.CV < rate.CV/2 {
 			name := c.Name
@@ -464,32 +509,20 @@ func Build(d *store.Data, opts Options) *Report {
 			evidence.Starved = append(evidence.Starved, envinfo.Starved{Cell: name, RateCV: rate.CV, CPUPerOpCV: perOp.CV})
 		}
 	}
-	if len(r.Cells) == 1 {
-		r.Summary = r.Cells[0].Summary
-	}
-	if sp, ok := d.Experiment.PlanRecord(); ok && len(sp.Commits) > 0 {
-		r.Commits = sp.Commits
-	}
-	r.Verified = verified(r.Runs)
-	r.compare(d, perCell, opts)
-	snaps := decodeEnv(d.Env)
-	if len(snaps) > 0 {
-		r.Env = &snaps[0]
-		r.Warnings = append(r.Warnings, lateStartWarnings(r.derived, d.Cells, perCell, r.Env.CPUs)...)
-	}
-	cpus := 0
-	if r.Env != nil {
-		cpus = r.Env.CPUs
-	}
-	r.Warnings = append(r.Warnings, genDelayWarnings(r.derived, d.Cells, perCell, cpus)...)
-	r.Warnings = append(r.Warnings, genDelayDiffers(r.derived, d.Cells, perCell)...)
+	return evidence
+}
+
+// envWarnings adds what the machine's snapshots and seconds say, and
+// returns whether the machine was busy (its load above its cores, or its
+// CPU under pressure). A trend under CPU starvation is the load changing,
+// not the target: the trend's warning says so.
+func (r *Report) envWarnings(snaps []envinfo.Snapshot, evidence envinfo.Evidence) (busy bool) {
 	env := envinfo.Warnings(snaps, evidence)
 	for _, w := range env {
+		busy = busy || w.Code == "load-above-cores" || w.Code == "cpu-pressure"
 		if w.Code != "cpu-pressure" || len(evidence.Starved) == 0 {
 			continue
 		}
-		// A trend under CPU starvation is the load changing, not the
-		// target: say so where the trend is reported.
 		for i := range r.Warnings {
 			if c := r.Warnings[i].Code; c == stats.CodeTrend || c == "baseline-trend" {
 				r.Warnings[i].Message += "; but see cpu-pressure: throughput moved while the CPU per operation held, so the likelier cause is the benchmark starved of CPU, not the target"
@@ -497,23 +530,7 @@ func Build(d *store.Data, opts Options) *Report {
 		}
 	}
 	r.Warnings = append(r.Warnings, env...)
-	r.Warnings = append(r.Warnings, runStatusWarnings(d)...)
-	r.Warnings = append(r.Warnings, unknownKinds(d)...)
-	busy := false
-	for _, w := range env {
-		busy = busy || w.Code == "load-above-cores" || w.Code == "cpu-pressure"
-	}
-	r.scaleFits(d, perCell, opts, busy)
-	r.curves(d, perCell)
-	r.slos(d, perCell)
-	if opts.Precondition != nil {
-		r.Preconditioned = Preconditioned(r.derived, d, perCell, *opts.Precondition)
-		if pv := r.Preconditioned; !pv.Steady && d.Experiment.Status != "running" {
-			r.Warnings = append(r.Warnings, stats.Warning{Code: "not-preconditioned", Message: fmt.Sprintf(
-				"the warm-up rounds ended at the precondition's most, %d, before every cell's %s was steady (%s): the measured rounds may still be settling", pv.Rounds, pv.Metric, pv.Rule())})
-		}
-	}
-	return r
+	return busy
 }
 
 // ResponseSuffix names a direction's response-time distribution beside

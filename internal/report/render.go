@@ -52,6 +52,45 @@ func endpointRows(summary map[string]stats.Summary) []string {
 // Terminal writes the human summary: per cell a table of median, 95% CI,
 // mean ± sd, CV and n, the merged latency percentiles, then the warnings.
 func Terminal(w io.Writer, r *analysis.Report) error {
+	terminalHead(w, r)
+	writeCommits(w, r, false)
+	writeAnswers(w, r, false)
+	if len(r.Comparisons) > 0 {
+		if err := writeVariants(w, r, false); err != nil {
+			return err
+		}
+		writeDeadlines(w, r, false)
+		writeVerified(w, r, false)
+		if err := writeFindings(w, r); err != nil {
+			return err
+		}
+		writeWarnings(w, r.Warnings, false)
+		return nil
+	}
+	for _, c := range r.Cells {
+		if c.Searched {
+			continue // its runs are at loads of their own: see its search
+		}
+		if err := terminalCell(w, c); err != nil {
+			return err
+		}
+	}
+	writeVerified(w, r, false)
+	if err := writeFindings(w, r); err != nil {
+		return err
+	}
+	if r.Segments != nil {
+		if err := WriteSegments(w, r.Segments); err != nil {
+			return err
+		}
+	}
+	writeWarnings(w, r.Warnings, false)
+	return nil
+}
+
+// terminalHead is the experiment's first lines: its runs, notes and
+// precondition.
+func terminalHead(w io.Writer, r *analysis.Report) {
 	measured, warm, other := 0, 0, 0
 	for _, run := range r.Runs {
 		switch {
@@ -74,79 +113,54 @@ func Terminal(w io.Writer, r *analysis.Report) error {
 	if pv := r.Preconditioned; pv != nil {
 		fmt.Fprintf(w, "%s\n", preconditionLine(pv))
 	}
-	writeCommits(w, r, false)
-	writeAnswers(w, r, false)
-	if len(r.Comparisons) > 0 {
-		if err := writeVariants(w, r, false); err != nil {
-			return err
-		}
-		writeDeadlines(w, r, false)
-		writeVerified(w, r, false)
-		if err := writeScales(w, r, false); err != nil {
-			return err
-		}
-		if err := writeCurves(w, r, false); err != nil {
-			return err
-		}
-		if err := writeSLOs(w, r, false); err != nil {
-			return err
-		}
-		writeWarnings(w, r.Warnings, false)
-		return nil
-	}
-	for _, c := range r.Cells {
-		if c.Searched {
-			continue // its runs are at loads of their own: see its search
-		}
-		fmt.Fprintf(w, "\n%s  %s\n", c.Name, formatParams(c.Params))
-		if c.Measured == 0 {
-			fmt.Fprintln(w, "  no successful measured run")
-			continue
-		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  metric\tmedian\t95% CI\tmean ± sd\tCV\tn\t")
-		_, reads := c.Summary["read.ops_per_s"]
-		_, writes := c.Summary["write.ops_per_s"]
-		for _, key := range append(slices.Clone(rowOrder), endpointRows(c.Summary)...) {
-			s, ok := c.Summary[key]
-			if !ok || (!(reads && writes) && (key == "read.ops_per_s" || key == "write.ops_per_s")) {
-				continue // per-direction IOPS repeat the total when only one direction ran
-			}
-			label, format := metricFormat(key)
-			ci := "n<6"
-			if s.CI95 != nil {
-				ci = fmt.Sprintf("[%s, %s]", format(s.CI95[0]), format(s.CI95[1]))
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s ± %s\t%.1f%%\t%d\t\n", label, format(s.Median), ci,
-				format(s.Mean), format(s.SD), 100*s.CV, s.N)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		writeLatency(w, c.Latency)
-		if c.Deadline != nil {
-			fmt.Fprintf(w, "  %s\n", c.Deadline)
-		}
-		if c.TimingOverheadNs > 0 {
-			fmt.Fprintf(w, "  timing overhead: %.0f ns per operation, measured before each run\n", c.TimingOverheadNs)
-		}
-	}
-	writeVerified(w, r, false)
+}
+
+// writeFindings writes the scale fits, curves and searches.
+func writeFindings(w io.Writer, r *analysis.Report) error {
 	if err := writeScales(w, r, false); err != nil {
 		return err
 	}
 	if err := writeCurves(w, r, false); err != nil {
 		return err
 	}
-	if err := writeSLOs(w, r, false); err != nil {
+	return writeSLOs(w, r, false)
+}
+
+// terminalCell is one cell of an experiment without comparisons: its
+// summary, latencies, deadline and timing overhead.
+func terminalCell(w io.Writer, c analysis.CellView) error {
+	fmt.Fprintf(w, "\n%s  %s\n", c.Name, formatParams(c.Params))
+	if c.Measured == 0 {
+		fmt.Fprintln(w, "  no successful measured run")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  metric\tmedian\t95% CI\tmean ± sd\tCV\tn\t")
+	_, reads := c.Summary["read.ops_per_s"]
+	_, writes := c.Summary["write.ops_per_s"]
+	for _, key := range append(slices.Clone(rowOrder), endpointRows(c.Summary)...) {
+		s, ok := c.Summary[key]
+		if !ok || (!(reads && writes) && (key == "read.ops_per_s" || key == "write.ops_per_s")) {
+			continue // per-direction IOPS repeat the total when only one direction ran
+		}
+		label, format := metricFormat(key)
+		ci := "n<6"
+		if s.CI95 != nil {
+			ci = fmt.Sprintf("[%s, %s]", format(s.CI95[0]), format(s.CI95[1]))
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s ± %s\t%.1f%%\t%d\t\n", label, format(s.Median), ci,
+			format(s.Mean), format(s.SD), 100*s.CV, s.N)
+	}
+	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if r.Segments != nil {
-		if err := WriteSegments(w, r.Segments); err != nil {
-			return err
-		}
+	writeLatency(w, c.Latency)
+	if c.Deadline != nil {
+		fmt.Fprintf(w, "  %s\n", c.Deadline)
 	}
-	writeWarnings(w, r.Warnings, false)
+	if c.TimingOverheadNs > 0 {
+		fmt.Fprintf(w, "  timing overhead: %.0f ns per operation, measured before each run\n", c.TimingOverheadNs)
+	}
 	return nil
 }
 
