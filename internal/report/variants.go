@@ -67,10 +67,6 @@ func writeVariants(w io.Writer, r *analysis.Report, markdown bool) error {
 	if err := writePivot(w, r, cells, byCell, summaries, markdown); err != nil {
 		return err
 	}
-	heading := "\n%s — %s, %s\n"
-	if markdown {
-		heading = "\n### %s — %s, %s\n\n"
-	}
 	for _, cell := range cells {
 		var metrics []string
 		seen := map[string]bool{}
@@ -81,77 +77,104 @@ func writeVariants(w io.Writer, r *analysis.Report, markdown bool) error {
 			}
 		}
 		for _, m := range metrics {
-			label, format := metricFormat(m)
-			better := "higher is better"
-			if lowerIsBetter(byCell[cell], m) {
-				better = "lower is better"
-			}
-			family := "primary: its verdicts are Holm-adjusted across the report"
-			if r.Rounds != nil {
-				family = "primary: its interval is a confidence sequence, valid at every round looked at"
-			}
-			if c := byCell[cell]; len(c) > 0 && !isPrimary(c, m) {
-				family = "unadjusted"
-			}
-			fmt.Fprintf(w, heading, cell, label, better+"; "+family)
-			t := &Table{Header: []string{"variant", "median [95% CI]", "ratio vs " + r.Baseline + " [95% CI]", "MDE", "verdict"}}
-			base := summaries[r.Baseline+"\x00"+cell].Summary[m]
-			t.Add(r.Baseline, medianCI(base, format), "", "", "baseline")
-			var notes []string
-			for _, c := range byCell[cell] {
-				if c.Metric != m {
-					continue
-				}
-				own := summaries[c.Variant+"\x00"+cell].Summary[m]
-				verdict := verdictText(c.Comparison)
-				if r.Colour && !markdown { // the last column: its escapes cannot misalign the others
-					verdict = colour(c.Verdict, verdict)
-				}
-				t.Add(c.Variant, medianCI(own, format), estimate(c.Comparison, format), mde(c.Comparison), verdict)
-				if c.Failed != "" {
-					notes = append(notes, "not compared: "+c.Failed)
-				}
-				if why := disagreement(c, base, own); why != "" {
-					notes = append(notes, why)
-				}
-				if c.Robust {
-					notes = append(notes, fmt.Sprintf("%s: %d of %d rounds lie far from the rest (modified z-score beyond %.1f), so the estimate is the Hodges–Lehmann median of pairwise means of the per-round figures, with the signed-rank interval, not their mean; the slot regression is not fitted",
-						c.Variant, c.Outliers, c.N, stats.OutlierZ))
-				} else if c.Method == stats.MethodSequential && c.Outliers > 0 {
-					notes = append(notes, fmt.Sprintf("%s: %d of %d rounds lay far from the rest (modified z-score beyond %g) and were held at that bound (winsorized) before the sequence's mean, so one stalled run cannot widen every later look",
-						c.Variant, c.Outliers, c.N, float64(stats.WinsorZ)))
-				}
-			}
-			if err := t.Render(w, markdown); err != nil {
+			if err := writeMetricTable(w, r, cell, m, byCell[cell], summaries, markdown); err != nil {
 				return err
-			}
-			if markdown && len(notes) > 0 {
-				fmt.Fprintln(w) // a line right under a table is one of its rows on GitHub
-			}
-			for _, n := range notes {
-				fmt.Fprintf(w, map[bool]string{false: "  %s\n", true: "- %s\n"}[markdown], n)
 			}
 		}
 	}
+	writeVerdictRule(w, r)
+	return nil
+}
+
+// writeMetricTable writes one metric of one cell: each variant's median,
+// its ratio to the baseline, the MDE and the verdict, and notes on what
+// is unusual about a comparison.
+func writeMetricTable(w io.Writer, r *analysis.Report, cell, m string, cmps []analysis.ComparisonView, summaries map[string]analysis.CellView, markdown bool) error {
+	label, format := metricFormat(m)
+	better := "higher is better"
+	if lowerIsBetter(cmps, m) {
+		better = "lower is better"
+	}
+	family := "primary: its verdicts are Holm-adjusted across the report"
+	if r.Rounds != nil {
+		family = "primary: its interval is a confidence sequence, valid at every round looked at"
+	}
+	if len(cmps) > 0 && !isPrimary(cmps, m) {
+		family = "unadjusted"
+	}
+	heading := "\n%s — %s, %s\n"
+	if markdown {
+		heading = "\n### %s — %s, %s\n\n"
+	}
+	fmt.Fprintf(w, heading, cell, label, better+"; "+family)
+	t := &Table{Header: []string{"variant", "median [95% CI]", "ratio vs " + r.Baseline + " [95% CI]", "MDE", "verdict"}}
+	base := summaries[r.Baseline+"\x00"+cell].Summary[m]
+	t.Add(r.Baseline, medianCI(base, format), "", "", "baseline")
+	var notes []string
+	for _, c := range cmps {
+		if c.Metric != m {
+			continue
+		}
+		own := summaries[c.Variant+"\x00"+cell].Summary[m]
+		verdict := verdictText(c.Comparison)
+		if r.Colour && !markdown { // the last column: its escapes cannot misalign the others
+			verdict = colour(c.Verdict, verdict)
+		}
+		t.Add(c.Variant, medianCI(own, format), estimate(c.Comparison, format), mde(c.Comparison), verdict)
+		notes = append(notes, comparisonNotes(c, base, own)...)
+	}
+	if err := t.Render(w, markdown); err != nil {
+		return err
+	}
+	if markdown && len(notes) > 0 {
+		fmt.Fprintln(w) // a line right under a table is one of its rows on GitHub
+	}
+	for _, n := range notes {
+		fmt.Fprintf(w, map[bool]string{false: "  %s\n", true: "- %s\n"}[markdown], n)
+	}
+	return nil
+}
+
+// comparisonNotes say what is unusual about a comparison: a side that
+// failed, medians and estimate that disagree, rounds far from the rest.
+func comparisonNotes(c analysis.ComparisonView, base, own stats.Summary) []string {
+	var notes []string
+	if c.Failed != "" {
+		notes = append(notes, "not compared: "+c.Failed)
+	}
+	if why := disagreement(c, base, own); why != "" {
+		notes = append(notes, why)
+	}
+	if c.Robust {
+		notes = append(notes, fmt.Sprintf("%s: %d of %d rounds lie far from the rest (modified z-score beyond %.1f), so the estimate is the Hodges–Lehmann median of pairwise means of the per-round figures, with the signed-rank interval, not their mean; the slot regression is not fitted",
+			c.Variant, c.Outliers, c.N, stats.OutlierZ))
+	} else if c.Method == stats.MethodSequential && c.Outliers > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d of %d rounds lay far from the rest (modified z-score beyond %g) and were held at that bound (winsorized) before the sequence's mean, so one stalled run cannot widen every later look",
+			c.Variant, c.Outliers, c.N, float64(stats.WinsorZ)))
+	}
+	return notes
+}
+
+// writeVerdictRule says how the verdicts were drawn.
+func writeVerdictRule(w io.Writer, r *analysis.Report) {
 	primaries := 0
 	for _, c := range r.Comparisons {
 		if c.Primary {
 			primaries++
 		}
 	}
+	if r.Rounds != nil {
+		note := "\nverdicts: the rounds were looked at after each one, so each primary metric's interval is a 95%% confidence sequence (it holds at every look; its error rate is split over the report's %d primary comparisons) and its ratio the mean per-round ratio: faster/slower when it lies wholly beyond ±%.0f%%, same when wholly inside; " +
+			"other metrics: fixed-rounds CIs, unadjusted, which stopping early makes optimistic; MDE is the difference the sequence would have called with 80%% probability at these rounds\n"
+		fmt.Fprintf(w, note, primaries, 100*r.Threshold)
+		fmt.Fprintln(w, roundsLine(r.Rounds))
+		return
+	}
 	note := "\nverdicts: faster/slower when the 95%% CI lies wholly beyond ±%.0f%% and, for primary metrics, the Holm-adjusted p < 0.05 across the report's %d primary comparisons (other metrics: unadjusted); same when the CI lies wholly inside ±%.0f%%; " +
 		"the ratio is the paired per-round estimate, adjusted for each run's slot in its round (counts: the per-round difference); " +
 		"MDE is the smallest difference this rule — the warm-up check included — calls faster/slower with 80%% probability at the noise these rounds showed; " +
 		"the rounds an inconclusive verdict names are an estimate from these rounds — `iolab experiment --until-decided` adds rounds until every primary comparison is decided\n"
-	if r.Rounds != nil {
-		note = "\nverdicts: the rounds were looked at after each one, so each primary metric's interval is a 95%% confidence sequence (it holds at every look; its error rate is split over the report's %d primary comparisons) and its ratio the mean per-round ratio: faster/slower when it lies wholly beyond ±%.0f%%, same when wholly inside; " +
-			"other metrics: fixed-rounds CIs, unadjusted, which stopping early makes optimistic; MDE is the difference the sequence would have called with 80%% probability at these rounds\n"
-		fmt.Fprintf(w, note, primaries, 100*r.Threshold)
-		fmt.Fprintln(w, roundsLine(r.Rounds))
-		return nil
-	}
 	fmt.Fprintf(w, note, 100*r.Threshold, primaries, 100*r.Threshold)
-	return nil
 }
 
 // roundsLine says when an experiment that stops when decided stopped.
