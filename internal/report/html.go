@@ -300,11 +300,7 @@ func measured(run analysis.RunView) bool { return !run.Warmup && run.Status == s
 
 func htmlCellOf(r *analysis.Report, name string, variants []string) (htmlCell, error) {
 	hc := htmlCell{Name: name}
-	var cdfs []cdfGroup
-	var strips []stripGroup
-	var order, delays []timePoint
-	var ops, p99 []secondsLine
-	secondsMetric := ""
+	var p cellPlots
 	for _, cv := range r.Cells {
 		if cv.Name != name {
 			continue
@@ -313,85 +309,17 @@ func htmlCellOf(r *analysis.Report, name string, variants []string) (htmlCell, e
 		hc.Workload, hc.Params, hc.Metric = cv.Workload, cellParams(r, name), analysis.PrimaryMetric(cv.Workload)
 		switch hc.Metric {
 		case "ops_per_s", "bytes_per_s":
-			secondsMetric = hc.Metric
+			p.secondsMetric = hc.Metric
 		}
-		g := stripGroup{Name: variantLabel(cv.Variant), Summary: cv.Summary[hc.Metric]}
-		for _, run := range r.Runs {
-			if run.Cell != name || run.Variant != cv.Variant || run.Status != store.StatusOK {
-				continue
-			}
-			v, ok := run.Metrics[hc.Metric]
-			if !ok {
-				continue
-			}
-			if !run.Warmup {
-				g.Values = append(g.Values, v)
-			}
-			order = append(order, timePoint{At: run.Start, Value: v, Variant: vi, Warmup: run.Warmup})
-			if d, ok := run.Metrics["gen_delay_pct"]; ok && !run.Warmup {
-				delays = append(delays, timePoint{At: run.Start, Value: d, Variant: vi})
-			}
-			if len(run.Series) > 0 && !run.Warmup {
-				o, q := secondsLine{Variant: vi}, secondsLine{Variant: vi}
-				for _, s := range fullSeconds(run) {
-					at := run.Start.Add(time.Duration(s.T) * time.Second)
-					v := float64(s.Ops)
-					if secondsMetric == "bytes_per_s" {
-						v = float64(s.Bytes)
-					}
-					o.Points = append(o.Points, timePoint{At: at, Value: v, Variant: vi})
-					if s.Ops > 0 {
-						q.Points = append(q.Points, timePoint{At: at, Value: float64(s.P99Ns), Variant: vi})
-					}
-				}
-				ops, p99 = append(ops, o), append(p99, q)
-			}
-		}
-		g.colour = vi
-		strips = append(strips, g)
-		dirs := slices.Sorted(maps.Keys(cv.Hist))
-		for _, d := range dirs {
-			label := variantLabel(cv.Variant)
-			if len(dirs) > 1 {
-				label += " " + d
-			}
-			cdfs = append(cdfs, cdfGroup{Name: label, H: cv.Hist[d]})
-		}
+		p.addVariant(r, cv, vi, hc.Metric)
 		hc.Summary = append(hc.Summary, summaryRows(cv, hc.Metric)...)
 	}
-	slices.SortStableFunc(strips, func(a, b stripGroup) int { return a.colour - b.colour })
+	slices.SortStableFunc(p.strips, func(a, b stripGroup) int { return a.colour - b.colour })
 	names := make([]string, len(variants))
 	for i, v := range variants {
 		names[i] = variantLabel(v)
 	}
-	plots := []plotSpec{
-		{"strip", "Each measured run of each variant; the square and bar are the median and its 95% interval.",
-			func() (figure, error) { return stripPlot(hc.Metric, strips) }},
-		{"cdf", "Latency of every operation of the measured runs, merged from their histograms; the dots mark p50, p99 and p99.9.",
-			func() (figure, error) { return cdfPlot(cdfs) }},
-		{"run-order", "Every run where it fell in the experiment: a trend all variants share is drift of the machine or the target, which interleaved rounds cancel.",
-			func() (figure, error) {
-				return runOrderPlot(hc.Metric, order, names, "every run at the time it ran")
-			}},
-	}
-	if len(delays) > 0 {
-		plots = append(plots, plotSpec{"generator", fmt.Sprintf("iolab's own delay per operation in each measured run (its threads' wait for a CPU, or its free workers' late starts), as a share of the median the run measured (response time, else service time): a run past %.0f%% measured the client as much as the target, and a burst of other work on the machine shows as the runs it hit.", metrics.GenDelayShare),
-			func() (figure, error) {
-				return runOrderPlot("gen_delay_pct", delays, names, "iolab's own delay in every run")
-			}})
-	}
-	if secondsMetric != "" {
-		plots = append(plots,
-			plotSpec{"timeline", "Every full second of every measured run at its time in the experiment.",
-				func() (figure, error) {
-					return secondsPlot(secondsMetric, "", "every second of every measured run", ops, names)
-				}},
-			plotSpec{"timeline-p99", "The p99 latency of each of those seconds.",
-				func() (figure, error) {
-					return secondsPlot("lat_p99_ns", "p99 latency", "p99 latency of each second", p99, names)
-				}})
-	}
-	for _, pl := range plots {
+	for _, pl := range p.specs(hc.Metric, names) {
 		f, err := pl.draw()
 		if err != nil {
 			return hc, fmt.Errorf("%s plot: %w", pl.kind, err)
@@ -400,6 +328,99 @@ func htmlCellOf(r *analysis.Report, name string, variants []string) (htmlCell, e
 		hc.Plots = appendFigure(hc.Plots, f)
 	}
 	return hc, nil
+}
+
+// cellPlots is what a cell's plots draw, gathered variant by variant.
+type cellPlots struct {
+	cdfs          []cdfGroup
+	strips        []stripGroup
+	order, delays []timePoint
+	ops, p99      []secondsLine
+	secondsMetric string // the metric the seconds draw: "" for none
+}
+
+// addVariant gathers one variant's runs of the cell (vi its colour):
+// each measured run's metric and generator delay, every run's place in
+// the experiment, every second, and the latency of every operation.
+func (p *cellPlots) addVariant(r *analysis.Report, cv analysis.CellView, vi int, metric string) {
+	g := stripGroup{Name: variantLabel(cv.Variant), Summary: cv.Summary[metric], colour: vi}
+	for _, run := range r.Runs {
+		if run.Cell != cv.Name || run.Variant != cv.Variant || run.Status != store.StatusOK {
+			continue
+		}
+		v, ok := run.Metrics[metric]
+		if !ok {
+			continue
+		}
+		if !run.Warmup {
+			g.Values = append(g.Values, v)
+		}
+		p.order = append(p.order, timePoint{At: run.Start, Value: v, Variant: vi, Warmup: run.Warmup})
+		if d, ok := run.Metrics["gen_delay_pct"]; ok && !run.Warmup {
+			p.delays = append(p.delays, timePoint{At: run.Start, Value: d, Variant: vi})
+		}
+		if len(run.Series) > 0 && !run.Warmup {
+			p.addSeconds(run, vi)
+		}
+	}
+	p.strips = append(p.strips, g)
+	dirs := slices.Sorted(maps.Keys(cv.Hist))
+	for _, d := range dirs {
+		label := variantLabel(cv.Variant)
+		if len(dirs) > 1 {
+			label += " " + d
+		}
+		p.cdfs = append(p.cdfs, cdfGroup{Name: label, H: cv.Hist[d]})
+	}
+}
+
+// addSeconds gathers a run's full seconds: its rate and its p99.
+func (p *cellPlots) addSeconds(run analysis.RunView, vi int) {
+	o, q := secondsLine{Variant: vi}, secondsLine{Variant: vi}
+	for _, s := range fullSeconds(run) {
+		at := run.Start.Add(time.Duration(s.T) * time.Second)
+		v := float64(s.Ops)
+		if p.secondsMetric == "bytes_per_s" {
+			v = float64(s.Bytes)
+		}
+		o.Points = append(o.Points, timePoint{At: at, Value: v, Variant: vi})
+		if s.Ops > 0 {
+			q.Points = append(q.Points, timePoint{At: at, Value: float64(s.P99Ns), Variant: vi})
+		}
+	}
+	p.ops, p.p99 = append(p.ops, o), append(p.p99, q)
+}
+
+// specs are the cell's plots, with their captions.
+func (p *cellPlots) specs(metric string, names []string) []plotSpec {
+	plots := []plotSpec{
+		{"strip", "Each measured run of each variant; the square and bar are the median and its 95% interval.",
+			func() (figure, error) { return stripPlot(metric, p.strips) }},
+		{"cdf", "Latency of every operation of the measured runs, merged from their histograms; the dots mark p50, p99 and p99.9.",
+			func() (figure, error) { return cdfPlot(p.cdfs) }},
+		{"run-order", "Every run where it fell in the experiment: a trend all variants share is drift of the machine or the target, which interleaved rounds cancel.",
+			func() (figure, error) {
+				return runOrderPlot(metric, p.order, names, "every run at the time it ran")
+			}},
+	}
+	if len(p.delays) > 0 {
+		plots = append(plots, plotSpec{"generator", fmt.Sprintf("iolab's own delay per operation in each measured run (its threads' wait for a CPU, or its free workers' late starts), as a share of the median the run measured (response time, else service time): a run past %.0f%% measured the client as much as the target, and a burst of other work on the machine shows as the runs it hit.", metrics.GenDelayShare),
+			func() (figure, error) {
+				return runOrderPlot("gen_delay_pct", p.delays, names, "iolab's own delay in every run")
+			}})
+	}
+	if p.secondsMetric != "" {
+		plots = append(plots,
+			plotSpec{"timeline", "Every full second of every measured run at its time in the experiment.",
+				func() (figure, error) {
+					return secondsPlot(p.secondsMetric, "", "every second of every measured run", p.ops, names)
+				}},
+			plotSpec{"timeline-p99", "The p99 latency of each of those seconds.",
+				func() (figure, error) {
+					return secondsPlot("lat_p99_ns", "p99 latency", "p99 latency of each second", p.p99, names)
+				}})
+	}
+	return plots
 }
 
 // summaryRows are a variant's rows of a cell's table: its median of the
