@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -209,36 +210,9 @@ func htmlExperimentOf(r *analysis.Report, pg Page) (htmlExperiment, error) {
 		return e, err
 	}
 	e.Text = text.String()
-	var first, last time.Time
-	for _, run := range r.Runs {
-		if run.Status == store.StatusFailed {
-			e.Failed++
-		}
-		if first.IsZero() || (!run.Start.IsZero() && run.Start.Before(first)) {
-			first = run.Start
-		}
-		if end := run.Start.Add(time.Duration(run.DurationS * float64(time.Second))); end.After(last) {
-			last = end
-		}
-	}
-	if !first.IsZero() {
-		e.Started, e.Ended = first.Local().Format("2006-01-02 15:04:05"), last.Local().Format("2006-01-02 15:04:05")
-	}
+	e.span(r)
 	e.Answers, e.AnswerOf = Answers(r), answerOf(r)
-	for _, c := range r.Comparisons {
-		label, _ := metricFormat(c.Metric)
-		e.Verdicts = append(e.Verdicts, htmlVerdict{Cell: c.Cell, Variant: c.Variant, Metric: label, Primary: c.Primary,
-			Estimate: viewEstimate(c), MDE: mde(c.Comparison), Verdict: c.Verdict})
-	}
-	slices.SortStableFunc(e.Verdicts, func(a, b htmlVerdict) int {
-		if a.Primary != b.Primary {
-			if a.Primary {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
+	e.Verdicts = htmlVerdicts(r)
 	if v := r.Segments; v != nil {
 		for _, c := range v.Cells {
 			for _, sf := range c.Segments {
@@ -284,16 +258,62 @@ func htmlExperimentOf(r *analysis.Report, pg Page) (htmlExperiment, error) {
 		return e, err
 	}
 	if env := r.Env; env != nil {
-		e.Env = [][2]string{{"host", env.Hostname}, {"kernel", env.Kernel}, {"CPU", fmt.Sprintf("%s x%d", env.CPUModel, env.CPUs)},
-			{"memory", metrics.FormatBytes(float64(env.MemTotalBytes))}, {"iolab", strings.TrimSpace(env.IolabVersion + " " + env.IolabCommit)}, {"Go", env.GoVersion}}
-		if env.Governor != "" {
-			e.Env = append(e.Env, [2]string{"CPU governor", env.Governor})
-		}
-		if t := env.Target; t != nil {
-			e.Env = append(e.Env, [2]string{"target", strings.TrimSpace(fmt.Sprintf("%s on %s (%s %s %s)", t.Path, t.MountPoint, t.FSType, t.Device, t.Model))})
-		}
+		e.Env = envRows(env)
 	}
 	return e, nil
+}
+
+// span sets when the experiment's runs began and ended, and how many
+// failed.
+func (e *htmlExperiment) span(r *analysis.Report) {
+	var first, last time.Time
+	for _, run := range r.Runs {
+		if run.Status == store.StatusFailed {
+			e.Failed++
+		}
+		if first.IsZero() || (!run.Start.IsZero() && run.Start.Before(first)) {
+			first = run.Start
+		}
+		if end := run.Start.Add(time.Duration(run.DurationS * float64(time.Second))); end.After(last) {
+			last = end
+		}
+	}
+	if !first.IsZero() {
+		e.Started, e.Ended = first.Local().Format("2006-01-02 15:04:05"), last.Local().Format("2006-01-02 15:04:05")
+	}
+}
+
+// htmlVerdicts are the comparisons' verdicts, the primary ones first.
+func htmlVerdicts(r *analysis.Report) []htmlVerdict {
+	var out []htmlVerdict
+	for _, c := range r.Comparisons {
+		label, _ := metricFormat(c.Metric)
+		out = append(out, htmlVerdict{Cell: c.Cell, Variant: c.Variant, Metric: label, Primary: c.Primary,
+			Estimate: viewEstimate(c), MDE: mde(c.Comparison), Verdict: c.Verdict})
+	}
+	slices.SortStableFunc(out, func(a, b htmlVerdict) int {
+		if a.Primary != b.Primary {
+			if a.Primary {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// envRows are the machine's facts the page shows.
+func envRows(env *envinfo.Snapshot) [][2]string {
+	rows := [][2]string{{"host", env.Hostname}, {"kernel", env.Kernel}, {"CPU", fmt.Sprintf("%s x%d", env.CPUModel, env.CPUs)},
+		{"memory", metrics.FormatBytes(float64(env.MemTotalBytes))}, {"iolab", strings.TrimSpace(env.IolabVersion + " " + env.IolabCommit)}, {"Go", env.GoVersion}}
+	if env.Governor != "" {
+		rows = append(rows, [2]string{"CPU governor", env.Governor})
+	}
+	if t := env.Target; t != nil {
+		rows = append(rows, [2]string{"target", strings.TrimSpace(fmt.Sprintf("%s on %s (%s %s %s)", t.Path, t.MountPoint, t.FSType, t.Device, t.Model))})
+	}
+	return rows
 }
 
 func measured(run analysis.RunView) bool { return !run.Warmup && run.Status == store.StatusOK }
