@@ -119,22 +119,7 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	cmd.ExtraFiles = []*os.File{gate}
 	cmd.Dir, cmd.Env = c.opts.Dir, c.opts.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	out := &outtail.Tail{Max: 2048}
-	cmd.Stdout, cmd.Stderr = out, out
-	var found *findings
-	var streams []*extractor
-	if len(c.opts.Metrics) > 0 {
-		// A stream each, so a line of one is never cut by a write of the
-		// other.
-		found = newFindings(c.opts.Metrics)
-		streams = []*extractor{{found: found}, {found: found}}
-		cmd.Stdout, cmd.Stderr = io.MultiWriter(out, streams[0]), io.MultiWriter(out, streams[1])
-	}
-	var stdout *boundedBuffer
-	if c.opts.KeepOutput {
-		stdout = &boundedBuffer{max: maxOutput}
-		cmd.Stdout = io.MultiWriter(cmd.Stdout, stdout)
-	}
+	o := c.outputs(cmd)
 	var group *cgroup.Group
 	if !c.opts.Limits.IsZero() {
 		var err error
@@ -170,7 +155,54 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 		err = <-waited
 	}
 	wall := time.Since(start)
-	peak := watch.Stop()
+	res := c.figures(cmd, start, wall, watch.Stop())
+	var oom error
+	if group != nil {
+		u := group.Usage()
+		maps.Copy(res.Extra, u.Metrics())
+		oom = group.OOMError(u)
+	}
+	var extractErr error
+	if o.found != nil && err == nil && ctx.Err() == nil {
+		var values map[string]float64
+		if values, extractErr = o.found.finish(o.streams...); extractErr == nil {
+			maps.Copy(res.Extra, values)
+		}
+	}
+	return c.outcome(ctx, res, o, oom, err, extractErr)
+}
+
+// runOutputs are where a run's output goes: the tail an error quotes, the
+// metrics read from each stream, stdout kept whole (KeepOutput).
+type runOutputs struct {
+	tail    *outtail.Tail
+	found   *findings
+	streams []*extractor
+	stdout  *boundedBuffer
+}
+
+// outputs sets where cmd's output goes.
+func (c *Cmd) outputs(cmd *exec.Cmd) runOutputs {
+	o := runOutputs{tail: &outtail.Tail{Max: 2048}}
+	cmd.Stdout, cmd.Stderr = o.tail, o.tail
+	if len(c.opts.Metrics) > 0 {
+		// A stream each, so a line of one is never cut by a write of the
+		// other.
+		o.found = newFindings(c.opts.Metrics)
+		o.streams = []*extractor{{found: o.found}, {found: o.found}}
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(o.tail, o.streams[0]), io.MultiWriter(o.tail, o.streams[1])
+	}
+	if c.opts.KeepOutput {
+		o.stdout = &boundedBuffer{max: maxOutput}
+		cmd.Stdout = io.MultiWriter(cmd.Stdout, o.stdout)
+	}
+	return o
+}
+
+// figures are what a run of the ended command measured: its wall time,
+// its CPU, its tree's peak memory, its exit code, and the rates the plan
+// declared per run.
+func (c *Cmd) figures(cmd *exec.Cmd, start time.Time, wall time.Duration, peak observe.TreePeak) *metrics.Result {
 	res := &metrics.Result{Start: start, Duration: wall, Extra: map[string]float64{"wall_s": wall.Seconds()}}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		res.CPUUserS = time.Duration(ru.Utime.Nano()).Seconds()
@@ -182,25 +214,20 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 		res.Extra["max_rss_bytes"] = float64(peak.RSSBytes)
 	}
 	res.Extra["exit_code"] = float64(cmd.ProcessState.ExitCode())
-	var oom error
-	if group != nil {
-		u := group.Usage()
-		maps.Copy(res.Extra, u.Metrics())
-		oom = group.OOMError(u)
-	}
 	if c.opts.BytesPerRun > 0 {
 		res.Extra["bytes_per_s"] = float64(c.opts.BytesPerRun) / wall.Seconds()
 	}
 	if c.opts.ItemsPerRun > 0 {
 		res.Extra["items_per_s"] = float64(c.opts.ItemsPerRun) / wall.Seconds()
 	}
-	var extractErr error
-	if found != nil && err == nil && ctx.Err() == nil {
-		var values map[string]float64
-		if values, extractErr = found.finish(streams...); extractErr == nil {
-			maps.Copy(res.Extra, values)
-		}
-	}
+	return res
+}
+
+// outcome is how the run went: killed at its timeout, interrupted, out of
+// memory, failed, its metrics not found, too much output — each a failed
+// operation the result says — or its output kept.
+func (c *Cmd) outcome(ctx context.Context, res *metrics.Result, o runOutputs, oom, err, extractErr error) (*metrics.Result, error) {
+	out, stdout := o.tail, o.stdout
 	switch {
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.Errors, res.FirstError = 1, fmt.Sprintf("cmd %q: killed after the %v timeout", c.opts.Run, c.opts.Timeout)
