@@ -484,9 +484,6 @@ func (f *Frames) own(do func(i int)) {
 // Run implements workload.Workload.
 func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, error) {
 	o := &f.opts
-	var next, late, dropped, worstLateNs, failed atomic.Int64
-	var firstFailure atomic.Pointer[string]
-	var fellBack atomic.Bool
 	if o.Stream != "" && !o.Read {
 		if err := f.createStream(); err != nil {
 			return nil, err
@@ -496,130 +493,39 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 		f.dropCache()
 	}
 	seg := o.Segment
-	stride := max(seg.N, 1)
-	threads := make([]*thread, seg.Share(o.Threads))
+	p := &play{f: f, stride: max(seg.N, 1), threads: make([]*thread, seg.Share(o.Threads))}
+	if o.FPS > 0 {
+		p.period = float64(time.Second) / o.FPS
+	}
+	// When each thread ended, on the run's clock; -1 for one that had
+	// no frame to play.
+	p.finished = make([]int64, len(p.threads))
 	// Each thread maps and fills its buffer before the clock starts, so
 	// frame i is released at i/fps of a clock that every thread shares.
-	dopts := driver.Options{Workers: len(threads), ProcPerWorker: true, Setup: func(worker int) error {
-		threads[worker] = &thread{f: f}
-		return threads[worker].init(worker)
+	dopts := driver.Options{Workers: len(p.threads), ProcPerWorker: true, Setup: func(worker int) error {
+		p.threads[worker] = &thread{f: f}
+		return p.threads[worker].init(worker)
 	}}
 	if progress != nil {
 		dopts.Progress = func(_ time.Duration, ops, bytes int64) { progress(ops, bytes) }
 	}
-
-	period := 0.0
-	if o.FPS > 0 {
-		period = float64(time.Second) / o.FPS
-	}
-	// When each thread ended, on the run's clock; -1 for one that had
-	// no frame to play.
-	finished := make([]int64, len(threads))
-	res, err := driver.Run(ctx, dopts, func(ctx context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
-		t := threads[worker]
-		t.clock, t.rec = clock, rec
-		defer t.free()
-		n := 0 // positions taken
-		defer func() {
-			finished[worker] = clock.Now()
-			if n == 0 {
-				finished[worker] = -1
-			}
-		}()
-		plays := f.plays(worker, len(threads), &next)
-		for ; !stop.Stopped(); n++ {
-			k, ok := plays()
-			if !ok {
-				return nil
-			}
-			i := f.frameAt(k)
-			var deadline int64
-			if period > 0 {
-				// A shared play clock: position k is due at (k+1)/fps. In
-				// blocks, each thread plays its own at its share of the
-				// rate, as vframetest's threads do: its n-th frame is due
-				// at (n+1) x threads/fps.
-				at, every := float64(k), period
-				if o.Split == SplitBlock {
-					at, every = float64(n), period*float64(stride*len(threads))
-				}
-				release := int64(at * every)
-				deadline = int64((at + 1) * every)
-				if !driver.SleepUntil(clock, release, stop) { // interrupted while it waited for its frame's time
-					return nil
-				}
-				if o.DropLate && clock.Now() > deadline {
-					dropped.Add(1)
-					t.timings = append(t.timings, metrics.FrameTiming{Frame: i, Pos: k, Thread: worker, Dropped: true})
-					continue
-				}
-			}
-			if err := t.frame(i, k); err != nil {
-				if !o.KeepGoing {
-					return err
-				}
-				if failed.Add(1) == 1 {
-					msg := err.Error()
-					firstFailure.Store(&msg)
-				}
-				continue
-			}
-			if period > 0 {
-				if over := clock.Now() - deadline; over > 0 {
-					t.timings[len(t.timings)-1].LateNs = over
-					late.Add(1)
-					for w := worstLateNs.Load(); over > w && !worstLateNs.CompareAndSwap(w, over); w = worstLateNs.Load() {
-					}
-				}
-			}
-		}
-		return nil
-	})
+	res, err := driver.Run(ctx, dopts, p.worker)
 	if errors.Is(err, driver.ErrGraceExceeded) {
 		return nil, err // workers still use their buffers
 	}
-	for _, t := range threads {
+	fellBack := false
+	for _, t := range p.threads {
 		if t != nil {
 			t.free() // a thread set up for a run that never started
-			fellBack.Store(fellBack.Load() || t.fellBack)
+			fellBack = fellBack || t.fellBack
 		}
 	}
 	if res == nil {
 		return nil, err
 	}
-	for _, t := range threads {
-		if t != nil {
-			res.Frames = append(res.Frames, t.timings...)
-		}
-	}
-	sort.Slice(res.Frames, func(a, b int) bool { return res.Frames[a].Pos < res.Frames[b].Pos })
-	frames := res.ByOp[metrics.Write].Ops + res.ByOp[metrics.Read].Ops
-	res.Extra = metrics.WithExtra(res.Extra, map[string]float64{
-		"frames_done":          float64(frames),
-		"frames_fps":           float64(frames) / math.Max(res.Duration.Seconds(), 1e-9),
-		"frames_thread_spread": slowestOverMean(finished),
-		"frames_late":          float64(late.Load()),
-		"frames_dropped":       float64(dropped.Load()),
-		"frames_worst_late_ns": float64(worstLateNs.Load()),
-	})
-	if o.KeepGoing {
-		tried := frames + failed.Load()
-		res.Extra["frames_failed"] = float64(failed.Load())
-		res.Extra["frames_success_pct"] = 100 * float64(frames) / math.Max(float64(tried), 1)
-		if n := failed.Load(); n > 0 {
-			res.Notes = append(res.Notes, metrics.Note{Code: "frames-failed", Message: fmt.Sprintf(
-				"%d of %d frames failed (success rate %.2f%%); --keep-going went on; the first: %s", n, tried, res.Extra["frames_success_pct"], *firstFailure.Load())})
-		}
-	}
-	if o.FPS > 0 {
-		res.Extra["frames_target_fps"] = o.FPS
-		res.Extra["frames_pass"] = 0
-		if late.Load() == 0 && dropped.Load() == 0 && failed.Load() == 0 {
-			res.Extra["frames_pass"] = 1
-		}
-	}
+	p.figures(res)
 	res.Notes = append(res.Notes, f.notes...)
-	if fellBack.Load() {
+	if fellBack {
 		res.Notes = append(res.Notes, metrics.Note{Code: "o-direct-fallback",
 			Message: f.target() + " refuses O_DIRECT; --direct ran as buffered I/O, so the page cache is in every number"})
 	}
@@ -627,6 +533,118 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 		f.remove()
 	}
 	return res, err
+}
+
+// play is one run of the frames: its threads, its clock's period per
+// frame (0: as fast as they go), and what its threads count together.
+type play struct {
+	f                                        *Frames
+	threads                                  []*thread
+	period                                   float64
+	stride                                   int // the segments the frames are shared among
+	next, late, dropped, worstLateNs, failed atomic.Int64
+	firstFailure                             atomic.Pointer[string]
+	finished                                 []int64
+}
+
+// worker is one thread playing its frames.
+func (p *play) worker(ctx context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
+	o := &p.f.opts
+	t := p.threads[worker]
+	t.clock, t.rec = clock, rec
+	defer t.free()
+	n := 0 // positions taken
+	defer func() {
+		p.finished[worker] = clock.Now()
+		if n == 0 {
+			p.finished[worker] = -1
+		}
+	}()
+	plays := p.f.plays(worker, len(p.threads), &p.next)
+	for ; !stop.Stopped(); n++ {
+		k, ok := plays()
+		if !ok {
+			return nil
+		}
+		i := p.f.frameAt(k)
+		var deadline int64
+		if p.period > 0 {
+			// A shared play clock: position k is due at (k+1)/fps. In
+			// blocks, each thread plays its own at its share of the
+			// rate, as vframetest's threads do: its n-th frame is due at
+			// (n+1) x threads/fps.
+			at, every := float64(k), p.period
+			if o.Split == SplitBlock {
+				at, every = float64(n), p.period*float64(p.stride*len(p.threads))
+			}
+			release := int64(at * every)
+			deadline = int64((at + 1) * every)
+			if !driver.SleepUntil(clock, release, stop) { // interrupted while it waited for its frame's time
+				return nil
+			}
+			if o.DropLate && clock.Now() > deadline {
+				p.dropped.Add(1)
+				t.timings = append(t.timings, metrics.FrameTiming{Frame: i, Pos: k, Thread: worker, Dropped: true})
+				continue
+			}
+		}
+		if err := t.frame(i, k); err != nil {
+			if !o.KeepGoing {
+				return err
+			}
+			if p.failed.Add(1) == 1 {
+				msg := err.Error()
+				p.firstFailure.Store(&msg)
+			}
+			continue
+		}
+		if p.period > 0 {
+			if over := clock.Now() - deadline; over > 0 {
+				t.timings[len(t.timings)-1].LateNs = over
+				p.late.Add(1)
+				for w := p.worstLateNs.Load(); over > w && !p.worstLateNs.CompareAndSwap(w, over); w = p.worstLateNs.Load() {
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// figures adds the frames' timings and figures to the run's result.
+func (p *play) figures(res *metrics.Result) {
+	o := &p.f.opts
+	for _, t := range p.threads {
+		if t != nil {
+			res.Frames = append(res.Frames, t.timings...)
+		}
+	}
+	sort.Slice(res.Frames, func(a, b int) bool { return res.Frames[a].Pos < res.Frames[b].Pos })
+	frames := res.ByOp[metrics.Write].Ops + res.ByOp[metrics.Read].Ops
+	late, dropped, failed := p.late.Load(), p.dropped.Load(), p.failed.Load()
+	res.Extra = metrics.WithExtra(res.Extra, map[string]float64{
+		"frames_done":          float64(frames),
+		"frames_fps":           float64(frames) / math.Max(res.Duration.Seconds(), 1e-9),
+		"frames_thread_spread": slowestOverMean(p.finished),
+		"frames_late":          float64(late),
+		"frames_dropped":       float64(dropped),
+		"frames_worst_late_ns": float64(p.worstLateNs.Load()),
+	})
+	if o.KeepGoing {
+		tried := frames + failed
+		res.Extra["frames_failed"] = float64(failed)
+		res.Extra["frames_success_pct"] = 100 * float64(frames) / math.Max(float64(tried), 1)
+		if failed > 0 {
+			res.Notes = append(res.Notes, metrics.Note{Code: "frames-failed", Message: fmt.Sprintf(
+				"%d of %d frames failed (success rate %.2f%%); --keep-going went on; the first: %s", failed, tried, res.Extra["frames_success_pct"], *p.firstFailure.Load())})
+		}
+	}
+	if o.FPS > 0 {
+		res.Extra["frames_target_fps"] = o.FPS
+		res.Extra["frames_pass"] = 0
+		if late == 0 && dropped == 0 && failed == 0 {
+			res.Extra["frames_pass"] = 1
+		}
+	}
 }
 
 // dropCache drops the frames' page cache, so a read measures storage.
