@@ -155,43 +155,18 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	var stop Stop
 	hardCtx, hardCancel := context.WithCancel(context.Background())
 	defer hardCancel()
-
-	var clock metrics.Clock // set before start is closed
-	aborted := false        // a setup failed; set before start is closed
-	var wg, setUp sync.WaitGroup
-	errs := make([]error, opts.Workers)
-	start := make(chan struct{})
-	for i := range recs {
-		wg.Add(1)
-		setUp.Add(1)
-		go func() {
-			defer wg.Done()
-			if opts.Setup != nil {
-				errs[i] = opts.Setup(i)
-			}
-			setUp.Done()
-			<-start
-			if !aborted {
-				errs[i] = w(hardCtx, i, clock, &stop, recs[i])
-			}
-		}()
+	ws := startWorkers(hardCtx, opts, w, &stop, recs)
+	if err := ws.setUp(); err != nil {
+		return nil, err
 	}
-	setUp.Wait()
-	if err := errors.Join(errs...); err != nil {
-		aborted = true
-		close(start)
-		wg.Wait()
-		return nil, fmt.Errorf("setting up workers: %w", err)
-	}
-	clock = metrics.NewClockAt(time.Now().Add(opts.Ramp))
+	clock := metrics.NewClockAt(time.Now().Add(opts.Ramp))
 	for _, rec := range recs {
 		rec.LogTo(ctx, clock)
 	}
 	cpu0 := rusageAt(opts.Ramp)
 	stop.end = int64(opts.Runtime)
-	close(start)
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	done := ws.start(clock)
+	errs := ws.errs
 
 	sink, drainEvery := metrics.SecondSink(ctx)
 	var steady *steadyJudge
@@ -229,16 +204,7 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 		rec.Close()
 	}
 	res := metrics.Merge(recs, series, clock.Start(), duration)
-	c0 := cpu0()
-	res.CPUUserS = cpu1.user - c0.user
-	res.CPUSysS = cpu1.sys - c0.sys
-	if c0.waitOK && cpu1.waitOK {
-		// The generator's own wait for a CPU: a starved client, not a
-		// slow target. Threads that ended with their workers said theirs;
-		// any other that ended took its own with it (never below 0).
-		wait := cpu1.wait + float64(stop.endedWaitNs.Load())/1e9 - c0.wait
-		res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"gen_cpu_wait_s": max(wait, 0)})
-	}
+	chargeCPU(res, cpu0(), cpu1, &stop)
 	res.TimingOverheadNs = overhead
 	if steady != nil {
 		res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"steady": 0})
@@ -253,6 +219,74 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 		return res, ctx.Err()
 	}
 	return res, errors.Join(errs...)
+}
+
+// workers are a run's workers, each set up before the clock starts and
+// then held until it has.
+type workers struct {
+	wg, setUps sync.WaitGroup
+	errs       []error
+	begin      chan struct{}
+	clock      metrics.Clock // set before begin is closed
+	aborted    bool          // a setup failed; set before begin is closed
+}
+
+// startWorkers starts opts.Workers copies of w, each running its setup at
+// once and its work once the clock starts (start).
+func startWorkers(ctx context.Context, opts Options, w Worker, stop *Stop, recs []*metrics.Recorder) *workers {
+	ws := &workers{errs: make([]error, opts.Workers), begin: make(chan struct{})}
+	for i := range recs {
+		ws.wg.Add(1)
+		ws.setUps.Add(1)
+		go func() {
+			defer ws.wg.Done()
+			if opts.Setup != nil {
+				ws.errs[i] = opts.Setup(i)
+			}
+			ws.setUps.Done()
+			<-ws.begin
+			if !ws.aborted {
+				ws.errs[i] = w(ctx, i, ws.clock, stop, recs[i])
+			}
+		}()
+	}
+	return ws
+}
+
+// setUp waits for every worker's setup; one that failed ends them all.
+func (ws *workers) setUp() error {
+	ws.setUps.Wait()
+	if err := errors.Join(ws.errs...); err != nil {
+		ws.aborted = true
+		close(ws.begin)
+		ws.wg.Wait()
+		return fmt.Errorf("setting up workers: %w", err)
+	}
+	return nil
+}
+
+// start lets the workers work on clock; the channel closes when every one
+// has returned.
+func (ws *workers) start(clock metrics.Clock) <-chan struct{} {
+	ws.clock = clock
+	close(ws.begin)
+	done := make(chan struct{})
+	go func() { ws.wg.Wait(); close(done) }()
+	return done
+}
+
+// chargeCPU charges the run with the CPU the process used from c0 to c1,
+// and the time its threads waited for a CPU: the generator's own wait, a
+// starved client, not a slow target. Threads that ended with their
+// workers said theirs; any other that ended took its own with it (never
+// below 0).
+func chargeCPU(res *metrics.Result, c0, c1 cpuTimes, stop *Stop) {
+	res.CPUUserS = c1.user - c0.user
+	res.CPUSysS = c1.sys - c0.sys
+	if c0.waitOK && c1.waitOK {
+		wait := c1.wait + float64(stop.endedWaitNs.Load())/1e9 - c0.wait
+		res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"gen_cpu_wait_s": max(wait, 0)})
+	}
 }
 
 // cutWait is how long workers have to return once the hard stop cut
