@@ -190,21 +190,17 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	defer r.Progress.Close() // the report comes next, on a clean line
 	r.sinkEvery = 0
 	if plan.Segment.Split() && store.IsPostgres(r.Store.Path()) {
-		// A shared server: the load is drawn live (show --follow). A
-		// SQLite file is one host's, written every few seconds.
-		r.sinkEvery = time.Second
+		r.sinkEvery = time.Second // a shared server: the load is drawn live (show --follow)
 	}
 	if plan.LatencyLog != "" {
-		l, err := metrics.CreateLatencyLog(plan.LatencyLog, plan.Resume != "")
+		closeLog, err := r.openLatencyLog(plan)
 		if err != nil {
-			return "", &workload.InputError{Err: fmt.Errorf("--lat-log %w", err)}
+			return "", err
 		}
-		r.latencyLog = l
 		defer func() {
-			if cerr := l.Close(); cerr != nil && err == nil {
+			if cerr := closeLog(); cerr != nil && err == nil {
 				err = cerr
 			}
-			r.latencyLog = nil
 		}()
 	}
 	defer closeCells(cells)
@@ -268,6 +264,20 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		err = r.execute(ctx, plan, expID, cells, stored, done)
 	}
 	return expID, r.finish(ctx, plan, expID, err)
+}
+
+// openLatencyLog opens --lat-log for the runs (added to, for a resumed
+// experiment), and returns what closes it.
+func (r *Runner) openLatencyLog(plan Plan) (func() error, error) {
+	l, err := metrics.CreateLatencyLog(plan.LatencyLog, plan.Resume != "")
+	if err != nil {
+		return nil, &workload.InputError{Err: fmt.Errorf("--lat-log %w", err)}
+	}
+	r.latencyLog = l
+	return func() error {
+		r.latencyLog = nil
+		return l.Close()
+	}, nil
 }
 
 // checkSchedule refuses a schedule that cannot run: more runs than are
@@ -664,14 +674,8 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		}
 	}
 	for i, e := range entries {
-		if done[runKey{e.Cell, e.Warmup, e.Round}] {
+		if skipped(e, cells, done, steady) {
 			continue
-		}
-		if d := cells[e.Cell].Done; d != nil && d() {
-			continue // its search ended
-		}
-		if steady && e.Warmup && e.Round >= 0 {
-			continue // preconditioned
 		}
 		firstOfBlock := i == 0 || entries[i-1].Block != e.Block
 		lastOfBlock := i == len(entries)-1 || entries[i+1].Block != e.Block
@@ -724,6 +728,12 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 			}
 		}
 	}
+	return keptGoing(failed, gated)
+}
+
+// keptGoing is what the runs that failed (--keep-going) or failed their
+// gate say once every run has ended.
+func keptGoing(failed, gated []error) error {
 	if len(failed) > 0 {
 		return fmt.Errorf("%d runs failed (kept going); the first: %w", len(failed), failed[0])
 	}
@@ -731,6 +741,19 @@ func (r *Runner) execute(ctx context.Context, plan Plan, expID string, cells []C
 		return fmt.Errorf("%d runs failed their gate; the first: %w", len(gated), gated[0])
 	}
 	return nil
+}
+
+// skipped says whether entry e does not run: it ran before (a resume),
+// its cell's search has ended, or it is a warm-up round the precondition
+// (steady) made needless.
+func skipped(e Entry, cells []Cell, done map[runKey]bool, steady bool) bool {
+	if done[runKey{e.Cell, e.Warmup, e.Round}] {
+		return true
+	}
+	if d := cells[e.Cell].Done; d != nil && d() {
+		return true
+	}
+	return steady && e.Warmup && e.Round >= 0
 }
 
 // waitTurn waits for run i's turn: a cooldown after a run, the run's slot
