@@ -174,14 +174,7 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 		steady = newSteadyJudge(opts.Steady)
 	}
 	interrupted, graceExceeded := waitSoftStop(ctx, opts, clock, series, done, &stop, sink, drainEvery, steady)
-	if !graceExceeded {
-		select {
-		case <-done:
-		case <-time.After(grace):
-			graceExceeded = true
-			hardCancel()
-		}
-	}
+	graceExceeded = graceExceeded || !waitGrace(done, grace, hardCancel)
 	duration := time.Duration(clock.Now())
 	cpu1 := rusage()
 	if graceExceeded {
@@ -206,12 +199,7 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	res := metrics.Merge(recs, series, clock.Start(), duration)
 	chargeCPU(res, cpu0(), cpu1, &stop)
 	res.TimingOverheadNs = overhead
-	if steady != nil {
-		res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"steady": 0})
-		if steady.At >= 0 {
-			res.Extra["steady"], res.Extra["steady_at_s"] = 1, float64(steady.At)
-		}
-	}
+	steady.mark(res)
 	if graceExceeded {
 		return res, fmt.Errorf("run stopped after %v, its operations still in flight cut: %w", duration.Round(time.Millisecond), ErrGraceExceeded)
 	}
@@ -219,6 +207,18 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 		return res, ctx.Err()
 	}
 	return res, errors.Join(errs...)
+}
+
+// mark says in the run's figures whether it was steady (1), and from
+// when, or went to its runtime (0); nothing without a criterion (nil).
+func (s *steadyJudge) mark(res *metrics.Result) {
+	if s == nil {
+		return
+	}
+	res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"steady": 0})
+	if s.At >= 0 {
+		res.Extra["steady"], res.Extra["steady_at_s"] = 1, float64(s.At)
+	}
 }
 
 // workers are a run's workers, each set up before the clock starts and
@@ -286,6 +286,19 @@ func chargeCPU(res *metrics.Result, c0, c1 cpuTimes, stop *Stop) {
 	if c0.waitOK && c1.waitOK {
 		wait := c1.wait + float64(stop.endedWaitNs.Load())/1e9 - c0.wait
 		res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"gen_cpu_wait_s": max(wait, 0)})
+	}
+}
+
+// waitGrace waits for the workers to finish what they have in flight
+// (done), for at most grace; past it, it cuts their operations (the hard
+// stop) and says they did not finish.
+func waitGrace(done <-chan struct{}, grace time.Duration, hardStop func()) bool {
+	select {
+	case <-done:
+		return true
+	case <-time.After(grace):
+		hardStop()
+		return false
 	}
 }
 
