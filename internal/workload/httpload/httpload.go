@@ -356,19 +356,7 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 		maps.Copy(res.Extra, reserve.Figures())
 	}
 	if o.DownloadURL != "" {
-		// Each worker uploads, then downloads what it uploaded: each
-		// direction's rates divide by the time spent in it, not by the
-		// whole run, of which it had only a share.
-		var busy [2]int64
-		for _, w := range workers {
-			if w != nil {
-				busy[0] += w.busyNs[0]
-				busy[1] += w.busyNs[1]
-			}
-		}
-		for i, op := range []metrics.Op{metrics.Upload, metrics.Download} {
-			res.ByOp[op].ActiveS = float64(busy[i]) / 1e9 / float64(active)
-		}
+		activeTimes(res, workers, active)
 	}
 	if o.Verify {
 		res.Extra["verify_checked"] = float64(verified.Load())
@@ -379,6 +367,23 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 		}
 	}
 	return res, err
+}
+
+// activeTimes sets each direction's active time when each worker
+// uploads, then downloads what it uploaded: each direction's rates divide
+// by the time spent in it, not by the whole run, of which it had only a
+// share (active: the workers that ran).
+func activeTimes(res *metrics.Result, workers []*worker, active int) {
+	var busy [2]int64
+	for _, w := range workers {
+		if w != nil {
+			busy[0] += w.busyNs[0]
+			busy[1] += w.busyNs[1]
+		}
+	}
+	for i, op := range []metrics.Op{metrics.Upload, metrics.Download} {
+		res.ByOp[op].ActiveS = float64(busy[i]) / 1e9 / float64(active)
+	}
 }
 
 // readLines reads a file of one value per line; blank lines and # comments

@@ -256,22 +256,7 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 		return nil, err
 	}
 	res.Extra = metrics.WithExtra(res.Extra, map[string]float64{"connections_opened": float64(s.dialed() - dialed), "event_loops": float64(len(loops))})
-	if n := res.ByOp[metrics.List].Ops; n > 0 {
-		res.Extra["list_keys"] = float64(s.listKeys.Load())
-		res.Extra["list_keys_per_s"] = float64(s.listKeys.Load()) / res.Duration.Seconds()
-	}
-	if len(s.clients) > 1 {
-		addEndpointStats(workers, len(s.clients), res.Duration, res.Extra)
-	}
-	buckets := make([]*sizeBuckets, len(workers))
-	for i, w := range workers {
-		buckets[i] = w.sizes
-	}
-	addSizeBuckets(buckets, res.Duration, res.Extra)
-	if reserve != nil {
-		maps.Copy(res.Extra, reserve.Figures())
-	}
-	addRetries(workers, res.Extra)
+	s.figures(res, workers, reserve)
 	var written []object
 	for _, w := range workers {
 		written = append(written, w.written...)
@@ -291,6 +276,27 @@ func (s *S3) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 		s.remove(ctx, written)
 	}
 	return res, err
+}
+
+// figures adds what the run's workers counted: the keys listed, each
+// endpoint's share, each size's, the reserve's, the requests sent again.
+func (s *S3) figures(res *metrics.Result, workers []*worker, reserve *driver.Reserve) {
+	if n := res.ByOp[metrics.List].Ops; n > 0 {
+		res.Extra["list_keys"] = float64(s.listKeys.Load())
+		res.Extra["list_keys_per_s"] = float64(s.listKeys.Load()) / res.Duration.Seconds()
+	}
+	if len(s.clients) > 1 {
+		addEndpointStats(workers, len(s.clients), res.Duration, res.Extra)
+	}
+	buckets := make([]*sizeBuckets, len(workers))
+	for i, w := range workers {
+		buckets[i] = w.sizes
+	}
+	addSizeBuckets(buckets, res.Duration, res.Extra)
+	if reserve != nil {
+		maps.Copy(res.Extra, reserve.Figures())
+	}
+	addRetries(workers, res.Extra)
 }
 
 // addRetries adds the requests sent again, in all and per operation.
