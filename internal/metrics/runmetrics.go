@@ -125,6 +125,18 @@ func RunMetrics(res *Result) map[string]float64 {
 			m["server_cpu_ns_per_byte"] = 1e9 * cpu / float64(b)
 		}
 	}
+	generatorMetrics(res, m)
+	for d := Op(0); d < NumOps; d++ {
+		if res.ByOp[d].Ops > 0 {
+			opMetrics(res, d, m)
+		}
+	}
+	return m
+}
+
+// generatorMetrics adds the generator's own figures: its late starts, its
+// wait for a CPU, and its delay as a share of what the run measured.
+func generatorMetrics(res *Result, m map[string]float64) {
 	if late, ok := res.Extra["late_starts"]; ok {
 		if ops := res.Ops(); ops > 0 {
 			m["late_start_pct"] = 100 * late / float64(ops)
@@ -145,51 +157,51 @@ func RunMetrics(res *Result) map[string]float64 {
 	}
 	_, waited := m["gen_cpu_wait_us_per_op"]
 	_, lagged := m["gen_delay_us_per_op"]
-	if waited || lagged {
-		// Of what the run measured: a paced run's response time (its wait
-		// before a start is in it), else its service time. A starved
-		// client's own queue swells a response time too (50,000/s asked:
-		// 20 ms of CPU wait per operation, 1% of a 2 s median): the
-		// analysis names that by the CPUs it was ready to use.
-		measured := union(res, func(ds OpStats) *hdrhistogram.Histogram { return ds.Response })
-		if measured == nil {
-			measured = union(res, func(ds OpStats) *hdrhistogram.Histogram { return ds.Lat })
-		}
-		if measured != nil && measured.ValueAtQuantile(50) > 0 {
-			m["gen_delay_pct"] = 100 * 1e3 * max(m["gen_delay_us_per_op"], m["gen_cpu_wait_us_per_op"]) / float64(measured.ValueAtQuantile(50))
-		}
+	if !waited && !lagged {
+		return
 	}
-	for d := Op(0); d < NumOps; d++ {
-		ds := res.ByOp[d]
-		if ds.Ops == 0 {
-			continue
-		}
-		p := d.String() + "."
-		m[p+"ops_per_s"] = res.RateOf(d, ds.Ops)
-		if d != Sync {
-			m[p+"bytes_per_s"] = res.RateOf(d, ds.Bytes)
-		}
-		lat := PercentilesOf(ds.Lat)
-		m[p+"lat_p50_ns"] = float64(lat.P50)
-		m[p+"lat_p99_ns"] = float64(lat.P99)
-		m[p+"lat_p999_ns"] = float64(lat.P999)
-		if ds.TTFB != nil {
-			ttfb := PercentilesOf(ds.TTFB)
-			m[p+"ttfb_p50_ns"] = float64(ttfb.P50)
-			m[p+"ttfb_p99_ns"] = float64(ttfb.P99)
-		}
-		if ds.Response != nil && ds.Response.TotalCount() > 0 {
-			r := PercentilesOf(ds.Response)
-			m[p+"response_p50_ns"] = float64(r.P50)
-			m[p+"response_p99_ns"] = float64(r.P99)
-			m[p+"response_p999_ns"] = float64(r.P999)
-		}
-		if ds.StartLag != nil && ds.StartLag.TotalCount() > 0 {
-			m[p+"start_lag_p50_ns"] = float64(ds.StartLag.ValueAtQuantile(50))
-			m[p+"start_lag_p99_ns"] = float64(ds.StartLag.ValueAtQuantile(99))
-		}
+	// Of what the run measured: a paced run's response time (its wait
+	// before a start is in it), else its service time. A starved client's
+	// own queue swells a response time too (50,000/s asked: 20 ms of CPU
+	// wait per operation, 1% of a 2 s median): the analysis names that by
+	// the CPUs it was ready to use.
+	measured := union(res, func(ds OpStats) *hdrhistogram.Histogram { return ds.Response })
+	if measured == nil {
+		measured = union(res, func(ds OpStats) *hdrhistogram.Histogram { return ds.Lat })
 	}
-	return m
+	if measured != nil && measured.ValueAtQuantile(50) > 0 {
+		m["gen_delay_pct"] = 100 * 1e3 * max(m["gen_delay_us_per_op"], m["gen_cpu_wait_us_per_op"]) / float64(measured.ValueAtQuantile(50))
+	}
+}
+
+// opMetrics adds one operation kind's rates and latencies (read.ops_per_s,
+// read.lat_p99_ns, ...).
+func opMetrics(res *Result, d Op, m map[string]float64) {
+	ds := res.ByOp[d]
+	p := d.String() + "."
+	m[p+"ops_per_s"] = res.RateOf(d, ds.Ops)
+	if d != Sync {
+		m[p+"bytes_per_s"] = res.RateOf(d, ds.Bytes)
+	}
+	lat := PercentilesOf(ds.Lat)
+	m[p+"lat_p50_ns"] = float64(lat.P50)
+	m[p+"lat_p99_ns"] = float64(lat.P99)
+	m[p+"lat_p999_ns"] = float64(lat.P999)
+	if ds.TTFB != nil {
+		ttfb := PercentilesOf(ds.TTFB)
+		m[p+"ttfb_p50_ns"] = float64(ttfb.P50)
+		m[p+"ttfb_p99_ns"] = float64(ttfb.P99)
+	}
+	if ds.Response != nil && ds.Response.TotalCount() > 0 {
+		r := PercentilesOf(ds.Response)
+		m[p+"response_p50_ns"] = float64(r.P50)
+		m[p+"response_p99_ns"] = float64(r.P99)
+		m[p+"response_p999_ns"] = float64(r.P999)
+	}
+	if ds.StartLag != nil && ds.StartLag.TotalCount() > 0 {
+		m[p+"start_lag_p50_ns"] = float64(ds.StartLag.ValueAtQuantile(50))
+		m[p+"start_lag_p99_ns"] = float64(ds.StartLag.ValueAtQuantile(99))
+	}
 }
 
 // union is one of the histograms of a run's operation kinds over all of
