@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"gopkg.in/yaml.v3"
 
+	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -41,34 +41,22 @@ func (c *capacityFlags) run(cmd *cobra.Command, kind workload.Kind, fixed map[st
 	if cmd.Flags().Changed("lat-log") {
 		return usage("--lat-log with --curve or --slo: the runs are at many loads; log a single load's operations without them")
 	}
-	w := yaml.Node{Kind: yaml.MappingNode}
-	addPair(&w, "name", kind.Name)
-	if len(c.curve) > 0 {
-		list := yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-		for _, x := range c.curve {
-			list.Content = append(list.Content, scalar(strings.TrimSpace(x)))
-		}
-		w.Content = append(w.Content, scalar("curve"), &list)
+	d := draftOf(cmd, kind, repeat)
+	for _, x := range c.curve {
+		d.Workload.Curve = append(d.Workload.Curve, strings.TrimSpace(x))
 	}
 	if c.slo != "" {
 		metric, bound, ok := strings.Cut(c.slo, "<")
 		if !ok || strings.TrimSpace(metric) == "" || strings.TrimSpace(bound) == "" {
 			return usage("--slo %q: want METRIC<BOUND, such as 'get.response_p99_ns<20ms'", c.slo)
 		}
-		slo := yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
-		addPair(&slo, "metric", strings.TrimSpace(metric))
-		addPair(&slo, "below", strings.TrimSpace(bound))
-		w.Content = append(w.Content, scalar("slo"), &slo)
+		d.Workload.SLO = &[2]string{strings.TrimSpace(metric), strings.TrimSpace(bound)}
 	}
-	load := yaml.Node{Kind: yaml.MappingNode}
 	for k, v := range fixed {
-		addPair(&load, k, v)
+		d.Workload.Keys = append(d.Workload.Keys, plan.Key{Name: k, Values: []string{v}})
 	}
-	givenKeys(&load, cmd.Flags(), kind.Keys())
-	w.Content = append(w.Content, scalar(kind.Name), &load)
-	doc := repeatNode(cmd, kind, repeat)
-	doc.Content = append(doc.Content, scalar("workloads"), &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{&w}})
-	text, err := yaml.Marshal(&doc)
+	d.Workload.Keys = append(d.Workload.Keys, givenKeys(cmd.Flags(), kind.Keys())...)
+	text, err := d.Text()
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"gopkg.in/yaml.v3"
 
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/plan"
@@ -111,41 +110,21 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 		return nil, usage("--lat-log %s: a command is one operation, timed whole; there is no operation to log", repeat.LatencyLog)
 	}
 
-	load := yaml.Node{Kind: yaml.MappingNode}
-	addPair(&load, kind.Arguments, "{{"+argVar+"}}")
-	givenKeys(&load, a.own, kind.Keys())
-	doc := repeatNode(cmd, kind, repeat)
-	addPair(&doc, "baseline", names[0])
-	if a.prepare != "" {
-		hooks := yaml.Node{Kind: yaml.MappingNode}
-		addPair(&hooks, "before_run", a.prepare)
-		doc.Content = append(doc.Content, scalar("hooks"), &hooks)
-	}
-	variants := yaml.Node{Kind: yaml.SequenceNode}
+	d := draftOf(cmd, kind, repeat)
+	d.Baseline, d.BeforeRun = names[0], a.prepare
 	for i, arg := range args {
-		v, vars := yaml.Node{Kind: yaml.MappingNode}, yaml.Node{Kind: yaml.MappingNode}
-		addPair(&v, "name", names[i])
-		addPair(&vars, argVar, arg)
-		v.Content = append(v.Content, scalar("vars"), &vars)
-		if repeat.ObservePID != "" { // each variant watches the process, as a plan's observe: does
-			observe := yaml.Node{Kind: yaml.MappingNode}
-			addPair(&observe, "pid", repeat.ObservePID)
-			v.Content = append(v.Content, scalar("observe"), &observe)
-		}
-		variants.Content = append(variants.Content, &v)
+		// Each variant watches the process, as a plan's observe: does.
+		d.Variants = append(d.Variants, plan.DraftVariant{Name: names[i], Vars: [][2]string{{argVar, arg}}, ObservePID: repeat.ObservePID})
 	}
-	doc.Content = append(doc.Content, scalar("variants"), &variants)
-	w := yaml.Node{Kind: yaml.MappingNode}
-	addPair(&w, "name", kind.Name)
-	w.Content = append(w.Content, scalar(kind.Name), &load)
-	doc.Content = append(doc.Content, scalar("workloads"), &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{&w}})
-	return yaml.Marshal(&doc)
+	d.Workload.Keys = append([]plan.Key{{Name: kind.Arguments, Values: []string{"{{" + argVar + "}}"}}}, givenKeys(a.own, kind.Keys())...)
+	return d.Text()
 }
 
-// givenKeys adds to a workload's node the kind's keys given as flags, as
-// they were given: a secret's or a header's value itself, not the mask
-// the flag shows (the plan's text is redacted where it is stored).
-func givenKeys(load *yaml.Node, flags *pflag.FlagSet, keys []string) {
+// givenKeys are the kind's keys given as flags, as they were given: a
+// secret's or a header's value itself, not the mask the flag shows (the
+// plan's text is redacted where it is stored).
+func givenKeys(flags *pflag.FlagSet, keys []string) []plan.Key {
+	var out []plan.Key
 	flags.Visit(func(f *pflag.Flag) {
 		if !slices.Contains(keys, f.Name) {
 			return
@@ -157,36 +136,21 @@ func givenKeys(load *yaml.Node, flags *pflag.FlagSet, keys []string) {
 		case pflag.SliceValue:
 			values = v.GetSlice()
 		default:
-			addPair(load, f.Name, f.Value.String())
+			out = append(out, plan.Key{Name: f.Name, Values: []string{f.Value.String()}})
 			return
 		}
-		if !flagval.Repeatable(f) && len(values) == 1 {
-			addPair(load, f.Name, values[0])
-			return
-		}
-		list := yaml.Node{Kind: yaml.SequenceNode}
-		for _, x := range values {
-			list.Content = append(list.Content, scalar(x))
-		}
-		load.Content = append(load.Content, scalar(f.Name), &list)
+		out = append(out, plan.Key{Name: f.Name, Values: values, List: flagval.Repeatable(f) || len(values) != 1})
 	})
+	return out
 }
 
-// repeatNode is a plan's top, named for the kind, with the repeat flags.
-func repeatNode(cmd *cobra.Command, kind workload.Kind, repeat RepeatOptions) yaml.Node {
-	doc := yaml.Node{Kind: yaml.MappingNode}
-	addPair(&doc, "name", kind.Name)
-	addPair(&doc, "rounds", fmt.Sprint(repeat.Rounds))
-	addPair(&doc, "warmup", fmt.Sprint(repeat.Warmup))
-	if repeat.Cooldown > 0 {
-		addPair(&doc, "cooldown", repeat.Cooldown.String())
-	}
+// draftOf is the plan a kind's command makes, named for the kind, with
+// the repeat flags.
+func draftOf(cmd *cobra.Command, kind workload.Kind, repeat RepeatOptions) plan.Draft {
+	d := plan.Draft{Name: kind.Name, Rounds: repeat.Rounds, Warmup: repeat.Warmup, Cooldown: repeat.Cooldown,
+		Workload: plan.DraftWorkload{Name: kind.Name, Kind: kind.Name}}
 	if cmd.Flags().Changed("seed") {
-		addPair(&doc, "seed", fmt.Sprint(repeat.Seed))
+		d.Seed = &repeat.Seed
 	}
-	return doc
+	return d
 }
-
-func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
-
-func addPair(m *yaml.Node, k, v string) { m.Content = append(m.Content, scalar(k), scalar(v)) }
