@@ -71,3 +71,46 @@ func TestLatencyLogLinesAreWhole(t *testing.T) {
 		t.Fatal("a log in a missing directory")
 	}
 }
+
+// An operation that spans a second boundary is logged with its own bytes,
+// whole, while the seconds book the bytes that moved in each (issue 44:
+// the log had the last second's share, 36 of 400 lines short).
+func TestLatencyLogBytesOfAnOperationAcrossSeconds(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "lat.csv")
+	log, err := CreateLatencyLog(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	series, clock := NewSeries(), NewClock()
+	rec := series.NewRecorder()
+	rec.LogTo(WithLatencyLog(context.Background(), log, 1), clock)
+	const size = 1 << 20
+	rec.Record(Write, size, 500_000_000, 400_000_000)   // within second 0
+	rec.Record(Write, size, 1_500_000_000, 1_000_000_000) // half in second 0, half in 1
+	rec.Record(Write, size, 3_250_000_000, 1_000_000_000) // three quarters in second 2, one in 3
+	rec.Close()
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")[1:]
+	if len(lines) != 3 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for _, l := range lines {
+		if !strings.HasSuffix(l, ","+strconv.Itoa(size)) {
+			t.Errorf("line %q: want the operation's %d bytes", l, size)
+		}
+	}
+	res := Merge([]*Recorder{rec}, series, clock.Start(), 4_000_000_000)
+	var want = []int64{size + size/2, size / 2, size - size/4, size / 4}
+	for i, s := range res.Series {
+		if s.T != int64(i) || s.Bytes != want[i] {
+			t.Errorf("second %d: %d bytes, want %d", s.T, s.Bytes, want[i])
+		}
+	}
+	if res.ByOp[Write].Bytes != 3*size {
+		t.Errorf("the run moved %d bytes, want %d", res.ByOp[Write].Bytes, 3*size)
+	}
+}

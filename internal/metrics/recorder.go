@@ -134,9 +134,10 @@ func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 	if r.ramping = endNs < 0; r.ramping {
 		return
 	}
+	booked := sizeBytes // of its bytes, those its last second books
 	if endNs >= r.secEndNs && sizeBytes > 0 && endNs-latencyNs < endNs/int64(time.Second)*int64(time.Second) {
 		// It began in an earlier second: its bytes moved over all of them.
-		sizeBytes = r.spread(d, sizeBytes, endNs, latencyNs)
+		booked = r.spread(d, sizeBytes, endNs, latencyNs)
 	}
 	if endNs >= r.secEndNs || endNs < r.secEndNs-int64(time.Second) {
 		r.flush(endNs / int64(time.Second))
@@ -151,7 +152,7 @@ func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 		recordClamped(r.secHist(d), latencyNs)
 	}
 	r.secOps[d]++
-	r.secBytes[d] += sizeBytes
+	r.secBytes[d] += booked
 	r.lastEnd, r.lastNs = endNs, latencyNs
 	if latencyNs > r.secMax {
 		r.secMax = latencyNs
