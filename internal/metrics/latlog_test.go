@@ -86,7 +86,7 @@ func TestLatencyLogBytesOfAnOperationAcrossSeconds(t *testing.T) {
 	rec := series.NewRecorder()
 	rec.LogTo(WithLatencyLog(context.Background(), log, 1), clock)
 	const size = 1 << 20
-	rec.Record(Write, size, 500_000_000, 400_000_000)   // within second 0
+	rec.Record(Write, size, 500_000_000, 400_000_000)     // within second 0
 	rec.Record(Write, size, 1_500_000_000, 1_000_000_000) // half in second 0, half in 1
 	rec.Record(Write, size, 3_250_000_000, 1_000_000_000) // three quarters in second 2, one in 3
 	rec.Close()
