@@ -410,89 +410,84 @@ func (s *Store) Summaries(ctx context.Context) (map[string]*Data, error) {
 		out[e.ID] = &Data{Experiment: e}
 	}
 	const solo = ` JOIN experiments e ON e.id = x.experiment_id WHERE e.segment_grp = ''`
-	rows, err := s.db.QueryContext(ctx, `SELECT x.experiment_id, x.id, x.idx, x.name, x.variant, x.workload, x.params FROM cells x`+solo+` ORDER BY x.experiment_id, x.idx`)
-	if err != nil {
-		return nil, s.wrap(err)
-	}
-	for rows.Next() {
+	err = s.eachRow(ctx, `SELECT x.experiment_id, x.id, x.idx, x.name, x.variant, x.workload, x.params FROM cells x`+solo+` ORDER BY x.experiment_id, x.idx`, func(rows *sql.Rows) error {
 		var exp, params string
 		var c Cell
 		if err := rows.Scan(&exp, &c.ID, &c.Index, &c.Name, &c.Variant, &c.Workload, &params); err != nil {
-			rows.Close()
-			return nil, s.wrap(err)
+			return err
 		}
 		if err := json.Unmarshal([]byte(params), &c.Params); err != nil {
-			rows.Close()
-			return nil, s.wrap(err)
+			return err
 		}
 		if d := out[exp]; d != nil {
 			d.Cells = append(d.Cells, c)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(err)
-	}
-	rows, err = s.db.QueryContext(ctx, `SELECT x.experiment_id, `+runColumns("x.")+` FROM runs x`+solo+` ORDER BY x.id`)
+		return nil
+	})
 	if err != nil {
-		return nil, s.wrap(err)
+		return nil, err
 	}
 	byID := map[int64]*metrics.Result{}
-	for rows.Next() {
+	err = s.eachRow(ctx, `SELECT x.experiment_id, `+runColumns("x.")+` FROM runs x`+solo+` ORDER BY x.id`, func(rows *sql.Rows) error {
 		var exp string
 		r, err := scanRun(rows, &exp)
 		if err != nil {
-			rows.Close()
-			return nil, s.wrap(err)
+			return err
 		}
 		if d := out[exp]; d != nil {
 			r.Result.Derived = map[string]float64{}
 			byID[r.ID] = r.Result
 			d.Runs = append(d.Runs, r)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(err)
-	}
-	rows, err = s.db.QueryContext(ctx, `SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs x ON x.id = m.run_id`+solo)
+		return nil
+	})
 	if err != nil {
-		return nil, s.wrap(err)
+		return nil, err
 	}
-	for rows.Next() {
+	err = s.eachRow(ctx, `SELECT m.run_id, m.name, m.value FROM metrics m JOIN runs x ON x.id = m.run_id`+solo, func(rows *sql.Rows) error {
 		var id int64
 		var name string
 		var v float64
 		if err := rows.Scan(&id, &name, &v); err != nil {
-			rows.Close()
-			return nil, s.wrap(err)
+			return err
 		}
 		if res := byID[id]; res != nil {
 			res.Derived[name] = v
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(err)
-	}
-	rows, err = s.db.QueryContext(ctx, `SELECT x.experiment_id, x.round, x.phase, x.taken_at, x.snapshot FROM env_snapshots x
-		WHERE x.id IN (SELECT min(id) FROM env_snapshots GROUP BY experiment_id)`)
+		return nil
+	})
 	if err != nil {
-		return nil, s.wrap(err)
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
+	return out, s.eachRow(ctx, `SELECT x.experiment_id, x.round, x.phase, x.taken_at, x.snapshot FROM env_snapshots x
+		WHERE x.id IN (SELECT min(id) FROM env_snapshots GROUP BY experiment_id)`, func(rows *sql.Rows) error {
 		var exp, taken, snap string
 		var env EnvSnapshot
 		if err := rows.Scan(&exp, &env.Round, &env.Phase, &taken, &snap); err != nil {
-			return nil, s.wrap(err)
+			return err
 		}
 		if d := out[exp]; d != nil {
 			env.TakenAt, env.Snapshot = parseTS(taken), json.RawMessage(snap)
 			d.Env = []EnvSnapshot{env}
 		}
+		return nil
+	})
+}
+
+// eachRow runs a query and calls row for each of its rows, in order,
+// until one fails; its errors name the store.
+func (s *Store) eachRow(ctx context.Context, query string, row func(*sql.Rows) error) error {
+	rows, err := s.db.QueryContext(ctx, query)
+	if err != nil {
+		return s.wrap(err)
 	}
-	return out, s.wrap(rows.Err())
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows); err != nil {
+			return s.wrap(err)
+		}
+	}
+	return s.wrap(rows.Err())
 }
 
 func (s *Store) loadRuns(ctx context.Context, d *Data) error {
