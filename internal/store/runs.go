@@ -164,28 +164,7 @@ func writeRun(ctx context.Context, tx *sqlTx, r *Run, derived map[string]float64
 		if ds.Ops == 0 && ds.Lat == nil && ds.Errors == 0 {
 			continue
 		}
-		h := ds.Lat
-		if h == nil {
-			h = metrics.NewHistogram()
-		}
-		enc, err := metrics.EncodeHistogram(h)
-		if err != nil {
-			return err
-		}
-		ttfb, err := encodeOptional(ds.TTFB)
-		if err != nil {
-			return err
-		}
-		response, err := encodeOptional(ds.Response)
-		if err != nil {
-			return err
-		}
-		lag, err := encodeOptional(ds.StartLag)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram, errors, ttfb_histogram, active_s, response_histogram, start_lag_histogram)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, metrics.Op(d).String(), ds.Ops, ds.Bytes, enc, ds.Errors, ttfb, ds.ActiveS, response, lag); err != nil {
+		if err := insertDirection(ctx, tx, r.ID, metrics.Op(d), ds); err != nil {
 			return err
 		}
 	}
@@ -218,6 +197,28 @@ func writeRun(ctx context.Context, tx *sqlTx, r *Run, derived map[string]float64
 		}
 	}
 	return nil
+}
+
+// insertDirection writes one operation kind's figures and histograms of
+// a run.
+func insertDirection(ctx context.Context, tx *sqlTx, runID int64, d metrics.Op, ds metrics.OpStats) error {
+	h := ds.Lat
+	if h == nil {
+		h = metrics.NewHistogram()
+	}
+	enc, err := metrics.EncodeHistogram(h)
+	if err != nil {
+		return err
+	}
+	var opt [3]string
+	for i, h := range []*hdrhistogram.Histogram{ds.TTFB, ds.Response, ds.StartLag} {
+		if opt[i], err = encodeOptional(h); err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO run_directions (run_id, direction, ops, bytes, histogram, errors, ttfb_histogram, active_s, response_histogram, start_lag_histogram)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, runID, d.String(), ds.Ops, ds.Bytes, enc, ds.Errors, opt[0], ds.ActiveS, opt[1], opt[2])
+	return err
 }
 
 // Profiles reads an experiment's profiles: by run ID, then kind
