@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,27 +35,9 @@ func (s *Store) Import(ctx context.Context, from *Store, e Experiment) error {
 	if err != nil {
 		return err
 	}
-	type object struct {
-		run, cell        int64
-		key              string
-		size, seed, cont int64
-	}
-	var objects []object
-	rows, err := from.db.QueryContext(ctx, `SELECT run_id, cell_id, object_key, size, seed, content_seed FROM objects WHERE experiment_id = ?`, e.ID)
+	objects, err := from.objectRows(ctx, e.ID)
 	if err != nil {
-		return from.wrap(err)
-	}
-	for rows.Next() {
-		var o object
-		if err := rows.Scan(&o.run, &o.cell, &o.key, &o.size, &o.seed, &o.cont); err != nil {
-			rows.Close()
-			return from.wrap(err)
-		}
-		objects = append(objects, o)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return from.wrap(err)
+		return err
 	}
 
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -69,17 +52,7 @@ func (s *Store) Import(ctx context.Context, from *Store, e Experiment) error {
 	if n > 0 {
 		return fmt.Errorf("experiment %s: %w %s", e.ID, ErrImported, s.path)
 	}
-	notes, _ := json.Marshal(e.Notes)
-	if e.Notes == nil {
-		notes = []byte("[]")
-	}
-	var finished any
-	if !e.FinishedAt.IsZero() {
-		finished = ts(e.FinishedAt)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO experiments (id, name, command, plan, created_at, finished_at, status, notes, segment_grp, segment)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, redact.String(e.Name), redact.String(e.Command), redact.String(string(e.Plan)), ts(e.CreatedAt),
-		finished, e.Status, redact.String(string(notes)), e.SegmentGroup, e.Segment); err != nil {
+	if err := insertImported(ctx, tx, e); err != nil {
 		return s.wrap(err)
 	}
 	cellID := map[int64]int64{}
@@ -120,6 +93,44 @@ func (s *Store) Import(ctx context.Context, from *Store, e Experiment) error {
 		}
 	}
 	return s.wrap(tx.Commit())
+}
+
+// importedObject is an object a run left in place, as an import copies it.
+type importedObject struct {
+	run, cell        int64
+	key              string
+	size, seed, cont int64
+}
+
+// objectRows reads the objects an experiment's runs left in place.
+func (s *Store) objectRows(ctx context.Context, id string) ([]importedObject, error) {
+	var objects []importedObject
+	err := s.eachRow(ctx, `SELECT run_id, cell_id, object_key, size, seed, content_seed FROM objects WHERE experiment_id = ?`, func(rows *sql.Rows) error {
+		var o importedObject
+		if err := rows.Scan(&o.run, &o.cell, &o.key, &o.size, &o.seed, &o.cont); err != nil {
+			return err
+		}
+		objects = append(objects, o)
+		return nil
+	}, id)
+	return objects, err
+}
+
+// insertImported writes an imported experiment's own row, its secrets
+// masked as every stored text is.
+func insertImported(ctx context.Context, tx *sqlTx, e Experiment) error {
+	notes, _ := json.Marshal(e.Notes)
+	if e.Notes == nil {
+		notes = []byte("[]")
+	}
+	var finished any
+	if !e.FinishedAt.IsZero() {
+		finished = ts(e.FinishedAt)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO experiments (id, name, command, plan, created_at, finished_at, status, notes, segment_grp, segment)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, redact.String(e.Name), redact.String(e.Command), redact.String(string(e.Plan)), ts(e.CreatedAt),
+		finished, e.Status, redact.String(string(notes)), e.SegmentGroup, e.Segment)
+	return err
 }
 
 // Find is the experiment an ID names (all of it, or a unique prefix or

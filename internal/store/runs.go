@@ -477,8 +477,8 @@ func (s *Store) Summaries(ctx context.Context) (map[string]*Data, error) {
 
 // eachRow runs a query and calls row for each of its rows, in order,
 // until one fails; its errors name the store.
-func (s *Store) eachRow(ctx context.Context, query string, row func(*sql.Rows) error) error {
-	rows, err := s.db.QueryContext(ctx, query)
+func (s *Store) eachRow(ctx context.Context, query string, row func(*sql.Rows) error, args ...any) error {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return s.wrap(err)
 	}
