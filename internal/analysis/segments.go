@@ -157,54 +157,65 @@ func (m *Merger) Add(d *store.Data) error {
 		last[k] = r
 	}
 	for _, k := range keys {
-		r := last[k]
-		p := m.runs[k]
-		if p == nil {
-			p = &pendingRun{parts: make([]*store.Run, m.n)}
-			m.runs[k] = p
-			m.order = append(m.order, k)
-		}
-		light := *r
-		if r.Result != nil {
-			light.Result = &metrics.Result{Start: r.Result.Start, Duration: r.Result.Duration}
-			bare := *r.Result
-			for op := range bare.ByOp {
-				p.lat[op].Add(bare.ByOp[op].Lat)
-				p.ttfb[op].Add(bare.ByOp[op].TTFB)
-				p.response[op].Add(bare.ByOp[op].Response)
-				p.startLag[op].Add(bare.ByOp[op].StartLag)
-				bare.ByOp[op].Lat, bare.ByOp[op].TTFB, bare.ByOp[op].Response, bare.ByOp[op].StartLag = nil, nil, nil, nil
-			}
-			if p.result == nil {
-				p.result = metrics.MergeTogether([]*metrics.Result{&bare})
-			} else {
-				p.result = metrics.MergeTogether([]*metrics.Result{p.result, &bare})
-			}
-		}
-		p.parts[seg.I] = &light
+		m.addRun(k, last[k], seg.I)
 	}
 	// Its own figures, per cell: medians of its measured runs.
 	for ci := range m.out.Cells {
-		var ops, p99 []float64
-		for _, r := range d.Runs {
-			if cellOf[r.CellID] != ci || r.Warmup || r.Status != store.StatusOK || r.Result == nil {
-				continue
-			}
-			ops = append(ops, float64(r.Result.Ops())/r.Result.Duration.Seconds())
-			if h := latencyUnion(r.Result, false); h != nil { // only its p99: one walk of one histogram
-				p99 = append(p99, float64(h.ValueAtQuantile(99)))
-			}
-		}
-		f := SegmentFigures{Segment: seg.String(), Runs: len(ops)}
-		if len(ops) > 0 {
-			f.OpsPerS = stats.Summarize(ops).Median
-		}
-		if len(p99) > 0 {
-			f.P99Ns = stats.Summarize(p99).Median
-		}
-		m.figs[ci] = append(m.figs[ci], f)
+		m.figs[ci] = append(m.figs[ci], segmentFigures(seg, d.Runs, cellOf, ci))
 	}
 	return nil
+}
+
+// addRun adds segment i's run r to the load's run k: its histograms kept
+// aside to merge once, its figures merged now, the run itself kept light.
+func (m *Merger) addRun(k mergeKey, r *store.Run, i int) {
+	p := m.runs[k]
+	if p == nil {
+		p = &pendingRun{parts: make([]*store.Run, m.n)}
+		m.runs[k] = p
+		m.order = append(m.order, k)
+	}
+	light := *r
+	if r.Result != nil {
+		light.Result = &metrics.Result{Start: r.Result.Start, Duration: r.Result.Duration}
+		bare := *r.Result
+		for op := range bare.ByOp {
+			p.lat[op].Add(bare.ByOp[op].Lat)
+			p.ttfb[op].Add(bare.ByOp[op].TTFB)
+			p.response[op].Add(bare.ByOp[op].Response)
+			p.startLag[op].Add(bare.ByOp[op].StartLag)
+			bare.ByOp[op].Lat, bare.ByOp[op].TTFB, bare.ByOp[op].Response, bare.ByOp[op].StartLag = nil, nil, nil, nil
+		}
+		if p.result == nil {
+			p.result = metrics.MergeTogether([]*metrics.Result{&bare})
+		} else {
+			p.result = metrics.MergeTogether([]*metrics.Result{p.result, &bare})
+		}
+	}
+	p.parts[i] = &light
+}
+
+// segmentFigures are a segment's own figures of cell ci: the medians of
+// its measured runs' rate and p99.
+func segmentFigures(seg segment.Segment, runs []store.Run, cellOf map[int64]int, ci int) SegmentFigures {
+	var ops, p99 []float64
+	for _, r := range runs {
+		if cellOf[r.CellID] != ci || r.Warmup || r.Status != store.StatusOK || r.Result == nil {
+			continue
+		}
+		ops = append(ops, float64(r.Result.Ops())/r.Result.Duration.Seconds())
+		if h := latencyUnion(r.Result, false); h != nil { // only its p99: one walk of one histogram
+			p99 = append(p99, float64(h.ValueAtQuantile(99)))
+		}
+	}
+	f := SegmentFigures{Segment: seg.String(), Runs: len(ops)}
+	if len(ops) > 0 {
+		f.OpsPerS = stats.Summarize(ops).Median
+	}
+	if len(p99) > 0 {
+		f.P99Ns = stats.Summarize(p99).Median
+	}
+	return f
 }
 
 // Done is the merged load, with what each segment did beside it.
