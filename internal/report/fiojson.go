@@ -173,27 +173,7 @@ func fioJobOf(name string, c store.Cell, runs []*metrics.Result, ids []int64, ex
 	if len(runs) == 0 {
 		j.Error = 1 // no measured run finished
 	}
-	var runtime float64 // s
-	var cpu [2]float64
-	lat, response := [metrics.NumOps]*hdrhistogram.Histogram{}, [metrics.NumOps]*hdrhistogram.Histogram{}
-	all := metrics.NewHistogram()
-	for _, r := range runs {
-		runtime += r.Duration.Seconds()
-		cpu[0] += r.CPUUserS
-		cpu[1] += r.CPUSysS
-		for d := range r.ByOp {
-			response[d] = metrics.MergeHistogram(response[d], r.ByOp[d].Response)
-			if h := r.ByOp[d].Lat; h != nil {
-				if lat[d] == nil {
-					lat[d] = metrics.NewHistogram()
-				}
-				lat[d].Merge(h)
-				if metrics.Op(d) != metrics.Sync {
-					all.Merge(h)
-				}
-			}
-		}
-	}
+	runtime, cpu, lat, response, all := mergeFioRuns(runs)
 	ms := int64(math.Round(runtime * 1000))
 	j.JobRuntime, j.Elapsed = ms, int64(math.Round(runtime))
 	if runtime > 0 {
@@ -246,6 +226,31 @@ func fioJobOf(name string, c store.Cell, runs []*metrics.Result, ids []int64, ex
 		}
 	}
 	return j
+}
+
+// mergeFioRuns merges a job's runs as fio reports one job: their time and
+// CPU added up, each direction's latencies and response times merged, and
+// every latency but a sync's in one.
+func mergeFioRuns(runs []*metrics.Result) (runtime float64, cpu [2]float64, lat, response [metrics.NumOps]*hdrhistogram.Histogram, all *hdrhistogram.Histogram) {
+	all = metrics.NewHistogram()
+	for _, r := range runs {
+		runtime += r.Duration.Seconds()
+		cpu[0] += r.CPUUserS
+		cpu[1] += r.CPUSysS
+		for d := range r.ByOp {
+			response[d] = metrics.MergeHistogram(response[d], r.ByOp[d].Response)
+			if h := r.ByOp[d].Lat; h != nil {
+				if lat[d] == nil {
+					lat[d] = metrics.NewHistogram()
+				}
+				lat[d].Merge(h)
+				if metrics.Op(d) != metrics.Sync {
+					all.Merge(h)
+				}
+			}
+		}
+	}
+	return runtime, cpu, lat, response, all
 }
 
 func fioDepthBucket(depth int) string {
