@@ -204,16 +204,27 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 		}()
 	}
 	defer closeCells(cells)
-	// A resumed experiment is leased before anything is prepared: a second
-	// runner must not touch it while the first one lives.
-	var lease *lease
+	// An experiment is leased while it runs: a second runner must not
+	// touch it while the first one lives. A resumed one is leased before
+	// anything is prepared.
+	var held *lease
+	defer func() {
+		if held != nil {
+			held.release()
+		}
+	}()
+	take := func(expID string) error {
+		l, err := r.acquire(ctx, expID)
+		if err != nil {
+			return err
+		}
+		held, ctx = l, l.ctx
+		return nil
+	}
 	if plan.Resume != "" {
-		var err error
-		if lease, err = r.acquire(ctx, plan.Resume); err != nil {
+		if err := take(plan.Resume); err != nil {
 			return "", err
 		}
-		defer lease.release()
-		ctx = lease.ctx
 	}
 	if plan.Segment.Split() && plan.Resume == "" {
 		// The print is taken before preparing: preparation resolves
@@ -238,11 +249,9 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 			// restarted): it continues its own experiment and rejoins
 			// the others at their next barrier.
 			plan.Resume = again
-			if lease, err = r.acquire(ctx, plan.Resume); err != nil {
+			if err := take(plan.Resume); err != nil {
 				return "", err
 			}
-			defer lease.release()
-			ctx = lease.ctx
 		}
 	}
 	if err := prepareCells(ctx, cells); err != nil {
@@ -252,12 +261,10 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	if err != nil {
 		return "", err
 	}
-	if lease == nil {
-		if lease, err = r.acquire(ctx, expID); err != nil {
+	if held == nil {
+		if err := take(expID); err != nil {
 			return "", err
 		}
-		defer lease.release()
-		ctx = lease.ctx
 	}
 	err = r.start(ctx, plan, done)
 	if err == nil {
