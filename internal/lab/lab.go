@@ -207,22 +207,10 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	// An experiment is leased while it runs: a second runner must not
 	// touch it while the first one lives. A resumed one is leased before
 	// anything is prepared.
-	var held *lease
-	defer func() {
-		if held != nil {
-			held.release()
-		}
-	}()
-	take := func(expID string) error {
-		l, err := r.acquire(ctx, expID)
-		if err != nil {
-			return err
-		}
-		held, ctx = l, l.ctx
-		return nil
-	}
+	held := &leases{r: r}
+	defer held.release()
 	if plan.Resume != "" {
-		if err := take(plan.Resume); err != nil {
+		if ctx, err = held.take(ctx, plan.Resume); err != nil {
 			return "", err
 		}
 	}
@@ -249,7 +237,7 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 			// restarted): it continues its own experiment and rejoins
 			// the others at their next barrier.
 			plan.Resume = again
-			if err := take(plan.Resume); err != nil {
+			if ctx, err = held.take(ctx, plan.Resume); err != nil {
 				return "", err
 			}
 		}
@@ -261,8 +249,8 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 	if err != nil {
 		return "", err
 	}
-	if held == nil {
-		if err := take(expID); err != nil {
+	if held.l == nil {
+		if ctx, err = held.take(ctx, expID); err != nil {
 			return "", err
 		}
 	}
@@ -285,6 +273,29 @@ func (r *Runner) openLatencyLog(plan Plan) (func() error, error) {
 		r.latencyLog = nil
 		return l.Close()
 	}, nil
+}
+
+// leases holds the lease of the experiment a Run runs, once taken.
+type leases struct {
+	r *Runner
+	l *lease
+}
+
+// take leases the experiment; the context returned ends when the lease
+// is lost.
+func (h *leases) take(ctx context.Context, expID string) (context.Context, error) {
+	l, err := h.r.acquire(ctx, expID)
+	if err != nil {
+		return ctx, err
+	}
+	h.l = l
+	return l.ctx, nil
+}
+
+func (h *leases) release() {
+	if h.l != nil {
+		h.l.release()
+	}
 }
 
 // checkSchedule refuses a schedule that cannot run: more runs than are
