@@ -359,14 +359,20 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 		activeTimes(res, workers, active)
 	}
 	if o.Verify {
-		res.Extra["verify_checked"] = float64(verified.Load())
-		res.Extra["verify_mismatched"] = float64(mismatched.Load())
-		res.Extra["verify_missing"] = 0
-		if n := mismatched.Load(); n > 0 { // each counted as a failed download
-			res.Notes = append(res.Notes, metrics.Note{Code: "verify-failed", Message: fmt.Sprintf("%d of %d downloads differ from what was uploaded", n, verified.Load())})
-		}
+		verifyFigures(res, verified.Load(), mismatched.Load())
 	}
 	return res, err
+}
+
+// verifyFigures adds what the downloads' check found: a download that
+// differs from its upload is counted as a failed download too.
+func verifyFigures(res *metrics.Result, verified, mismatched int64) {
+	res.Extra["verify_checked"] = float64(verified)
+	res.Extra["verify_mismatched"] = float64(mismatched)
+	res.Extra["verify_missing"] = 0
+	if mismatched > 0 {
+		res.Notes = append(res.Notes, metrics.Note{Code: "verify-failed", Message: fmt.Sprintf("%d of %d downloads differ from what was uploaded", mismatched, verified)})
+	}
 }
 
 // activeTimes sets each direction's active time when each worker
