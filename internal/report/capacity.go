@@ -90,92 +90,36 @@ func curvePlot(vs []analysis.CurveView, variants []string, slos []analysis.SLOVi
 	linearAxis(&p.X, "ops_per_s")
 	logAxis(&p.Y, metricTicks("lat_p99_ns"))
 	var legend []legendEntry
-	lowest, highest := math.Inf(1), 0.0
+	span := [2]float64{math.Inf(1), 0} // the lowest and highest response time drawn
 	flat := map[int]float64{}
 	for _, v := range vs {
 		vi := max(slices.Index(variants, v.Variant), 0)
-		bars := ciBars{}
-		var p50, p999, kneeAt plotter.XYs
-		for _, pt := range v.Points {
-			x, s := pt.Rate.Median, pt.P99
-			if pt.FlatOut() {
-				flat[vi] = x
-				continue
-			}
-			if s.N == 0 || s.Median <= 0 {
-				continue
-			}
-			lo, hi := s.Median, s.Median
-			if s.CI95 != nil && s.CI95[0] > 0 {
-				lo, hi = s.CI95[0], s.CI95[1]
-			}
-			bars.XYs = append(bars.XYs, plotter.XY{X: x, Y: s.Median})
-			bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{s.Median - lo, hi - s.Median})
-			lowest, highest = math.Min(lowest, lo), math.Max(highest, hi)
-			if pt.P50.Median > 0 {
-				p50 = append(p50, plotter.XY{X: x, Y: pt.P50.Median})
-				lowest = math.Min(lowest, pt.P50.Median)
-			}
-			if pt.P999.Median > 0 {
-				p999 = append(p999, plotter.XY{X: x, Y: pt.P999.Median})
-				highest = math.Max(highest, pt.P999.Median)
-			}
-			if pt.Load == v.Knee {
-				kneeAt = append(kneeAt, plotter.XY{X: x, Y: s.Median})
-			}
+		c := curveLinesOf(v, &span)
+		if c.flat > 0 {
+			flat[vi] = c.flat
 		}
-		if len(bars.XYs) == 0 {
+		if len(c.bars.XYs) == 0 {
 			continue
 		}
-		if err := addCIBars(p, bars, vi); err != nil {
-			return figure{}, err
-		}
-		for k, line := range []plotter.XYs{bars.XYs, p50, p999} {
-			if err := addLine(p, line, vi, k > 0); err != nil {
-				return figure{}, err
-			}
-		}
-		if err := scatter(p, kneeAt, vi, true); err != nil {
+		if err := c.draw(p, vi); err != nil {
 			return figure{}, err
 		}
 		legend = append(legend, entry(variantLabel(v.Variant)+": p99, median and 95% interval", variantColour(vi), "box"),
 			entry(variantLabel(v.Variant)+": p50 and p99.9", variantColour(vi), "dash"))
-		if len(kneeAt) > 0 {
+		if len(c.knee) > 0 {
 			legend = append(legend, entry(variantLabel(v.Variant)+": knee ("+v.Knee+")", variantColour(vi), "ring"))
 		}
 	}
 	if len(legend) == 0 {
 		return figure{}, nil
 	}
-	// An objective on these operations' response times: its bound, and
-	// the rate each variant was shown to hold it at.
-	for k, o := range slos {
-		if k == 0 {
-			lowest, highest = math.Min(lowest, o.Below), math.Max(highest, o.Below)
-			left, right := math.Inf(1), 0.0
-			for _, v := range vs {
-				for _, pt := range v.Points {
-					left, right = math.Min(left, pt.Rate.Median), math.Max(right, pt.Rate.Median)
-				}
-			}
-			l, err := plotter.NewLine(plotter.XYs{{X: left, Y: o.Below}, {X: right, Y: o.Below}})
-			if err != nil {
-				return figure{}, err
-			}
-			l.LineStyle.Width, l.LineStyle.Dashes = vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(3)}
-			p.Add(l)
-			legend = append(legend, entry("SLO: "+o.SLO, color.Black, "dash"))
-		}
-		if o.Held > 0 {
-			vi := max(slices.Index(variants, o.Variant), 0)
-			if err := scatter(p, plotter.XYs{{X: o.Held, Y: o.Below}}, vi, true); err != nil {
-				return figure{}, err
-			}
-			legend = append(legend, entry(fmt.Sprintf("%s: holds it up to %s ops/s", variantLabel(o.Variant), analysis.FormatMetric("ops_per_s", o.Held)), variantColour(vi), "ring"))
-		}
+	held, err := addSLOs(p, vs, variants, slos, &span)
+	if err != nil {
+		return figure{}, err
 	}
+	legend = append(legend, held...)
 	for vi, x := range flat {
-		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: lowest}, {X: x, Y: highest}})
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: span[0]}, {X: x, Y: span[1]}})
 		if err != nil {
 			return figure{}, err
 		}
@@ -185,6 +129,93 @@ func curvePlot(vs []analysis.CurveView, variants []string, slos []analysis.SLOVi
 		legend = append(legend, entry(fmt.Sprintf("%s: flat out, %s ops/s", variantLabel(variants[vi]), analysis.FormatMetric("ops_per_s", x)), variantColour(vi), "dash"))
 	}
 	return drawFigure(p, legend, plotHeight)
+}
+
+// curveLines are one variant's curve: its p99 with intervals, its p50
+// and p99.9, its knee, and its flat-out rate (0: none).
+type curveLines struct {
+	bars            ciBars
+	p50, p999, knee plotter.XYs
+	flat            float64
+}
+
+// curveLinesOf gathers a variant's curve, widening span to what it draws.
+func curveLinesOf(v analysis.CurveView, span *[2]float64) curveLines {
+	var c curveLines
+	for _, pt := range v.Points {
+		x, s := pt.Rate.Median, pt.P99
+		if pt.FlatOut() {
+			c.flat = x
+			continue
+		}
+		if s.N == 0 || s.Median <= 0 {
+			continue
+		}
+		lo, hi := s.Median, s.Median
+		if s.CI95 != nil && s.CI95[0] > 0 {
+			lo, hi = s.CI95[0], s.CI95[1]
+		}
+		c.bars.XYs = append(c.bars.XYs, plotter.XY{X: x, Y: s.Median})
+		c.bars.YErrors = append(c.bars.YErrors, struct{ Low, High float64 }{s.Median - lo, hi - s.Median})
+		span[0], span[1] = math.Min(span[0], lo), math.Max(span[1], hi)
+		if pt.P50.Median > 0 {
+			c.p50 = append(c.p50, plotter.XY{X: x, Y: pt.P50.Median})
+			span[0] = math.Min(span[0], pt.P50.Median)
+		}
+		if pt.P999.Median > 0 {
+			c.p999 = append(c.p999, plotter.XY{X: x, Y: pt.P999.Median})
+			span[1] = math.Max(span[1], pt.P999.Median)
+		}
+		if pt.Load == v.Knee {
+			c.knee = append(c.knee, plotter.XY{X: x, Y: s.Median})
+		}
+	}
+	return c
+}
+
+// draw adds the variant's curve in its colour.
+func (c curveLines) draw(p *plot.Plot, vi int) error {
+	if err := addCIBars(p, c.bars, vi); err != nil {
+		return err
+	}
+	for k, line := range []plotter.XYs{c.bars.XYs, c.p50, c.p999} {
+		if err := addLine(p, line, vi, k > 0); err != nil {
+			return err
+		}
+	}
+	return scatter(p, c.knee, vi, true)
+}
+
+// addSLOs draws an objective on these operations' response times: its
+// bound, and the rate each variant was shown to hold it at.
+func addSLOs(p *plot.Plot, vs []analysis.CurveView, variants []string, slos []analysis.SLOView, span *[2]float64) ([]legendEntry, error) {
+	var legend []legendEntry
+	for k, o := range slos {
+		if k == 0 {
+			span[0], span[1] = math.Min(span[0], o.Below), math.Max(span[1], o.Below)
+			left, right := math.Inf(1), 0.0
+			for _, v := range vs {
+				for _, pt := range v.Points {
+					left, right = math.Min(left, pt.Rate.Median), math.Max(right, pt.Rate.Median)
+				}
+			}
+			l, err := plotter.NewLine(plotter.XYs{{X: left, Y: o.Below}, {X: right, Y: o.Below}})
+			if err != nil {
+				return nil, err
+			}
+			l.LineStyle.Width, l.LineStyle.Dashes = vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(3)}
+			p.Add(l)
+			legend = append(legend, entry("SLO: "+o.SLO, color.Black, "dash"))
+		}
+		if o.Held > 0 {
+			vi := max(slices.Index(variants, o.Variant), 0)
+			if err := scatter(p, plotter.XYs{{X: o.Held, Y: o.Below}}, vi, true); err != nil {
+				return nil, err
+			}
+			legend = append(legend, entry(fmt.Sprintf("%s: holds it up to %s ops/s", variantLabel(o.Variant), analysis.FormatMetric("ops_per_s", o.Held)), variantColour(vi), "ring"))
+		}
+	}
+	return legend, nil
 }
 
 // addLine joins points in a variant's colour, dashed or not.
