@@ -593,25 +593,10 @@ func addFit(p *plot.Plot, f scaling.Fit, lo, hi float64, k int) ([]legendEntry, 
 // historyPlot draws a cell's median [95% CI] per experiment, one colour
 // per variant, with a dashed line before each change point.
 func historyPlot(metric string, hs []analysis.HistoryView) (figure, error) {
-	// The experiments of all variants, in time order, share the x axis.
-	var order []string
-	at := map[string]time.Time{}
-	for _, h := range hs {
-		for _, s := range h.Steps {
-			if _, ok := at[s.Experiment]; !ok {
-				order = append(order, s.Experiment)
-			}
-			at[s.Experiment] = s.At
-		}
-	}
-	slices.SortStableFunc(order, func(a, b string) int { return at[a].Compare(at[b]) })
-	notes := map[string]string{}
+	order, index, ticks := historyAxis(hs)
 	lo, hi, floor := math.Inf(1), math.Inf(-1), math.Inf(1) // the medians' range, the lowest interval's end
 	for _, h := range hs {
 		for _, s := range h.Steps {
-			if len(s.Notes) > 0 && notes[s.Experiment] == "" {
-				notes[s.Experiment] = s.Notes[0]
-			}
 			m, low := s.Summary.Median, s.Summary.Median
 			if s.Summary.CI95 != nil {
 				low = s.Summary.CI95[0]
@@ -621,12 +606,6 @@ func historyPlot(metric string, hs []analysis.HistoryView) (figure, error) {
 			}
 		}
 	}
-	index := map[string]int{}
-	var ticks []plot.Tick
-	for i, label := range experimentLabels(order, at, notes) {
-		index[order[i]] = i
-		ticks = append(ticks, plot.Tick{Value: float64(i), Label: label})
-	}
 	label, format := metricFormat(metric)
 	p := newPlot("median and 95% interval per experiment", "experiment", label)
 	linearAxis(&p.Y, metric)
@@ -635,53 +614,14 @@ func historyPlot(metric string, hs []analysis.HistoryView) (figure, error) {
 		p.Title.Text += " (log scale)"
 	}
 	var legend []legendEntry
-	drawn := false
 	for i, h := range hs {
-		bars := ciBars{}
-		for _, s := range h.Steps {
-			m := s.Summary.Median
-			lo, hi := m, m
-			if s.Summary.CI95 != nil {
-				lo, hi = s.Summary.CI95[0], s.Summary.CI95[1]
-			}
-			if !finiteXY(m, lo) || !finiteXY(hi, 0) {
-				continue
-			}
-			bars.XYs = append(bars.XYs, plotter.XY{X: float64(index[s.Experiment]) + 0.08*float64(i), Y: m})
-			bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{m - lo, hi - m})
-		}
-		if len(bars.XYs) == 0 {
-			continue
-		}
-		if err := addCIBars(p, bars, i); err != nil {
-			return figure{}, err
-		}
-		l, err := plotter.NewLine(bars.XYs)
+		drawn, err := historyLine(p, h, i, index)
 		if err != nil {
 			return figure{}, err
 		}
-		l.LineStyle.Color = variantColour(i)
-		p.Add(l)
-		name := h.Variant
-		if name == "" {
-			name = h.Cell
-		}
-		legend = append(legend, entry(name, variantColour(i), "line"))
-		drawn = true
-		for _, cp := range h.ChangePoints {
-			x := float64(index[cp.Experiment]) - 0.5
-			ln, err := plotter.NewLine(plotter.XYs{{X: x, Y: math.Min(cp.Before, cp.After)}, {X: x, Y: math.Max(cp.Before, cp.After)}})
-			if err != nil {
-				return figure{}, err
-			}
-			ln.LineStyle.Color = color.NRGBA{R: 200, A: 255}
-			ln.LineStyle.Width = vg.Points(2)
-			ln.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-			p.Add(ln)
-			legend = append(legend, entry(fmt.Sprintf("change point of %s before %s: %s, p = %s", name, cp.Experiment, cp.Direction, pText(cp.P)), ln.LineStyle.Color, "dash"))
-		}
+		legend = append(legend, drawn...)
 	}
-	if !drawn {
+	if len(legend) == 0 {
 		return figure{}, nil
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
@@ -692,6 +632,82 @@ func historyPlot(metric string, hs []analysis.HistoryView) (figure, error) {
 		p.X.Tick.Label.YAlign = draw.YCenter
 	}
 	return drawFigure(p, legend, plotHeight)
+}
+
+// historyAxis is a history's x axis: the experiments of all variants in
+// time order, each's place on it, and its tick, labelled by its note.
+func historyAxis(hs []analysis.HistoryView) ([]string, map[string]int, []plot.Tick) {
+	var order []string
+	at := map[string]time.Time{}
+	notes := map[string]string{}
+	for _, h := range hs {
+		for _, s := range h.Steps {
+			if _, ok := at[s.Experiment]; !ok {
+				order = append(order, s.Experiment)
+			}
+			at[s.Experiment] = s.At
+			if len(s.Notes) > 0 && notes[s.Experiment] == "" {
+				notes[s.Experiment] = s.Notes[0]
+			}
+		}
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return at[a].Compare(at[b]) })
+	index := map[string]int{}
+	var ticks []plot.Tick
+	for i, label := range experimentLabels(order, at, notes) {
+		index[order[i]] = i
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: label})
+	}
+	return order, index, ticks
+}
+
+// historyLine draws one history (the i-th): its medians with their
+// intervals, joined, and its change points; it returns their legend, none
+// when it has nothing to draw.
+func historyLine(p *plot.Plot, h analysis.HistoryView, i int, index map[string]int) ([]legendEntry, error) {
+	bars := ciBars{}
+	for _, s := range h.Steps {
+		m := s.Summary.Median
+		lo, hi := m, m
+		if s.Summary.CI95 != nil {
+			lo, hi = s.Summary.CI95[0], s.Summary.CI95[1]
+		}
+		if !finiteXY(m, lo) || !finiteXY(hi, 0) {
+			continue
+		}
+		bars.XYs = append(bars.XYs, plotter.XY{X: float64(index[s.Experiment]) + 0.08*float64(i), Y: m})
+		bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{m - lo, hi - m})
+	}
+	if len(bars.XYs) == 0 {
+		return nil, nil
+	}
+	if err := addCIBars(p, bars, i); err != nil {
+		return nil, err
+	}
+	l, err := plotter.NewLine(bars.XYs)
+	if err != nil {
+		return nil, err
+	}
+	l.LineStyle.Color = variantColour(i)
+	p.Add(l)
+	name := h.Variant
+	if name == "" {
+		name = h.Cell
+	}
+	legend := []legendEntry{entry(name, variantColour(i), "line")}
+	for _, cp := range h.ChangePoints {
+		x := float64(index[cp.Experiment]) - 0.5
+		ln, err := plotter.NewLine(plotter.XYs{{X: x, Y: math.Min(cp.Before, cp.After)}, {X: x, Y: math.Max(cp.Before, cp.After)}})
+		if err != nil {
+			return nil, err
+		}
+		ln.LineStyle.Color = color.NRGBA{R: 200, A: 255}
+		ln.LineStyle.Width = vg.Points(2)
+		ln.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(ln)
+		legend = append(legend, entry(fmt.Sprintf("change point of %s before %s: %s, p = %s", name, cp.Experiment, cp.Direction, pText(cp.P)), ln.LineStyle.Color, "dash"))
+	}
+	return legend, nil
 }
 
 // experimentLabels name experiments on a history's axis: by their note
