@@ -97,18 +97,24 @@ func bench() {
 		}
 		fmt.Fprintf(os.Stderr, "trial %d (culprit commit %d): %s\n", trial, k, strings.Join(said, "; "))
 	}
+	tools := []toolOutcomes{{"iolab bisect", iolab}}
+	for i, r := range reps {
+		tools = append(tools, toolOutcomes{fmt.Sprintf("git bisect run, %d runs a commit", r), git[i]})
+	}
+	printOutcomes(tools)
+}
+
+// toolOutcomes are one tool's bisections.
+type toolOutcomes struct {
+	name string
+	o    []outcome
+}
+
+// printOutcomes prints each tool's culprits found and wrong, and the
+// median builds, runs and seconds a bisection took.
+func printOutcomes(tools []toolOutcomes) {
 	fmt.Println("| tool | culprit found | a wrong commit named | median builds | median runs | median seconds |")
 	fmt.Println("|---|---|---|---|---|---|")
-	tools := []struct {
-		name string
-		o    []outcome
-	}{{"iolab bisect", iolab}}
-	for i, r := range reps {
-		tools = append(tools, struct {
-			name string
-			o    []outcome
-		}{fmt.Sprintf("git bisect run, %d runs a commit", r), git[i]})
-	}
 	for _, t := range tools {
 		found, wrong := 0, 0
 		var builds, runs, wall []float64

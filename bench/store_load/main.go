@@ -66,15 +66,37 @@ func bench() {
 		}
 	}
 	before, cpu0 := counters(ctx, admin), postgresCPU()
+	start := time.Now()
+	lat := storeRuns(ctx, stores, *seconds, start)
+	elapsed := time.Since(start)
+	after, cpu1 := counters(ctx, admin), postgresCPU()
+	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
+	runs := float64(len(lat))
+	fmt.Printf("PostgreSQL %s, %d segments x 1 run/s for %ds\n", after.version, *segments, *seconds)
+	fmt.Printf("runs stored: %.0f (%.1f/s; asked %d/s); one run's writes: p50 %v, p99 %v, max %v\n", runs, runs/elapsed.Seconds(), *segments,
+		lat[len(lat)/2].Round(time.Microsecond), lat[len(lat)*99/100].Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond))
+	rows := float64(after.inserted - before.inserted)
+	bytes := float64(after.size - before.size)
+	fmt.Printf("rows inserted: %.0f/s in all, %.1f/s per segment; database growth: %.0f KiB/s in all, %.1f KiB/s per segment (%.1f KiB per run)\n",
+		rows/elapsed.Seconds(), rows/elapsed.Seconds()/float64(*segments), bytes/elapsed.Seconds()/1024,
+		bytes/elapsed.Seconds()/1024/float64(*segments), bytes/runs/1024)
+	fmt.Printf("PostgreSQL's own CPU: %.2f s in %.0f s = %.0f%% of one core (its processes' user+system time from /proc); the rest of the machine's CPU was the %d segments' encoding\n",
+		cpu1-cpu0, elapsed.Seconds(), 100*(cpu1-cpu0)/elapsed.Seconds(), *segments)
+
+	mergeLoad(ctx, stores, len(lat), *profile)
+}
+
+// storeRuns has every segment store a run a second for seconds, from
+// start, and returns how long each run's writes took.
+func storeRuns(ctx context.Context, stores []*store.Store, seconds int, start time.Time) []time.Duration {
 	var mu sync.Mutex
 	var lat []time.Duration
 	var wg sync.WaitGroup
-	start := time.Now()
 	for i, st := range stores {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(i), 1))
 			d, _ := st.Load(ctx, fmt.Sprintf("seg-%03d", i))
-			for k := range *seconds {
+			for k := range seconds {
 				next := start.Add(time.Duration(k+1) * time.Second)
 				res := result(rng)
 				run := &store.Run{CellID: d.Cells[0].ID, Round: k, Status: store.StatusOK, EndedAt: time.Now(), Result: res}
@@ -97,22 +119,12 @@ func bench() {
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	after, cpu1 := counters(ctx, admin), postgresCPU()
-	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
-	runs := float64(len(lat))
-	fmt.Printf("PostgreSQL %s, %d segments x 1 run/s for %ds\n", after.version, *segments, *seconds)
-	fmt.Printf("runs stored: %.0f (%.1f/s; asked %d/s); one run's writes: p50 %v, p99 %v, max %v\n", runs, runs/elapsed.Seconds(), *segments,
-		lat[len(lat)/2].Round(time.Microsecond), lat[len(lat)*99/100].Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond))
-	rows := float64(after.inserted - before.inserted)
-	bytes := float64(after.size - before.size)
-	fmt.Printf("rows inserted: %.0f/s in all, %.1f/s per segment; database growth: %.0f KiB/s in all, %.1f KiB/s per segment (%.1f KiB per run)\n",
-		rows/elapsed.Seconds(), rows/elapsed.Seconds()/float64(*segments), bytes/elapsed.Seconds()/1024,
-		bytes/elapsed.Seconds()/1024/float64(*segments), bytes/runs/1024)
-	fmt.Printf("PostgreSQL's own CPU: %.2f s in %.0f s = %.0f%% of one core (its processes' user+system time from /proc); the rest of the machine's CPU was the %d segments' encoding\n",
-		cpu1-cpu0, elapsed.Seconds(), 100*(cpu1-cpu0)/elapsed.Seconds(), *segments)
+	return lat
+}
 
-	// What show pays to merge the load: load every segment, merge.
+// mergeLoad measures what show pays to merge the load: load every
+// segment, merge (with a CPU profile of the merge to profile, if given).
+func mergeLoad(ctx context.Context, stores []*store.Store, runs int, profile string) {
 	t0 := time.Now()
 	var parts []*store.Data
 	for i := range stores {
@@ -123,8 +135,8 @@ func bench() {
 		parts = append(parts, d)
 	}
 	loaded := time.Since(t0)
-	if *profile != "" {
-		f, _ := os.Create(*profile)
+	if profile != "" {
+		f, _ := os.Create(profile)
 		_ = pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
@@ -132,7 +144,7 @@ func bench() {
 	if err != nil {
 		harness.Fatal(err)
 	}
-	fmt.Printf("show's merge: loading the %d segments' %d runs took %v, merging them into %d runs %v\n", len(parts), len(lat),
+	fmt.Printf("show's merge: loading the %d segments' %d runs took %v, merging them into %d runs %v\n", len(parts), runs,
 		loaded.Round(time.Millisecond), len(merged.Runs), (time.Since(t0) - loaded).Round(time.Millisecond))
 }
 
