@@ -71,3 +71,26 @@ func (r *Runner) acquire(ctx context.Context, expID string) (*lease, error) {
 	}
 	return &lease{ctx: procgroup.WithTracker(ctx, tracker), release: release}, nil
 }
+
+// leases holds the lease of the experiment a Run runs, once taken.
+type leases struct {
+	r *Runner
+	l *lease
+}
+
+// take leases the experiment; the context returned ends when the lease
+// is lost.
+func (h *leases) take(ctx context.Context, expID string) (context.Context, error) {
+	l, err := h.r.acquire(ctx, expID)
+	if err != nil {
+		return ctx, err
+	}
+	h.l = l
+	return l.ctx, nil
+}
+
+func (h *leases) release() {
+	if h.l != nil {
+		h.l.release()
+	}
+}

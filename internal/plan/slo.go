@@ -1,0 +1,78 @@
+package plan
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/stats"
+)
+
+// SLO is a service level objective: Metric below Below (in the metric's
+// unit: ns for a time), to be held with 95% confidence; the search for
+// the highest rate it allows ends when it is bracketed within Precision.
+type SLO struct {
+	Metric    string  `json:"metric"`
+	Below     float64 `json:"below"`
+	BelowText string  `json:"-"`
+	Precision float64 `json:"precision"`
+	Pos       Pos     `json:"-"`
+}
+
+// String is the objective as a user writes it: get.response_p99_ns < 20ms.
+func (o SLO) String() string { return o.Metric + " < " + o.BelowText }
+
+// SLOKeys are the keys of a workload's slo:.
+var SLOKeys = []string{"metric", "below", "precision"}
+
+// NewSearch starts a search for the objective, each step taking at most
+// runsPerStep runs.
+func (o SLO) NewSearch(runsPerStep int) *stats.SLOSearch {
+	return stats.NewSLOSearch(o.Precision, SLOMinRuns, runsPerStep, SLOMaxSteps)
+}
+
+// Outcome is what a run at a search's load, of these metrics, says of
+// the objective: the metric over its bound (found false when the run
+// measured no such metric), and whether the search counts it. A run that
+// missed the objective while its client was delayed (metrics.ClientDelayed:
+// iolab's own delay past its share of what was measured) says nothing of
+// the target — the client missed it — and is not counted: the search runs
+// that load again. One that held despite it held. The search and its
+// replay in the report judge every run here.
+func (o SLO) Outcome(m map[string]float64) (ratio float64, found, counts bool) {
+	v, found := m[o.Metric]
+	if !found {
+		return 0, false, false
+	}
+	ratio = v / o.Below
+	return ratio, true, ratio < 1 || !metrics.ClientDelayed(m)
+}
+
+// Params are what a search's cell stores of its objective and its
+// search, for the report to replay the search from its runs.
+func (o SLO) Params(runsPerStep int) map[string]string {
+	return map[string]string{"slo": o.String(), "slo_metric": o.Metric, "slo_below": strconv.FormatFloat(o.Below, 'g', -1, 64),
+		"slo_precision": strconv.FormatFloat(o.Precision, 'g', -1, 64), "slo_runs_per_step": strconv.Itoa(runsPerStep)}
+}
+
+// SLOOf reads back a search cell's objective and runs per step; false
+// for a cell of no search (or one stored by an iolab that wrote them
+// otherwise).
+func SLOOf(params map[string]string) (SLO, int, bool) {
+	o := SLO{Metric: params["slo_metric"], BelowText: strings.TrimPrefix(params["slo"], params["slo_metric"]+" < ")}
+	below, err1 := strconv.ParseFloat(params["slo_below"], 64)
+	precision, err2 := strconv.ParseFloat(params["slo_precision"], 64)
+	runs, err3 := strconv.Atoi(params["slo_runs_per_step"])
+	if o.Metric == "" || err1 != nil || err2 != nil || err3 != nil || below <= 0 || precision <= 0 || runs < 1 {
+		return SLO{}, 0, false
+	}
+	o.Below, o.Precision = below, precision
+	return o, runs, true
+}
+
+// How an SLO is searched: each step takes from SLOMinRuns runs to the
+// plan's rounds, and a search at most SLOMaxSteps steps.
+const (
+	SLOMinRuns  = 3
+	SLOMaxSteps = 8
+)
