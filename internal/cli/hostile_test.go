@@ -368,3 +368,45 @@ func TestIOErrorNamesOffsetAndLength(t *testing.T) {
 		}
 	}
 }
+
+// An output path never overwrites a file iolab did not write (a fuzzed
+// `--lat-log /etc/passwd` once truncated it, run as root): --lat-log, a
+// report's -o and --pprof refuse one at once, exit 2, the file untouched;
+// iolab's own earlier output is written over as before.
+func TestOutputsNeverOverwriteAForeignFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	foreign := filepath.Join(dir, "passwd")
+	const text = "root:x:0:0:root:/root:/bin/bash\n"
+	if err := os.WriteFile(foreign, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := []string{"fs", "--directory", dir, "--size=64k", "--rounds=1", "--warmup=0", "-q", "--db", db}
+	log := filepath.Join(dir, "lat.csv")
+	page := filepath.Join(dir, "report.html")
+	for i := range 2 { // the second time over its own output
+		if _, stderr, err := iolab(t, ctx, append(fs, "--lat-log", log)...); err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, stderr)
+		}
+		if _, stderr, err := iolab(t, ctx, "report", "-o", page, "--db", db); err != nil {
+			t.Fatalf("report %d: %v\n%s", i, err, stderr)
+		}
+	}
+	for _, c := range [][]string{
+		append(fs, "--lat-log", foreign),
+		{"report", "-o", foreign, "--db", db},
+	} {
+		_, _, err := iolab(t, ctx, c...)
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), foreign+": a file iolab did not write is there") {
+			t.Errorf("%q: %v, want a usage error naming the path", c, err)
+		}
+	}
+	if b, _ := os.ReadFile(foreign); string(b) != text {
+		t.Errorf("the foreign file now holds %q", b)
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM experiments`); n != 2 {
+		t.Errorf("%d experiments stored, want the 2 runs before: a refused --lat-log runs nothing", n)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/outpath"
 	"github.com/iolab/iolab/internal/profiling"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/store"
@@ -102,6 +104,10 @@ func writePprof(path string, views []analysis.ProfileView, stdout io.Writer) err
 				return '_'
 			}, v.Variant+"-"+v.Cell+"-"+v.Kind)
 			file = strings.TrimSuffix(path, ext) + "-" + name + ext
+		}
+		// A gzipped file is taken for a profile iolab wrote before.
+		if err := outpath.Check("--pprof", file, func(head []byte) bool { return bytes.HasPrefix(head, []byte{0x1f, 0x8b}) }); err != nil {
+			return err
 		}
 		f, err := os.Create(file)
 		if err != nil {

@@ -13,6 +13,8 @@ import (
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/outpath"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/stats"
@@ -137,6 +139,11 @@ func (o *RepeatOptions) validateOutput() error {
 	var err error
 	if o.Gates, err = analysis.ParseGates(o.failOn, o.gateLimits); err != nil {
 		return err
+	}
+	if o.LatencyLog != "" {
+		if err := outpath.Check("--lat-log", o.LatencyLog, metrics.IsLatencyLog); err != nil {
+			return err
+		}
 	}
 	o.At = nil
 	for _, f := range strings.Split(o.at, ",") {

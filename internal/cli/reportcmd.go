@@ -14,6 +14,7 @@ import (
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/outpath"
 	"github.com/iolab/iolab/internal/profiling"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/store"
@@ -126,6 +127,9 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 func writeReport(out string, page []byte, stdout io.Writer) error {
 	if out == "-" {
 		_, err := stdout.Write(page)
+		return err
+	}
+	if err := outpath.Check("-o", out, report.IsPage); err != nil {
 		return err
 	}
 	if err := writeFileAtomic(out, page); err != nil {

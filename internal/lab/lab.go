@@ -21,6 +21,7 @@ import (
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/observe"
+	"github.com/iolab/iolab/internal/outpath"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
@@ -262,6 +263,9 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 // openLatencyLog opens --lat-log for the runs (added to, for a resumed
 // experiment), and returns what closes it.
 func (r *Runner) openLatencyLog(plan Plan) (func() error, error) {
+	if err := outpath.Check("--lat-log", plan.LatencyLog, metrics.IsLatencyLog); err != nil {
+		return nil, &workload.InputError{Err: err}
+	}
 	l, err := metrics.CreateLatencyLog(plan.LatencyLog, plan.Resume != "")
 	if err != nil {
 		return nil, &workload.InputError{Err: fmt.Errorf("--lat-log %w", err)}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -60,6 +61,9 @@ func (l *LatencyLog) Path() string { return l.path }
 
 // File is the log's open file, to hand to another process.
 func (l *LatencyLog) File() *os.File { return l.f }
+
+// IsLatencyLog says whether a file's first bytes are a latency log's.
+func IsLatencyLog(head []byte) bool { return strings.HasPrefix(string(head), LatencyLogHeader) }
 
 // Close closes the file; it returns the first error of any write.
 func (l *LatencyLog) Close() error {

@@ -40,6 +40,12 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"mul100":       func(v float64) float64 { return 100 * v },
 }).Parse(htmlTemplate))
 
+// pageMark is what every page iolab writes carries in its head.
+const pageMark = `<meta name="generator" content="iolab">`
+
+// IsPage says whether a file's first bytes are a page iolab wrote.
+func IsPage(head []byte) bool { return bytes.Contains(head, []byte(pageMark)) }
+
 // HTML writes the report as one self-contained page: inline SVG plots
 // (gonum/plot) and CSS, no script, nothing fetched when it is opened.
 // Every string from the user (names, notes, commands) is escaped by
