@@ -2,7 +2,6 @@ package fs
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/outtail"
 	"github.com/iolab/iolab/internal/segment"
 	"github.com/iolab/iolab/internal/workload"
 )
@@ -84,7 +84,7 @@ type jobProc struct {
 	cmd        *exec.Cmd
 	stdin      io.WriteCloser
 	lines      chan string
-	stderr     bytes.Buffer
+	stderr     *outtail.Tail // read while the process may still write it
 	ops, bytes atomic.Int64
 	index      int // among the run's processes
 	seconds    *secondsMerge
@@ -254,12 +254,12 @@ func (f *FS) startJobs(ctx context.Context, merge *secondsMerge, sinkEvery time.
 	for _, j := range f.jobs {
 		spec := jobSpec{Options: f.opts, Run: ri, SinkEvery: sinkEvery}
 		spec.Options.NumJobs, spec.Options.Segment = f.whole, segment.Segment{I: f.opts.jobOffset + j.index, N: f.whole}
-		p := &jobProc{cmd: exec.Command(exe), lines: make(chan string, 16), index: len(procs), seconds: merge}
+		p := &jobProc{cmd: exec.Command(exe), lines: make(chan string, 16), stderr: &outtail.Tail{Max: 2000}, index: len(procs), seconds: merge}
 		p.cmd.Env = append(os.Environ(), jobEnv+"=1")
 		// A session of its own, as fio's jobs; killed with its parent,
 		// however the parent ends.
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-		p.cmd.Stderr = &p.stderr
+		p.cmd.Stderr = p.stderr
 		if hasLog {
 			spec.LatLog, spec.LatRun = log.Path(), logRun
 			p.cmd.ExtraFiles = []*os.File{log.File()}
@@ -399,11 +399,7 @@ func (p *jobProc) outcome(ctx context.Context, timeout time.Duration) (*metrics.
 
 // failed is an error of the job process, with what it wrote to stderr.
 func (p *jobProc) failed(err error) error {
-	msg := strings.TrimSpace(p.stderr.String())
-	if len(msg) > 2000 {
-		msg = msg[:2000] + "..."
-	}
-	if msg != "" {
+	if msg := strings.TrimSpace(p.stderr.String()); msg != "" {
 		return fmt.Errorf("a job's process: %w: %s", err, msg)
 	}
 	return fmt.Errorf("a job's process: %w", err)
