@@ -265,7 +265,7 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 			"a run went its whole --runtime %v without being steady by %s over %v: its figures were still moving; run longer, or loosen the criterion",
 			o.Runtime, o.Steady, o.Steady.Window)})
 	}
-	if t.Verified {
+	if t.Verified && err == nil { // every job's pass read back what it wrote
 		res.Notes = append(res.Notes, metrics.Note{Code: "verified", Message: fmt.Sprintf(
 			"verify %s: read back all %d blocks written (%s) from storage after the run, in %v; every one as written",
 			o.Verify.Kind, t.Blocks, units.FormatSize(t.Bytes), t.Took.Round(time.Millisecond))})
