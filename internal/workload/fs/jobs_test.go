@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,11 +67,10 @@ func TestJobsRunAsProcessesInSessionsOfTheirOwn(t *testing.T) {
 		if err := w.Prepare(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		var seen map[int]int
-		var once sync.Once
+		seen := map[int]int{} // every job process seen in the run, over its progress calls
 		res, err := w.Run(context.Background(), func(ops, _ int64) {
 			if ops > 0 {
-				once.Do(func() { seen = jobProcesses(t) })
+				maps.Copy(seen, jobProcesses(t))
 			}
 		})
 		w.Close()
