@@ -3,10 +3,12 @@ package fs
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -264,5 +266,56 @@ func TestSecondsMerge(t *testing.T) {
 	rest := m.rest([]*metrics.Result{{Series: []metrics.Second{{T: 2, Ops: 1}}}, {Series: []metrics.Second{{T: 1, Ops: 4, P99Ns: 9}}}})
 	if len(rest) != 2 || rest[0] != (metrics.Second{T: 1, Ops: 15, P99Ns: 9}) || rest[1] != (metrics.Second{T: 2, Ops: 1}) {
 		t.Errorf("the rest %v, want seconds 1 (15 ops, p99 9) and 2", rest)
+	}
+}
+
+// A job process is told its options in JSON: every exported field of
+// Options crosses unchanged (a field of a type JSON cannot carry would
+// silently run the job with its zero value). Each is set to a value not
+// its zero by reflection, so a field added later is covered too.
+func TestJobSpecCarriesTheOptions(t *testing.T) {
+	var o Options
+	fill(t, reflect.ValueOf(&o).Elem())
+	b, err := json.Marshal(jobSpec{Options: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got jobSpec
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Options, o) {
+		t.Errorf("sent %+v\ngot  %+v", o, got.Options)
+	}
+}
+
+// fill sets every exported field of v, recursively, to a value not its
+// zero.
+func fill(t *testing.T, v reflect.Value) {
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch f.Kind() {
+		case reflect.Struct:
+			fill(t, f)
+		case reflect.String:
+			f.SetString("x" + v.Type().Field(i).Name)
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			f.SetInt(int64(i + 1))
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			f.SetUint(uint64(i%2 + 1))
+		case reflect.Float32, reflect.Float64:
+			f.SetFloat(float64(i) + 0.5)
+		case reflect.Array:
+			for k := range f.Len() {
+				f.Index(k).SetInt(int64(k + 7))
+			}
+		default:
+			t.Fatalf("field %s of %s: kind %s the test cannot fill; teach it, and check JSON carries it", v.Type().Field(i).Name, v.Type(), f.Kind())
+		}
 	}
 }
