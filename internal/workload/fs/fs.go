@@ -260,6 +260,11 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	o := &f.opts
 	res.Notes = append(res.Notes, f.notes...)
 	res.Notes = append(res.Notes, f.paceNotes(res, t.Issued)...)
+	if o.Steady.Enabled() && !o.Thread {
+		res.Notes = append(res.Notes, metrics.Note{Code: "jobs-as-threads", Message: "--steadystate ran the jobs as threads of one process, " +
+			"not each as a process in a session of its own as fio does (the criterion judges the whole run's seconds as they come): " +
+			"beside other work, where the kernel shares the CPU between sessions first, they had one session's share (docs/fs.md)"})
+	}
 	if o.Steady.Enabled() && err == nil && res.Extra["steady"] == 0 {
 		res.Notes = append(res.Notes, metrics.Note{Code: "not-steady", Message: fmt.Sprintf(
 			"a run went its whole --runtime %v without being steady by %s over %v: its figures were still moving; run longer, or loosen the criterion",

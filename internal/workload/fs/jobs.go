@@ -66,6 +66,10 @@ type jobSpec struct {
 	Run     workload.RunInfo `json:"run"`
 	LatLog  string           `json:"lat_log,omitempty"`
 	LatRun  int64            `json:"lat_run,omitempty"`
+	// JobOffset is the number of the first of its jobs in the whole load
+	// (Options.NumJobs says how many it runs): their files, seeds and
+	// arrivals are those jobs'.
+	JobOffset int `json:"job_offset"`
 	// SinkEvery, when set, is how often the job hands its finished seconds
 	// to its parent as it goes (metrics.WithSecondSink), for the parent's
 	// sink: the store has them while the run goes on.
@@ -95,7 +99,7 @@ type jobProc struct {
 func (f *FS) runJobs(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, tally, error) {
 	var t tally
 	sink, every := metrics.SecondSink(ctx)
-	merge := &secondsMerge{sink: sink, sums: map[int64]*metrics.Second{}, upTo: make([]int64, len(f.jobs))}
+	merge := &secondsMerge{sink: sink, sums: map[int64]*metrics.Second{}, upTo: make([]int64, min(len(f.jobs), maxJobProcesses))}
 	if sink == nil {
 		every = 0
 	}
@@ -241,8 +245,14 @@ func (f *FS) runWait() time.Duration {
 	return 24 * time.Hour // a budget of bytes: as long as the device takes
 }
 
-// startJobs starts a process per job, each in a session of its own, and
-// waits until every one has prepared its files.
+// maxJobProcesses bounds the processes a run starts: each is a Go runtime
+// of its own (~26 MB resident here), and --numjobs goes to 4096. Past it,
+// the jobs are shared out among that many processes, a contiguous run of
+// jobs each, as threads within it. A variable for the test of it.
+var maxJobProcesses = 64
+
+// startJobs starts a process per job (at most maxJobProcesses), each in a
+// session of its own, and waits until every one has prepared its files.
 func (f *FS) startJobs(ctx context.Context, merge *secondsMerge, sinkEvery time.Duration) ([]*jobProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -251,9 +261,12 @@ func (f *FS) startJobs(ctx context.Context, merge *secondsMerge, sinkEvery time.
 	log, logRun, hasLog := metrics.LatencyLogFrom(ctx)
 	ri, _ := workload.RunInfoFrom(ctx)
 	var procs []*jobProc
-	for _, j := range f.jobs {
-		spec := jobSpec{Options: f.opts, Run: ri, SinkEvery: sinkEvery}
-		spec.Options.NumJobs, spec.Options.Segment = f.whole, segment.Segment{I: f.opts.jobOffset + j.index, N: f.whole}
+	n := min(len(f.jobs), maxJobProcesses)
+	for i := range n {
+		share := segment.Segment{I: i, N: n}
+		first := f.opts.jobOffset + share.First(len(f.jobs))
+		spec := jobSpec{Options: f.opts, Run: ri, SinkEvery: sinkEvery, JobOffset: first}
+		spec.Options.NumJobs, spec.Options.Segment = share.Share(len(f.jobs)), segment.Segment{}
 		p := &jobProc{cmd: exec.Command(exe), lines: make(chan string, 16), stderr: &outtail.Tail{Max: 2000}, index: len(procs), seconds: merge}
 		p.cmd.Env = append(os.Environ(), jobEnv+"=1")
 		// A session of its own, as fio's jobs; killed with its parent,
@@ -272,7 +285,7 @@ func (f *FS) startJobs(ctx context.Context, merge *secondsMerge, sinkEvery time.
 			return procs, err
 		}
 		if err := p.cmd.Start(); err != nil {
-			return procs, fmt.Errorf("starting job %d as a process: %w; give --thread to run the jobs as threads", j.index, err)
+			return procs, fmt.Errorf("starting job %d as a process: %w; give --thread to run the jobs as threads", first, err)
 		}
 		procs = append(procs, p)
 		go p.read(out)
@@ -520,6 +533,7 @@ func serveJob(in io.Reader, out io.Writer) int {
 	}
 	f, err := New(spec.Options)
 	if err == nil {
+		f.opts.jobOffset = spec.JobOffset
 		err = f.Prepare(ctx)
 	}
 	if err != nil {

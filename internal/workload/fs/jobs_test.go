@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
 )
 
@@ -62,20 +63,13 @@ func TestJobsRunAsProcessesInSessionsOfTheirOwn(t *testing.T) {
 		o := DefaultOptions()
 		o.Directory, o.Size, o.NumJobs, o.RW, o.Engine = t.TempDir(), 1<<20, 3, RandRead, EnginePsync
 		o.Runtime, o.Thread = 1500*time.Millisecond, thread
-		w, err := New(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Prepare(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		w := prepared(t, o)
 		seen := map[int]int{} // every job process seen in the run, over its progress calls
 		res, err := w.Run(context.Background(), func(ops, _ int64) {
 			if ops > 0 {
 				maps.Copy(seen, jobProcesses(t))
 			}
 		})
-		w.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,14 +116,7 @@ func TestJobProcessesKeepBudgetsAndTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := prepared(t, o)
 	res, err := w.Run(metrics.WithLatencyLog(context.Background(), log, 7), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -158,14 +145,7 @@ func TestJobProcessesInterrupted(t *testing.T) {
 	t.Parallel()
 	o := DefaultOptions()
 	o.Size, o.NumJobs, o.Engine, o.RW, o.Runtime = 1<<20, 2, EngineNull, RandRead, time.Minute
-	w, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := prepared(t, o)
 	ctx, cancel := context.WithCancel(context.Background())
 	var once sync.Once
 	start := time.Now()
@@ -208,14 +188,7 @@ func TestJobProcessesHandOverTheirSeconds(t *testing.T) {
 	o := DefaultOptions()
 	o.Size, o.NumJobs, o.Engine, o.RW, o.Runtime = 1<<20, 2, EngineNull, RandRead, 3500*time.Millisecond
 	o.RateIOPS = [2]int64{2000, 0}
-	w, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := prepared(t, o)
 	var mu sync.Mutex
 	var handed []metrics.Second
 	ctx := metrics.WithSecondSink(context.Background(), func(secs []metrics.Second) {
@@ -316,6 +289,48 @@ func fill(t *testing.T, v reflect.Value) {
 			}
 		default:
 			t.Fatalf("field %s of %s: kind %s the test cannot fill; teach it, and check JSON carries it", v.Type().Field(i).Name, v.Type(), f.Kind())
+		}
+	}
+}
+
+// Past maxJobProcesses, the jobs are shared out among that many
+// processes, each job still its own: five jobs of 64 blocks, capped at 80
+// a second so the run lasts long enough to be seen, run in two processes
+// and move five jobs' bytes. Not parallel: it lowers the bound for its run.
+func TestJobsSharedOutPastTheBound(t *testing.T) {
+	defer func(n int) { maxJobProcesses = n }(maxJobProcesses)
+	maxJobProcesses = 2
+	o := DefaultOptions()
+	o.Directory, o.Size, o.NumJobs, o.RW, o.Engine = t.TempDir(), 256<<10, 5, Write, EnginePsync
+	o.RateIOPS = [2]int64{0, 80}
+	w := prepared(t, o)
+	most := 0
+	res, err := w.Run(context.Background(), func(int64, int64) { most = max(most, len(jobProcesses(t))) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.ByOp[metrics.Write].Bytes; got != 5*256<<10 {
+		t.Errorf("%d bytes written, want 5 jobs x 256 KiB", got)
+	}
+	if most != 2 {
+		t.Errorf("%d job processes at once during the run, want 2", most)
+	}
+}
+
+// A steady-state run keeps its jobs as threads, and says so unless
+// --thread asked for them.
+func TestSteadyStateSaysItRanThreads(t *testing.T) {
+	t.Parallel()
+	for _, thread := range []bool{false, true} {
+		o := DefaultOptions()
+		o.Size, o.Engine, o.RW, o.Runtime, o.Thread = 1<<20, EngineNull, RandRead, 3*time.Second, thread
+		o.Steady = driver.SteadyState{Criterion: "iops", Limit: 50, Percent: true, Window: 2 * time.Second}
+		res, err := run(t, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if said := slices.Contains(noteCodes(res), "jobs-as-threads"); said == thread {
+			t.Errorf("--thread %v: jobs-as-threads said %v; want it said only when threads were not asked for", thread, said)
 		}
 	}
 }

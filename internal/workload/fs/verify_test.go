@@ -17,6 +17,15 @@ import (
 // run prepares and runs o once.
 func run(t *testing.T, o Options) (*metrics.Result, error) {
 	t.Helper()
+	w := prepared(t, o)
+	defer w.Close() // closed when the run ends, as before: a test counts the descriptors left
+	return w.Run(context.Background(), nil)
+}
+
+// prepared is the workload of o, prepared, closed when the test ends (if
+// not before: Close may be said twice).
+func prepared(t *testing.T, o Options) *FS {
+	t.Helper()
 	w, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -24,8 +33,8 @@ func run(t *testing.T, o Options) (*metrics.Result, error) {
 	if err := w.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	return w.Run(context.Background(), nil)
+	t.Cleanup(func() { w.Close() })
+	return w
 }
 
 func noteCodes(res *metrics.Result) []string {
