@@ -99,7 +99,7 @@ type jobProc struct {
 func (f *FS) runJobs(ctx context.Context, progress func(ops, bytes int64)) (*metrics.Result, tally, error) {
 	var t tally
 	sink, every := metrics.SecondSink(ctx)
-	merge := &secondsMerge{sink: sink, sums: map[int64]*metrics.Second{}, upTo: make([]int64, min(len(f.jobs), maxJobProcesses))}
+	merge := &secondsMerge{sink: sink, sums: map[int64]*metrics.Second{}, upTo: make([]int64, f.processes())}
 	if sink == nil {
 		every = 0
 	}
@@ -251,6 +251,9 @@ func (f *FS) runWait() time.Duration {
 // jobs each, as threads within it. A variable for the test of it.
 var maxJobProcesses = 64
 
+// processes is how many processes the run's jobs run in.
+func (f *FS) processes() int { return min(len(f.jobs), maxJobProcesses) }
+
 // startJobs starts a process per job (at most maxJobProcesses), each in a
 // session of its own, and waits until every one has prepared its files.
 func (f *FS) startJobs(ctx context.Context, merge *secondsMerge, sinkEvery time.Duration) ([]*jobProc, error) {
@@ -261,7 +264,7 @@ func (f *FS) startJobs(ctx context.Context, merge *secondsMerge, sinkEvery time.
 	log, logRun, hasLog := metrics.LatencyLogFrom(ctx)
 	ri, _ := workload.RunInfoFrom(ctx)
 	var procs []*jobProc
-	n := min(len(f.jobs), maxJobProcesses)
+	n := f.processes()
 	for i := range n {
 		share := segment.Segment{I: i, N: n}
 		first := f.opts.jobOffset + share.First(len(f.jobs))
