@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/iolab/iolab/internal/badinput"
 	"github.com/iolab/iolab/internal/metrics"
@@ -140,8 +141,8 @@ func (g Gates) judgeable(r *Report) error {
 	if slices.Contains(g.FailOn, "frames") && !slices.ContainsFunc(r.Cells, func(c CellView) bool { return c.Deadline != nil }) {
 		return badinput.Errorf("--fail-on frames: no frame test with a target frame rate (--fps) in this experiment")
 	}
-	if slices.Contains(g.FailOn, "verify") && !slices.ContainsFunc(r.Runs, func(run RunView) bool { return run.Verify != nil }) {
-		return badinput.Errorf("--fail-on verify: no run of this experiment verified objects (s3 --verify, http --verify)")
+	if slices.Contains(g.FailOn, "verify") && len(r.Verified) == 0 && !slices.ContainsFunc(r.Runs, func(run RunView) bool { return run.Verify != nil }) {
+		return badinput.Errorf("--fail-on verify: no run of this experiment verified objects (s3 --verify, http --verify), nor did a later check (s3 verify)")
 	}
 	have := measuredMetrics(r)
 	for _, l := range g.Limits {
@@ -233,10 +234,21 @@ func verifyGate(r *Report) ([]string, string) {
 			continue
 		}
 		n++
-		if run.Verify.Mismatched > 0 || run.Verify.Missing > 0 {
-			failed = append(failed, fmt.Sprintf("--fail-on verify: %s round %d: %d objects did not match what was written, %d were missing",
-				run.Cell, run.Round, run.Verify.Mismatched, run.Verify.Missing))
+		if run.Verify.Failed() > 0 {
+			failed = append(failed, fmt.Sprintf("--fail-on verify: %s round %d: %d objects did not match what was written, %d were missing, %d could not be read",
+				run.Cell, run.Round, run.Verify.Mismatched, run.Verify.Missing, run.Verify.Unreadable))
 		}
 	}
-	return failed, fmt.Sprintf("--fail-on verify: all %d verified runs matched", n)
+	later := 0
+	for _, v := range r.Verified {
+		if v.At == nil {
+			continue
+		}
+		later++
+		if !v.OK() {
+			failed = append(failed, fmt.Sprintf("--fail-on verify: %s, %s at %s: %d objects did not match what was written, %d were missing, %d could not be read",
+				v.Cell, v.By, v.At.UTC().Format(time.RFC3339), v.Mismatched, v.Missing, v.Unreadable))
+		}
+	}
+	return failed, fmt.Sprintf("--fail-on verify: all %d verified runs and %d later checks matched", n, later)
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/iolab/iolab/internal/history"
 	"github.com/iolab/iolab/internal/metrics"
@@ -121,7 +122,7 @@ func BuildHistory(exps []*store.Data, filter CellFilter, metric string, threshol
 				desc, known = stats.Metric{LowerIsBetter: lower}, true
 			}
 			var v []float64
-			notes := noteTexts(d.Experiment.Notes)
+			notes := append(noteTexts(d.Experiment.Notes), lostLater(d, c)...)
 			switch {
 			case m == SustainedMetric:
 				var found string
@@ -207,6 +208,20 @@ func noteTexts(notes []store.Note) []string {
 	var out []string
 	for _, n := range notes {
 		out = append(out, n.Text)
+	}
+	return out
+}
+
+// lostLater says, for history, what later checks of the cell's kept
+// objects found not as written: a loss found after the runs is part of
+// the experiment's record.
+func lostLater(d *store.Data, c store.Cell) []string {
+	var out []string
+	for _, v := range d.Verifies {
+		if v.CellID == c.ID && v.Mismatched+v.Missing+v.Unreadable > 0 {
+			out = append(out, fmt.Sprintf("%s at %s: of %d objects, %d differ, %d missing, %d unreadable", v.By, v.At.UTC().Format(time.RFC3339),
+				v.Checked, v.Mismatched, v.Missing, v.Unreadable))
+		}
 	}
 	return out
 }

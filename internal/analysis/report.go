@@ -77,17 +77,6 @@ type Report struct {
 	Verified []VerifiedCell `json:"verified,omitempty"`
 }
 
-// VerifiedCell is the read-back check of one cell's measured runs.
-type VerifiedCell struct {
-	Cell    string `json:"cell"`
-	Variant string `json:"variant,omitempty"`
-	Runs    int    `json:"runs"`
-	VerifyView
-}
-
-// OK says every object read back was there and as written.
-func (v VerifiedCell) OK() bool { return v.Mismatched == 0 && v.Missing == 0 }
-
 // derivedMetrics caches RunMetrics by run: computing them walks every
 // histogram of the run, and a report asks for each metric of each run.
 type derivedMetrics map[*metrics.Result]map[string]float64
@@ -197,13 +186,6 @@ func framesView(res *metrics.Result) *FramesView {
 	}
 	v.FrameNs = metrics.PercentilesOf(h)
 	return v
-}
-
-// VerifyView is the read-back check of what a run wrote.
-type VerifyView struct {
-	Checked    int64 `json:"checked"`
-	Mismatched int64 `json:"mismatched"`
-	Missing    int64 `json:"missing"`
 }
 
 // CellView is one cell's summary over its measured runs.
@@ -347,14 +329,6 @@ func percentilesOf(h *hdrhistogram.Histogram) *metrics.Percentiles {
 	return &p
 }
 
-func verifyView(res *metrics.Result) *VerifyView {
-	checked, ok := res.Extra["verify_checked"]
-	if !ok {
-		return nil
-	}
-	return &VerifyView{Checked: int64(checked), Mismatched: int64(res.Extra["verify_mismatched"]), Missing: int64(res.Extra["verify_missing"])}
-}
-
 // Options choose what Build includes.
 type Options struct {
 	// Series includes each run's per-second buckets in RunView.
@@ -421,7 +395,7 @@ func Build(d *store.Data, opts Options) *Report {
 	if sp, ok := d.Experiment.PlanRecord(); ok && len(sp.Commits) > 0 {
 		r.Commits = sp.Commits
 	}
-	r.Verified = verified(r.Runs)
+	r.Verified = verified(r.Runs, d)
 	r.compare(d, perCell, opts)
 	snaps := decodeEnv(d.Env)
 	cpus := 0
@@ -703,29 +677,4 @@ func runStatusWarnings(d *store.Data) []stats.Warning {
 			"the experiment was interrupted: %d run cut short is stored as interrupted and left out of the summary", interrupted)})
 	}
 	return ws
-}
-
-// verified sums the read-back checks of the measured runs, per cell and
-// variant, in the order the runs came.
-func verified(runs []RunView) []VerifiedCell {
-	var out []VerifiedCell
-	at := map[[2]string]int{}
-	for _, run := range runs {
-		if run.Warmup || run.Verify == nil {
-			continue
-		}
-		k := [2]string{run.Variant, run.Cell}
-		i, ok := at[k]
-		if !ok {
-			i = len(out)
-			at[k] = i
-			out = append(out, VerifiedCell{Cell: run.Cell, Variant: run.Variant})
-		}
-		v := &out[i]
-		v.Runs++
-		v.Checked += run.Verify.Checked
-		v.Mismatched += run.Verify.Mismatched
-		v.Missing += run.Verify.Missing
-	}
-	return out
 }

@@ -206,9 +206,9 @@ func TestHTTPUploadThenDownloadVerified(t *testing.T) {
 	for _, c := range []struct {
 		id, format, want string
 	}{
-		{good, "text", "read back (--verify):\n  http download 8m c1: 2 objects checked in 1 run, every one as written"},
-		{badID, "text", "FAILED: of 2 objects checked in 1 run, 2 differ from what was written and 0 are missing"},
-		{badID, "md", "### Read back (--verify)\n\n- http download 8m c1: FAILED"},
+		{good, "text", "read back:\n  http download 8m c1: 2 objects checked in 1 run, every one as written"},
+		{badID, "text", "FAILED: of 2 objects checked in 1 run, 2 differ from what was written, 0 are missing and 0 could not be read"},
+		{badID, "md", "### Read back\n\n- http download 8m c1: FAILED"},
 	} {
 		out, _, _ := iolab(t, context.Background(), "show", c.id, "--db", db, "--format", c.format)
 		if !strings.Contains(out, c.want) {
@@ -219,7 +219,7 @@ func TestHTTPUploadThenDownloadVerified(t *testing.T) {
 	if _, _, err := iolab(t, context.Background(), "report", badID, "--db", db, "-o", page); err != nil {
 		t.Fatal(err)
 	}
-	if html, _ := os.ReadFile(page); !strings.Contains(string(html), `<h3>Read back (--verify)</h3>`) || !strings.Contains(string(html), `class="verdict-slower">FAILED</td>`) {
+	if html, _ := os.ReadFile(page); !strings.Contains(string(html), `<h3>Read back</h3>`) || !strings.Contains(string(html), `class="verdict-slower">FAILED</td>`) {
 		t.Errorf("the HTML report does not say verify failed")
 	}
 }

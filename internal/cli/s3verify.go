@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,23 +12,17 @@ import (
 
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/redact"
+	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
 	"github.com/iolab/iolab/internal/workload/s3"
 )
 
 // S3VerifyOptions are the flags of `iolab s3 verify`.
 type S3VerifyOptions struct {
-	DB          string
-	JSON        bool
-	AccessKey   string
-	SecretKey   string
-	Insecure    bool
-	CA          string
-	Region      string
-	Lookup      string
-	Concurrency int
-	Timeout     time.Duration
-	Retries     int
+	DB   string
+	JSON bool
+	s3.VerifyFlags
 }
 
 func newS3VerifyCommand(stdout io.Writer) *cobra.Command {
@@ -39,8 +31,9 @@ func newS3VerifyCommand(stdout io.Writer) *cobra.Command {
 		Use:   "verify [EXPERIMENT]",
 		Short: "Read back the objects an s3 experiment left in place (--keep) and check their content",
 		Long: `Checks every object in the experiment's manifest — written by runs with --keep — against
-the content its seed generates: after a server restart, a failover, a repair. Exits 1 when an
-object is missing or differs.`,
+the content its seed generates: after a server restart, a failover, a repair. What it finds is
+stored with the experiment (show, report, history, --fail-on verify). Exits 1 when an object
+differs, is missing or cannot be read.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := ""
@@ -69,9 +62,11 @@ object is missing or differs.`,
 // verifiedCell is the outcome for one cell of the experiment.
 type verifiedCell struct {
 	Cell       string   `json:"cell"`
+	Target     string   `json:"target"`
 	Checked    int64    `json:"checked"`
 	Mismatched int64    `json:"mismatched"`
 	Missing    int64    `json:"missing"`
+	Unreadable int64    `json:"unreadable"`
 	First      []string `json:"first,omitempty"`
 }
 
@@ -98,52 +93,54 @@ func runS3Verify(ctx context.Context, o S3VerifyOptions, id string, stdout io.Wr
 	var out []verifiedCell
 	bad := int64(0)
 	for _, c := range d.Cells {
-		var list []workload.Object
-		var seed uint64
+		kept := s3.KeptCell{Params: c.Params}
 		for _, x := range objs {
 			if x.CellID == c.ID {
-				list = append(list, workload.Object{Key: x.Key, Size: x.Size, Seed: x.Seed})
-				seed = x.ContentSeed
+				kept.Objects = append(kept.Objects, workload.Object{Key: x.Key, Size: x.Size, Seed: x.Seed})
+				kept.ContentSeed = x.ContentSeed
 			}
 		}
-		if len(list) == 0 {
+		if len(kept.Objects) == 0 {
 			continue
 		}
-		opts := s3.DefaultOptions()
-		opts.Endpoint, opts.Bucket = c.Params["endpoint"], c.Params["bucket"]
-		opts.AccessKey, opts.SecretKey, opts.Insecure, opts.CA, opts.Concurrency = o.AccessKey, o.SecretKey, o.Insecure, o.CA, o.Concurrency
-		opts.Timeout, opts.Retries = o.Timeout, o.Retries
-		opts.Region = cmp.Or(o.Region, c.Params["region"], opts.Region)
-		opts.Lookup = cmp.Or(o.Lookup, c.Params["lookup"], opts.Lookup)
-		opts.Data.CompressPct, _ = strconv.Atoi(c.Params["compressible"])
-		opts.Data.Zeros = c.Params["zeros"] == "1"
-		v, err := s3.Verify(ctx, opts, seed, list)
-		if err == nil && ctx.Err() != nil {
-			err = fmt.Errorf("verify %w after %d of %d objects of %s", lab.ErrInterruptedPhase, v.Checked, len(list), c.Name)
-		}
+		v, err := s3.VerifyKept(ctx, o.VerifyFlags, kept)
 		if err != nil {
 			return err
 		}
-		bad += v.Mismatched + v.Missing
-		out = append(out, verifiedCell{Cell: c.Name, Checked: v.Checked, Mismatched: v.Mismatched, Missing: v.Missing, First: v.Bad})
-	}
-	if o.JSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"experiment": d.Experiment.ID, "verify": out}); err != nil {
+		// Kept the moment it is known, a check cut short too, saying so.
+		rec := store.Verify{CellID: c.ID, At: time.Now(), By: "s3 verify", Target: kept.Target(), Checked: v.Checked,
+			Mismatched: v.Mismatched, Missing: v.Missing, Unreadable: v.Unreadable, First: v.Bad, Interrupted: ctx.Err() != nil}
+		if err := st.SaveVerify(ctx, d.Experiment.ID, rec); err != nil {
 			return err
 		}
-	} else {
-		for _, v := range out {
-			fmt.Fprintf(stdout, "%s: %d objects checked, %d differ, %d missing", v.Cell, v.Checked, v.Mismatched, v.Missing)
-			if len(v.First) > 0 {
-				fmt.Fprintf(stdout, "; first: %s", strings.Join(v.First, ", "))
-			}
-			fmt.Fprintln(stdout)
+		if ctx.Err() != nil {
+			return fmt.Errorf("verify %w after %d of %d objects of %s (what it found is stored)", lab.ErrInterruptedPhase, v.Checked, len(kept.Objects), c.Name)
 		}
+		bad += v.Failed()
+		out = append(out, verifiedCell{Cell: c.Name, Target: redact.String(rec.Target), Checked: v.Checked, Mismatched: v.Mismatched,
+			Missing: v.Missing, Unreadable: v.Unreadable, First: v.Bad})
+	}
+	if err := printVerified(stdout, d.Experiment.ID, out, o.JSON); err != nil {
+		return err
 	}
 	if bad > 0 {
-		return fmt.Errorf("experiment %s: %d objects missing or different", d.Experiment.ID, bad)
+		return fmt.Errorf("experiment %s: %d objects differ, are missing or cannot be read", d.Experiment.ID, bad)
+	}
+	return nil
+}
+
+func printVerified(stdout io.Writer, id string, out []verifiedCell, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"experiment": id, "verify": out})
+	}
+	for _, v := range out {
+		fmt.Fprintf(stdout, "%s: %d objects checked, %d differ, %d missing, %d unreadable", v.Cell, v.Checked, v.Mismatched, v.Missing, v.Unreadable)
+		if len(v.First) > 0 {
+			fmt.Fprintf(stdout, "; first: %s", strings.Join(v.First, ", "))
+		}
+		fmt.Fprintln(stdout)
 	}
 	return nil
 }

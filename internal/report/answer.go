@@ -239,26 +239,42 @@ func shortCommit(c string) string {
 	return c
 }
 
-// writeVerified says what the runs that read back what they wrote found.
+// writeVerified says what the runs that read back what they wrote found,
+// and what each later check of it found.
 func writeVerified(w io.Writer, r *analysis.Report, markdown bool) {
 	if len(r.Verified) == 0 {
 		return
 	}
-	fmt.Fprint(w, map[bool]string{false: "\nread back (--verify):\n", true: "\n### Read back (--verify)\n\n"}[markdown])
+	fmt.Fprint(w, map[bool]string{false: "\nread back:\n", true: "\n### Read back\n\n"}[markdown])
 	for _, v := range r.Verified {
 		name := v.Cell
 		if v.Variant != "" {
 			name = v.Variant + "/" + v.Cell
 		}
-		says := fmt.Sprintf("%s checked in %s, every one as written", units.Plural(int(v.Checked), "object"), units.Plural(v.Runs, "run"))
-		if !v.OK() {
-			says = fmt.Sprintf("FAILED: of %s checked in %s, %d differ from what was written and %d are missing",
-				units.Plural(int(v.Checked), "object"), units.Plural(v.Runs, "run"), v.Mismatched, v.Missing)
-		}
 		if markdown {
-			fmt.Fprintf(w, "- %s: %s\n", name, says)
+			fmt.Fprintf(w, "- %s: %s\n", name, verifiedSays(v))
 		} else {
-			fmt.Fprintf(w, "  %s: %s\n", name, says)
+			fmt.Fprintf(w, "  %s: %s\n", name, verifiedSays(v))
 		}
 	}
+}
+
+// verifiedSays is what one read-back check found, in words.
+func verifiedSays(v analysis.VerifiedCell) string {
+	where := "in " + units.Plural(v.Runs, "run")
+	if v.At != nil {
+		where = fmt.Sprintf("by %s at %s, from %s", v.By, v.At.UTC().Format("2006-01-02 15:04:05 UTC"), v.Target)
+		if v.Interrupted {
+			where += " (interrupted: the objects it reached)"
+		}
+	}
+	if v.OK() {
+		return fmt.Sprintf("%s checked %s, every one as written", units.Plural(int(v.Checked), "object"), where)
+	}
+	says := fmt.Sprintf("FAILED: of %s checked %s, %d differ from what was written, %d are missing and %d could not be read",
+		units.Plural(int(v.Checked), "object"), where, v.Mismatched, v.Missing, v.Unreadable)
+	if len(v.First) > 0 {
+		says += "; first: " + strings.Join(v.First, ", ")
+	}
+	return says
 }

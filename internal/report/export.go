@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"maps"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/envinfo"
@@ -57,8 +59,40 @@ func CSV(w io.Writer, r *analysis.Report, series bool) error {
 			}
 		}
 	}
+	if !series {
+		// A later check of what the runs left in place is no run: its
+		// rows have no round, and its status says what checked and when.
+		for _, v := range laterChecks(r) {
+			row := []string{r.Experiment, v.Cell, v.Variant, "", "", "", v.By + " " + v.At.UTC().Format(time.RFC3339)}
+			for k, n := range v.counts() {
+				_ = cw.Write(append(slices.Clone(row), k, strconv.FormatInt(n, 10)))
+			}
+		}
+	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// laterCheck is a read-back check made after the runs (s3 verify).
+type laterCheck struct{ analysis.VerifiedCell }
+
+// laterChecks are the report's checks made after its runs.
+func laterChecks(r *analysis.Report) []laterCheck {
+	var out []laterCheck
+	for _, v := range r.Verified {
+		if v.At != nil {
+			out = append(out, laterCheck{v})
+		}
+	}
+	return out
+}
+
+// counts are the check's figures under the names the runs' own have.
+func (v laterCheck) counts() iter.Seq2[string, int64] {
+	return func(yield func(string, int64) bool) {
+		_ = yield("verify_checked", v.Checked) && yield("verify_mismatched", v.Mismatched) &&
+			yield("verify_missing", v.Missing) && yield("verify_unreadable", v.Unreadable)
+	}
 }
 
 // FramesCSV writes a frame test's per-frame series, a row per frame of
@@ -113,6 +147,17 @@ func NDJSON(w io.Writer, r *analysis.Report, series bool) error {
 		if series {
 			line["series"] = run.Result.Series
 		}
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+	}
+	for _, v := range laterChecks(r) {
+		m := map[string]any{}
+		for k, n := range v.counts() {
+			m[k] = n
+		}
+		line := map[string]any{"experiment": r.Experiment, "cell": v.Cell, "variant": v.Variant, "check": v.By, "at": v.At,
+			"target": v.Target, "interrupted": v.Interrupted, "first": v.First, "metrics": m}
 		if err := enc.Encode(line); err != nil {
 			return err
 		}

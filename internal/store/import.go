@@ -18,8 +18,8 @@ var ErrImported = errors.New("already in the store")
 // Import copies experiment e of store from into s, whole, in one
 // transaction: its record (times, status, notes, segment), cells, runs
 // with their histograms, series, frames, profiles and the machine's and
-// the server's seconds, its environment snapshots and its kept objects'
-// manifest; each run's derived metrics are computed again from what it
+// the server's seconds, its environment snapshots, its kept objects'
+// manifest and their later checks; each run's derived metrics are computed again from what it
 // measured. Text that may hold a secret passes through redact.String, as
 // in CreateExperiment (the secrets this process was given — a --db
 // URL's password — never reach the store). IDs of cells and runs are the
@@ -89,6 +89,13 @@ func (s *Store) Import(ctx context.Context, from *Store, e Experiment) error {
 	for _, o := range objects {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO objects (experiment_id, run_id, cell_id, object_key, size, seed, content_seed) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			e.ID, runID[o.run], cellID[o.cell], o.key, o.size, o.seed, o.cont); err != nil {
+			return s.wrap(err)
+		}
+	}
+	for _, v := range d.Verifies {
+		v.CellID = cellID[v.CellID]
+		first, _ := json.Marshal(v.First)
+		if err := insertVerify(ctx, tx, e.ID, v, string(first)); err != nil {
 			return s.wrap(err)
 		}
 	}

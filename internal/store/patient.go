@@ -138,6 +138,10 @@ func (p *Patient) MarkCutRuns(ctx context.Context, experimentID string) error {
 	return p.retry(ctx, func() error { return p.Results.MarkCutRuns(ctx, experimentID) })
 }
 
+func (p *Patient) SaveVerify(ctx context.Context, experimentID string, v Verify) error {
+	return p.retry(ctx, func() error { return p.Results.SaveVerify(ctx, experimentID, v) })
+}
+
 func (p *Patient) SaveObjects(ctx context.Context, experimentID string, runID int64, objs []Object) error {
 	return p.retry(ctx, func() error { return p.Results.SaveObjects(ctx, experimentID, runID, objs) })
 }

@@ -47,6 +47,9 @@ type Results interface {
 	// (s3 --keep), to verify later.
 	SaveObjects(ctx context.Context, experimentID string, runID int64, objs []Object) error
 	Objects(ctx context.Context, experimentID string) ([]Object, error)
+	// SaveVerify keeps a later check of those objects (s3 verify) with
+	// the experiment, loaded with it as Data.Verifies.
+	SaveVerify(ctx context.Context, experimentID string, v Verify) error
 
 	// DeleteExperiment deletes an experiment (its exact ID) and all that
 	// is stored of it; ErrNoExperiment if unknown.

@@ -25,7 +25,7 @@ var resultsSuite = []struct {
 	{"round trip", []string{"CreateExperiment", "SaveRun", "FinishExperiment", "Load", "Close"}, roundTrip},
 	{"experiments", []string{"ListExperiments", "LoadExperiment", "AddNote", "SetExperimentStatus", "SaveEnv", "Path"}, experimentsConform},
 	{"a run as it goes", []string{"BeginRun", "AppendSeries", "AppendServerSeries", "AppendEnvSeries", "MarkCutRuns", "Profiles"}, runConform},
-	{"objects", []string{"SaveObjects", "Objects"}, objectsConform},
+	{"objects", []string{"SaveObjects", "Objects", "SaveVerify"}, objectsConform},
 	{"lease", []string{"AcquireLease", "Heartbeat", "ReleaseLease"}, lease},
 	{"segments", []string{"ArriveAtBarrier", "Barrier", "Members", "JoinLoad", "LeaveLoad"}, segmentsConform},
 	{"delete", []string{"DeleteExperiment"}, deleteConform},
@@ -176,6 +176,30 @@ func objectsConform(t *testing.T, dsn string) {
 	if err != nil || !slices.Equal(got, objs) {
 		t.Fatalf("%v: %+v", err, got)
 	}
+	// Their later checks are the experiment's, loaded with it, oldest
+	// first; one cut short says so.
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	checks := []Verify{
+		{CellID: cells[0].ID, At: at.Add(time.Hour), By: "s3 verify", Target: "http://127.0.0.1:1/b", Checked: 2, Missing: 1, Unreadable: 1,
+			First: []string{"a/1 (missing)", "a/2 (unreadable: timeout)"}, Interrupted: true},
+		{CellID: cells[0].ID, At: at, By: "s3 verify", Target: "http://127.0.0.1:1/b", Checked: 2, Mismatched: 2, First: []string{"a/1 (content differs)"}},
+	}
+	for _, v := range checks {
+		if err := s.SaveVerify(ctx, e.ID, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := s.Load(ctx, e.ID)
+	if err != nil || len(d.Verifies) != 2 {
+		t.Fatalf("%v: %+v", err, d)
+	}
+	for i, want := range []Verify{checks[1], checks[0]} {
+		if got := d.Verifies[i]; !got.At.Equal(want.At) || got.By != want.By || got.Target != want.Target || got.CellID != want.CellID ||
+			got.Checked != want.Checked || got.Mismatched != want.Mismatched || got.Missing != want.Missing || got.Unreadable != want.Unreadable ||
+			!slices.Equal(got.First, want.First) || got.Interrupted != want.Interrupted {
+			t.Errorf("check %d read back as %+v, want %+v", i, got, want)
+		}
+	}
 }
 
 func segmentsConform(t *testing.T, dsn string) {
@@ -273,6 +297,9 @@ func deleteConform(t *testing.T, dsn string) {
 			if err := s.SaveEnv(ctx, id, EnvSnapshot{Round: i, Phase: "before", TakenAt: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
+			if err := s.SaveVerify(ctx, id, Verify{CellID: cell, At: time.Now(), By: "s3 verify", Checked: 1}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := s.ArriveAtBarrier(ctx, "load run 3", i, "h"); err != nil {
 			t.Fatal(err)
@@ -301,14 +328,14 @@ func deleteConform(t *testing.T, dsn string) {
 	if err := s.DeleteExperiment(ctx, victims[0]); !errors.Is(err, ErrNoExperiment) {
 		t.Errorf("deleting it twice: %v", err)
 	}
-	for _, table := range append([]string{"runs", "cells", "objects", "env_snapshots", "segment_loads", "segment_barrier"}, runTables...) {
+	for _, table := range append([]string{"runs", "cells", "objects", "verifies", "env_snapshots", "segment_loads", "segment_barrier"}, runTables...) {
 		var n int
 		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		want := 1 // keep's: one per segment for runs, run rows, objects and snapshots
 		switch table {
-		case "runs", "objects", "env_snapshots", "run_directions", "metrics", "series", "env_series", "profiles":
+		case "runs", "objects", "verifies", "env_snapshots", "run_directions", "metrics", "series", "env_series", "profiles":
 			want = 2
 		case "segment_loads", "frame_timings", "server_series":
 			want = 0

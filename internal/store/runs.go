@@ -308,6 +308,8 @@ type Data struct {
 	Cells      []Cell
 	Runs       []Run // in the order they ran
 	Env        []EnvSnapshot
+	// Verifies are the read-back checks made after the runs, oldest first.
+	Verifies []Verify
 }
 
 // Load reads an experiment by ID or unique ID prefix; "" means the newest.
@@ -370,6 +372,9 @@ func (s *Store) LoadExperiment(ctx context.Context, e Experiment) (*Data, error)
 	if err := s.loadRuns(ctx, d); err != nil {
 		return nil, err
 	}
+	if err := s.loadVerifies(ctx, d); err != nil {
+		return nil, err
+	}
 	return d, s.loadEnv(ctx, d)
 }
 
@@ -398,7 +403,7 @@ func (s *Store) loadCells(ctx context.Context, d *Data) error {
 // with each (metrics.Result.Derived, which RunMetrics then returns) but no
 // histograms, series or frames, and its first environment snapshot. It is
 // what a history across many experiments needs, in a small part of the
-// memory and time of loading each (four queries in all, not a dozen per
+// memory and time of loading each (five queries in all, not a dozen per
 // experiment); a load run in segments, whose merged metrics no segment
 // stored, is loaded whole and merged instead. By experiment ID.
 func (s *Store) Summaries(ctx context.Context) (map[string]*Data, error) {
@@ -458,6 +463,9 @@ func (s *Store) Summaries(ctx context.Context) (map[string]*Data, error) {
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := s.readVerifies(ctx, out, ``); err != nil {
 		return nil, err
 	}
 	return out, s.eachRow(ctx, `SELECT x.experiment_id, x.round, x.phase, x.taken_at, x.snapshot FROM env_snapshots x
@@ -766,7 +774,7 @@ func (s *Store) DeleteExperiment(ctx context.Context, id string) error {
 			return s.wrap(err)
 		}
 	}
-	for _, t := range []string{"objects", "runs", "cells", "env_snapshots", "leases", "experiments"} {
+	for _, t := range []string{"objects", "verifies", "runs", "cells", "env_snapshots", "leases", "experiments"} {
 		col := "experiment_id"
 		if t == "experiments" {
 			col = "id"

@@ -2,7 +2,7 @@ package store
 
 // SchemaVersion is the version of the schema below. Opening a database with
 // a higher version is refused; a lower one is migrated by migrations.
-const SchemaVersion = 17
+const SchemaVersion = 18
 
 // migrations[v] upgrades a database from version v to v+1.
 var migrations = map[int]string{
@@ -25,6 +25,7 @@ ALTER TABLE run_directions ADD COLUMN ttfb_histogram TEXT NOT NULL DEFAULT '';`,
 	14: `ALTER TABLE run_directions ADD COLUMN response_histogram TEXT NOT NULL DEFAULT '';`,
 	15: bisectsTable,
 	16: `ALTER TABLE run_directions ADD COLUMN start_lag_histogram TEXT NOT NULL DEFAULT '';`,
+	17: verifiesTable,
 }
 
 // bisectsTable keeps each bisect's answer so far (its steps are
@@ -227,4 +228,4 @@ CREATE TABLE env_snapshots (
 	taken_at      TEXT NOT NULL,
 	snapshot      TEXT NOT NULL           -- JSON
 );
-` + objectsTable + framesTable + framesPosColumn + leasesTable + serverSeriesTable + profilesTable + envSeriesTable + segmentsDDL + loadsDDL + bisectsTable
+` + objectsTable + framesTable + framesPosColumn + leasesTable + serverSeriesTable + profilesTable + envSeriesTable + segmentsDDL + loadsDDL + bisectsTable + verifiesTable

@@ -197,7 +197,7 @@ func TestMigratesVersion1(t *testing.T) {
 		`ALTER TABLE runs DROP COLUMN error_codes`, `ALTER TABLE run_directions DROP COLUMN errors`,
 		`ALTER TABLE run_directions DROP COLUMN ttfb_histogram`, `ALTER TABLE run_directions DROP COLUMN active_s`, `ALTER TABLE run_directions DROP COLUMN response_histogram`, `ALTER TABLE run_directions DROP COLUMN start_lag_histogram`, `DROP TABLE objects`, `DROP TABLE frame_timings`, `DROP TABLE leases`, `DROP TABLE server_series`, `DROP TABLE profiles`, `DROP TABLE env_series`, `ALTER TABLE experiments DROP COLUMN notes`,
 		`DROP TABLE segment_loads`, `DROP INDEX env_snapshots_by_experiment`, `DROP INDEX experiments_by_group`,
-		`ALTER TABLE experiments DROP COLUMN segment_grp`, `ALTER TABLE experiments DROP COLUMN segment`, `DROP TABLE segment_barrier`, `DROP TABLE bisects`,
+		`ALTER TABLE experiments DROP COLUMN segment_grp`, `ALTER TABLE experiments DROP COLUMN segment`, `DROP TABLE segment_barrier`, `DROP TABLE bisects`, `DROP TABLE verifies`,
 		`UPDATE meta SET value = '1' WHERE key = 'schema_version'`} {
 		if _, err := s.db.Exec(q); err != nil {
 			t.Fatal(err)

@@ -105,6 +105,7 @@ func init() {
 		metrics.Def{Name: "verify_checked", Unit: "objects", Better: metrics.HigherIsBetter, Zeroable: true},
 		metrics.Def{Name: "verify_mismatched", Unit: "objects", Better: metrics.LowerIsBetter, Zeroable: true},
 		metrics.Def{Name: "verify_missing", Unit: "objects", Better: metrics.LowerIsBetter, Zeroable: true},
+		metrics.Def{Name: "verify_unreadable", Unit: "objects", Better: metrics.LowerIsBetter, Zeroable: true},
 	)
 }
 

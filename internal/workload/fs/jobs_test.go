@@ -64,12 +64,26 @@ func TestJobsRunAsProcessesInSessionsOfTheirOwn(t *testing.T) {
 		o.Directory, o.Size, o.NumJobs, o.RW, o.Engine = t.TempDir(), 1<<20, 3, RandRead, EnginePsync
 		o.Runtime, o.Thread = 1500*time.Millisecond, thread
 		w := prepared(t, o)
-		seen := map[int]int{} // every job process seen in the run, over its progress calls
-		res, err := w.Run(context.Background(), func(ops, _ int64) {
-			if ops > 0 {
+		// Every job process seen while the run goes: looked for all along
+		// (not at its progress calls, which a loaded machine may make
+		// before the last job's exec), each lives from its exec to its
+		// result, which the run waits for.
+		seen := map[int]int{}
+		stop, looked := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(looked)
+			for {
 				maps.Copy(seen, jobProcesses(t))
+				select {
+				case <-stop:
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
 			}
-		})
+		}()
+		res, err := w.Run(context.Background(), nil)
+		close(stop)
+		<-looked
 		if err != nil {
 			t.Fatal(err)
 		}

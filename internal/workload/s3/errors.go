@@ -113,6 +113,16 @@ func malformed(err error) bool {
 	return errors.As(err, &syntax) || errors.As(err, &unmarshal) || errors.As(err, &date) || errors.As(err, &num)
 }
 
+// cutShort is a body read's error as iolab's own clients say it: a body
+// net/http (minio-go's client, verify's) found cut short is errBodyLength,
+// as it is theirs.
+func cutShort(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: %v", errBodyLength, err)
+	}
+	return err
+}
+
 // errorCode is how a failed operation is counted: the S3 error code, else
 // the HTTP status, "malformed-response" for an answer that is not S3's
 // (a success without the document it should carry included), else
@@ -136,7 +146,9 @@ func errorCode(err error) string {
 		return "content"
 	case errors.Is(err, errShortList):
 		return "list-short"
-	case malformed(err):
+	case malformed(err), errors.Is(err, errMalformed), strings.Contains(err.Error(), "malformed HTTP"):
+		// (An answer that is not HTTP, as iolab's clients and net/http's
+		// transport each say it.)
 		return "malformed-response"
 	}
 	return "network"

@@ -372,7 +372,8 @@ func (w *worker) getBody(ctx context.Context, obj object, opts minio.GetObjectOp
 	}
 	// Plain Writer and Reader, so the copy uses the worker's buffer and not
 	// io.Discard's small pooled ones.
-	return io.CopyBuffer(dst, struct{ io.Reader }{r}, w.buf)
+	n, err := io.CopyBuffer(dst, struct{ io.Reader }{r}, w.buf)
+	return n, cutShort(err)
 }
 
 // delete removes objects this worker wrote, newest first, else ones
