@@ -32,9 +32,19 @@ type SLOView struct {
 	NotHeld float64 `json:"not_held_ops_per_s"`
 	// Failed is the lowest rate the objective was shown to fail at (0:
 	// none): the highest sustainable rate is below it.
-	Failed float64   `json:"failed_ops_per_s"`
-	Steps  []SLOStep `json:"steps"`
-	Runs   int       `json:"runs"`
+	Failed float64 `json:"failed_ops_per_s"`
+	// Undecided is the lowest rate above Held whose runs neither showed
+	// the objective to hold nor to fail (0: none).
+	Undecided float64 `json:"undecided_ops_per_s,omitempty"`
+	// MinOps is the operations a run needs for the SLO's percentile
+	// (plan.SLO.MinOps; 0: no percentile).
+	MinOps int64 `json:"min_ops,omitempty"`
+	// Bounded says a load was not shown to hold; until one is, the
+	// search's range doubles, and Top is the highest rate it reached.
+	Bounded bool      `json:"bounded"`
+	Top     float64   `json:"top_ops_per_s"`
+	Steps   []SLOStep `json:"steps"`
+	Runs    int       `json:"runs"`
 	// ClientMissed is the runs that missed the objective while iolab's
 	// own delay was past its share (plan.SLO.Outcome): not counted, their
 	// loads run again.
@@ -49,6 +59,9 @@ type SLOStep struct {
 	Offered float64 `json:"offered_ops_per_s"`
 	// Achieved is the median rate the step's runs reached.
 	Achieved float64 `json:"achieved_ops_per_s"`
+	// FewestOps is the operations of the step's shortest run: under the
+	// SLO's MinOps its percentile is about the run's largest few.
+	FewestOps int64 `json:"fewest_ops"`
 }
 
 // SLOComparison is a variant's highest sustainable rate against the
@@ -144,7 +157,7 @@ func (r *Report) slos(d *store.Data, perCell [][]store.Run) {
 func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o plan.SLO, runsPerStep int) SLOView {
 	c := d.Cells[i]
 	name := loadless(c)
-	v := SLOView{Variant: c.Variant, Cell: name, SLO: o.String(), Metric: o.Metric, Below: o.Below}
+	v := SLOView{Variant: c.Variant, Cell: name, SLO: o.String(), Metric: o.Metric, Below: o.Below, MinOps: o.MinOps()}
 	// Every variant's search is over shares of the highest rate any
 	// reached flat out.
 	for j, f := range d.Cells {
@@ -157,7 +170,7 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 		}
 	}
 	search := o.NewSearch(runsPerStep)
-	achieved := map[int][]float64{}
+	achieved, fewest := map[int][]float64{}, map[int]int64{}
 	runs := slices.Clone(perCell[i]) // in the order the search took them
 	slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })
 	for _, run := range runs {
@@ -177,19 +190,27 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 		}
 		search.Add(ratio, run.Status == store.StatusOK)
 		achieved[step] = append(achieved[step], m["ops_per_s"])
+		if n := run.Result.Ops(); fewest[step] == 0 || n < fewest[step] {
+			fewest[step] = n
+		}
 		v.Runs++
 	}
 	for k, s := range search.Steps {
 		if s.Runs == 0 {
 			continue
 		}
-		v.Steps = append(v.Steps, SLOStep{SLOStep: s, Offered: s.Share * v.Calibrated, Achieved: stats.Summarize(achieved[k]).Median})
+		v.Steps = append(v.Steps, SLOStep{SLOStep: s, Offered: s.Share * v.Calibrated, Achieved: stats.Summarize(achieved[k]).Median, FewestOps: fewest[k]})
 	}
 	v.Done = search.Done()
 	v.Held, v.NotHeld = search.Lo*v.Calibrated, search.Hi*v.Calibrated
+	v.Bounded, v.Top = search.Bounded, search.Top*v.Calibrated
 	for _, s := range search.Steps {
-		if f := s.Share * v.Calibrated; s.Verdict == stats.Fails && (v.Failed == 0 || f < v.Failed) {
+		f := s.Share * v.Calibrated
+		if s.Verdict == stats.Fails && (v.Failed == 0 || f < v.Failed) {
 			v.Failed = f
+		}
+		if s.Verdict == stats.Undecided && f > v.Held && (v.Undecided == 0 || f < v.Undecided) {
+			v.Undecided = f
 		}
 	}
 	return v

@@ -253,8 +253,8 @@ func conformCurve(t *testing.T, kind workload.Kind, fx kindFixture, served bool)
 	if served {
 		variant, keys = strings.ReplaceAll(fx.server, "\n", "\n    "), fx.remote
 	}
-	// An objective every load keeps: the search climbs to within 5% of
-	// its top, three runs a load.
+	// An objective every load keeps: the search tries the top of its
+	// range and doubles it, up to 10x flat out, three runs a load.
 	response := kind.Metrics[slices.IndexFunc(kind.Metrics, func(m string) bool { return strings.HasSuffix(m, ".response_p99_ns") })]
 	files := map[string]string{"plan.yaml": fmt.Sprintf(`name: curve-%s
 rounds: 3
@@ -343,15 +343,15 @@ workloads:
 		t.Fatalf("%d calibrations, %d paced runs, %d searching, %d good runs; want 1, 3, 15, 22", calibrations, paced, len(offered), ok)
 	}
 	// The search went on where it was (across the kill): each load three
-	// runs, from half of its top (125% of flat out), then halfway to the
-	// top each time.
-	for round, share := range []float64{.625, .625, .625, .9375, .9375, .9375, 1.09375, 1.09375, 1.09375, 1.171875, 1.171875, 1.171875, 1.2109375, 1.2109375, 1.2109375} {
+	// runs, from half of its first top (125% of flat out), then the top,
+	// doubled each time it held.
+	for round, share := range []float64{.625, .625, .625, 1.25, 1.25, 1.25, 2.5, 2.5, 2.5, 5, 5, 5, 10, 10, 10} {
 		if math.Abs(offered[round]-share*calibrated) > 1e-9*calibrated {
 			t.Errorf("search run %d offered %g ops/s, want %g of the calibration's %g", round, offered[round], share, calibrated)
 		}
 	}
-	if len(r.SLOs) != 1 || !r.SLOs[0].Done || r.SLOs[0].Runs != 15 || math.Abs(r.SLOs[0].Held-1.2109375*calibrated) > 1e-9*calibrated {
-		t.Errorf("the search: %+v, want it done in 15 runs, held at 121%% of %g", r.SLOs, calibrated)
+	if len(r.SLOs) != 1 || !r.SLOs[0].Done || r.SLOs[0].Runs != 15 || math.Abs(r.SLOs[0].Held-10*calibrated) > 1e-9*calibrated {
+		t.Errorf("the search: %+v, want it done in 15 runs, held at 10x %g", r.SLOs, calibrated)
 	}
 	if len(r.Curves) == 0 || r.Curves[0].Calibrated != calibrated || len(r.Curves[0].Points) != 2 {
 		t.Fatalf("curves %+v, want the calibration's %g ops/s and two loads", r.Curves, calibrated)

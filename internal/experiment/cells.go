@@ -379,6 +379,11 @@ func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, 
 			return nil, "", fmt.Errorf("workload %q at %s: no load left to run at", c.w.Name, c.load.name())
 		}
 		opts.(workload.Pacer).Pace(c.load.flat.res, share)
+		if l, ok := opts.(workload.Lengthener); ok && c.load.search != nil {
+			// Enough operations for the objective's percentile at a low
+			// load (the report says which runs were too short still).
+			l.AtLeast(c.w.SLO.MinOps())
+		}
 	}
 	switch {
 	case setup || c.load == nil:

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/store"
@@ -162,6 +163,48 @@ func TestFailedRunIsStoredAndStopsTheExperiment(t *testing.T) {
 	d, _ := st.Load(context.Background(), id)
 	if len(d.Runs) != 2 || d.Runs[0].Status != "ok" || d.Runs[1].Status != "failed" || d.Runs[1].Error != "target vanished" || d.Experiment.Status != "failed" {
 		t.Fatalf("runs %+v status %s", d.Runs, d.Experiment.Status)
+	}
+}
+
+// overloadedWorkload is a workload whose second run the target could not
+// keep up with: operations still in flight at the end of the grace period
+// were cut, each counted as an error, as driver.Run reports them.
+type overloadedWorkload struct{ countingWorkload }
+
+func (w *overloadedWorkload) Run(ctx context.Context, p func(int64, int64)) (*metrics.Result, error) {
+	res, err := w.countingWorkload.Run(ctx, p)
+	if w.runs == 2 {
+		res.Errors, res.FirstError = 3, "cut"
+		return res, fmt.Errorf("run stopped after 1s, its operations still in flight cut: %w", driver.ErrGraceExceeded)
+	}
+	return res, err
+}
+
+// In a cell whose failures are findings (an SLO search's loads), a run
+// whose operations were cut at the grace period is what that load
+// measured: stored as failed, handed to the cell as a failed run, and the
+// experiment goes on; in any other cell it stops the experiment.
+func TestOverloadCutAtTheGraceIsAFinding(t *testing.T) {
+	t.Parallel()
+	for _, findings := range []bool{true, false} {
+		st := openStore(t)
+		var seen []bool
+		cells := []Cell{{Name: "a", Workload: &overloadedWorkload{countingWorkload{name: "a"}}, Target: t.TempDir(), FailuresAreFindings: findings,
+			Ran: func(_ *metrics.Result, ok bool) error { seen = append(seen, ok); return nil }}}
+		id, err := (&Runner{Store: st}).Run(context.Background(), Plan{Rounds: 3}, cells)
+		d, _ := st.Load(context.Background(), id)
+		if !findings {
+			if err == nil || !strings.Contains(err.Error(), driver.ErrGraceExceeded.Error()) || len(d.Runs) != 2 {
+				t.Errorf("not a finding: %v, %d runs", err, len(d.Runs))
+			}
+			continue
+		}
+		if err != nil || len(d.Runs) != 3 || d.Runs[1].Status != store.StatusFailed || d.Runs[1].Result.Errors != 3 || d.Experiment.Status != "done" {
+			t.Fatalf("%v: %+v, %s", err, d.Runs, d.Experiment.Status)
+		}
+		if len(seen) != 3 || !seen[0] || seen[1] || !seen[2] {
+			t.Errorf("the cell was told %v, want the cut run as failed between good ones", seen)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/observe"
@@ -167,7 +168,11 @@ func (r *Runner) judgeRun(ctx context.Context, c Cell, run *store.Run, res *metr
 			run.Status, run.Error = store.StatusFailed, "calibration: "+err.Error()
 		}
 	}
-	finding = c.FailuresAreFindings && err == nil && run.Status == store.StatusFailed
+	// A load the target could not keep up with: operations it still held
+	// at the end of the grace period were cut, each counted as an error
+	// (driver.Run) — what the run measured at that load, as a timeout is.
+	cut := errors.Is(err, driver.ErrGraceExceeded) && res != nil && res.Errors > 0
+	finding = c.FailuresAreFindings && (err == nil || cut) && run.Status == store.StatusFailed
 	if c.Ran != nil && !run.Warmup && !whole && (run.Status == store.StatusOK || finding) {
 		if err := c.Ran(res, run.Status == store.StatusOK); err != nil {
 			run.Status, run.Error, finding = store.StatusFailed, err.Error(), false

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,22 @@ func (o SLO) Outcome(m map[string]float64) (ratio float64, found, counts bool) {
 	return ratio, true, ratio < 1 || !metrics.ClientDelayed(m)
 }
 
+// MinOps is how many operations a run must hold for the objective's
+// percentile to be more than its largest few: 10/(1−q) for quantile q
+// (1,000 for a p99, 20 for a median); 0 for a metric of no percentile.
+func (o SLO) MinOps() int64 {
+	at := strings.LastIndex(o.Metric, "_p")
+	if at < 0 {
+		return 0
+	}
+	digits, _, _ := strings.Cut(o.Metric[at+2:], "_")
+	pct, err := strconv.ParseFloat(digits, 64)
+	if err != nil || pct <= 0 || pct >= 100 {
+		return 0
+	}
+	return int64(math.Ceil(10/(1-pct/100) - 1e-6)) // (1−0.999 is not exact)
+}
+
 // Params are what a search's cell stores of its objective and its
 // search, for the report to replay the search from its runs.
 func (o SLO) Params(runsPerStep int) map[string]string {
@@ -74,5 +91,5 @@ func SLOOf(params map[string]string) (SLO, int, bool) {
 // plan's rounds, and a search at most SLOMaxSteps steps.
 const (
 	SLOMinRuns  = 3
-	SLOMaxSteps = 8
+	SLOMaxSteps = 10
 )

@@ -300,6 +300,9 @@ func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
 			return err
 		}
 		fmt.Fprintf(w, "  %s\n", sloAnswer(v))
+		if short := shortSteps(v); short != "" {
+			fmt.Fprintf(w, "  %s\n", short)
+		}
 		if v.ClientMissed > 0 {
 			fmt.Fprintf(w, "  %d runs not counted: they missed the objective while iolab's own delay was over %.0f%% of their response time — the client, not the target; their loads ran again\n",
 				v.ClientMissed, metrics.GenDelayShare)
@@ -309,7 +312,7 @@ func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
 		fmt.Fprintf(w, "  %s\n", sloComparison(c))
 	}
 	if len(r.SLOs) > 0 {
-		fmt.Fprintln(w, "\nSLO searches: a bisection over shares of the highest rate any variant reached flat out (their calibration runs), up to 125% of it (a closed-loop run's own measure of its rate falls short of what a schedule sustains), from half of that; each load's runs judged as they came by an always-valid 95% confidence sequence for the mean of metric/bound: wholly below the bound it holds, wholly above it fails, undecided at the plan's rounds it was not shown to hold; a run whose operations failed fails its load; the search ends when the bracket is within the SLO's precision; between variants, the ratio of the middles of their brackets, and the range the brackets allow where the objective was shown to fail (? where it never was)")
+		fmt.Fprintln(w, "\nSLO searches: over shares of the highest rate any variant reached flat out (their calibration runs), from 62.5% of it; while every load holds, the top of the range next (125% at first: a closed-loop run's own measure of its rate falls short of what a schedule sustains), doubled each time it holds too, up to 10x; then a bisection between the highest load that held and the lowest that did not; each load's runs judged as they came by an always-valid 95% confidence sequence for the mean of metric/bound: wholly below the bound it holds, wholly above it fails, straddling it at the plan's rounds undecided (the bisection goes below it; it is no upper end); a run whose operations failed or were cut at the end of the run fails its load; the search ends when the bracket is within the SLO's precision; between variants, the ratio of the middles of their brackets, and the range the brackets allow where the objective was shown to fail (? where it never was)")
 	}
 	return nil
 }
@@ -339,20 +342,47 @@ func sloComparison(c analysis.SLOComparison) string {
 	return fmt.Sprintf("%s against %s at %s: %s %s, inconclusive: neither was shown to fail at a rate the other held at", c.Variant, c.Baseline, c.SLO, pct(c.Ratio), between)
 }
 
-// sloAnswer says what a search found, in a line.
+// shortSteps says which loads' runs held too few operations for the
+// objective's percentile to be more than their largest few ("" when
+// none): the loads of a search are lengthened to hold enough where the
+// kind's runs are of a runtime or a count.
+func shortSteps(v analysis.SLOView) string {
+	var short []string
+	for _, s := range v.Steps {
+		if s.FewestOps > 0 && s.FewestOps < v.MinOps {
+			short = append(short, fmt.Sprintf("%s ops/s (%d)", analysis.FormatMetric("ops_per_s", s.Offered), s.FewestOps))
+		}
+	}
+	if len(short) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("runs too short for %s: at %s a run held fewer than the %d operations its percentile needs, so it is about the run's largest few; give the workload a longer runtime (or count)",
+		v.Metric, strings.Join(short, ", "), v.MinOps)
+}
+
+// sloAnswer says what a search found, in a line: a rate it sustains only
+// where it was shown to hold, an upper end only where it was shown to
+// fail, and a load left undecided said as that — no interval notation,
+// for none of them is a confidence interval.
 func sloAnswer(v analysis.SLOView) string {
 	rate := func(x float64) string { return analysis.FormatMetric("ops_per_s", x) + " ops/s" }
-	upper := "not shown to hold"
-	if v.Failed > 0 && v.Failed <= v.NotHeld {
-		upper = "shown to fail"
+	undecided := ""
+	if v.Undecided > 0 {
+		undecided = fmt.Sprintf("; undecided at %s (its runs straddled the bound: more rounds, or longer runs, decide it)", rate(v.Undecided))
 	}
 	switch {
 	case !v.Done:
 		return fmt.Sprintf("the search was cut short after %d runs: held up to %s so far", v.Runs, rate(v.Held))
+	case v.Held == 0 && v.Failed > 0:
+		return fmt.Sprintf("held at none of the loads tried: shown to fail at %s%s; %d runs", rate(v.Failed), undecided, v.Runs)
 	case v.Held == 0:
-		return fmt.Sprintf("held at none of the loads tried: %s at %s (%d runs)", upper, rate(v.NotHeld), v.Runs)
-	case v.NotHeld >= stats.SLOTop*v.Calibrated:
-		return fmt.Sprintf("holds up to %s — at every load tried, up to %.0f%% of the flat-out rate (%s); %d runs", rate(v.Held), 100*stats.SLOTop, rate(v.Calibrated), v.Runs)
+		return fmt.Sprintf("held at none of the loads tried, and shown to fail at none%s; %d runs", undecided, v.Runs)
+	case !v.Bounded:
+		return fmt.Sprintf("holds up to %s — at every load tried, its range widened to %.0fx the flat-out rate (%s); %d runs", rate(v.Held), v.Top/v.Calibrated, rate(v.Calibrated), v.Runs)
 	}
-	return fmt.Sprintf("sustains %s [%s, %s]: held at %s, %s at %s; %d runs", rate(v.Held), rate(v.Held), rate(v.NotHeld), rate(v.Held), upper, rate(v.NotHeld), v.Runs)
+	failed := "shown to fail at no load tried"
+	if v.Failed > 0 {
+		failed = "shown to fail at " + rate(v.Failed)
+	}
+	return fmt.Sprintf("sustains %s (held there); %s%s; %d runs", rate(v.Held), failed, undecided, v.Runs)
 }

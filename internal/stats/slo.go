@@ -13,18 +13,23 @@ const (
 
 // SLOSearch finds the highest load at which a service level objective —
 // a metric, such as a response-time percentile, below a bound — holds
-// with 95% confidence. It is a bisection over shares of the flat-out
-// rate (0, SLOTop], starting at half of it: up to a quarter above flat
-// out, as a closed-loop run's own measure of its rate can fall short of
-// what a schedule sustains (its first and last operations in flight).
+// with 95% confidence, over shares of the flat-out rate. It starts at half
+// of SLOTop (a quarter above flat out, as a closed-loop run's own measure
+// of its rate can fall short of what a schedule sustains: its first and
+// last operations in flight), and while every load has held it tries the
+// top of its range next; a top that holds doubles the range, up to
+// SLOWidest — the flat-out rate it was drawn from was low (one unlucky
+// calibration), and a load that holds is never the answer's upper end.
+// Once a load was not shown to hold, it bisects between the highest share
+// shown to hold and the lowest not shown to.
+//
 // Each step's runs are judged as they come by an always-valid confidence
 // sequence (Sequential) for the mean of metric/bound over the step's
 // runs: wholly below 1 the objective holds at that load, wholly above it
-// fails; a step that reaches MaxRuns
-// undecided has not been shown to hold, and one run that fails (errors at
-// that load) fails it. The search ends when the bracket between the
-// highest share shown to hold and the lowest not shown to is within
-// Precision of the latter, or after MaxSteps steps.
+// fails; a step that reaches MaxRuns undecided has not been shown to hold
+// (nor to fail: the report says so), and one run that fails (errors at
+// that load, operations cut) fails it. The search ends when the bracket
+// is within Precision of its upper end, or after MaxSteps steps.
 //
 // It is a pure function of the runs added, in order: the search that
 // chose the loads and the report that shows it replay the same runs to
@@ -33,11 +38,15 @@ type SLOSearch struct {
 	Precision                  float64
 	MinRuns, MaxRuns, MaxSteps int
 	// Lo is the highest share shown to hold (0: none yet), Hi the lowest
-	// not shown to hold (SLOTop until one is).
+	// not shown to hold (Top until one is: Bounded).
 	Lo, Hi float64
-	Steps  []SLOStep
-	seq    Sequential
-	cur    []float64
+	// Top is the upper end of the range searched: SLOTop, doubled while
+	// every load held.
+	Top     float64
+	Bounded bool
+	Steps   []SLOStep
+	seq     Sequential
+	cur     []float64
 }
 
 // SLOStep is one load of a search and what its runs said.
@@ -53,15 +62,19 @@ type SLOStep struct {
 	Failed bool `json:"failed,omitempty"`
 }
 
-// SLOTop is the highest share of the flat-out rate a search asks for.
-const SLOTop = 1.25
+// SLOTop is the upper end of a search's first range, as a share of the
+// flat-out rate; SLOWidest the most a range is widened to.
+const (
+	SLOTop    = 1.25
+	SLOWidest = 10.0
+)
 
 // NewSLOSearch starts a search whose steps take from minRuns (at least
 // 2) to maxRuns runs each.
 func NewSLOSearch(precision float64, minRuns, maxRuns, maxSteps int) *SLOSearch {
 	minRuns = max(minRuns, 2)
 	maxRuns = max(maxRuns, minRuns)
-	s := &SLOSearch{Precision: precision, MinRuns: minRuns, MaxRuns: maxRuns, MaxSteps: maxSteps, Hi: SLOTop,
+	s := &SLOSearch{Precision: precision, MinRuns: minRuns, MaxRuns: maxRuns, MaxSteps: maxSteps, Hi: SLOTop, Top: SLOTop,
 		seq: NewSequential(0, minRuns, maxRuns, 1)}
 	s.Steps = []SLOStep{{Share: SLOTop / 2, Ratio: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}}}
 	return s
@@ -122,12 +135,22 @@ func (s *SLOSearch) decide(verdict string) {
 	if verdict == Holds {
 		s.Lo = math.Max(s.Lo, step.Share)
 	} else {
-		s.Hi = math.Min(s.Hi, step.Share)
+		s.Hi, s.Bounded = math.Min(s.Hi, step.Share), true
 	}
 	s.cur = s.cur[:0]
 	step.Verdict = verdict
-	if s.Hi-s.Lo <= s.Precision*s.Hi || len(s.Steps) >= s.MaxSteps {
+	if len(s.Steps) >= s.MaxSteps {
 		return
 	}
-	s.Steps = append(s.Steps, SLOStep{Share: (s.Lo + s.Hi) / 2, Ratio: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}})
+	next := (s.Lo + s.Hi) / 2
+	switch {
+	case !s.Bounded && s.Lo < s.Top:
+		next = s.Top // every load held: try the top
+	case !s.Bounded && s.Top < SLOWidest:
+		s.Top = math.Min(2*s.Top, SLOWidest) // and it held too
+		s.Hi, next = s.Top, s.Top
+	case s.Hi-s.Lo <= s.Precision*s.Hi, !s.Bounded:
+		return
+	}
+	s.Steps = append(s.Steps, SLOStep{Share: next, Ratio: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}})
 }

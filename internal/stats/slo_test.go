@@ -54,6 +54,39 @@ func TestSLOSearchBracketsTheCrossing(t *testing.T) {
 	}
 }
 
+// A calibration that came out low (the objective holds up to 3x the
+// flat-out rate it measured) does not cap the answer: every load holding,
+// the search tries the top of its range and doubles it until a load
+// fails, then brackets the crossing; a system that holds everywhere ends
+// unbounded at SLOWidest, no load said to fail.
+func TestSLOSearchWidensPastALowCalibration(t *testing.T) {
+	t.Parallel()
+	for _, truth := range []float64{3, 7} {
+		s := NewSLOSearch(0.05, 3, 8, 10)
+		for runs := 0; !s.Done(); runs++ {
+			if runs > s.MaxTotalRuns() {
+				t.Fatalf("not done after %d runs", runs)
+			}
+			s.Add(math.Exp(4*(s.Share()-truth)/truth), true)
+		}
+		if !s.Bounded || s.Lo > truth || s.Hi < truth || s.Hi-s.Lo > 0.05*s.Hi+1e-12 {
+			t.Errorf("truth %g: bracket [%g, %g] (bounded %v) after steps %+v", truth, s.Lo, s.Hi, s.Bounded, s.Steps)
+		}
+	}
+	s := NewSLOSearch(0.05, 3, 8, 10)
+	for !s.Done() {
+		s.Add(0.5, true)
+	}
+	if s.Bounded || s.Lo != SLOWidest || s.Top != SLOWidest {
+		t.Errorf("holding everywhere: lo %g, top %g, bounded %v, steps %+v", s.Lo, s.Top, s.Bounded, s.Steps)
+	}
+	for _, st := range s.Steps {
+		if st.Verdict != Holds {
+			t.Errorf("a load of a system that holds everywhere: %+v", st)
+		}
+	}
+}
+
 // SNIA's rule: five rounds within 20% of their mean, their fitted line
 // moving under 10% of it across them.
 func TestPreconditionSteady(t *testing.T) {

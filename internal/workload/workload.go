@@ -54,6 +54,15 @@ type Pacer interface {
 	PacedLater()
 }
 
+// Lengthener is the Options of a Pacer whose paced runs can be made to
+// hold at least a number of operations — a run at a low rate that holds
+// too few for the percentile an objective judges (plan.SLO.MinOps) —
+// by a longer runtime (or a larger count). AtLeast says whether it
+// lengthened the run.
+type Lengthener interface {
+	AtLeast(ops int64) bool
+}
+
 // Gater is a workload with a pass/fail criterion the user asked to enforce
 // (frames' --fail-on-late). A run that misses it is a good measurement and
 // is stored as one; the experiment goes on, and ends with an error that

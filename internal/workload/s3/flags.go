@@ -2,6 +2,8 @@ package s3
 
 import (
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -127,6 +129,17 @@ func (o *Flags) FlatOut() { o.Job.RateProcess, o.Job.MaxConcurrency = driver.Lin
 
 // PaceKey implements workload.Pacer.
 func (o *Flags) PaceKey() string { return "rate" }
+
+// AtLeast implements workload.Lengthener: a paced run of a runtime holds
+// at least ops operations at its rate (the rate is the search's; a count is
+// the user's, and stays).
+func (o *Flags) AtLeast(ops int64) bool {
+	if o.Job.Count > 0 || o.Job.Rate <= 0 || o.Job.Runtime.Seconds()*o.Job.Rate >= float64(ops) {
+		return false
+	}
+	o.Job.Runtime = time.Duration(math.Ceil(float64(ops)/o.Job.Rate*1e3)) * time.Millisecond
+	return true
+}
 
 // Pace implements workload.Pacer: operations per second across all
 // workers, share of what max did in all.
