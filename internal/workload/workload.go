@@ -63,6 +63,11 @@ type Lengthener interface {
 	AtLeast(ops int64) bool
 }
 
+// MaxLengthened bounds a Lengthener: a run is made at most this many
+// times as long as asked (a p99 at 5 requests/s would need 200 s runs);
+// the report names the loads whose runs were still too short.
+const MaxLengthened = 10
+
 // Gater is a workload with a pass/fail criterion the user asked to enforce
 // (frames' --fail-on-late). A run that misses it is a good measurement and
 // is stored as one; the experiment goes on, and ends with an error that

@@ -136,14 +136,15 @@ func (o *Flags) Pace(max *metrics.Result, share float64) {
 }
 
 // AtLeast implements workload.Lengthener: a paced time-based run holds at
-// least ops reads and writes at its jobs' rates (one of a size is as long
+// least ops reads and writes at its jobs' rates, up to
+// workload.MaxLengthened times the runtime asked (one of a size is as long
 // as its size, which is the user's).
 func (o *Flags) AtLeast(ops int64) bool {
 	rate := float64(o.Job.RateIOPS[0]+o.Job.RateIOPS[1]) * float64(o.Job.NumJobs)
 	if o.Job.Runtime <= 0 || rate <= 0 || o.Job.Runtime.Seconds()*rate >= float64(ops) {
 		return false
 	}
-	o.Job.Runtime = time.Duration(math.Ceil(float64(ops)/rate*1e3)) * time.Millisecond
+	o.Job.Runtime = min(workload.MaxLengthened*o.Job.Runtime, time.Duration(math.Ceil(float64(ops)/rate*1e3))*time.Millisecond)
 	return true
 }
 

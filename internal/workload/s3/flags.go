@@ -131,13 +131,13 @@ func (o *Flags) FlatOut() { o.Job.RateProcess, o.Job.MaxConcurrency = driver.Lin
 func (o *Flags) PaceKey() string { return "rate" }
 
 // AtLeast implements workload.Lengthener: a paced run of a runtime holds
-// at least ops operations at its rate (the rate is the search's; a count is
-// the user's, and stays).
+// at least ops operations at its rate, up to workload.MaxLengthened times the runtime
+// asked (the rate is the search's; a count is the user's, and stays).
 func (o *Flags) AtLeast(ops int64) bool {
 	if o.Job.Count > 0 || o.Job.Rate <= 0 || o.Job.Runtime.Seconds()*o.Job.Rate >= float64(ops) {
 		return false
 	}
-	o.Job.Runtime = time.Duration(math.Ceil(float64(ops)/o.Job.Rate*1e3)) * time.Millisecond
+	o.Job.Runtime = min(workload.MaxLengthened*o.Job.Runtime, time.Duration(math.Ceil(float64(ops)/o.Job.Rate*1e3))*time.Millisecond)
 	return true
 }
 
