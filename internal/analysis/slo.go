@@ -62,6 +62,9 @@ type SLOStep struct {
 	// FewestOps is the operations of the step's shortest run: under the
 	// SLO's MinOps its percentile is about the run's largest few.
 	FewestOps int64 `json:"fewest_ops"`
+	// Capped says a run of the step had every worker it may add busy
+	// (--max-concurrency): the cap, not only the target, held it back.
+	Capped bool `json:"capped,omitempty"`
 }
 
 // SLOComparison is a variant's highest sustainable rate against the
@@ -124,7 +127,14 @@ func sustained(dm derivedMetrics, d *store.Data, byCell map[int64][]store.Run, c
 		return nil, ""
 	}
 	def, _ := metrics.Describe(SustainedMetric)
-	note := fmt.Sprintf("search: held at %s, not shown to hold at %s ops/s; %d runs", def.Format(v.Held), def.Format(v.NotHeld), v.Runs)
+	note := fmt.Sprintf("search: held at %s ops/s", def.Format(v.Held))
+	if v.Failed > 0 {
+		note += fmt.Sprintf(", shown to fail at %s", def.Format(v.Failed))
+	}
+	if v.Undecided > 0 {
+		note += fmt.Sprintf(", undecided at %s", def.Format(v.Undecided))
+	}
+	note += fmt.Sprintf("; %d runs", v.Runs)
 	if v.ClientMissed > 0 {
 		note += fmt.Sprintf(" (and %d not counted: iolab's own delay missed the objective, not the target)", v.ClientMissed)
 	}
@@ -170,7 +180,7 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 		}
 	}
 	search := o.NewSearch(runsPerStep)
-	achieved, fewest := map[int][]float64{}, map[int]int64{}
+	achieved, fewest, capped := map[int][]float64{}, map[int]int64{}, map[int]bool{}
 	runs := slices.Clone(perCell[i]) // in the order the search took them
 	slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })
 	for _, run := range runs {
@@ -193,13 +203,17 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 		if n := run.Result.Ops(); fewest[step] == 0 || n < fewest[step] {
 			fewest[step] = n
 		}
+		if m["workers_cap"] > 0 && m["workers_peak"] >= m["workers_cap"] {
+			capped[step] = true
+		}
 		v.Runs++
 	}
 	for k, s := range search.Steps {
 		if s.Runs == 0 {
 			continue
 		}
-		v.Steps = append(v.Steps, SLOStep{SLOStep: s, Offered: s.Share * v.Calibrated, Achieved: stats.Summarize(achieved[k]).Median, FewestOps: fewest[k]})
+		v.Steps = append(v.Steps, SLOStep{SLOStep: s, Offered: s.Share * v.Calibrated, Achieved: stats.Summarize(achieved[k]).Median, FewestOps: fewest[k],
+			Capped: capped[k]})
 	}
 	v.Done = search.Done()
 	v.Held, v.NotHeld = search.Lo*v.Calibrated, search.Hi*v.Calibrated

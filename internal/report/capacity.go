@@ -294,12 +294,18 @@ func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
 			if verdict == "" {
 				verdict = "(cut short)"
 			}
+			if s.Capped {
+				verdict += " (workers at --max-concurrency)"
+			}
 			t.Add(fmt.Sprintf("%.3g%%", 100*s.Share), rate(s.Offered), rate(s.Achieved), fmt.Sprint(s.Runs), value, verdict)
 		}
 		if err := t.Render(w, markdown); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "  %s\n", sloAnswer(v))
+		if capped := cappedSteps(v); capped != "" {
+			fmt.Fprintf(w, "  %s\n", capped)
+		}
 		if short := shortSteps(v); short != "" {
 			fmt.Fprintf(w, "  %s\n", short)
 		}
@@ -340,6 +346,23 @@ func sloComparison(c analysis.SLOComparison) string {
 		return fmt.Sprintf("%s sustains fewer ops/s than %s at %s: %s %s", c.Variant, c.Baseline, c.SLO, pct(c.Ratio), between)
 	}
 	return fmt.Sprintf("%s against %s at %s: %s %s, inconclusive: neither was shown to fail at a rate the other held at", c.Variant, c.Baseline, c.SLO, pct(c.Ratio), between)
+}
+
+// cappedSteps says which loads that did not hold ran with every worker
+// iolab may add busy ("" when none): there the cap bound the load, and
+// the target may keep more with a higher --max-concurrency.
+func cappedSteps(v analysis.SLOView) string {
+	var capped []string
+	for _, s := range v.Steps {
+		if s.Capped && s.Verdict != stats.Holds {
+			capped = append(capped, analysis.FormatMetric("ops_per_s", s.Offered)+" ops/s")
+		}
+	}
+	if len(capped) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("at %s every worker iolab may add was busy (--max-concurrency): the cap, not only the target, held that load back; raise --max-concurrency to tell them apart",
+		strings.Join(capped, ", "))
 }
 
 // shortSteps says which loads' runs held too few operations for the
