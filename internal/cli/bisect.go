@@ -14,6 +14,7 @@ import (
 	"github.com/iolab/iolab/internal/bisectrun"
 	"github.com/iolab/iolab/internal/experiment"
 	"github.com/iolab/iolab/internal/flagval"
+	"github.com/iolab/iolab/internal/outpath"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/stats"
@@ -76,6 +77,12 @@ func runBisect(ctx context.Context, path string, o bisectOptions, command string
 	if o.Threshold, err = parseThreshold(o.threshold); err != nil {
 		return err
 	}
+	if o.HTML != "" {
+		// Before hours of steps: iolab never overwrites a file it did not write.
+		if err := outpath.Check("--html", o.HTML, report.IsPage); err != nil {
+			return err
+		}
+	}
 	text, err := plan.ReadFile(path)
 	if err != nil {
 		return usage("%s: %v", path, err)
@@ -112,11 +119,11 @@ func runBisect(ctx context.Context, path string, o bisectOptions, command string
 		var page bytes.Buffer
 		herr := report.BisectHTML(&page, view)
 		if herr == nil {
-			herr = writeFileAtomic(o.HTML, page.Bytes())
+			herr = outpath.Write("--html", o.HTML, page.Bytes(), report.IsPage)
+		} else {
+			herr = fmt.Errorf("--html %s: %w", o.HTML, herr)
 		}
-		if herr != nil {
-			err = errors.Join(err, fmt.Errorf("--html %s: %w", o.HTML, herr))
-		}
+		err = errors.Join(err, herr)
 	}
 	if o.JSON {
 		enc := json.NewEncoder(stdout)

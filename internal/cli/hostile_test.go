@@ -371,7 +371,8 @@ func TestIOErrorNamesOffsetAndLength(t *testing.T) {
 
 // An output path never overwrites a file iolab did not write (a fuzzed
 // `--lat-log /etc/passwd` once truncated it, run as root): --lat-log, a
-// report's -o and --pprof refuse one at once, exit 2, the file untouched;
+// report's -o, a bisect's --html and --pprof refuse one at once, exit 2,
+// the file untouched;
 // iolab's own earlier output is written over as before.
 func TestOutputsNeverOverwriteAForeignFile(t *testing.T) {
 	t.Parallel()
@@ -397,11 +398,18 @@ func TestOutputsNeverOverwriteAForeignFile(t *testing.T) {
 	for _, c := range [][]string{
 		append(fs, "--lat-log", foreign),
 		{"report", "-o", foreign, "--db", db},
+		{"bisect", filepath.Join(dir, "plan.yaml"), "--good", "a", "--bad", "b", "--html", foreign, "--db", db}, // before any step
 	} {
 		_, _, err := iolab(t, ctx, c...)
 		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), foreign+": a file iolab did not write is there") {
 			t.Errorf("%q: %v, want a usage error naming the path", c, err)
 		}
+	}
+	// Into a directory that is not there: bad input, naming the
+	// directory, not a temporary file of iolab's.
+	nowhere := filepath.Join(dir, "nowhere", "r.html")
+	if _, _, err := iolab(t, ctx, "report", "-o", nowhere, "--db", db); ExitCode(err) != 2 || !strings.Contains(err.Error(), "-o "+nowhere+": no directory "+filepath.Dir(nowhere)) {
+		t.Errorf("report -o into a missing directory: %v", err)
 	}
 	if b, _ := os.ReadFile(foreign); string(b) != text {
 		t.Errorf("the foreign file now holds %q", b)

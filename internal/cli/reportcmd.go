@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -129,11 +127,8 @@ func writeReport(out string, page []byte, stdout io.Writer) error {
 		_, err := stdout.Write(page)
 		return err
 	}
-	if err := outpath.Check("-o", out, report.IsPage); err != nil {
+	if err := outpath.Write("-o", out, page, report.IsPage); err != nil {
 		return err
-	}
-	if err := writeFileAtomic(out, page); err != nil {
-		return fmt.Errorf("-o %s: %w", out, err)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s): open it in a browser\n", out, analysis.FormatMetric("page_bytes", float64(len(page))))
 	return nil
@@ -148,26 +143,4 @@ func hasRun(reports []*analysis.Report, id int64) bool {
 		}
 	}
 	return false
-}
-
-// writeFileAtomic writes data to path through a temp file in its
-// directory, so a failure never leaves half a file where a good one was.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".iolab-report-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

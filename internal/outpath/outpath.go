@@ -6,9 +6,11 @@ package outpath
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/iolab/iolab/internal/badinput"
 )
@@ -60,4 +62,51 @@ func Check(flag, path string, ours func(head []byte) bool) error {
 		return badinput.Errorf("%s %s: a file iolab did not write is there, and iolab never overwrites one; give a new path, or remove the file first if it is yours to lose", flag, path)
 	}
 	return nil
+}
+
+// Write writes a whole output (a report page) to path for flag, as Check
+// allows: through a temporary file beside it, renamed over it, so a
+// failure never leaves half a file where a good one was. A directory that
+// is not there is bad input (exit 2); every error names path and the
+// flag, never the temporary file.
+func Write(flag, path string, data []byte, ours func(head []byte) bool) error {
+	if err := Check(flag, path, ours); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return badinput.Errorf("%s %s: no directory %s to write it in", flag, path, dir)
+	}
+	f, err := os.CreateTemp(dir, ".iolab-*")
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, bare(err))
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", flag, path, bare(err))
+	}
+	return nil
+}
+
+// bare is a file operation's error without the (temporary) path it names.
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
