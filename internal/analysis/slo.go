@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -65,6 +66,24 @@ type SLOStep struct {
 	// Capped says a run of the step had every worker it may add busy
 	// (--max-concurrency): the cap, not only the target, held it back.
 	Capped bool `json:"capped,omitempty"`
+}
+
+// MarshalJSON writes the step, a failed step's NaN ratio and interval as
+// null: JSON has no NaN.
+func (s SLOStep) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Share     float64 `json:"share"`
+		Runs      int     `json:"runs"`
+		Verdict   string  `json:"verdict"`
+		Ratio     any     `json:"ratio"`
+		CI95      [2]any  `json:"ci95"`
+		Failed    bool    `json:"failed,omitempty"`
+		Offered   float64 `json:"offered_ops_per_s"`
+		Achieved  float64 `json:"achieved_ops_per_s"`
+		FewestOps int64   `json:"fewest_ops"`
+		Capped    bool    `json:"capped,omitempty"`
+	}{s.Share, s.Runs, s.Verdict, stats.JSONNumber(s.Ratio), [2]any{stats.JSONNumber(s.CI95[0]), stats.JSONNumber(s.CI95[1])}, s.Failed,
+		s.Offered, s.Achieved, s.FewestOps, s.Capped})
 }
 
 // SLOComparison is a variant's highest sustainable rate against the

@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"encoding/json"
 	"maps"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +74,10 @@ func TestSearchReplayedFromStoredRuns(t *testing.T) {
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	if !v.Done || !v.Bounded || !near(v.Held, 89.84375) || !near(v.Failed, 125) || !near(v.Undecided, 93.75) || v.Runs != 16 || v.MinOps != 20 {
 		t.Fatalf("view %+v", v)
+	}
+	b, err := json.Marshal(v)
+	if err != nil || !strings.Contains(string(b), `"ratio":null,"ci95":[null,null],"failed":true,"offered_ops_per_s":125,`) {
+		t.Errorf("the failed step in JSON (which has no NaN): %v\n%s", err, b)
 	}
 	want := []string{stats.Holds, stats.Fails, stats.Undecided, stats.Holds, stats.Holds, stats.Holds}
 	for i, st := range v.Steps {
