@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -292,7 +293,11 @@ workloads:
 	}
 	out, err := testIolab(args...).Output()
 	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
 	}
 	var r struct {
 		Runs []map[string]any
