@@ -93,7 +93,7 @@ func pct(n, of int) float64 { return 100 * float64(n) / float64(of) }
 // and how many loads it tried.
 func search(r row, bound float64, rng *rand.Rand) (held, failed float64, loads int) {
 	flat := calibrate(r, rng)
-	s := stats.NewSLOSearch(0.05, plan.SLOMinRuns, 6, plan.SLOMaxSteps)
+	s := plan.SLO{Precision: 0.05}.NewSearch(6) // as a plan's search, of rounds: 6
 	for guard := 0; !s.Done(); guard++ {
 		if guard > s.MaxTotalRuns() {
 			fmt.Fprintln(os.Stderr, "slo_calibration: a search did not end")

@@ -18,6 +18,10 @@ type SLO struct {
 	BelowText string  `json:"-"`
 	Precision float64 `json:"precision"`
 	Pos       Pos     `json:"-"`
+	// Fixed marks a search stored by an iolab whose search bisected under
+	// a fixed top in at most 8 loads (before 2026-11-27): its runs replay
+	// through that search, not today's, which widens its range.
+	Fixed bool `json:"-"`
 }
 
 // String is the objective as a user writes it: get.response_p99_ns < 20ms.
@@ -29,8 +33,19 @@ var SLOKeys = []string{"metric", "below", "precision"}
 // NewSearch starts a search for the objective, each step taking at most
 // runsPerStep runs.
 func (o SLO) NewSearch(runsPerStep int) *stats.SLOSearch {
-	return stats.NewSLOSearch(o.Precision, SLOMinRuns, runsPerStep, SLOMaxSteps)
+	if o.Fixed {
+		return stats.NewSLOSearch(o.Precision, SLOMinRuns, runsPerStep, fixedMaxSteps)
+	}
+	s := stats.NewSLOSearch(o.Precision, SLOMinRuns, runsPerStep, SLOMaxSteps)
+	s.Widens = true
+	return s
 }
+
+// fixedMaxSteps is the most loads a Fixed search tried.
+const fixedMaxSteps = 8
+
+// searchWalk is how a search's cell says its search widens its range.
+const searchWalk = "widening"
 
 // Outcome is what a run at a search's load, of these metrics, says of
 // the objective: the metric over its bound (found false when the run
@@ -69,7 +84,7 @@ func (o SLO) MinOps() int64 {
 // search, for the report to replay the search from its runs.
 func (o SLO) Params(runsPerStep int) map[string]string {
 	return map[string]string{"slo": o.String(), "slo_metric": o.Metric, "slo_below": strconv.FormatFloat(o.Below, 'g', -1, 64),
-		"slo_precision": strconv.FormatFloat(o.Precision, 'g', -1, 64), "slo_runs_per_step": strconv.Itoa(runsPerStep)}
+		"slo_precision": strconv.FormatFloat(o.Precision, 'g', -1, 64), "slo_runs_per_step": strconv.Itoa(runsPerStep), "slo_walk": searchWalk}
 }
 
 // SLOOf reads back a search cell's objective and runs per step; false
@@ -83,7 +98,7 @@ func SLOOf(params map[string]string) (SLO, int, bool) {
 	if o.Metric == "" || err1 != nil || err2 != nil || err3 != nil || below <= 0 || precision <= 0 || runs < 1 {
 		return SLO{}, 0, false
 	}
-	o.Below, o.Precision = below, precision
+	o.Below, o.Precision, o.Fixed = below, precision, params["slo_walk"] != searchWalk
 	return o, runs, true
 }
 

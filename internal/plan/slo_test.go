@@ -13,3 +13,21 @@ func TestSLOMinOps(t *testing.T) {
 		}
 	}
 }
+
+// A search replays through the search its cell was stored with: today's,
+// which widens its range, or — for a cell stored before it (no slo_walk) —
+// the bisection under a fixed top in at most 8 loads.
+func TestSearchOfAStoredCell(t *testing.T) {
+	t.Parallel()
+	o := SLO{Metric: "get.response_p99_ns", Below: 2e7, BelowText: "20ms", Precision: 0.05}
+	params := o.Params(3)
+	back, runs, ok := SLOOf(params)
+	if s := back.NewSearch(runs); !ok || back.Fixed || !s.Widens || s.MaxSteps != SLOMaxSteps || runs != 3 {
+		t.Errorf("today's: %+v, %d runs, widens %v, %d steps", back, runs, s.Widens, s.MaxSteps)
+	}
+	delete(params, "slo_walk")
+	back, runs, ok = SLOOf(params)
+	if s := back.NewSearch(runs); !ok || !back.Fixed || s.Widens || s.MaxSteps != 8 {
+		t.Errorf("stored before: %+v, widens %v, %d steps", back, s.Widens, s.MaxSteps)
+	}
+}

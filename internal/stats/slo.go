@@ -41,9 +41,11 @@ type SLOSearch struct {
 	// not shown to hold (Top until one is: Bounded).
 	Lo, Hi float64
 	// Top is the upper end of the range searched: SLOTop, doubled while
-	// every load held.
+	// every load held when the search Widens (without, it bisects under
+	// SLOTop from the start, as iolab's searches did before 2026-11-27).
 	Top     float64
 	Bounded bool
+	Widens  bool
 	Steps   []SLOStep
 	seq     Sequential
 	cur     []float64
@@ -144,12 +146,12 @@ func (s *SLOSearch) decide(verdict string) {
 	}
 	next := (s.Lo + s.Hi) / 2
 	switch {
-	case !s.Bounded && s.Lo < s.Top:
+	case s.Widens && !s.Bounded && s.Lo < s.Top:
 		next = s.Top // every load held: try the top
-	case !s.Bounded && s.Top < SLOWidest:
+	case s.Widens && !s.Bounded && s.Top < SLOWidest:
 		s.Top = math.Min(2*s.Top, SLOWidest) // and it held too
 		s.Hi, next = s.Top, s.Top
-	case s.Hi-s.Lo <= s.Precision*s.Hi, !s.Bounded:
+	case s.Hi-s.Lo <= s.Precision*s.Hi, s.Widens && !s.Bounded:
 		return
 	}
 	s.Steps = append(s.Steps, SLOStep{Share: next, Ratio: math.NaN(), CI95: [2]float64{math.NaN(), math.NaN()}})

@@ -19,6 +19,7 @@ func TestSLOSearchBracketsTheCrossing(t *testing.T) {
 	for seed := range uint64(searches) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		s := NewSLOSearch(0.05, 3, 8, 8)
+		s.Widens = seed%2 == 0 // today's walk, and the one before it
 		for runs := 0; !s.Done(); runs++ {
 			if runs > s.MaxTotalRuns() {
 				t.Fatalf("seed %d: not done after %d runs", seed, runs)
@@ -63,6 +64,7 @@ func TestSLOSearchWidensPastALowCalibration(t *testing.T) {
 	t.Parallel()
 	for _, truth := range []float64{3, 7} {
 		s := NewSLOSearch(0.05, 3, 8, 10)
+		s.Widens = true
 		for runs := 0; !s.Done(); runs++ {
 			if runs > s.MaxTotalRuns() {
 				t.Fatalf("not done after %d runs", runs)
@@ -74,6 +76,7 @@ func TestSLOSearchWidensPastALowCalibration(t *testing.T) {
 		}
 	}
 	s := NewSLOSearch(0.05, 3, 8, 10)
+	s.Widens = true
 	for !s.Done() {
 		s.Add(0.5, true)
 	}
