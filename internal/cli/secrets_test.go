@@ -30,7 +30,7 @@ func TestSecretsNeverStoredOrPrinted(t *testing.T) {
 	db := filepath.Join(dir, "secrets.db")
 	secret := map[string]string{}
 	for _, name := range []string{"access", "secretkey", "badsecret", "urlpass", "loginbody", "bearer", "basic",
-		"apikey", "custom", "cookie", "token", "planbearer", "planheader", "planenv", "querysig", "querytoken"} {
+		"apikey", "custom", "cookie", "token", "planbearer", "planheader", "planenv", "querysig", "querytoken", "querysas"} {
 		b := make([]byte, 6)
 		rand.Read(b)
 		secret[name] = "sekrit-" + name + "-" + hex.EncodeToString(b)
@@ -92,7 +92,7 @@ func TestSecretsNeverStoredOrPrinted(t *testing.T) {
 	// Tokens in a URL's query (a presigned URL's signature, an API token),
 	// downloaded from the echoing server and from a port nobody listens on.
 	for _, base := range []string{srv.URL, "http://127.0.0.1:" + fmt.Sprint(freeLoopbackPort(t))} {
-		if err := run("http", "download", "--url", base+"/echo/{{i}}?X-Amz-Signature="+secret["querysig"]+"&access_token="+secret["querytoken"]+"&part=1",
+		if err := run("http", "download", "--url", base+"/echo/{{i}}?X-Amz-Signature="+secret["querysig"]+"&access_token="+secret["querytoken"]+"&part=1&sig="+secret["querysas"],
 			"--size", "1k", "--count", "2", "--rounds", "1", "--warmup", "0"); err == nil {
 			t.Fatal("downloads the server refused succeeded")
 		}
@@ -146,7 +146,7 @@ workloads:
 	}
 	// What was asked is still recorded, masked.
 	for _, want := range []string{"--secret-key=***", "--access-key=***", "--bearer=***", "--basic=***", "X-Api-Key: ***", "user:***@",
-		"X-Amz-Signature=***&access_token=***&part=1"} {
+		"X-Amz-Signature=***&access_token=***&part=1&sig=***"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q in what iolab showed of its experiments", want)
 		}

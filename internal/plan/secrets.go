@@ -2,11 +2,14 @@ package plan
 
 import (
 	"bytes"
+	"strings"
 
+	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/redact"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 // Redact is the plan text as an experiment stores it: the values of
@@ -76,7 +79,7 @@ func maskValue(k string, v *yaml.Node, extra []string) bool {
 		masked = flagval.MaskPair(v.Value, ":", extra)
 	case k == "form":
 		masked = flagval.MaskPair(v.Value, "=", extra)
-	case redact.IsSecretName(k):
+	case secretKey(k):
 		masked = redact.Mask
 		redact.Secret(v.Value)
 		flagval.RegisterBodySecrets(v.Value)
@@ -88,4 +91,22 @@ func maskValue(k string, v *yaml.Node, extra []string) bool {
 	}
 	v.Value, v.Style = masked, 0
 	return true
+}
+
+// secretKey says whether plan key k holds a secret: by its meaning where
+// it is an option of a workload kind (a secret flag: --secret-key,
+// --bearer — never key-layout, whose "key" is an object's), else by its
+// name (an environment variable's, a variable's: API_TOKEN).
+func secretKey(k string) bool {
+	for _, kind := range workload.Kinds() {
+		f := pflag.NewFlagSet(kind.Name, pflag.ContinueOnError)
+		kind.NewOptions().AddFlags(f)
+		for _, name := range []string{k, strings.ReplaceAll(k, "_", "-")} {
+			if fl := f.Lookup(name); fl != nil {
+				_, secret := fl.Value.(flagval.Secret)
+				return secret
+			}
+		}
+	}
+	return redact.IsSecretName(k)
 }

@@ -1,6 +1,11 @@
 package plan
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/iolab/iolab/internal/redact"
+)
 
 // A run judged by a percentile must hold 10/(1−q) operations for it to be
 // more than its largest few; a metric of no percentile needs none.
@@ -29,5 +34,33 @@ func TestSearchOfAStoredCell(t *testing.T) {
 	back, runs, ok = SLOOf(params)
 	if s := back.NewSearch(runs); !ok || !back.Fixed || s.Widens || s.MaxSteps != 8 {
 		t.Errorf("stored before: %+v, widens %v, %d steps", back, s.Widens, s.MaxSteps)
+	}
+}
+
+// A plan's keys are masked by what they mean: a kind's secret options
+// (secret-key, bearer) and names that say secret where no kind defines
+// them (an environment's API_TOKEN) — never key-layout, whose "key" is an
+// object's, nor login-token, which names a JSON field; their values are
+// then not taken for secrets anywhere.
+func TestPlanKeysMaskedByMeaning(t *testing.T) {
+	text := `variants:
+  - name: a
+    env: {API_TOKEN: tok-env-0a1b2c3d}
+workloads:
+  - name: w
+    s3: {endpoint: "http://127.0.0.1:1", bucket: b, secret-key: sk-0a1b2c3d4e, key-layout: "{prefix}/layout-kept-as-written"}
+  - name: h
+    http: {url: "http://127.0.0.1:1/x", bearer: br-0a1b2c3d4e, login-token: field-kept-as-written}
+`
+	got := Redact([]byte(text))
+	for _, gone := range []string{"tok-env-0a1b2c3d", "sk-0a1b2c3d4e", "br-0a1b2c3d4e"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("%s stored:\n%s", gone, got)
+		}
+	}
+	for _, kept := range []string{"{prefix}/layout-kept-as-written", "field-kept-as-written"} {
+		if !strings.Contains(got, kept) || redact.String(kept) != kept {
+			t.Errorf("%s masked (or taken for a secret):\n%s", kept, got)
+		}
 	}
 }

@@ -107,10 +107,21 @@ func IsSecretName(name string, extra ...string) bool {
 	return false
 }
 
+// secretParams are query parameters that carry a credential under a name
+// no secret word is part of: Azure's SAS signature (sig), CloudFront's
+// signed Policy (beside its Signature and Key-Pair-Id, which the words
+// catch), and the short names of tokens and passwords.
+var secretParams = []string{"sig", "policy", "jwt", "hmac", "pwd", "pass", "otp", "ticket"}
+
+// isSecretParam says whether a URL's query parameter holds a credential.
+func isSecretParam(name string) bool {
+	return IsSecretName(name) || slices.ContainsFunc(secretParams, func(p string) bool { return strings.EqualFold(p, name) })
+}
+
 // URL masks the password of a URL's user information
 // (http://user:pw@host -> http://user:***@host) and the values of query
 // parameters whose names say they are secrets (?token=, ?api_key=, a
-// presigned URL's X-Amz-Signature and X-Amz-Credential), and registers
+// presigned URL's X-Amz-Signature and X-Amz-Credential, a SAS's sig), and registers
 // them. Text that is not a URL is returned as it is.
 func URL(s string) string {
 	s = maskQuery(s)
@@ -142,7 +153,7 @@ func maskQuery(s string) string {
 	for i, p := range params {
 		k, v, ok := strings.Cut(p, "=")
 		name, err := url.QueryUnescape(k)
-		if !ok || v == "" || v == Mask || err != nil || !IsSecretName(name) {
+		if !ok || v == "" || v == Mask || err != nil || !isSecretParam(name) {
 			continue
 		}
 		Secret(v, unescaped(v)) // a server may echo it
@@ -162,7 +173,7 @@ func URLSecrets(s string) []string {
 		query, _, _ := strings.Cut(s[q+1:], "#")
 		for _, p := range strings.Split(query, "&") {
 			k, v, ok := strings.Cut(p, "=")
-			if name, err := url.QueryUnescape(k); ok && v != "" && err == nil && IsSecretName(name) {
+			if name, err := url.QueryUnescape(k); ok && v != "" && err == nil && isSecretParam(name) {
 				out = append(out, unescaped(v))
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -66,6 +67,19 @@ func TestURLQuery(t *testing.T) {
 	}
 	if got := String("GET sig-0a1b2c3d and AKID/2026"); got != "GET *** and ***" {
 		t.Errorf("the query's secrets are not registered: %q", got)
+	}
+	// Credentials of every shape a storage URL carries: Azure SAS,
+	// Google's signed URL, CloudFront's signed URL.
+	for _, q := range []string{"sv=2024-01-01&se=2026-12-01&sp=r&sig=AzSig%2Fabc123xyz", "X-Goog-Credential=gc%2F2026&X-Goog-Signature=gsig0a1b2c",
+		"Policy=eyJwb2xpY3kiOnt9fQ__&Signature=cfsig0a1b2c&Key-Pair-Id=APKA0123456"} {
+		got := URL("https://127.0.0.1/o?" + q)
+		for _, p := range strings.Split(q, "&") {
+			k, v, _ := strings.Cut(p, "=")
+			masked := !strings.HasPrefix(k, "s") || k == "sig" // sv, se, sp are no secrets
+			if strings.Contains(got, v) == masked {
+				t.Errorf("%s: %s masked %v, want %v: %s", q, k, !strings.Contains(got, v), masked, got)
+			}
+		}
 	}
 	if got := URL("http://127.0.0.1/x?part=1&size=2"); got != "http://127.0.0.1/x?part=1&size=2" {
 		t.Errorf("a query without secrets changed: %q", got)
