@@ -493,6 +493,20 @@ func s3VerifyLater(t *testing.T, srv s3Server) {
 	if !regexp.MustCompile(`(?m),s3 verify [0-9TZ:-]+,verify_missing,1$`).MatchString(csv) {
 		t.Errorf("the CSV export has no row of the later check:\n%s", csv)
 	}
+	// A bucket lost whole is every object missing, found and kept — not
+	// an error of the check.
+	if err := os.RemoveAll(filepath.Join(srv.dataDir, bucket)); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = iolab(t, context.Background(), "s3", "verify", "--db", db)
+	if ExitCode(err) != 1 || !strings.Contains(out, "30 objects checked, 0 differ, 30 missing, 0 unreadable") || !strings.Contains(out, "(missing: no bucket "+bucket+")") {
+		t.Fatalf("verify of a bucket lost whole (%v): %s", err, out)
+	}
+	js, _, _ = iolab(t, context.Background(), "show", "--db", db, "--json")
+	decodeInto(t, js, &r)
+	if n := len(r.Verified); n != 3 || r.Verified[2].Missing != 30 {
+		t.Errorf("the lost bucket's check is not kept: %+v", r.Verified)
+	}
 }
 
 // An object the server has but cannot serve whole (its answers cut short:

@@ -222,7 +222,7 @@ func (c *client) preflight(ctx context.Context, o *Options) error {
 		return &workload.InputError{Err: c.describe(err)}
 	}
 	if !o.CreateBucket {
-		return &workload.InputError{Err: fmt.Errorf("--bucket %s does not exist at %s; create it, or add --create-bucket", o.Bucket, c.endpoint)}
+		return &workload.InputError{Err: &noBucketError{fmt.Sprintf("--bucket %s does not exist at %s; create it, or add --create-bucket", o.Bucket, c.endpoint)}}
 	}
 	if err := c.MakeBucket(ctx, o.Bucket, minio.MakeBucketOptions{Region: o.Region}); err != nil {
 		// Another segment of the load (or another client) created it
@@ -235,6 +235,12 @@ func (c *client) preflight(ctx context.Context, o *Options) error {
 	}
 	return nil
 }
+
+// noBucketError is a bucket the server says is not there, with
+// credentials it accepts: to a later verify, every object in it is missing.
+type noBucketError struct{ msg string }
+
+func (e *noBucketError) Error() string { return e.msg }
 
 func bucketThere(ctx context.Context, c *client, bucket string) bool {
 	ok, err := c.BucketExists(ctx, bucket)

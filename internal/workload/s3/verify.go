@@ -3,6 +3,7 @@ package s3
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -135,7 +136,15 @@ func VerifyKept(ctx context.Context, f VerifyFlags, c KeptCell) (Verification, e
 	if err != nil {
 		return Verification{}, err
 	}
-	if err := cl.preflight(ctx, &o); err != nil {
+	if err := cl.preflight(ctx, &o); errors.As(err, new(*noBucketError)) {
+		// The bucket itself is gone (a restart that lost it): a loss of
+		// every object, found, not an error of the check.
+		v := Verification{Checked: int64(len(c.Objects)), Missing: int64(len(c.Objects))}
+		for _, x := range c.Objects[:min(5, len(c.Objects))] {
+			v.Bad = append(v.Bad, x.Key+" (missing: no bucket "+o.Bucket+")")
+		}
+		return v, nil
+	} else if err != nil {
 		return Verification{}, err
 	}
 	list := make([]object, len(c.Objects))
