@@ -313,7 +313,9 @@ func TestCurveAndSLOFromTheCommandLine(t *testing.T) {
 // — in 20 ms each and every later one in 1 ms holds its objective at every
 // load up to 125% of that rate, so the search doubles its range until
 // 10x, and says the objective held at every load tried; a run of 25
-// operations is too few for a p99, and the report says so.
+// operations is too few for a p99, and the report says so. (The bound is
+// far above the 1 ms service: on a machine so busy that the client waits
+// a second for a CPU the server still keeps it.)
 func TestSLOSearchWidensPastALowCalibration(t *testing.T) {
 	slow(t)
 	t.Parallel()
@@ -329,7 +331,7 @@ func TestSLOSearchWidensPastALowCalibration(t *testing.T) {
 	t.Cleanup(srv.Close)
 	db := filepath.Join(t.TempDir(), "x.db")
 	out, stderr, err := iolab(t, context.Background(), "http", "download", "--url", srv.URL+"/obj", "--concurrency", "1", "--count", "25",
-		"--slo", "download.response_p99_ns<500ms", "--rounds", "3", "--warmup", "0", "--db", db, "--json")
+		"--slo", "download.response_p99_ns<5s", "--rounds", "3", "--warmup", "0", "--db", db, "--json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
