@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
@@ -98,15 +99,39 @@ func maskValue(k string, v *yaml.Node, extra []string) bool {
 // --bearer — never key-layout, whose "key" is an object's), else by its
 // name (an environment variable's, a variable's: API_TOKEN).
 func secretKey(k string) bool {
-	for _, kind := range workload.Kinds() {
-		f := pflag.NewFlagSet(kind.Name, pflag.ContinueOnError)
-		kind.NewOptions().AddFlags(f)
-		for _, name := range []string{k, strings.ReplaceAll(k, "_", "-")} {
-			if fl := f.Lookup(name); fl != nil {
-				_, secret := fl.Value.(flagval.Secret)
-				return secret
-			}
+	options := secretOptions()
+	for _, name := range []string{k, strings.ReplaceAll(k, "_", "-")} {
+		if secret, known := options[name]; known {
+			return secret
 		}
 	}
 	return redact.IsSecretName(k)
+}
+
+// optionSecrecy is, for every option of the registered kinds, whether it
+// is a secret (any kind's option of that name that is makes it one);
+// made again when a kind is registered.
+var optionSecrecy struct {
+	sync.Mutex
+	kinds  int
+	secret map[string]bool
+}
+
+func secretOptions() map[string]bool {
+	kinds := workload.Kinds()
+	optionSecrecy.Lock()
+	defer optionSecrecy.Unlock()
+	if optionSecrecy.secret == nil || optionSecrecy.kinds != len(kinds) {
+		m := map[string]bool{}
+		for _, kind := range kinds {
+			f := pflag.NewFlagSet(kind.Name, pflag.ContinueOnError)
+			kind.NewOptions().AddFlags(f)
+			f.VisitAll(func(fl *pflag.Flag) {
+				_, secret := fl.Value.(flagval.Secret)
+				m[fl.Name] = m[fl.Name] || secret
+			})
+		}
+		optionSecrecy.kinds, optionSecrecy.secret = len(kinds), m
+	}
+	return optionSecrecy.secret
 }
