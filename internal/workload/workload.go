@@ -5,6 +5,8 @@ package workload
 
 import (
 	"context"
+	"math"
+	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
 )
@@ -67,6 +69,16 @@ type Lengthener interface {
 // times as long as asked (a p99 at 5 requests/s would need 200 s runs);
 // the report names the loads whose runs were still too short.
 const MaxLengthened = 10
+
+// Lengthened is the runtime a paced run of runtime at rate operations a
+// second needs to hold ops operations, at most MaxLengthened times as
+// long; false when it holds them already (or has no runtime or rate).
+func Lengthened(runtime time.Duration, rate float64, ops int64) (time.Duration, bool) {
+	if runtime <= 0 || rate <= 0 || runtime.Seconds()*rate >= float64(ops) {
+		return runtime, false
+	}
+	return min(MaxLengthened*runtime, time.Duration(math.Ceil(float64(ops)/rate*1e3))*time.Millisecond), true
+}
 
 // Gater is a workload with a pass/fail criterion the user asked to enforce
 // (frames' --fail-on-late). A run that misses it is a good measurement and

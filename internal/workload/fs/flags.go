@@ -141,11 +141,9 @@ func (o *Flags) Pace(max *metrics.Result, share float64) {
 // as its size, which is the user's).
 func (o *Flags) AtLeast(ops int64) bool {
 	rate := float64(o.Job.RateIOPS[0]+o.Job.RateIOPS[1]) * float64(o.Job.NumJobs)
-	if o.Job.Runtime <= 0 || rate <= 0 || o.Job.Runtime.Seconds()*rate >= float64(ops) {
-		return false
-	}
-	o.Job.Runtime = min(workload.MaxLengthened*o.Job.Runtime, time.Duration(math.Ceil(float64(ops)/rate*1e3))*time.Millisecond)
-	return true
+	var longer bool
+	o.Job.Runtime, longer = workload.Lengthened(o.Job.Runtime, rate, ops)
+	return longer
 }
 
 // PacedLater implements workload.Pacer.

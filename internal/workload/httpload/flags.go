@@ -4,12 +4,10 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
-	"math"
 	"net/http"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -204,11 +202,12 @@ func (o *Flags) PaceKey() string { return "rate" }
 // at least ops requests at its rate, up to workload.MaxLengthened times the runtime
 // asked (the rate is the search's; a count is the user's, and stays).
 func (o *Flags) AtLeast(ops int64) bool {
-	if o.Job.Count > 0 || o.Job.Rate <= 0 || o.Job.Runtime.Seconds()*o.Job.Rate >= float64(ops) {
+	if o.Job.Count > 0 {
 		return false
 	}
-	o.Job.Runtime = min(workload.MaxLengthened*o.Job.Runtime, time.Duration(math.Ceil(float64(ops)/o.Job.Rate*1e3))*time.Millisecond)
-	return true
+	var longer bool
+	o.Job.Runtime, longer = workload.Lengthened(o.Job.Runtime, o.Job.Rate, ops)
+	return longer
 }
 
 // Pace implements workload.Pacer: requests per second across all
