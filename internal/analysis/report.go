@@ -630,6 +630,18 @@ func uncachedRandomReadP50(c store.Cell, cv CellView) int64 {
 	return cv.Latency["read"].P50
 }
 
+// cpusOf is the CPUs of the machine d ran on, by its first environment
+// snapshot (0: not known).
+func cpusOf(d *store.Data) int {
+	for _, e := range d.Env {
+		var s envinfo.Snapshot
+		if json.Unmarshal(e.Snapshot, &s) == nil {
+			return s.CPUs
+		}
+	}
+	return 0
+}
+
 func decodeEnv(env []store.EnvSnapshot) []envinfo.Snapshot {
 	var out []envinfo.Snapshot
 	for _, e := range env {

@@ -50,6 +50,10 @@ type SLOView struct {
 	// own delay was past its share (plan.SLO.Outcome): not counted, their
 	// loads run again.
 	ClientMissed int `json:"client_missed,omitempty"`
+	// SetAside is the runs that missed the objective while the machine
+	// starved iolab of CPU, set aside (stats.SLOSearch.SetAside): their
+	// loads ran again.
+	SetAside int `json:"set_aside,omitempty"`
 	// Done says the search ended; a search cut short says where it was.
 	Done bool `json:"done"`
 }
@@ -157,6 +161,9 @@ func sustained(dm derivedMetrics, d *store.Data, byCell map[int64][]store.Run, c
 	if v.ClientMissed > 0 {
 		note += fmt.Sprintf(" (and %d not counted: iolab's own delay missed the objective, not the target)", v.ClientMissed)
 	}
+	if v.SetAside > 0 {
+		note += fmt.Sprintf(" (and %d set aside: they missed the objective while the machine starved iolab of CPU)", v.SetAside)
+	}
 	if !v.Done {
 		note += "; it did not end: the rate held is a lower bound"
 	}
@@ -198,7 +205,7 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 			}
 		}
 	}
-	search := o.NewSearch(runsPerStep)
+	search, cpus := o.NewSearch(runsPerStep), cpusOf(d)
 	achieved, fewest, capped := map[int][]float64{}, map[int]int64{}, map[int]bool{}
 	runs := slices.Clone(perCell[i]) // in the order the search took them
 	slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })
@@ -209,15 +216,20 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 		}
 		step := len(search.Steps) - 1
 		m := dm.of(run.Result)
-		ratio, measured, counts := o.Outcome(m)
-		if run.Status == store.StatusOK && !measured {
-			continue // stored as failed when it ran (see experiment's ran)
+		if run.Status != store.StatusOK {
+			search.Add(0, false)
+		} else {
+			switch o.Take(search, m, metrics.Starved(m, run.Result.Duration, cpus)) {
+			case plan.Unmeasured:
+				continue // stored as failed when it ran (see experiment's ran)
+			case plan.ClientMissed:
+				v.ClientMissed++
+				continue
+			case plan.SetAside:
+				v.SetAside++
+				continue
+			}
 		}
-		if run.Status == store.StatusOK && !counts {
-			v.ClientMissed++
-			continue
-		}
-		search.Add(ratio, run.Status == store.StatusOK)
 		achieved[step] = append(achieved[step], m["ops_per_s"])
 		if n := run.Result.Ops(); fewest[step] == 0 || n < fewest[step] {
 			fewest[step] = n

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -42,12 +43,8 @@ func (s *sloSearch) ran(res *metrics.Result, ok bool) error {
 		return nil
 	}
 	m := metrics.RunMetrics(res)
-	ratio, found, counts := s.slo.Outcome(m)
-	if !found {
+	if s.slo.Take(s.SLOSearch, m, metrics.Starved(m, res.Duration, runtime.NumCPU())) == plan.Unmeasured {
 		return fmt.Errorf("slo.metric %s: the run measured no such metric; it measured %s", s.slo.Metric, strings.Join(slices.Sorted(maps.Keys(m)), ", "))
-	}
-	if counts {
-		s.Add(ratio, true)
 	}
 	return nil
 }

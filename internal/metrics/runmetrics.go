@@ -92,10 +92,12 @@ func ClientDelayed(m map[string]float64) bool {
 // cpus CPUs, had a generator starved of CPU: ready to run on
 // StarvedReadyShare of the CPUs or more, and waiting StarvedWaitPct of
 // that time. It is said (the generator-delayed flag, generator-starved),
-// not held against the run: on a busy machine a generator waits as long
-// as it runs and still measures a target that is slower than that delay
-// (a server at its capacity beside stress-ng), so its failures count
-// unless its own delay was past its share (ClientDelayed).
+// and not held against the run for long: on a busy machine a generator
+// waits as long as it runs and still measures a target that is slower
+// than that delay (a server at its capacity beside stress-ng), so an SLO
+// search sets aside only a load's first few misses of a starved run
+// (stats.SLOSearch.SetAside) unless its own delay was past its share
+// (ClientDelayed).
 func Starved(m map[string]float64, d time.Duration, cpus int) bool {
 	ready := (m["cpu_s"] + m["gen_cpu_wait_s"]) / max(d.Seconds(), 1e-9)
 	return cpus > 0 && m["gen_cpu_wait_pct"] >= StarvedWaitPct && ready >= StarvedReadyShare*float64(cpus)

@@ -37,7 +37,7 @@ func (o SLO) NewSearch(runsPerStep int) *stats.SLOSearch {
 		return stats.NewSLOSearch(o.Precision, SLOMinRuns, runsPerStep, fixedMaxSteps)
 	}
 	s := stats.NewSLOSearch(o.Precision, SLOMinRuns, runsPerStep, SLOMaxSteps)
-	s.Widens = true
+	s.Widens, s.SetsAside = true, true
 	return s
 }
 
@@ -62,6 +62,41 @@ func (o SLO) Outcome(m map[string]float64) (ratio float64, found, counts bool) {
 	}
 	ratio = v / o.Below
 	return ratio, true, ratio < 1 || !metrics.ClientDelayed(m)
+}
+
+// Taken is what a run at a search's load did to the search (SLO.Take).
+type Taken int
+
+const (
+	// Counted: the run moved the search on.
+	Counted Taken = iota
+	// Unmeasured: the run measured no such metric.
+	Unmeasured
+	// ClientMissed: the run missed the objective by iolab's own delay
+	// (Outcome); not counted, its load runs again.
+	ClientMissed
+	// SetAside: the run missed the objective while the machine starved
+	// iolab of CPU, and was set aside (stats.SLOSearch.SetAside); its load
+	// runs again.
+	SetAside
+)
+
+// Take judges a successful run at search s's load, of metrics m whose
+// generator was starved of CPU or not (metrics.Starved), and moves the
+// search on by it unless it is not to be counted. The search that runs
+// the loads and its replay in the report take every run here.
+func (o SLO) Take(s *stats.SLOSearch, m map[string]float64, starved bool) Taken {
+	ratio, found, counts := o.Outcome(m)
+	switch {
+	case !found:
+		return Unmeasured
+	case !counts:
+		return ClientMissed
+	case ratio >= 1 && starved && s.SetAside():
+		return SetAside
+	}
+	s.Add(ratio, true)
+	return Counted
 }
 
 // MinOps is how many operations a run must hold for the objective's

@@ -313,12 +313,16 @@ func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
 			fmt.Fprintf(w, "  %d runs not counted: they missed the objective while iolab's own delay was over %.0f%% of their response time — the client, not the target; their loads ran again\n",
 				v.ClientMissed, metrics.GenDelayShare)
 		}
+		if v.SetAside > 0 {
+			fmt.Fprintf(w, "  %d runs set aside: they missed the objective while the machine starved iolab of CPU (a burst of other work, which slows the target beside it too); their loads ran again, at most %d a load — later ones count, the machine the target runs on\n",
+				v.SetAside, stats.SLOSetAside)
+		}
 	}
 	for _, c := range r.SLOComparisons {
 		fmt.Fprintf(w, "  %s\n", sloComparison(c))
 	}
 	if len(r.SLOs) > 0 {
-		fmt.Fprintln(w, "\nSLO searches: over shares of the highest rate any variant reached flat out (their calibration runs), from 62.5% of it; while every load holds, the top of the range next (125% at first: a closed-loop run's own measure of its rate falls short of what a schedule sustains), doubled each time it holds too, up to 10x; then a bisection between the highest load that held and the lowest that did not; each load's runs judged as they came by an always-valid 95% confidence sequence for the mean of metric/bound: wholly below the bound it holds, wholly above it fails, straddling it at the plan's rounds undecided (the bisection goes below it; it is no upper end); a run whose operations failed or were cut at the end of the run fails its load; the search ends when the bracket is within the SLO's precision; between variants, the ratio of the middles of their brackets, and the range the brackets allow where the objective was shown to fail (? where it never was)")
+		fmt.Fprintf(w, "\nSLO searches: over shares of the highest rate any variant reached flat out (their calibration runs), from 62.5%% of it; while every load holds, the top of the range next (125%% at first: a closed-loop run's own measure of its rate falls short of what a schedule sustains), doubled each time it holds too, up to 10x; then a bisection between the highest load that held and the lowest that did not; each load's runs judged as they came by an always-valid 95%% confidence sequence for the mean of metric/bound: wholly below the bound it holds, wholly above it fails, straddling it at the plan's rounds undecided (the bisection goes below it; it is no upper end); a run whose operations failed or were cut at the end of the run fails its load; a run that missed the objective while the machine starved iolab of CPU is set aside and its load run again, at most %d a load; the search ends when the bracket is within the SLO's precision; between variants, the ratio of the middles of their brackets, and the range the brackets allow where the objective was shown to fail (? where it never was)\n", stats.SLOSetAside)
 	}
 	return nil
 }

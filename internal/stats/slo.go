@@ -46,9 +46,12 @@ type SLOSearch struct {
 	Top     float64
 	Bounded bool
 	Widens  bool
-	Steps   []SLOStep
-	seq     Sequential
-	cur     []float64
+	// SetsAside says a step sets aside up to SLOSetAside runs that missed
+	// the objective while the machine starved the generator (SetAside).
+	SetsAside bool
+	Steps     []SLOStep
+	seq       Sequential
+	cur       []float64
 }
 
 // SLOStep is one load of a search and what its runs said.
@@ -62,6 +65,9 @@ type SLOStep struct {
 	CI95  [2]float64 `json:"ci95"`
 	// Failed says a run of the step failed.
 	Failed bool `json:"failed,omitempty"`
+	// SetAside is the runs of the step set aside (SLOSearch.SetAside),
+	// not among its Runs.
+	SetAside int `json:"set_aside,omitempty"`
 }
 
 // SLOTop is the upper end of a search's first range, as a share of the
@@ -70,6 +76,9 @@ const (
 	SLOTop    = 1.25
 	SLOWidest = 10.0
 )
+
+// SLOSetAside is the most runs a step sets aside.
+const SLOSetAside = 2
 
 // NewSLOSearch starts a search whose steps take from minRuns (at least
 // 2) to maxRuns runs each.
@@ -94,8 +103,32 @@ func (s *SLOSearch) Share() float64 {
 	return s.Steps[len(s.Steps)-1].Share
 }
 
-// MaxTotalRuns is the most runs a search can take.
-func (s *SLOSearch) MaxTotalRuns() int { return s.MaxSteps * s.MaxRuns }
+// MaxTotalRuns is the most runs a search can take, those set aside
+// included.
+func (s *SLOSearch) MaxTotalRuns() int {
+	if s.SetsAside {
+		return s.MaxSteps * (s.MaxRuns + SLOSetAside)
+	}
+	return s.MaxSteps * s.MaxRuns
+}
+
+// SetAside takes a run that missed the objective while the machine
+// starved its generator of CPU — a burst of other work, which slows a
+// target beside it too — and says whether the run is set aside, its load
+// run again: a step's first SLOSetAside such runs are, so that one burst
+// does not decide a load; later ones are the machine the target runs on,
+// and are to be added. It does nothing once the search is done.
+func (s *SLOSearch) SetAside() bool {
+	if s.Done() || !s.SetsAside {
+		return false
+	}
+	step := &s.Steps[len(s.Steps)-1]
+	if step.SetAside >= SLOSetAside {
+		return false
+	}
+	step.SetAside++
+	return true
+}
 
 // Add takes the next run: its metric over the bound, or ok false for a
 // run that failed. It does nothing once the search is done.
