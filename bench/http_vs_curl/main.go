@@ -1,8 +1,12 @@
 // Command http_vs_curl uploads and downloads one large body against a local
 // HTTP server with iolab and with curl, in alternation, and prints the
 // throughput ratio iolab/curl and iolab's peak RSS (issue 5: ratio >= 1.0,
-// RSS < 64 MiB). CPU is each client's whole process (getrusage at exit,
-// start-up included) for both. Beside them it prints the ceiling: the same
+// RSS < 64 MiB). CPU per GiB is given on two bases, each the same for both
+// clients: their transfer windows (the process's CPU read from /proc every
+// 5 ms: iolab's run by the start and duration its JSON gives, curl's the
+// last time_total of its life), and their whole processes (getrusage at
+// exit: start-up — iolab's store, its environment snapshots, its report —
+// included). Beside them it prints the ceiling: the same
 // transfer made with raw TCP by the bench itself, what the server and
 // loopback carry when a client does nothing else.
 //
@@ -51,10 +55,11 @@ func bench() {
 	f.Close()
 	url := serve(size, *port)
 	fmt.Printf("one %s body per run, local server (PUT to discard, GET from memory), %d pairs\n\n", units.FormatSize(size), *pairs)
-	fmt.Println("| direction | curl MiB/s | iolab MiB/s | ratio iolab/curl: median [95% CI] | CPU s/GiB curl | CPU s/GiB iolab | iolab peak RSS MiB | ceiling MiB/s (raw TCP client) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| direction | curl MiB/s | iolab MiB/s | ratio iolab/curl: median [95% CI] | CPU s/GiB curl: transfer [whole] | CPU s/GiB iolab: transfer [whole] | CPU ratio: transfer [whole] | iolab peak RSS MiB | ceiling MiB/s (raw TCP client) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, dir := range []string{"upload", "download"} {
-		var c, i, rss, cCPU, iCPU float64
+		var c, i, rss float64
+		var cCPU, iCPU cpuTotal
 		var ratios []float64 // of each pair
 		for p := 0; p < *pairs; p++ {
 			var pc, pi float64
@@ -65,10 +70,12 @@ func bench() {
 			for _, curlFirst := range order {
 				if curlFirst {
 					bps, cpu := runCurl(dir, url, file)
-					c, cCPU, pc = c+bps, cCPU+cpu, bps
+					c, pc = c+bps, bps
+					cCPU.add(cpu)
 				} else {
 					bps, cpu, r := runIolab(bin, dir, url, size, work)
-					i, iCPU, pi = i+bps, iCPU+cpu, bps
+					i, pi = i+bps, bps
+					iCPU.add(cpu)
 					rss = max(rss, r)
 				}
 			}
@@ -80,10 +87,19 @@ func bench() {
 			top = append(top, ceiling(dir, url, size))
 		}
 		slices.Sort(top)
-		fmt.Printf("| %s | %.0f | %.0f | %s | %.3f | %.3f | %.1f | %.0f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), harness.MedianRatio(ratios),
-			cCPU/gib, iCPU/gib, rss/(1<<20), top[1]/(1<<20))
+		fmt.Printf("| %s | %.0f | %.0f | %s | %.3f [%.3f] | %.3f [%.3f] | %.2fx [%.2fx] | %.1f | %.0f |\n", dir, c/float64(*pairs)/(1<<20), i/float64(*pairs)/(1<<20), harness.MedianRatio(ratios),
+			cCPU.window/gib, cCPU.whole/gib, iCPU.window/gib, iCPU.whole/gib, iCPU.window/cCPU.window, iCPU.whole/cCPU.whole, rss/(1<<20), top[1]/(1<<20))
 	}
 }
+
+// cpuInterval is how often a client's CPU is read while it runs.
+const cpuInterval = 5 * time.Millisecond
+
+// cpuTotal is CPU-seconds summed over runs: of their transfer windows and
+// of their whole processes.
+type cpuTotal struct{ window, whole float64 }
+
+func (t *cpuTotal) add(c cpuTotal) { t.window, t.whole = t.window+c.window, t.whole+c.whole }
 
 // serve starts the server on port (0: a free one): PUT bodies are read and dropped, GET returns a
 // generated body of the size.
@@ -140,37 +156,45 @@ func ceiling(dir, url string, size int64) float64 {
 	return float64(size) / time.Since(start).Seconds()
 }
 
-// runCurl returns curl's bytes per second and CPU-seconds (whole process).
-func runCurl(dir, url, file string) (float64, float64) {
-	args := []string{"-s", "-o", "/dev/null", "-w", "%{speed_download}"}
+// runCurl returns curl's bytes per second and CPU-seconds.
+func runCurl(dir, url, file string) (float64, cpuTotal) {
+	args := []string{"-s", "-o", "/dev/null", "-w", "%{speed_download} %{time_total}"}
 	if dir == "upload" {
-		args = []string{"-s", "-o", "/dev/null", "-T", file, "-w", "%{speed_upload}"}
+		args = []string{"-s", "-o", "/dev/null", "-T", file, "-w", "%{speed_upload} %{time_total}"}
 	}
 	cmd := exec.Command("curl", append(args, url)...)
-	out, err := harness.Output(cmd)
+	out, cpu, err := harness.Measured(cmd, cpuInterval)
+	end := time.Now()
 	if err != nil {
 		harness.Fatalf("curl: %v", err)
 	}
-	v, _ := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-	return v, harness.CPUSeconds(cmd)
+	var bps, secs float64
+	if _, err := fmt.Sscan(string(out), &bps, &secs); err != nil {
+		harness.Fatalf("curl's -w output %q: %v", out, err)
+	}
+	return bps, cpuTotal{cpu.Between(end.Add(-time.Duration(secs*float64(time.Second))), end), harness.CPUSeconds(cmd)}
 }
 
-// runIolab returns iolab's bytes per second, CPU-seconds (whole process) and
-// peak RSS.
-func runIolab(bin, dir, url string, size int64, work string) (bps, cpu, rss float64) {
+// runIolab returns iolab's bytes per second, CPU-seconds and peak RSS.
+func runIolab(bin, dir, url string, size int64, work string) (bps float64, cpu cpuTotal, rss float64) {
 	cmd := exec.Command(bin, "http", dir, "--url", url, "--size", strconv.FormatInt(size, 10), "--count", "1",
 		"--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "b.db"))
-	out, err := harness.Output(cmd)
+	out, sampled, err := harness.Measured(cmd, cpuInterval)
 	if err != nil {
 		harness.Fatalf("iolab: %v", err)
 	}
 	var r struct {
 		Runs []struct {
-			BytesPerS float64 `json:"bytes_per_s"`
+			Start     time.Time `json:"start"`
+			DurationS float64   `json:"duration_s"`
+			BytesPerS float64   `json:"bytes_per_s"`
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 {
 		harness.Fatalf("iolab output: %v", err)
 	}
-	return r.Runs[0].BytesPerS, harness.CPUSeconds(cmd), float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) * 1024
+	run := r.Runs[0]
+	end := run.Start.Add(time.Duration(run.DurationS * float64(time.Second)))
+	cpu = cpuTotal{sampled.Between(run.Start, end), harness.CPUSeconds(cmd)}
+	return run.BytesPerS, cpu, float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) * 1024
 }
