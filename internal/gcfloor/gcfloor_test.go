@@ -15,15 +15,24 @@ func gcPercent() int {
 	return p
 }
 
+// setFloor sets the floor for a test, and the collector back as it was
+// after it.
+func setFloor(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	percent, limit := gcPercent(), debug.SetMemoryLimit(-1)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
+	Set()
+}
+
 // Below the floor nothing is collected but at the floor; once more than
 // half of it stays live, the process collects as Go's default does. (Not
 // parallel: it sets the test process's collector.)
 func TestFloorGivesWayToAGrowingHeap(t *testing.T) {
-	t.Setenv("GOGC", "")
-	t.Setenv("GOMEMLIMIT", "")
-	defer debug.SetGCPercent(gcPercent())
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	Set()
+	setFloor(t)
 	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != -1 || limit != Floor {
 		t.Fatalf("after Set: GC percent %d, memory limit %d; want off, %d", p, limit, Floor)
 	}
@@ -51,11 +60,7 @@ func TestFloorGivesWayToAGrowingHeap(t *testing.T) {
 // 8 KiB of stack or more each are past half the floor, which a memory
 // limit at the floor would collect over and over.
 func TestStacksCount(t *testing.T) {
-	t.Setenv("GOGC", "")
-	t.Setenv("GOMEMLIMIT", "")
-	defer debug.SetGCPercent(gcPercent())
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	Set()
+	setFloor(t)
 	stop := make(chan struct{})
 	var started sync.WaitGroup
 	for range 4000 {
