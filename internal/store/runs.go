@@ -26,9 +26,12 @@ const StatusRunning = "running"
 // that its per-second series can be stored while it goes on
 // (AppendSeries); SaveRun completes it.
 func (s *Store) BeginRun(ctx context.Context, experimentID string, r *Run) error {
-	var err error
-	r.ID, err = insertRun(context.WithoutCancel(ctx), s.db, experimentID, r, StatusRunning, time.Now())
-	return s.wrap(err)
+	ctx = context.WithoutCancel(ctx)
+	return s.withKept(ctx, func(tx *sqlTx) error {
+		var err error
+		r.ID, err = insertRun(ctx, tx, experimentID, r, StatusRunning, time.Now())
+		return err
+	})
 }
 
 // insertRun stores r's row with the given status and times, its
@@ -119,15 +122,7 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 			return err
 		}
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap(err)
-	}
-	defer tx.Rollback()
-	if err := writeRun(ctx, tx, r, derived); err != nil {
-		return s.wrap(err)
-	}
-	return s.wrap(tx.Commit())
+	return s.withKept(ctx, func(tx *sqlTx) error { return writeRun(ctx, tx, r, derived) })
 }
 
 // writeRun writes a begun run's result (r.ID set): its row, histograms,
@@ -246,11 +241,69 @@ func (s *Store) Profiles(ctx context.Context, experimentID string) (map[int64]ma
 	return out, s.wrap(rows.Err())
 }
 
-// SaveEnv stores an environment snapshot taken before or after a round.
+// SaveEnv keeps an environment snapshot taken before or after a round,
+// to be written in the transaction of the next write — the next run's
+// begin, a run's result, the experiment's status — or before the next
+// read, or at Close: two synced commits a round fewer (a run of `true`
+// in rounds of one took five, each a wake-up on a busy machine, beside
+// the next run). A process killed between rounds loses the snapshot
+// after the last one.
 func (s *Store) SaveEnv(ctx context.Context, experimentID string, e EnvSnapshot) error {
-	_, err := s.db.ExecContext(context.WithoutCancel(ctx), `INSERT INTO env_snapshots (experiment_id, round, phase, taken_at, snapshot) VALUES (?, ?, ?, ?, ?)`,
-		experimentID, e.Round, e.Phase, ts(e.TakenAt), string(e.Snapshot))
+	s.keptMu.Lock()
+	defer s.keptMu.Unlock()
+	s.kept = append(s.kept, keptEnv{experimentID, e})
+	return nil
+}
+
+// keptEnv is a snapshot SaveEnv kept, of its experiment.
+type keptEnv struct {
+	experiment string
+	EnvSnapshot
+}
+
+// withKept runs write in a transaction that first writes the snapshots
+// SaveEnv kept; they are forgotten once it commits, and kept for the next
+// write if it does not.
+func (s *Store) withKept(ctx context.Context, write func(tx *sqlTx) error) error {
+	s.keptMu.Lock()
+	kept := s.kept
+	s.kept = nil
+	s.keptMu.Unlock()
+	err := func() error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		for _, k := range kept {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO env_snapshots (experiment_id, round, phase, taken_at, snapshot) VALUES (?, ?, ?, ?, ?)`,
+				k.experiment, k.Round, k.Phase, ts(k.TakenAt), string(k.Snapshot)); err != nil {
+				return err
+			}
+		}
+		if err := write(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}()
+	if err != nil {
+		s.keptMu.Lock()
+		s.kept = append(kept, s.kept...)
+		s.keptMu.Unlock()
+	}
 	return s.wrap(err)
+}
+
+// writeKept writes the snapshots SaveEnv kept, if any: before a read,
+// which sees them, and at Close.
+func (s *Store) writeKept(ctx context.Context) error {
+	s.keptMu.Lock()
+	none := len(s.kept) == 0
+	s.keptMu.Unlock()
+	if none {
+		return nil
+	}
+	return s.withKept(context.WithoutCancel(ctx), func(*sqlTx) error { return nil })
 }
 
 func boolInt(b bool) int {
@@ -365,6 +418,9 @@ func firstOf(es []Experiment) Experiment {
 // LoadExperiment loads the cells, runs and environment of an experiment
 // already found (ListExperiments, Members), without looking it up again.
 func (s *Store) LoadExperiment(ctx context.Context, e Experiment) (*Data, error) {
+	if err := s.writeKept(ctx); err != nil {
+		return nil, err
+	}
 	d := &Data{Experiment: e}
 	if err := s.loadCells(ctx, d); err != nil {
 		return nil, err
@@ -407,6 +463,9 @@ func (s *Store) loadCells(ctx context.Context, d *Data) error {
 // experiment); a load run in segments, whose merged metrics no segment
 // stored, is loaded whole and merged instead. By experiment ID.
 func (s *Store) Summaries(ctx context.Context) (map[string]*Data, error) {
+	if err := s.writeKept(ctx); err != nil {
+		return nil, err
+	}
 	list, err := s.experiments(ctx, `WHERE segment_grp = ''`)
 	if err != nil {
 		return nil, err
@@ -758,6 +817,9 @@ var runTables = []string{"run_directions", "metrics", "series", "env_series", "s
 // in one transaction, and, when it was a load's last segment, the load's
 // record and barriers. ErrNoExperiment if there is no such experiment.
 func (s *Store) DeleteExperiment(ctx context.Context, id string) error {
+	if err := s.writeKept(ctx); err != nil { // none left to write after it
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)

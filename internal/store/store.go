@@ -19,6 +19,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // PostgreSQL driver, as "pgx"
@@ -45,6 +46,9 @@ const CalibrationRound = -(1 << 30)
 type Store struct {
 	db   *sqlDB
 	path string // as shown: a file, or a PostgreSQL URL without its password
+	// kept is the environment snapshots SaveEnv keeps for the next write.
+	keptMu sync.Mutex
+	kept   []keptEnv
 }
 
 // ErrNotIolab is returned for a database file that iolab did not create.
@@ -250,7 +254,10 @@ func (s *Store) ddl(q string) string {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.writeKept(context.Background())
+	return errors.Join(err, s.db.Close())
+}
 
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
@@ -371,14 +378,18 @@ func (s *Store) AddNote(ctx context.Context, id, text string) error {
 
 // FinishExperiment records the experiment's final status.
 func (s *Store) FinishExperiment(ctx context.Context, id, status string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?`, status, ts(time.Now()), id)
-	return s.wrap(err)
+	return s.withKept(ctx, func(tx *sqlTx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?`, status, ts(time.Now()), id)
+		return err
+	})
 }
 
 // SetExperimentStatus marks a resumed experiment as running again.
 func (s *Store) SetExperimentStatus(ctx context.Context, id, status string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE experiments SET status = ?, finished_at = NULL WHERE id = ?`, status, id)
-	return s.wrap(err)
+	return s.withKept(ctx, func(tx *sqlTx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE experiments SET status = ?, finished_at = NULL WHERE id = ?`, status, id)
+		return err
+	})
 }
 
 func (s *Store) wrap(err error) error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -352,5 +353,55 @@ func bisectAnswerMovesAndGoes(t *testing.T, dsn string) {
 	}
 	if again, err := s.Bisects(ctx); err != nil || len(again) != 1 || again[0].ID != kept[0].ID || again[0].UpdatedAt != kept[0].UpdatedAt || string(again[0].Answer) != string(kept[0].Answer) {
 		t.Errorf("imported back: %+v, want %+v (%v)", again, kept, err)
+	}
+}
+
+// A round's environment snapshots are written with the store's next write
+// (a run's begin), not in commits of their own, and every one is written
+// by Close: another process reading the store sees the snapshot before a
+// round once the round's run has begun, and the one after it once the
+// writer has closed.
+func TestEnvSnapshotsRideWithTheNextWrite(t *testing.T) { eachBackend(t, envWithTheNextWrite) }
+
+func envWithTheNextWrite(t *testing.T, dsn string) {
+	ctx := context.Background()
+	s, e, cells := withExperiment(t, dsn, "env", []Cell{{Name: "c", Workload: "cmd", Params: map[string]string{}}})
+	other, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	phases := func() []string {
+		t.Helper()
+		d, err := other.Load(ctx, e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, env := range d.Env {
+			out = append(out, env.Phase)
+		}
+		return out
+	}
+	if err := s.SaveEnv(ctx, e.ID, EnvSnapshot{Round: 0, Phase: "before", TakenAt: time.Now(), Snapshot: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := phases(); len(got) != 0 {
+		t.Errorf("a snapshot in a commit of its own: %v", got)
+	}
+	if err := s.BeginRun(ctx, e.ID, &Run{CellID: cells[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if got := phases(); !slices.Equal(got, []string{"before"}) {
+		t.Errorf("after the run began: %v, want the snapshot before it", got)
+	}
+	if err := s.SaveEnv(ctx, e.ID, EnvSnapshot{Round: 0, Phase: "after", TakenAt: time.Now(), Snapshot: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := phases(); !slices.Equal(got, []string{"before", "after"}) {
+		t.Errorf("after Close: %v, want both", got)
 	}
 }
