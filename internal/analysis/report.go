@@ -349,6 +349,8 @@ type Options struct {
 	// output, each with whether lower is better: compared (unadjusted)
 	// and fitted against scale like the built-in ones.
 	Custom map[string]bool
+	// CustomUnits are their units, where known.
+	CustomUnits map[string]string
 	// Segments is the segments' view of a merged load (MergeSegments).
 	Segments *SegmentsView
 	// Precondition is the rule the warm-up rounds ran until, if any.
@@ -359,7 +361,7 @@ type Options struct {
 // to compare with.
 func OptionsFor(rec store.PlanRecord) Options {
 	return Options{Baseline: rec.Baseline, Threshold: rec.Threshold, Order: rec.Order,
-		Sequential: rec.Sequential, Extrapolate: rec.Extrapolate, Custom: rec.Custom, Precondition: rec.Precondition}
+		Sequential: rec.Sequential, Extrapolate: rec.Extrapolate, Custom: rec.Custom, CustomUnits: rec.CustomUnits, Precondition: rec.Precondition}
 }
 
 // RoundsView is how an experiment that stops when decided ended: after

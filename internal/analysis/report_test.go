@@ -249,7 +249,9 @@ func TestFailedVariantAgainstInterruptedOne(t *testing.T) {
 }
 
 // Under a load above the CPUs, a duration the program printed waited for
-// a CPU as wall time did: both fits say so, CPU time's does not.
+// a CPU as wall time did: both fits say so, CPU time's does not; a figure
+// of unknown unit gets the caveat as a condition, and a byte size or a
+// count none (an audit saw it on both).
 func TestLoadCaveatCoversPrintedDurations(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
 	d := &store.Data{Experiment: store.Experiment{ID: "x"}}
@@ -264,11 +266,13 @@ func TestLoadCaveatCoversPrintedDurations(t *testing.T) {
 		for i := range d.Cells {
 			n := math.Pow(10, float64(i+3))
 			s := 0.01 + 1e-6*n*(1+0.02*float64(round%2))
-			res := &metrics.Result{Duration: time.Duration(s * 1e9), CPUUserS: s, Extra: map[string]float64{"sort_s": s, "wall_s": s}}
+			res := &metrics.Result{Duration: time.Duration(s * 1e9), CPUUserS: s, Extra: map[string]float64{"sort_s": s, "wall_s": s,
+				"index_size": 4096 * n * (1 + 0.01*float64(round%2)), "merged": n * (1 + 0.01*float64(round%2)), "phase": s}}
 			d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: int64(i + 1), Round: round, Status: store.StatusOK, Result: res})
 		}
 	}
-	r := Build(d, Options{Custom: map[string]bool{"sort_s": true}})
+	r := Build(d, Options{Custom: map[string]bool{"sort_s": true, "index_size": true, "merged": true, "phase": true},
+		CustomUnits: map[string]string{"sort_s": "s", "index_size": "B", "merged": "count"}})
 	caveat := map[string]string{}
 	for _, v := range r.Scales {
 		if v.Fit == nil {
@@ -281,8 +285,14 @@ func TestLoadCaveatCoversPrintedDurations(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(caveat["wall_s"], "wall time includes waiting") || !strings.Contains(caveat["sort_s"], "if sort_s, read from the program's output, is a duration") {
+	if !strings.Contains(caveat["wall_s"], "wall time includes waiting") || !strings.Contains(caveat["sort_s"], "sort_s, a duration read from the program's output, includes waiting for a CPU") ||
+		!strings.Contains(caveat["phase"], "if phase, read from the program's output, is a duration") {
 		t.Errorf("load caveats: %q", caveat)
+	}
+	for _, m := range []string{"index_size", "merged"} {
+		if c, ok := caveat[m]; !ok || c != "" {
+			t.Errorf("%s: fitted %v, caveat %q", m, ok, c)
+		}
 	}
 	if c, ok := caveat["cpu_s"]; !ok || c != "" {
 		t.Errorf("cpu_s: fitted %v, caveat %q", ok, c)

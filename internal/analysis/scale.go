@@ -119,10 +119,12 @@ func (r *Report) scaleFits(d *store.Data, perCell [][]store.Run, opts Options, l
 				case !loadAboveCores:
 				case m == "wall_s":
 					fit.Warnings = append(fit.Warnings, "the load exceeded the CPUs during the runs: wall time includes waiting for a CPU, which grows with whatever else ran; cpu_s is the cost to fit and extrapolate")
-				case custom:
+				case custom && plan.IsDuration(opts.CustomUnits[m]):
 					// A figure the program printed: a duration it timed
 					// itself waited for the CPU just as wall time did.
-					fit.Warnings = append(fit.Warnings, fmt.Sprintf("the load exceeded the CPUs during the runs: if %s, read from the program's output, is a duration, it includes waiting for a CPU, which grows with whatever else ran; cpu_s is the cost to fit and extrapolate", m))
+					fit.Warnings = append(fit.Warnings, fmt.Sprintf("the load exceeded the CPUs during the runs: %s, a duration read from the program's output, includes waiting for a CPU, which grows with whatever else ran; cpu_s is the cost to fit and extrapolate", m))
+				case custom && opts.CustomUnits[m] == "":
+					fit.Warnings = append(fit.Warnings, fmt.Sprintf("the load exceeded the CPUs during the runs: if %s, read from the program's output, is a duration, it includes waiting for a CPU, which grows with whatever else ran; cpu_s is the cost to fit and extrapolate (give the metric's unit: in the plan, and iolab says this only of a duration)", m))
 				}
 			}
 			r.Scales = append(r.Scales, v)

@@ -160,10 +160,14 @@ func judgeAsTheyGo(st *store.Store, lp *lab.Plan, s Spec, sp store.PlanRecord) s
 func record(s Spec, variants []*variant.Variant, notices io.Writer) (store.PlanRecord, error) {
 	p := s.Plan
 	sp := store.PlanRecord{Path: s.Path, Text: s.Stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
-		Seed: s.Seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: store.Extrapolate(p.Extrapolate), Custom: map[string]bool{}}
+		Seed: s.Seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: store.Extrapolate(p.Extrapolate), Custom: map[string]bool{},
+		CustomUnits: map[string]string{}}
 	for _, w := range p.Workloads {
 		for _, m := range w.Metrics {
 			sp.Custom[m.Name] = m.LowerIsBetter
+			if m.Unit != "" {
+				sp.CustomUnits[m.Name] = m.Unit
+			}
 		}
 	}
 	if p.MinRounds > 0 {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -226,7 +227,46 @@ type MetricSpec struct {
 	Field         string
 	Scale         float64
 	LowerIsBetter bool
-	Pos           Pos
+	// Unit is what the value counts (MetricUnit): given, or read from the
+	// name; "" when not known.
+	Unit string
+	Pos  Pos
+}
+
+// Units a metric read from a command's output may be given in (unit:),
+// by what they count: a duration, bytes, a count, a share; a rate is
+// any of them per second (B/s, items/s).
+var (
+	durationUnits = []string{"ns", "us", "ms", "s"}
+	otherUnits    = []string{"B", "count", "%"}
+)
+
+// MetricUnit is the unit of a metric named name read from a command's
+// output, given none: by its name's ending, as iolab's own metrics are
+// named (_ns, _us, _ms, _s: a duration; _bytes: bytes; _per_s: a rate;
+// _pct: a share; _count, _total: a count); "" when the name says none.
+func MetricUnit(name string) string {
+	for _, e := range []struct{ end, unit string }{
+		{"_per_s", "/s"}, {"_bytes", "B"}, {"_pct", "%"}, {"_count", "count"}, {"_total", "count"},
+		{"_ns", "ns"}, {"_us", "us"}, {"_ms", "ms"}, {"_s", "s"},
+	} {
+		if strings.HasSuffix(name, e.end) {
+			return e.unit
+		}
+	}
+	return ""
+}
+
+// IsDuration says a metric unit counts time.
+func IsDuration(unit string) bool { return slices.Contains(durationUnits, unit) }
+
+// validUnit says unit is one a metric may be given in.
+func validUnit(unit string) bool {
+	base, rate := strings.CutSuffix(unit, "/s")
+	if rate {
+		return base != "" && !strings.ContainsAny(base, "/ ")
+	}
+	return IsDuration(unit) || slices.Contains(otherUnits, unit)
 }
 
 // metricName is what a metric's name may be: it becomes a JSON key and a

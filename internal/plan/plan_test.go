@@ -111,6 +111,7 @@ func TestParseErrorsAreLocated(t *testing.T) {
 		{"workloads:\n  - cmd: {run: x, metrics: [{regex: x}]}\n", "p.yaml:2:29: a metric without a name"},
 		{"workloads:\n  - cmd: {run: x, metrics: [{name: a, regex: x, better: up}]}\n", "p.yaml:2:57: metrics.better \"up\": want lower"},
 		{"workloads:\n  - cmd: {run: x, metrics: [{name: a, regex: x}, {name: a, regex: y}]}\n", "p.yaml:2:50: metric a defined twice"},
+		{"workloads:\n  - cmd: {run: x, metrics: [{name: a, regex: x, unit: sec}]}\n", "p.yaml:2:55: metrics.unit \"sec\": want what the value (after scale) counts: a duration (ns, us, ms, s), bytes (B)"},
 		{"hooks: {after_round: 'echo {{port}}'}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:22: hooks.after_round: {{port}} has no value in a round hook"},
 		{"workloads:\n  - fs: {bs: 4k}\n    curve: [10, 0]\n", "p.yaml:3:17: curve: \"0\": want a load in percent of the flat-out rate, above 0 and at most 100"},
 		{"workloads:\n  - fs: {bs: 4k}\n    curve: [10, 150]\n", "p.yaml:3:17: curve: \"150\""},
@@ -332,5 +333,27 @@ func TestSLOOutcome(t *testing.T) {
 		if ratio != c.ratio || found != c.found || counts != c.counts {
 			t.Errorf("%s: %v %v %v, want %v %v %v", c.name, ratio, found, counts, c.ratio, c.found, c.counts)
 		}
+	}
+}
+
+// A metric read from a command's output has the unit it is given, else
+// the one its name's ending says as iolab's own metrics are named, else
+// none: the caveats that hold only for a duration read it.
+func TestCmdMetricUnits(t *testing.T) {
+	t.Parallel()
+	p, err := Parse("p.yaml", []byte("workloads:\n  - cmd: {run: x, metrics: ["+
+		"{name: phase, regex: x, unit: ms}, {name: index_bytes, regex: x}, {name: rows_per_s, regex: x}, {name: load_s, regex: x},"+
+		"{name: merged, regex: x}, {name: written, regex: x, unit: pages/s}, {name: hits_count, regex: x}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"phase": "ms", "index_bytes": "B", "rows_per_s": "/s", "load_s": "s", "merged": "", "written": "pages/s", "hits_count": "count"}
+	for _, m := range p.Workloads[0].Metrics {
+		if m.Unit != want[m.Name] {
+			t.Errorf("%s: unit %q, want %q", m.Name, m.Unit, want[m.Name])
+		}
+	}
+	if !IsDuration("ms") || IsDuration("B") || IsDuration("") {
+		t.Error("IsDuration")
 	}
 }

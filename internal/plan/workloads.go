@@ -205,7 +205,7 @@ func (r reader) kind(w *Workload, what, kind string, v *yaml.Node) error {
 }
 
 // metrics reads a cmd workload's metrics: a list of {name, regex | json
-// and field, scale, better}.
+// and field, scale, better, unit}.
 func (r reader) metrics(n *yaml.Node, w *Workload) error {
 	items, err := r.list(n, "cmd.metrics")
 	if err != nil {
@@ -215,7 +215,7 @@ func (r reader) metrics(n *yaml.Node, w *Workload) error {
 	for _, item := range items {
 		m := MetricSpec{Scale: 1, LowerIsBetter: true, Pos: r.pos(item)}
 		var json *Value
-		err := r.fields(item, "a metric", []string{"name", "regex", "json", "field", "scale", "better"}, func(key string, v *yaml.Node) error {
+		err := r.fields(item, "a metric", []string{"name", "regex", "json", "field", "scale", "better", "unit"}, func(key string, v *yaml.Node) error {
 			val, err := r.scalar(v, "metrics."+key)
 			if err != nil {
 				return err
@@ -253,6 +253,12 @@ func (r reader) metrics(n *yaml.Node, w *Workload) error {
 					return val.Pos.Errorf("metrics.better %q: want lower (a cost: time, bytes) or higher (a rate)", val.Text)
 				}
 				m.LowerIsBetter = val.Text == "lower"
+			case "unit":
+				if !validUnit(val.Text) {
+					return val.Pos.Errorf("metrics.unit %q: want what the value (after scale) counts: a duration (%s), bytes (B), a count (count), a share (%%), or any of them per second (B/s, items/s)",
+						val.Text, strings.Join(durationUnits, ", "))
+				}
+				m.Unit = val.Text
 			}
 			return nil
 		})
@@ -267,6 +273,9 @@ func (r reader) metrics(n *yaml.Node, w *Workload) error {
 			return m.Pos.Errorf("metric %s: json needs field: the JSON field that holds the value", m.Name)
 		case m.Regex != nil && m.Field != "":
 			return m.Pos.Errorf("metric %s: field goes with json, not regex (the regex's first group is the value)", m.Name)
+		}
+		if m.Unit == "" {
+			m.Unit = MetricUnit(m.Name)
 		}
 		for _, o := range w.Metrics {
 			if o.Name == m.Name {

@@ -31,6 +31,8 @@ type PlanRecord struct {
 	// Custom are the metrics read from commands' output (a plan's
 	// metrics:), each with whether lower is better.
 	Custom map[string]bool `json:"custom_metrics,omitempty"`
+	// CustomUnits are their units, where known (plan.MetricSpec.Unit).
+	CustomUnits map[string]string `json:"custom_units,omitempty"`
 	// Precondition, when set, is the rule the warm-up rounds ran until.
 	Precondition *stats.Precondition `json:"precondition,omitempty"`
 	// Bisect, when set, makes the experiment a step of a bisect.
