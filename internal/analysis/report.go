@@ -201,8 +201,10 @@ type CellView struct {
 	// Latency merges the histograms of all measured runs per direction.
 	Latency  map[string]metrics.Percentiles `json:"latency_ns"`
 	Warnings []stats.Warning                `json:"warnings"`
-	// Measured is the number of ok, non-warm-up runs.
+	// Measured is the number of ok, non-warm-up runs; Failed of the
+	// failed ones.
 	Measured int `json:"measured"`
+	Failed   int `json:"failed,omitempty"`
 	// TimingOverheadNs is the median cost iolab adds to each operation's
 	// latency by timing and recording it.
 	TimingOverheadNs float64 `json:"timing_overhead_ns"`
@@ -527,6 +529,9 @@ func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 			notes[n.Code] = n
 		}
 		errs += run.Result.Errors
+		if !run.Warmup && run.Status == store.StatusFailed {
+			cv.Failed++
+		}
 		if run.Warmup || run.Status != store.StatusOK {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,8 +118,9 @@ func TestBadPortRange(t *testing.T) {
 }
 
 // A cell where one variant failed every run stays in the summary — in the
-// study's first table, in the per-metric table with why, and in the JSON
-// — with the verdict failed, never dropped.
+// study's first table, in the per-metric table with why (its row says its
+// runs failed, not that it has none), in the HTML and in the JSON — with
+// the verdict failed, never dropped.
 func TestCellWhoseVariantFailedEveryRunIsShown(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -148,6 +150,16 @@ workloads:
 	}
 	if !strings.Contains(out, "  not compared: b: 3 of 3 measured runs failed; the first error:") {
 		t.Fatalf("the cell's table does not say why:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^\s+b\s+all 3 runs failed\s`).MatchString(out) || strings.Contains(out, "no runs") {
+		t.Errorf("b's row in the cell's table does not say its runs failed:\n%s", out)
+	}
+	html := filepath.Join(dir, "r.html")
+	if _, _, err := iolab(t, context.Background(), "report", "--db", db, "-o", html); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "all 3 runs failed") {
+		t.Errorf("the HTML does not say b's runs failed (%v)", err)
 	}
 	js, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
 	var r struct {

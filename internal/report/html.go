@@ -457,7 +457,7 @@ func (p *cellPlots) specs(metric string, names []string) []plotSpec {
 func summaryRows(cv analysis.CellView, metric string) []htmlSummary {
 	format := metricFormatter(metric)
 	whole := htmlSummary{Variant: variantLabel(cv.Variant), Runs: cv.Measured,
-		Median: medianCI(cv.Summary[metric], format), CV: fmt.Sprintf("%.1f%%", 100*cv.Summary[metric].CV)}
+		Median: cellMedian(cv, metric, format), CV: fmt.Sprintf("%.1f%%", 100*cv.Summary[metric].CV)}
 	dirs := slices.Sorted(maps.Keys(cv.Hist))
 	withLatency := func(row htmlSummary, d string) htmlSummary {
 		lat := cv.Latency[d]

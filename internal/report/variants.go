@@ -108,19 +108,21 @@ func writeMetricTable(w io.Writer, r *analysis.Report, cell, m string, cmps []an
 	}
 	fmt.Fprintf(w, heading, cell, label, better+"; "+family)
 	t := &Table{Header: []string{"variant", "median [95% CI]", "ratio vs " + r.Baseline + " [95% CI]", "MDE", "verdict"}}
-	base := summaries[r.Baseline+"\x00"+cell].Summary[m]
-	t.Add(r.Baseline, medianCI(base, format), "", "", "baseline")
+	baseCell := summaries[r.Baseline+"\x00"+cell]
+	base := baseCell.Summary[m]
+	t.Add(r.Baseline, cellMedian(baseCell, m, format), "", "", "baseline")
 	var notes []string
 	for _, c := range cmps {
 		if c.Metric != m {
 			continue
 		}
-		own := summaries[c.Variant+"\x00"+cell].Summary[m]
+		ownCell := summaries[c.Variant+"\x00"+cell]
+		own := ownCell.Summary[m]
 		verdict := verdictText(c.Comparison)
 		if r.Colour && !markdown { // the last column: its escapes cannot misalign the others
 			verdict = colour(c.Verdict, verdict)
 		}
-		t.Add(c.Variant, medianCI(own, format), estimate(c.Comparison, format), mde(c.Comparison), verdict)
+		t.Add(c.Variant, cellMedian(ownCell, m, format), estimate(c.Comparison, format), mde(c.Comparison), verdict)
 		notes = append(notes, comparisonNotes(c, base, own)...)
 	}
 	if err := t.Render(w, markdown); err != nil {
@@ -377,6 +379,15 @@ func disagreement(c analysis.ComparisonView, base, own stats.Summary) string {
 		why = "the medians mix rounds run under different conditions (the target changed between rounds), which pairing each round cancels"
 	}
 	return fmt.Sprintf("%s: the ratio %.3f and the medians (%.3g) point different ways: %s; the interval accounts for it, the medians do not", c.Variant, c.Ratio, medians, why)
+}
+
+// cellMedian is medianCI of metric m of a cell, or, where no run of the
+// cell measured it because every one failed, how many failed.
+func cellMedian(c analysis.CellView, m string, format func(float64) string) string {
+	if s := c.Summary[m]; s.N == 0 && c.Failed > 0 && c.Measured == 0 {
+		return fmt.Sprintf("all %d runs failed", c.Failed)
+	}
+	return medianCI(c.Summary[m], format)
 }
 
 func medianCI(s stats.Summary, format func(float64) string) string {
