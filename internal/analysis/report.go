@@ -392,7 +392,7 @@ func Build(d *store.Data, opts Options) *Report {
 			"segment group %s is not one load (%s): this segment is shown alone, as a share of a load, nothing merged", s.Group, s.Malformed)})
 	}
 	perCell := r.runViews(d, opts.Series)
-	evidence := r.cellViews(d, perCell)
+	evidence := r.cellViews(d, perCell, trendAdvice(d, opts.Order))
 	if len(r.Cells) == 1 {
 		r.Summary = r.Cells[0].Summary
 	}
@@ -458,10 +458,10 @@ func (r *Report) runViews(d *store.Data, series bool) [][]store.Run {
 // cell touches a disk, its fastest uncached random read, and the cells
 // whose throughput swung while the CPU each operation cost held steady —
 // operations that waited for a CPU, not for the target.
-func (r *Report) cellViews(d *store.Data, perCell [][]store.Run) envinfo.Evidence {
+func (r *Report) cellViews(d *store.Data, perCell [][]store.Run, trendAdvice string) envinfo.Evidence {
 	var evidence envinfo.Evidence
 	for i, c := range d.Cells {
-		cv := buildCell(r.derived, c, perCell[i])
+		cv := buildCell(r.derived, c, perCell[i], trendAdvice)
 		cv.Variant, cv.Searched = c.Variant, Searched(c)
 		r.Cells = append(r.Cells, cv)
 		if !Searched(c) { // a search's runs are at loads of their own, no repeats
@@ -515,7 +515,25 @@ func (r *Report) envWarnings(snaps []envinfo.Snapshot, evidence envinfo.Evidence
 // its service time's in a cell's latencies ("get response").
 const ResponseSuffix = " response"
 
-func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
+// trendAdvice is what a drift over a cell's runs means for d's
+// comparisons: advice that fits the rounds as they were run.
+func trendAdvice(d *store.Data, order string) string {
+	variants := map[string]bool{}
+	for _, c := range d.Cells {
+		if c.Variant != "" {
+			variants[c.Variant] = true
+		}
+	}
+	switch {
+	case len(variants) < 2:
+		return "compared with another variant in interleaved rounds (a plan's variants:) it would cancel out; a history of such experiments reads it as a change"
+	case order == "sequential":
+		return "these rounds ran each variant's runs one after another (sequential order), so the drift is in the comparison: interleave them (the default order)"
+	}
+	return "the rounds were interleaved, so the variants drifted alike and their per-round ratios cancel it; a cell's own median and interval do not"
+}
+
+func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run, trendAdvice string) CellView {
 	cv := CellView{Name: c.Name, Workload: c.Workload, Params: c.Params, Summary: map[string]stats.Summary{},
 		Latency: map[string]metrics.Percentiles{}, Warnings: []stats.Warning{}, Deadline: deadlineOf(runs)}
 	values := map[string][]float64{}
@@ -571,7 +589,7 @@ func buildCell(dm derivedMetrics, c store.Cell, runs []store.Run) CellView {
 		label = c.Variant + "/" + label
 	}
 	primary := PrimaryMetric(c.Workload)
-	cv.Warnings = append(cv.Warnings, stats.Diagnose(label, values[primary], func(v float64) string { return FormatMetric(primary, v) })...)
+	cv.Warnings = append(cv.Warnings, stats.Diagnose(label, values[primary], func(v float64) string { return FormatMetric(primary, v) }, trendAdvice)...)
 	codes := make([]string, 0, len(notes))
 	for code := range notes {
 		codes = append(codes, code)

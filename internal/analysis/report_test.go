@@ -298,3 +298,49 @@ func TestLoadCaveatCoversPrintedDurations(t *testing.T) {
 		t.Errorf("cpu_s: fitted %v, caveat %q", ok, c)
 	}
 }
+
+// A drift over a cell's runs gets advice that fits how its rounds ran:
+// interleaved variants drifted alike (their ratios cancel it), sequential
+// ones did not (interleave them), and one variant alone has nothing to
+// compare it with (the audit saw "compare only in interleaved rounds" on
+// rounds that were).
+func TestTrendAdviceFitsTheRounds(t *testing.T) {
+	t.Parallel()
+	build := func(variants []string, order string) string {
+		d := &store.Data{Experiment: store.Experiment{ID: "x"}}
+		for i, v := range variants {
+			d.Cells = append(d.Cells, store.Cell{ID: int64(i + 1), Name: "read", Variant: v, Workload: "fs"})
+		}
+		for round := 0; round < 8; round++ {
+			for i := range d.Cells {
+				ops := 1000 * (1 + 0.05*float64(round))
+				res := &metrics.Result{Duration: time.Second}
+				res.ByOp[metrics.Read] = metrics.OpStats{Ops: int64(ops), Bytes: int64(ops) * 4096}
+				d.Runs = append(d.Runs, store.Run{ID: int64(len(d.Runs) + 1), CellID: int64(i + 1), Round: round, Slot: i, Status: store.StatusOK, Result: res})
+			}
+		}
+		var trend []string
+		for _, w := range Build(d, Options{Order: order}).Warnings {
+			if w.Code == stats.CodeTrend {
+				trend = append(trend, w.Message)
+			}
+		}
+		if len(trend) != len(variants) {
+			t.Fatalf("%v %s: trend warnings %q", variants, order, trend)
+		}
+		return trend[0]
+	}
+	for _, c := range []struct {
+		variants []string
+		order    string
+		want     string
+	}{
+		{[]string{""}, "", "compared with another variant in interleaved rounds"},
+		{[]string{"a", "b"}, "random", "the rounds were interleaved, so the variants drifted alike"},
+		{[]string{"a", "b"}, "sequential", "sequential order), so the drift is in the comparison: interleave them"},
+	} {
+		if got := build(c.variants, c.order); !strings.Contains(got, c.want) {
+			t.Errorf("%v %s: %q, want %q", c.variants, c.order, got, c.want)
+		}
+	}
+}

@@ -26,8 +26,9 @@ const (
 // Diagnose looks at one metric's values over the measured runs of a cell,
 // in run order, and says what makes them noisy. label names the metric in
 // the sentences ("randread-4k ops/s"), format its values in its unit (nil:
-// FormatValue).
-func Diagnose(label string, values []float64, format func(float64) string) []Warning {
+// FormatValue); trendAdvice is what a drift over the runs means for the
+// experiment's comparisons, said after it.
+func Diagnose(label string, values []float64, format func(float64) string, trendAdvice string) []Warning {
 	if format == nil {
 		format = FormatValue
 	}
@@ -60,8 +61,8 @@ func Diagnose(label string, values []float64, format func(float64) string) []War
 			dir = "fell"
 		}
 		ws = append(ws, Warning{CodeTrend, fmt.Sprintf(
-			"%s %s steadily over the runs, from %s to %s (Kendall tau %.2f, p=%.3f): the target drifted during the experiment (throttling, cache filling, a disk slowing down); compare variants only in interleaved rounds",
-			label, dir, format(first), format(last), t.Tau, t.P)})
+			"%s %s steadily over the runs, from %s to %s (Kendall tau %.2f, p=%.3f): the target drifted during the experiment (throttling, cache filling, a disk slowing down); %s",
+			label, dir, format(first), format(last), t.Tau, t.P, trendAdvice)})
 	}
 	return ws
 }

@@ -102,7 +102,7 @@ func TestDiagnose(t *testing.T) {
 		{name: "few", values: []float64{100, 101, 99}, want: "too-few-runs"},
 	}
 	for _, tc := range tests {
-		if got := codes(Diagnose("x", tc.values, nil)); got != tc.want {
+		if got := codes(Diagnose("x", tc.values, nil, "advice")); got != tc.want {
 			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.want)
 		}
 	}
