@@ -424,7 +424,11 @@ func (f *Fit) describe(pts []Point, scales, at []float64, rounds int) {
 		for _, b := range f.boot {
 			exps = append(exps, b[len(b)-1])
 		}
-		h := expansion(rounds) * sd(exps)
+		// Rounds that agree (a figure the program counts, the same in
+		// every round) give the bootstrap nothing to resample, while the
+		// curve may still miss the points: the exponent's standard error
+		// from the residuals, the misfit in them, is the least it spans.
+		h := expansion(rounds) * math.Max(sd(exps), f.sigma/math.Sqrt(spreadOfLogs(pts)))
 		f.ExponentCI = [2]float64{f.B - h, f.B + h}
 	}
 	if f.A > 0 {
@@ -434,6 +438,23 @@ func (f *Fit) describe(pts []Point, scales, at []float64, rounds int) {
 	for _, a := range at {
 		f.Extrapolations = append(f.Extrapolations, f.Predict(a))
 	}
+}
+
+// spreadOfLogs is the sum of squares of the points' log scales about
+// their mean: with the residuals' sigma, a slope's standard error on the
+// log scale.
+func spreadOfLogs(pts []Point) float64 {
+	var m float64
+	for _, p := range pts {
+		m += math.Log(p.N)
+	}
+	m /= float64(len(pts))
+	var ss float64
+	for _, p := range pts {
+		d := math.Log(p.N) - m
+		ss += d * d
+	}
+	return ss
 }
 
 // Predict is the model's value at scale n with its 95% prediction
