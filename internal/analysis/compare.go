@@ -111,6 +111,14 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			"(each variant's rounds back to back), as legacy benchmarks do: any drift of the target during the experiment " +
 			"shows up as a difference between variants, so no verdict is drawn (the intervals are shown, unprotected by randomisation); use the default random order for decisions"})
 	}
+	// Said once every verdict is final, so that none says otherwise.
+	for _, s := range cmp.settling {
+		for j := s.first; j < s.end; j++ {
+			if c := r.Comparisons[j]; c.Primary && s.w.Unsettled {
+				r.Warnings = append(r.Warnings, unsettledWarning(c, s.w))
+			}
+		}
+	}
 }
 
 // comparing is what compare gathers from the pairs before it judges them
@@ -207,9 +215,6 @@ func (r *Report) applyWarmup(s warmupOf, opts Options) {
 		if c := &r.Comparisons[j]; c.Primary {
 			c.ApplyWarmup(s.w, opts.Sequential != nil)
 			primary = &c.Comparison
-			if s.w.Unsettled {
-				r.Warnings = append(r.Warnings, unsettledWarning(*c, s.w))
-			}
 		}
 	}
 	decided := ""
@@ -450,12 +455,18 @@ func (r *Report) checkWarmup(base, c store.Cell, baseRuns, runs []store.Run, met
 
 // unsettledWarning says that a side of the comparison c (the primary
 // metric's) still warmed up when the rounds ended, and what that did to
-// its verdicts: withheld, or kept as larger than the trend could make.
+// its verdicts: withheld, kept as larger than the trend could make, or
+// kept as the trend runs against it — as c's verdict says.
 func unsettledWarning(c ComparisonView, w stats.Warmup) stats.Warning {
 	trend := fmt.Sprintf("the per-round ratio of %s to %s still trends after leaving out the first %d of its rounds", c.Variant, c.Baseline, w.Cut)
-	if c.OutgrewWarmup {
+	switch {
+	case c.OutgrewWarmup:
 		return stats.Warning{Code: stats.CodeVariantWarmup, Message: fmt.Sprintf(
 			"%s/%s %s: still warming up — %s; the verdict stands (%s), as the difference is larger than that trend could make, but the size is not settled; give the plan more warm-up rounds (warmup: or warmup_per_variant:)",
+			c.Variant, c.Cell, c.Metric, trend, c.Verdict)}
+	case c.Withheld == "" && (c.Verdict == stats.Faster || c.Verdict == stats.Slower):
+		return stats.Warning{Code: stats.CodeVariantWarmup, Message: fmt.Sprintf(
+			"%s/%s %s: still warming up — %s, the other way from the difference; the verdict stands (%s), as the settled level would only widen it, but the size is not settled; give the plan more warm-up rounds (warmup: or warmup_per_variant:)",
 			c.Variant, c.Cell, c.Metric, trend, c.Verdict)}
 	}
 	return stats.Warning{Code: stats.CodeVariantWarmup, Message: fmt.Sprintf(

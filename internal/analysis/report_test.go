@@ -149,6 +149,25 @@ func TestVariantWarmup(t *testing.T) {
 			t.Errorf("%s, 10x slower and still warming up: %s %q ratio %.3f", c.Metric, c.Verdict, c.Withheld, c.Ratio)
 		}
 	}
+	// Faster, and still warming up from below: the settled level would
+	// only widen the difference, so the verdict stands — and the warning
+	// says so, not that the verdicts are withheld (an audit saw both).
+	against := warmupData(12, func(v string, round int) float64 {
+		if v == "fresh" {
+			return 2 / (1 + math.Exp(-float64(round+1)/4))
+		}
+		return 1
+	})
+	r = Build(against, Options{Baseline: "a"})
+	still := warningsOf(r, stats.CodeVariantWarmup)
+	if len(still) != 1 || !strings.Contains(still[0], "the other way from the difference; the verdict stands (faster)") || strings.Contains(still[0], "withheld") {
+		t.Errorf("still warming up against a faster verdict: %q", still)
+	}
+	for _, c := range r.Comparisons {
+		if c.Metric == "ops_per_s" && (c.Verdict != stats.Faster || c.Withheld != "") {
+			t.Errorf("%s, faster and warming up towards more: %s %q", c.Metric, c.Verdict, c.Withheld)
+		}
+	}
 	machine := warmupData(12, func(_ string, round int) float64 { return 1 / (1 + 2*math.Exp(-float64(round))) })
 	r = Build(machine, Options{Baseline: "a"})
 	if m := warningsOf(r, CodeMachineWarmup); len(m) != 1 || len(warningsOf(r, CodeWarmupLeftOut)) > 0 || len(warningsOf(r, stats.CodeVariantWarmup)) > 0 {

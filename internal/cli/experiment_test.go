@@ -133,7 +133,8 @@ func TestAADriftRandomOrderGivesNoFalseVerdict(t *testing.T) {
 func TestAADriftSequentialOrderGivesFalseVerdict(t *testing.T) {
 	slow(t)
 	t.Parallel()
-	r, err := runPlan(t, context.Background(), driftPlan(t, 20), "--order", "sequential", "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	db := filepath.Join(t.TempDir(), "x.db")
+	r, err := runPlan(t, context.Background(), driftPlan(t, 20), "--order", "sequential", "--db", db, "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +148,14 @@ func TestAADriftSequentialOrderGivesFalseVerdict(t *testing.T) {
 	}
 	if !hasCode(r, "sequential-order") {
 		t.Fatalf("sequential order not warned about: %+v", r.Warnings)
+	}
+	// The verdict withheld, the answer gives no estimate: the drift it
+	// holds is no answer (an audit read "77% more" where the truth was 0).
+	text, _, err := iolab(t, context.Background(), "show", "--db", db)
+	answer := text[strings.Index(text, "the answer"):]
+	answer = answer[:strings.Index(answer, "\n\n")]
+	if err != nil || !strings.Contains(answer, "b: wall time against a: no answer, inconclusive (withheld: sequential order") || strings.Contains(answer, "% more") || strings.Contains(answer, "% less") {
+		t.Errorf("the answer of a withheld comparison (%v):\n%s", err, answer)
 	}
 }
 

@@ -113,6 +113,10 @@ func answerText(c analysis.ComparisonView, threshold float64) string {
 		return "not compared: " + c.Failed
 	case c.Method == stats.MethodNone, c.Method == stats.MethodTooFew:
 		return fmt.Sprintf("%s against %s: no interval yet (%s)", noun, c.Baseline, verdictText(c.Comparison))
+	case c.Withheld != "":
+		// No estimate as the answer: what withheld it (drift between
+		// stretches, a warm-up) is in it.
+		return fmt.Sprintf("%s against %s: no answer, %s; the estimate is in the table below, unjudged", noun, c.Baseline, verdictText(c.Comparison))
 	case c.Method == stats.MethodDifference, c.Method == stats.MethodUnpairedDifference:
 		return fmt.Sprintf("%s %s against %s [%s, %s], %s", noun, signed(c.Diff, format), c.Baseline,
 			signed(c.DiffCI[0], format), signed(c.DiffCI[1], format), verdictText(c.Comparison))
