@@ -24,6 +24,7 @@ import (
 	"github.com/iolab/iolab/internal/badinput"
 	"github.com/iolab/iolab/internal/bisect"
 	"github.com/iolab/iolab/internal/experiment"
+	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/report"
@@ -512,6 +513,11 @@ func (b *Bisect) build(ctx context.Context, i int) (unbuildable, err error) {
 	}
 	defer os.RemoveAll(tmp)
 	v, err := variant.PrepareFrom(ctx, b.builds, spec, b.dir, tmp, plan.PortRange{}, nil)
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C while it built: an interruption (the bisect resumes at
+		// this step), never a commit that does not build.
+		return nil, fmt.Errorf("bisect: build of %.10s %w (--resume builds it again)", b.commits[i].Hash, lab.ErrInterruptedPhase)
+	}
 	var be *variant.BuildError
 	if errors.As(err, &be) {
 		return err, nil

@@ -158,6 +158,48 @@ func TestBisectSkipsACommitThatDoesNotBuild(t *testing.T) {
 	}
 }
 
+// A bisect cut by Ctrl-C while it builds a commit is interrupted (exit
+// 130, resumable), and that commit is not recorded as one that does not
+// build (an audit's interrupted build was, and the answer went wrong).
+func TestBisectInterruptedInABuild(t *testing.T) {
+	slow(t)
+	t.Parallel()
+	factor := func(i int) float64 {
+		if i >= 33 {
+			return 1.3
+		}
+		return 1
+	}
+	_, planPath := bisectRepo(t, 64, 0.02, factor, func(i int) bool { return i > 8 && i < 56 })
+	mark := filepath.Join(t.TempDir(), "building")
+	text, err := os.ReadFile(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowBuild := strings.Replace(string(text), "build: sh build.sh", `build: "if [ -e BROKEN ]; then touch `+mark+`; sleep 60; fi; sh build.sh"`, 1)
+	if err := os.WriteFile(planPath, []byte(slowBuild), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(mark); err == nil {
+				break
+			}
+		}
+		cancel()
+	}()
+	db := filepath.Join(filepath.Dir(planPath), "x.db")
+	_, stderr, err := iolab(t, ctx, "bisect", planPath, "--good", "main~63", "--bad", "main", "--metric", "cost", "--max-rounds", "150", "-q", "--db", db, "--json")
+	if _, statErr := os.Stat(mark); statErr != nil {
+		t.Fatalf("no build of a middle commit began (%v): %v\n%s", statErr, err, stderr)
+	}
+	if ExitCode(err) != 130 || strings.Contains(stderr, "does not build") || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("cut in a build: %v (exit %d)\n%s", err, ExitCode(err), stderr)
+	}
+}
+
 // Ends that do not differ: said, and nothing is bisected.
 func TestBisectOfEndsThatDoNotDiffer(t *testing.T) {
 	t.Parallel()
