@@ -84,8 +84,17 @@ func confirmation(s analysis.BisectStep, change analysis.RatioEstimate) string {
 	return string(s.Verdict)
 }
 
-// ChangeText is a ratio with its interval as changes in percent: +14.8% [+11.2%, +18.5%].
+// ChangeText is a ratio with its interval as changes in percent: +14.8%
+// [+11.2%, +18.5%]; without an interval (too few rounds) or a ratio, it
+// says so, never NaN.
 func ChangeText(e analysis.RatioEstimate) string {
+	positive := func(x float64) bool { return x > 0 && !math.IsInf(x, 0) } // NaN is not > 0
+	switch {
+	case !positive(e.Ratio):
+		return "not measured"
+	case !positive(e.CI95[0]) || !positive(e.CI95[1]):
+		return fmt.Sprintf("%+.1f%% (no interval yet)", 100*(e.Ratio-1))
+	}
 	return fmt.Sprintf("%+.1f%% [%+.1f%%, %+.1f%%]", 100*(e.Ratio-1), 100*(e.CI95[0]-1), 100*(e.CI95[1]-1))
 }
 

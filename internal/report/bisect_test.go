@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
@@ -40,6 +41,25 @@ func TestBisectConfirmationGoesTheWayOfTheChange(t *testing.T) {
 		}
 		if !strings.Contains(page.String(), "<td>"+c.want+"</td>") {
 			t.Errorf("a step of %.2f on a change of %.2f: the page lacks %q", c.step.Whole.Ratio, up.Ratio, c.want)
+		}
+	}
+}
+
+// A change without its interval, or without a ratio, says so: never NaN
+// (an audit saw "NaN%" in a bisect step's line).
+func TestChangeTextHasNoNaN(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, c := range []struct {
+		e    analysis.RatioEstimate
+		want string
+	}{
+		{analysis.RatioEstimate{Ratio: 1.148, CI95: [2]float64{1.112, 1.185}}, "+14.8% [+11.2%, +18.5%]"},
+		{analysis.RatioEstimate{Ratio: 1.148, CI95: [2]float64{nan, nan}}, "+14.8% (no interval yet)"},
+		{analysis.RatioEstimate{Ratio: 0.9, CI95: [2]float64{0, inf}}, "-10.0% (no interval yet)"},
+		{analysis.RatioEstimate{Ratio: nan, CI95: [2]float64{nan, nan}}, "not measured"},
+	} {
+		if got := ChangeText(c.e); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
 		}
 	}
 }
