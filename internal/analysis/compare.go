@@ -86,7 +86,7 @@ func (r *Report) compare(d *store.Data, perCell [][]store.Run, opts Options) {
 			continue // unknownKinds says so
 		}
 		r.Warnings = append(r.Warnings, driftWarnings(r.derived, d.Cells[base], perCell[base], opts.Order)...)
-		r.Warnings = append(r.Warnings, machineWarmup(r.derived, d.Cells, group, perCell, PrimaryMetric(wl))...)
+		r.Warnings = append(r.Warnings, machineWarmup(r.derived, d.Cells, group, perCell, opts.primaryOf(wl))...)
 		for _, i := range group {
 			if i != base {
 				r.comparePair(&cmp, d.Cells[base], d.Cells[i], perCell[base], perCell[i], opts)
@@ -143,7 +143,7 @@ type warmupOf struct {
 // adjusted for the family (judgeFamily) nor for the warm-up (applyWarmup).
 func (r *Report) comparePair(cmp *comparing, base, c store.Cell, baseRuns, runs []store.Run, opts Options) {
 	wl := base.Workload
-	primary := PrimaryMetric(wl)
+	primary := opts.primaryOf(wl)
 	// Rounds still warming up, found on the primary metric, leave every
 	// metric of the comparison; a side that has not settled withholds all
 	// its verdicts.

@@ -353,6 +353,10 @@ type Options struct {
 	Custom map[string]bool
 	// CustomUnits are their units, where known.
 	CustomUnits map[string]string
+	// Primary, when set, is the metric every comparison leads with in
+	// place of its kind's (PrimaryMetric): a bisect step's is the metric
+	// bisected.
+	Primary string
 	// Segments is the segments' view of a merged load (MergeSegments).
 	Segments *SegmentsView
 	// Precondition is the rule the warm-up rounds ran until, if any.
@@ -362,8 +366,20 @@ type Options struct {
 // OptionsFor are the options an experiment's plan record asks its report
 // to compare with.
 func OptionsFor(rec store.PlanRecord) Options {
-	return Options{Baseline: rec.Baseline, Threshold: rec.Threshold, Order: rec.Order,
+	o := Options{Baseline: rec.Baseline, Threshold: rec.Threshold, Order: rec.Order,
 		Sequential: rec.Sequential, Extrapolate: rec.Extrapolate, Custom: rec.Custom, CustomUnits: rec.CustomUnits, Precondition: rec.Precondition}
+	if rec.Bisect != nil {
+		o.Primary = rec.Bisect.Metric
+	}
+	return o
+}
+
+// primaryOf is the metric a cell of a kind's comparisons lead with.
+func (o Options) primaryOf(kind string) string {
+	if o.Primary != "" {
+		return o.Primary
+	}
+	return PrimaryMetric(kind)
 }
 
 // RoundsView is how an experiment that stops when decided ended: after

@@ -56,6 +56,11 @@ func TestBisectFindsTheCulprit(t *testing.T) {
 	if err != nil || !strings.Contains(text, "cost bisect") || !strings.Contains(text, `found; culprit `+want[:12]+` "commit 41", 100% of the change`) {
 		t.Errorf("the last step as an experiment, with the answer in its notes (%v):\n%s", err, text)
 	}
+	// The step's answer is of the metric bisected, not of its kind's.
+	if at := strings.Index(text, "the answer ("); at < 0 || !strings.Contains(strings.SplitN(text[at:], "\n\n", 2)[0], " cost ") ||
+		strings.Contains(strings.SplitN(text[at:], "\n\n", 2)[0], "wall") {
+		t.Errorf("the step's answer is not of cost:\n%s", text)
+	}
 }
 
 func gitOut(t *testing.T, repo string, args ...string) string {
