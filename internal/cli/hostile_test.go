@@ -418,3 +418,43 @@ func TestOutputsNeverOverwriteAForeignFile(t *testing.T) {
 		t.Errorf("%d experiments stored, want the 2 runs before: a refused --lat-log runs nothing", n)
 	}
 }
+
+// A file cut under a reading job (truncated by another process while it
+// runs) fails its reads short: counted by direction as the run counts them
+// — read errors equal to the run's, coded read:short — where the audit saw
+// a run of 4 errors with 0 in every direction.
+func TestFileCutUnderAJobCountsItsReadErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // from before the run until it ends: whenever it runs, it reads a cut file
+		for ctx.Err() == nil {
+			_ = os.Truncate(path, 0)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	out, stderr, err := iolab(t, context.Background(), "fs", "--filename", path, "--rw", "randread", "--bs", "4k", "--size", "4m", "--runtime", "1s",
+		"--rounds", "1", "--warmup", "0", "--db", filepath.Join(dir, "x.db"), "--json")
+	cancel()
+	if err == nil {
+		t.Fatalf("reads of a file cut to nothing succeeded:\n%s", stderr)
+	}
+	var r struct {
+		Runs []struct {
+			Warmup     bool
+			Errors     int64
+			Read       struct{ Errors int64 }
+			ErrorCodes map[string]int64 `json:"error_codes"`
+		}
+	}
+	decodeInto(t, out, &r)
+	if len(r.Runs) != 1 {
+		t.Fatalf("runs: %+v", r.Runs)
+	}
+	run := r.Runs[0]
+	if run.Errors == 0 || run.Read.Errors != run.Errors || run.ErrorCodes["read:short"] != run.Errors {
+		t.Errorf("errors %d, of reads %d, by code %v; want every one a read, short", run.Errors, run.Read.Errors, run.ErrorCodes)
+	}
+}

@@ -2,10 +2,12 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -156,7 +158,7 @@ func (is *issuer) completed(p *op, buf []byte) error {
 	switch {
 	case p.check:
 		if err := is.v.check(buf, p.file.path, p.file.seed, p.off); err != nil {
-			is.rec.Error(err)
+			is.rec.OpError(metrics.Read, "content", err)
 			return err
 		}
 	case p.write && is.tracks:
@@ -192,12 +194,12 @@ func (is *issuer) readBacklog() error {
 		}
 		if err != nil || n != len(is.vbuf) {
 			err = p.file.ioError("read", p.off, n, err, len(is.vbuf))
-			is.rec.Error(err)
+			is.rec.OpError(metrics.Read, ioCode(err), err)
 			return err
 		}
 		is.rec.Record(metrics.Read, int64(n), end, end-start)
 		if err := is.v.check(is.vbuf, p.file.path, p.file.seed, p.off); err != nil {
-			is.rec.Error(err)
+			is.rec.OpError(metrics.Read, "content", err)
 			return err
 		}
 	}
@@ -227,6 +229,23 @@ func (file *jobFile) ioError(op string, off int64, n int, err error, want int) e
 		return fmt.Errorf("%s %s offset=%d buflen=%d: %d of %d bytes: %w", op, file.path, off, want, n, want, err)
 	}
 	return fmt.Errorf("%s %s offset=%d buflen=%d: %w", op, file.path, off, want, err)
+}
+
+// ioCode is how a failed read, write or sync is counted by its direction:
+// the error number's name (EIO, ENOSPC), as fio names them, or "short"
+// for a transfer of fewer bytes than asked.
+func ioCode(err error) string {
+	var errno unix.Errno
+	switch {
+	case errors.As(err, &errno):
+		if name := unix.ErrnoName(errno); name != "" {
+			return name
+		}
+		return "errno-" + strconv.Itoa(int(errno))
+	case errors.Is(err, io.ErrShortWrite), errors.Is(err, io.ErrUnexpectedEOF):
+		return "short"
+	}
+	return "io"
 }
 
 // psyncWorker is one of iodepth synchronous issuers of a job: pread/pwrite
@@ -272,7 +291,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 		yield.Tick(end)
 		if err != nil || n != len(buf) {
 			err = p.file.ioError(p.dir().String(), p.off, n, err, len(buf))
-			rec.Error(err)
+			rec.OpError(p.dir(), ioCode(err), err)
 			return err
 		}
 		rec.Record(p.dir(), int64(n), end, end-start)
@@ -337,7 +356,7 @@ func (f *FS) syncFile(file *jobFile, clock metrics.Clock, rec *metrics.Recorder)
 	end := clock.Now()
 	if err != nil {
 		err = fmt.Errorf("%s %s: %w", o.syncName(), file.path, err)
-		rec.Error(err)
+		rec.OpError(metrics.Sync, ioCode(err), err)
 		return err
 	}
 	rec.Record(metrics.Sync, 0, end, end-start)
@@ -601,7 +620,7 @@ func (u *uringJob) complete(c uring.CQE) {
 		defer u.j.done(u.syncFile)
 		if c.Res < 0 {
 			err := fmt.Errorf("%s %s: %w", u.o.syncName(), u.syncFile.path, unix.Errno(-c.Res))
-			u.rec.Error(err)
+			u.rec.OpError(metrics.Sync, ioCode(err), err)
 			u.firstErr = err
 			return
 		}
@@ -618,7 +637,7 @@ func (u *uringJob) complete(c uring.CQE) {
 			e = unix.Errno(-c.Res)
 		}
 		err := s.op.file.ioError(s.op.dir().String(), s.op.off, max(int(c.Res), 0), e, u.bs)
-		u.rec.Error(err)
+		u.rec.OpError(s.op.dir(), ioCode(err), err)
 		if u.firstErr == nil {
 			u.firstErr = err
 		}
