@@ -418,6 +418,7 @@ func Build(d *store.Data, opts Options) *Report {
 	r.Verified = verified(r.Runs, d)
 	r.compare(d, perCell, opts)
 	snaps := decodeEnv(d.Env)
+	asRunSaw(d.Env, snaps)
 	cpus := 0
 	if len(snaps) > 0 {
 		r.Env = &snaps[0]
@@ -669,6 +670,23 @@ func uncachedRandomReadP50(c store.Cell, cv CellView) int64 {
 		}
 	}
 	return cv.Latency["read"].P50
+}
+
+// asRunSaw puts in the first snapshot the target as the runs saw it: as
+// read once a variant's server was ready (store.PhaseReady), when one
+// was, for the target warnings — a round's snapshots, taken with no
+// server up, describe what lies under the mount the server makes.
+func asRunSaw(env []store.EnvSnapshot, snaps []envinfo.Snapshot) {
+	if len(snaps) == 0 || snaps[0].Target == nil {
+		return
+	}
+	for _, e := range env {
+		var s envinfo.Snapshot
+		if e.Phase == store.PhaseReady && json.Unmarshal(e.Snapshot, &s) == nil && s.Target != nil && s.Target.Path == snaps[0].Target.Path {
+			snaps[0].Target = s.Target
+			return
+		}
+	}
 }
 
 // cpusOf is the CPUs of the machine d ran on, by its first environment

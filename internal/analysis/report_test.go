@@ -363,3 +363,23 @@ func TestTrendAdviceFitsTheRounds(t *testing.T) {
 		}
 	}
 }
+
+// The report's target is the one the runs saw: read once the variant's
+// server was ready (a mount it made), not the round's, read with no
+// server up — and without such a read, the round's.
+func TestReportTargetAsTheRunsSawIt(t *testing.T) {
+	t.Parallel()
+	snap := func(mount, fs string) json.RawMessage {
+		b, _ := json.Marshal(envinfo.Snapshot{CPUs: 2, Target: &envinfo.Target{Path: "/srv/mnt", MountPoint: mount, FSType: fs}})
+		return b
+	}
+	d := analysistest.TwoVariants()
+	d.Env = []store.EnvSnapshot{{Round: 0, Phase: "before", Snapshot: snap("/", "ext4")}, {Round: 0, Phase: store.PhaseReady, Snapshot: snap("/srv/mnt", "fuse")}}
+	if r := Build(d, Options{}); r.Env == nil || r.Env.Target.FSType != "fuse" || r.Env.Target.MountPoint != "/srv/mnt" {
+		t.Errorf("with a read when ready: %+v", r.Env)
+	}
+	d.Env = d.Env[:1]
+	if r := Build(d, Options{}); r.Env == nil || r.Env.Target.FSType != "ext4" {
+		t.Errorf("without: %+v", r.Env)
+	}
+}

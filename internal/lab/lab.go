@@ -176,6 +176,8 @@ type Runner struct {
 	plan Plan
 	// lastSnaps are the targets' environments as last read.
 	lastSnaps map[string]envSnap
+	// readied are the targets read with a server up (targetReady).
+	readied map[string]bool
 }
 
 // Run prepares the cells, runs the plan and returns the experiment's ID.
@@ -512,6 +514,30 @@ func (r *Runner) snapshot(ctx context.Context, expID string, round int, warmup b
 		}
 	}
 	return nil
+}
+
+// Server is an Around that may start a server the cell's target depends
+// on — a variant's server that mounts an export at it.
+type Server interface {
+	// Serving says a server was started for the run.
+	Serving() bool
+}
+
+// targetReady stores, once per experiment and target, c's target as read
+// now that the run's server is ready — when its Around started one.
+func (r *Runner) targetReady(ctx context.Context, expID string, round int, c Cell) {
+	if s, ok := c.Around.(Server); !ok || !s.Serving() || c.Target == "" || r.readied[c.Target] {
+		return
+	}
+	if r.readied == nil {
+		r.readied = map[string]bool{}
+	}
+	r.readied[c.Target] = true
+	captured := envinfo.Capture(c.Target)
+	if b, err := json.Marshal(captured); err == nil {
+		// Kept for the next write (store.SaveEnv): it cannot fail the run.
+		_ = r.Store.SaveEnv(ctx, expID, store.EnvSnapshot{Round: round, Phase: store.PhaseReady, TakenAt: captured.TakenAt, Snapshot: b})
+	}
 }
 
 // envSnap is a target's environment as last read.

@@ -3,8 +3,10 @@ package lab
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -409,5 +411,58 @@ func TestCalibrationRunsFirstAndPacesWhatItCalibrates(t *testing.T) {
 	_, err = r.Run(context.Background(), Plan{Name: "t", Rounds: 1, Seed: 3}, cells[:3])
 	if err == nil || !strings.Contains(err.Error(), "calibration: no rate") {
 		t.Fatalf("a refused calibration: %v", err)
+	}
+}
+
+// mountingServer is an Around whose server makes the cell's target
+// another filesystem while it runs, as a server that mounts an export
+// there does: here the target becomes a link into /dev/shm (tmpfs).
+type mountingServer struct{ target, into string }
+
+func (m mountingServer) BeforeRun(context.Context) error {
+	if err := os.RemoveAll(m.target); err != nil {
+		return err
+	}
+	return os.Symlink(m.into, m.target)
+}
+
+func (m mountingServer) AfterRun(context.Context) error { return nil }
+func (m mountingServer) Serving() bool                  { return true }
+
+// The target is read once more when the variant's server is ready — the
+// target as the runs saw it — where the round's snapshots, taken with no
+// server up, read what lies under it (an audit's target warnings described
+// the disk under an NBD export's mount).
+func TestTargetReadOnceTheServerIsReady(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	target, into := filepath.Join(t.TempDir(), "mnt"), filepath.Join("/dev/shm", fmt.Sprintf("iolab-ready-%d", time.Now().UnixNano()))
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(into, 0o755); err != nil {
+		t.Skipf("no /dev/shm to link to: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(into) })
+	r := &Runner{Store: st}
+	id, err := r.Run(context.Background(), Plan{Name: "t", Rounds: 2, Seed: 1},
+		[]Cell{{Name: "a", Workload: &countingWorkload{name: "a"}, Target: target, Around: mountingServer{target, into}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.Load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounts := map[string][]string{}
+	for _, e := range d.Env {
+		var s envinfo.Snapshot
+		if err := json.Unmarshal(e.Snapshot, &s); err != nil || s.Target == nil {
+			t.Fatalf("snapshot %s: %v", e.Phase, err)
+		}
+		mounts[e.Phase] = append(mounts[e.Phase], s.Target.MountPoint)
+	}
+	if ready := mounts[store.PhaseReady]; len(ready) != 1 || ready[0] != "/dev/shm" || mounts["before"][0] == "/dev/shm" {
+		t.Errorf("mount points by phase: %v; want one read when ready, on /dev/shm, and the round's before it not", mounts)
 	}
 }

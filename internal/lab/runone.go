@@ -76,7 +76,7 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 	if err := r.Store.BeginRun(ctx, expID, run); err != nil {
 		return err
 	}
-	res, err := r.measure(ctx, c, run, progress)
+	res, err := r.measure(ctx, expID, c, run, progress)
 	finding := r.judgeRun(ctx, c, run, res, err)
 	if run.Result == nil { // the run produced nothing, but its failure is a fact to keep
 		run.Result = &metrics.Result{Start: run.EndedAt}
@@ -104,7 +104,7 @@ func (r *Runner) runOne(ctx context.Context, expID string, c Cell, run *store.Ru
 // machine's) going to the store as it goes, from a writer of their own,
 // never in the run's way: a store that pauses holds up their writing, not
 // the run. It sets when the run ended.
-func (r *Runner) measure(ctx context.Context, c Cell, run *store.Run, progress func(ops, bytes int64)) (*metrics.Result, error) {
+func (r *Runner) measure(ctx context.Context, expID string, c Cell, run *store.Run, progress func(ops, bytes int64)) (*metrics.Result, error) {
 	behind := newSeriesWriter(ctx, r.Store, run.ID)
 	// The machine's seconds: what waited for a CPU, memory or I/O while
 	// this run ran, and when — the evidence that names the cause of noise.
@@ -121,7 +121,8 @@ func (r *Runner) measure(ctx context.Context, c Cell, run *store.Run, progress f
 	if r.latencyLog != nil && !run.Warmup { // measured operations only
 		rctx = metrics.WithLatencyLog(rctx, r.latencyLog, run.ID)
 	}
-	res, err := r.runAround(rctx, c, progress, behind.Server)
+	ready := func() { r.targetReady(ctx, expID, run.Round, c) }
+	res, err := r.runAround(rctx, c, ready, progress, behind.Server)
 	stopEnv()
 	run.EndedAt = time.Now()
 	if res != nil && watched {
@@ -218,16 +219,17 @@ func (r *Runner) saveManifest(ctx context.Context, expID string, run *store.Run,
 	return r.Store.SaveObjects(ctx, expID, run.ID, rows)
 }
 
-// runAround runs the workload between the cell's BeforeRun and AfterRun;
-// a PerStart workload is prepared after BeforeRun started its server, and
+// runAround runs the workload between the cell's BeforeRun and AfterRun,
+// calling ready once BeforeRun has readied the run; a PerStart workload is prepared after BeforeRun started its server, and
 // closed before AfterRun stops it.
-func (r *Runner) runAround(ctx context.Context, c Cell, progress func(ops, bytes int64), each func(metrics.ServerSecond)) (*metrics.Result, error) {
+func (r *Runner) runAround(ctx context.Context, c Cell, ready func(), progress func(ops, bytes int64), each func(metrics.ServerSecond)) (*metrics.Result, error) {
 	if c.Around != nil {
 		r.Progress.Step("preparing the run (hooks, the variant's server)")
 		if err := c.Around.BeforeRun(ctx); err != nil {
 			_ = c.Around.AfterRun(context.WithoutCancel(ctx))
 			return nil, err
 		}
+		ready()
 	}
 	var res *metrics.Result
 	var err error

@@ -311,6 +311,12 @@ type Run struct {
 }
 
 // EnvSnapshot is an environment snapshot stored as JSON.
+// PhaseReady is the phase of a target's environment read once a
+// variant's server was ready: the target as the runs saw it (a mount the
+// server made), where a round's snapshots, taken with no server up, see
+// what lies under it.
+const PhaseReady = "ready"
+
 type EnvSnapshot struct {
 	Round    int
 	Phase    string

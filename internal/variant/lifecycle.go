@@ -72,6 +72,9 @@ func (r *Lifecycle) BeforeRun(ctx context.Context) error {
 	return err
 }
 
+// Serving implements lab.Server: a server was started for the run.
+func (r *Lifecycle) Serving() bool { return r.v.HasServer() }
+
 // Observe implements lab.Observer: the server's whole process tree (or
 // the process the variant names to observe), read from /proc every second
 // while the workload runs, and its cgroup's accounting.
