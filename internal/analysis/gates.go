@@ -69,6 +69,23 @@ func ParseGates(failOn string, limits []string) (Gates, error) {
 	return g, nil
 }
 
+// ForKinds refuses, before anything runs, a gate that only kinds the plan
+// does not run could judge: a limit on a metric that another kind alone
+// measures (wall_s on an fs plan), --fail-on frames without a frame test.
+// After the run it would be refused all the same, the experiment spent.
+func (g Gates) ForKinds(kinds []string) error {
+	runs := strings.Join(slices.Compact(slices.Sorted(slices.Values(kinds))), ", ")
+	for _, l := range g.Limits {
+		if def, _ := metrics.Describe(l.Metric); def.Kind != "" && !slices.Contains(kinds, def.Kind) {
+			return badinput.Errorf("--gate %q: %s is measured by %s workloads alone, and this plan runs %s", l.Text, l.Metric, def.Kind, runs)
+		}
+	}
+	if slices.Contains(g.FailOn, "frames") && !slices.Contains(kinds, "frames") {
+		return badinput.Errorf("--fail-on frames: a frame test's PASS or FAIL, and this plan runs %s, no frames workload", runs)
+	}
+	return nil
+}
+
 // Verdict is what the gates made of a report: each gate it broke and each
 // it kept, one line each saying which gate and why.
 type GateVerdict struct {

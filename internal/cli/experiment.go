@@ -94,6 +94,13 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	if err := applyFlags(p, path, &o); err != nil {
 		return err
 	}
+	var kinds []string
+	for _, w := range p.Workloads {
+		kinds = append(kinds, w.Kind)
+	}
+	if err := o.Output.Gates.ForKinds(kinds); err != nil {
+		return err
+	}
 	// Redacting registers the plan's secrets (env: API_TOKEN, bearer: ...)
 	// before any variant builds and could print one.
 	stored := plan.Redact(text)

@@ -39,15 +39,34 @@ workloads:
 	}
 }
 
-// Through the CLI: a gate on a metric an fs run does not measure exits 2
-// and says what it does measure.
+// Through the CLI: a gate on a metric only another kind measures is
+// refused before anything runs (exit 2, nothing stored: the audit's was
+// refused after the whole experiment); show, of a stored fs experiment,
+// says what it does measure.
 func TestGateOnAnAbsentMetricExits2(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	_, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--size", "64k", "--bs", "4k", "--rounds", "2", "--warmup", "0",
-		"--db", filepath.Join(dir, "x.db"), "--gate", "wall_s<2m")
+	db := filepath.Join(dir, "x.db")
+	fsArgs := []string{"fs", "--directory", dir, "--size", "64k", "--bs", "4k", "--rounds", "2", "--warmup", "0", "--db", db}
+	for gate, want := range map[string]string{
+		"--gate=wall_s<2m":     "--gate \"wall_s<2m\": wall_s is measured by cmd workloads alone, and this plan runs fs",
+		"--fail-on=frames":     "--fail-on frames: a frame test's PASS or FAIL, and this plan runs fs, no frames workload",
+		"--gate=get.retries<1": "--gate \"get.retries<1\": get.retries is measured by s3 workloads alone",
+	} {
+		_, _, err := iolab(t, context.Background(), append(fsArgs, gate)...)
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s on fs: %v, want %q", gate, err, want)
+		}
+	}
+	if n := countQuiet(db, `SELECT count(*) FROM runs`); n > 0 {
+		t.Fatalf("%d runs stored by refused gates", n)
+	}
+	if _, _, err := iolab(t, context.Background(), fsArgs...); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := iolab(t, context.Background(), "show", "--db", db, "--gate", "wall_s<2m")
 	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "no cell of this experiment measured wall_s; it has: ") || !strings.Contains(err.Error(), "ops_per_s") {
-		t.Fatalf("--gate wall_s<2m on fs: %v", err)
+		t.Fatalf("show --gate wall_s<2m of fs: %v", err)
 	}
 	_, _, err = iolab(t, context.Background(), "show", "--db", filepath.Join(dir, "x.db"), "--fail-on", "slower")
 	if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "nothing to compare") {

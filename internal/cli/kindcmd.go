@@ -90,6 +90,13 @@ func checkSplits(kind workload.Kind, repeat RepeatOptions) error {
 // runExperiment runs the cells, then prints the stored experiment's report
 // — also when it was interrupted or failed, so what finished is shown.
 func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []lab.Cell, runTime time.Duration, stdout, stderr io.Writer) error {
+	var kinds []string
+	for _, c := range cells {
+		kinds = append(kinds, c.Workload.Kind())
+	}
+	if err := o.Gates.ForKinds(kinds); err != nil {
+		return err
+	}
 	st, err := openStore(ctx, o.DB)
 	if err != nil {
 		return err

@@ -73,6 +73,9 @@ type Def struct {
 	Merge    MergeRule
 	// PerOp says the metric exists per operation kind as well.
 	PerOp bool
+	// Kind is the workload kind that alone measures it (DeclareFor); ""
+	// for a metric any kind may.
+	Kind string
 }
 
 var (
@@ -94,6 +97,14 @@ func Declare(defs ...Def) {
 		}
 		catalog[d.Name] = d
 	}
+}
+
+// DeclareFor adds metrics that only workloads of kind measure.
+func DeclareFor(kind string, defs ...Def) {
+	for i := range defs {
+		defs[i].Kind = kind
+	}
+	Declare(defs...)
 }
 
 // Describe returns the metric of that name: a declared one, or a

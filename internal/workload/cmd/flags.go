@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	metrics.Declare(
+	metrics.DeclareFor("cmd",
 		metrics.Def{Name: "wall_s", Label: "wall", NounLabel: "wall time", Unit: "s", Bench: "sec/op", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax},
 		metrics.Def{Name: "user_s", Label: "user CPU", Unit: "s", Better: metrics.LowerIsBetter},
 		metrics.Def{Name: "sys_s", Label: "sys CPU", Unit: "s", Better: metrics.LowerIsBetter},

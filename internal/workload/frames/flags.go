@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	metrics.Declare(
+	metrics.DeclareFor("frames",
 		metrics.Def{Name: "frames_fps", Label: "frames/s", Unit: "frames/s", Better: metrics.HigherIsBetter}, // segments play at once: rates add up
 		metrics.Def{Name: "frames_late", Label: "late frames", Unit: "frames", Better: metrics.LowerIsBetter, Zeroable: true},
 		metrics.Def{Name: "frames_dropped", Label: "dropped frames", Unit: "frames", Better: metrics.LowerIsBetter, Zeroable: true},

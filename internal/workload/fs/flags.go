@@ -18,7 +18,7 @@ func init() {
 	// fio's own figures of a run fio ran (--ioengine fio), as it reports
 	// them: the means of submission, completion and total latency, the
 	// completion percentiles, and the disks' utilisation.
-	metrics.Declare(
+	metrics.DeclareFor("fs",
 		metrics.Def{Name: "fio_slat_mean_ns", Label: "fio slat mean", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
 		metrics.Def{Name: "fio_clat_mean_ns", Label: "fio clat mean", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
 		metrics.Def{Name: "fio_lat_mean_ns", Label: "fio lat mean", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},

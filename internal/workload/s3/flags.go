@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	metrics.Declare(
+	metrics.DeclareFor("s3",
 		metrics.Def{Name: "list_keys", Unit: "keys"},
 		// The event loops that drove the workers' connections (--client
 		// loop; 0: a goroutine per worker).
