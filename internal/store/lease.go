@@ -1,16 +1,19 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/procgroup"
+	"github.com/iolab/iolab/internal/segment"
 )
 
 // A lease makes one process the runner of an experiment. The runner renews
@@ -196,6 +199,9 @@ func (s *Store) Members(ctx context.Context, grp string) ([]Member, error) {
 		}
 		out = append(out, m)
 	}
+	// By segment as a number (0, 1, 2 ... 10), not as the text the
+	// query sorts (0, 1, 10, 11 ... 2); by age within one.
+	slices.SortStableFunc(out, func(a, b Member) int { return cmp.Compare(segment.Index(a.Segment), segment.Index(b.Segment)) })
 	return out, s.wrap(rows.Err())
 }
 

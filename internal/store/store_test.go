@@ -405,3 +405,34 @@ func envWithTheNextWrite(t *testing.T, dsn string) {
 		t.Errorf("after Close: %v, want both", got)
 	}
 }
+
+// A load's segments are listed by number — 0, 1, 2 ... 10, 11 — not as
+// text sorts them (0, 1, 10, 11, 2 ...).
+func TestMembersInSegmentOrder(t *testing.T) { eachBackend(t, membersInOrder) }
+
+func membersInOrder(t *testing.T, dsn string) {
+	ctx := context.Background()
+	s, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, i := range []int{11, 2, 10, 0, 1} {
+		e := &Experiment{ID: fmt.Sprintf("seg-%02d", i), Name: "x", Command: "c", Plan: json.RawMessage(`{}`), CreatedAt: time.Now(), Status: "done",
+			SegmentGroup: "g", Segment: fmt.Sprintf("%d/12", i)}
+		if err := s.CreateExperiment(ctx, e, []Cell{{Name: "c", Workload: "fs", Params: map[string]string{}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, err := s.Members(ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		got = append(got, m.Segment)
+	}
+	if want := []string{"0/12", "1/12", "2/12", "10/12", "11/12"}; !slices.Equal(got, want) {
+		t.Errorf("members %v, want %v", got, want)
+	}
+}
