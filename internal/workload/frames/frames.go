@@ -525,6 +525,7 @@ func (f *Frames) Run(ctx context.Context, progress func(ops, bytes int64)) (*met
 	}
 	p.figures(res)
 	res.Notes = append(res.Notes, f.notes...)
+	f.notes = nil // said of the workload once, with its first run, not of every run
 	if fellBack {
 		res.Notes = append(res.Notes, metrics.Note{Code: "o-direct-fallback",
 			Message: f.target() + " refuses O_DIRECT; --direct ran as buffered I/O, so the page cache is in every number"})

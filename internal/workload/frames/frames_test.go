@@ -431,3 +431,36 @@ func TestSlowestOverMean(t *testing.T) {
 		}
 	}
 }
+
+// A profile whose name meant another size in iolab before is said once,
+// with the workload's first run, not with every run.
+func TestRenamedProfileSaidOnce(t *testing.T) {
+	t.Parallel()
+	hd, err := LookupProfile("HD-24bit")
+	if err != nil || hd.Warning == "" {
+		t.Fatalf("HD-24bit: %v %q", err, hd.Warning)
+	}
+	f, err := New(Options{Directory: t.TempDir(), Profile: hd, Frames: 2, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var said []int
+	for i := range 3 {
+		res, err := f.Run(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range res.Notes {
+			if n.Code == "profile-renamed" {
+				said = append(said, i)
+			}
+		}
+	}
+	if !slices.Equal(said, []int{0}) {
+		t.Errorf("profile-renamed with runs %v, want the first alone", said)
+	}
+}
