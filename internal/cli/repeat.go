@@ -101,7 +101,7 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet, splits bool) {
 
 // addSegmentFlags registers how a process runs its segment of a load.
 func (o *RepeatOptions) addSegmentFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.segment, "segment", "", "run segment I of N of the load (I/N: its share of concurrency, jobs and rate, names of its own); default from JOB_COMPLETION_INDEX and IOLAB_SEGMENTS")
+	fs.StringVar(&o.segment, "segment", "", "run segment I of N of the load (I/N: its share of concurrency, jobs and rate, names of its own); default from the launcher: JOB_COMPLETION_INDEX and IOLAB_SEGMENTS (iolab k8s job), mpirun's and mpiexec's ranks, srun's tasks")
 	fs.StringVar(&o.SegmentGroup, "segment-group", "", "the name of the load the segments share, unique to it (default: from the command and --start-at)")
 	fs.Var(flagval.Duration{P: &o.Every}, "run-every", "with --start-at: start run i at the start + i x this (every run, warm-up included), meeting no barrier: "+
 		"segments with SQLite files of their own run in step by the clock, and iolab import merges them afterwards")
@@ -191,8 +191,14 @@ func (o *RepeatOptions) validateSegment() error {
 		if o.Segment, err = segment.Parse(o.segment); err != nil {
 			return usage("--segment %v", err)
 		}
-	} else if o.Segment, err = segment.FromEnv(); err != nil {
-		return usage("%v", err)
+	} else {
+		var grp string
+		if o.Segment, grp, err = segment.FromEnv(); err != nil {
+			return usage("%v", err)
+		}
+		if o.SegmentGroup == "" {
+			o.SegmentGroup = grp // the launcher's job
+		}
 	}
 	if o.startAt != "" {
 		if o.StartAt, err = segment.ParseStart(o.startAt, time.Now()); err != nil {

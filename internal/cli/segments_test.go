@@ -1044,3 +1044,45 @@ func TestFailedSegmentLeavesItsGroupFree(t *testing.T) {
 		t.Fatalf("%d experiments stored in the group", n)
 	}
 }
+
+// mpirun -np 3 iolab fs ...: each rank runs its segment of the load with
+// no flag but the store — the segment from OMPI_COMM_WORLD_RANK/SIZE, the
+// group from the job's ID — and show merges the three exactly (3 jobs x
+// 256 KiB of 4 KiB reads, 2 rounds).
+func TestSegmentsUnderMpirun(t *testing.T) {
+	slow(t)
+	need(t, "mpirun")
+	t.Parallel()
+	bin, dir, db := buildIolab(t), t.TempDir(), filepath.Join(t.TempDir(), "x.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "3", bin, "fs", "--directory", dir, "--rw=randread",
+		"--bs=4k", "--size=256k", "--numjobs=3", "--rounds=2", "--warmup=0", "-q", "--db", db, "--barrier-timeout", "60s")
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Runs []struct {
+			Status string
+			Read   *struct{ Ops int64 }
+		}
+		Segments struct {
+			Group       string
+			Experiments map[string]string
+		}
+	}
+	decodeInto(t, out, &r)
+	if len(r.Runs) != 2 || len(r.Segments.Experiments) != 3 || !strings.HasPrefix(r.Segments.Group, "mpi-") {
+		t.Fatalf("the load mpirun ran: %s", out)
+	}
+	for _, run := range r.Runs {
+		if run.Status != "ok" || run.Read == nil || run.Read.Ops != 3*64 {
+			t.Errorf("a merged run: %+v, want 3 x 64 reads", run)
+		}
+	}
+}

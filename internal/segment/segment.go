@@ -56,22 +56,64 @@ const (
 	EnvCount = "IOLAB_SEGMENTS"
 )
 
-// FromEnv is the segment of a pod of an Indexed Job: JOB_COMPLETION_INDEX
-// of IOLAB_SEGMENTS (which iolab's manifest sets); Whole without
-// IOLAB_SEGMENTS, so iolab in another Indexed Job runs its load whole.
-func FromEnv() (Segment, error) {
+// FromEnv is the segment of a process its launcher started as one of N,
+// and the name of the load its launcher's job gives the segments ("" if
+// none): a pod of an Indexed Job — JOB_COMPLETION_INDEX of IOLAB_SEGMENTS
+// (which iolab's manifest sets; Whole without it, so iolab in another
+// Indexed Job runs its load whole) — or a task of mpirun or srun, from
+// their ranks (Launchers). One of one is Whole.
+func FromEnv() (Segment, string, error) {
 	idx, count := os.Getenv(EnvIndex), os.Getenv(EnvCount)
-	if count == "" {
-		return Whole, nil
+	if count != "" {
+		if idx == "" {
+			return Segment{}, "", fmt.Errorf("%s=%s but %s is not set: run it as an Indexed Job (iolab k8s job), or give --segment I/N", EnvCount, count, EnvIndex)
+		}
+		s, err := Parse(idx + "/" + count)
+		if err != nil {
+			return Segment{}, "", fmt.Errorf("%s/%s: %w", EnvIndex, EnvCount, err)
+		}
+		return s, "", nil
 	}
-	if idx == "" {
-		return Segment{}, fmt.Errorf("%s=%s but %s is not set: run it as an Indexed Job (iolab k8s job), or give --segment I/N", EnvCount, count, EnvIndex)
+	for _, l := range Launchers {
+		idx, count := os.Getenv(l.Index), os.Getenv(l.Count)
+		if idx == "" || count == "" || (l.Step != "" && os.Getenv(l.Step) == "") {
+			continue
+		}
+		s, err := Parse(idx + "/" + count)
+		if err != nil {
+			return Segment{}, "", fmt.Errorf("%s: %s/%s: %w", l.Name, l.Index, l.Count, err)
+		}
+		if s.N == 1 {
+			return Whole, "", nil
+		}
+		grp := ""
+		if job := os.Getenv(l.Job); job != "" {
+			grp = l.Prefix + job
+			if l.Step != "" {
+				grp += "." + os.Getenv(l.Step)
+			}
+		}
+		return s, grp, nil
 	}
-	s, err := Parse(idx + "/" + count)
-	if err != nil {
-		return Segment{}, fmt.Errorf("%s/%s: %w", EnvIndex, EnvCount, err)
-	}
-	return s, nil
+	return Whole, "", nil
+}
+
+// A Launcher starts N copies of a command and tells each its rank: the
+// segment it runs. Its job's ID (and step) names the load they share.
+type Launcher struct {
+	Name, Index, Count string
+	// Job names the job; Step, when set, must be set for the copies to be
+	// a launch of N (Slurm's batch script sees the job's task count, but
+	// is no step of them) and is part of the load's name.
+	Job, Step, Prefix string
+}
+
+// Launchers are the launchers whose environment gives a segment: Open
+// MPI's mpirun, PMI (MPICH's mpiexec, srun --mpi=pmi2), and Slurm's srun.
+var Launchers = []Launcher{
+	{Name: "mpirun (Open MPI)", Index: "OMPI_COMM_WORLD_RANK", Count: "OMPI_COMM_WORLD_SIZE", Job: "OMPI_MCA_ess_base_jobid", Prefix: "mpi-"},
+	{Name: "PMI (mpiexec)", Index: "PMI_RANK", Count: "PMI_SIZE", Job: "PMI_JOBID", Prefix: "pmi-"},
+	{Name: "srun (Slurm)", Index: "SLURM_PROCID", Count: "SLURM_STEP_NUM_TASKS", Job: "SLURM_JOB_ID", Step: "SLURM_STEP_ID", Prefix: "slurm-"},
 }
 
 // Share is the segment's part of total: total/N, the first total%N

@@ -42,17 +42,59 @@ func TestParse(t *testing.T) {
 	}
 	t.Setenv(EnvIndex, "3")
 	t.Setenv(EnvCount, "4")
-	if s, err := FromEnv(); err != nil || s != (Segment{3, 4}) {
+	if s, _, err := FromEnv(); err != nil || s != (Segment{3, 4}) {
 		t.Fatalf("from the environment: %v %v", s, err)
 	}
 	t.Setenv(EnvCount, "")
-	if s, err := FromEnv(); err != nil || s != Whole {
+	if s, _, err := FromEnv(); err != nil || s != Whole {
 		t.Fatalf("another Indexed Job (index, no count): %v %v", s, err)
 	}
 	t.Setenv(EnvIndex, "")
 	t.Setenv(EnvCount, "4")
-	if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "is not set") {
+	if _, _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "is not set") {
 		t.Fatalf("count without index: %v", err)
+	}
+}
+
+// The ranks mpirun, mpiexec and srun give their tasks are segments, the
+// job (and step) naming the load; Slurm's batch script, no step, and one
+// task of one, run whole.
+func TestSegmentFromALauncher(t *testing.T) {
+	for _, l := range Launchers {
+		for _, k := range []string{l.Index, l.Count, l.Job, l.Step} {
+			if k != "" {
+				t.Setenv(k, "")
+			}
+		}
+	}
+	t.Setenv(EnvIndex, "")
+	t.Setenv(EnvCount, "")
+	for _, c := range []struct {
+		env  map[string]string
+		want Segment
+		grp  string
+	}{
+		{map[string]string{"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_MCA_ess_base_jobid": "423428097"}, Segment{2, 4}, "mpi-423428097"},
+		{map[string]string{"PMI_RANK": "1", "PMI_SIZE": "3"}, Segment{1, 3}, ""},
+		{map[string]string{"SLURM_PROCID": "5", "SLURM_STEP_NUM_TASKS": "8", "SLURM_JOB_ID": "77", "SLURM_STEP_ID": "0"}, Segment{5, 8}, "slurm-77.0"},
+		{map[string]string{"SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "8", "SLURM_JOB_ID": "77"}, Whole, ""}, // a batch script
+		{map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "1", "OMPI_MCA_ess_base_jobid": "9"}, Whole, ""},
+	} {
+		for k, v := range c.env {
+			t.Setenv(k, v)
+		}
+		s, grp, err := FromEnv()
+		if err != nil || s != c.want || grp != c.grp {
+			t.Errorf("%v: %v %q %v, want %v %q", c.env, s, grp, err, c.want, c.grp)
+		}
+		for k := range c.env {
+			t.Setenv(k, "")
+		}
+	}
+	t.Setenv("OMPI_COMM_WORLD_RANK", "4")
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "4")
+	if _, _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), "mpirun (Open MPI): OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE") {
+		t.Errorf("a rank past the size: %v", err)
 	}
 }
 
