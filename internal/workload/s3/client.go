@@ -200,10 +200,11 @@ func (c *client) preflight(ctx context.Context, o *Options) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	exists, err := c.BucketExists(ctx, o.Bucket)
-	if err != nil && minio.ToErrorResponse(err).StatusCode == http.StatusForbidden {
-		// A HEAD answer has no body, so its code is the client's guess:
-		// a request with a body gets the server's own (SignatureDoesNotMatch,
-		// InvalidAccessKeyId, ...).
+	if code := minio.ToErrorResponse(err).StatusCode; err != nil && code >= 400 && code < 500 && code != http.StatusNotFound {
+		// A HEAD answer has no body, so its code is the client's guess
+		// ("400 Bad Request"): a request with a body gets the server's own
+		// (SignatureDoesNotMatch, InvalidAccessKeyId, a wrong region's
+		// AuthorizationHeaderMalformed, RequestTimeTooSkewed, ...).
 		if _, lerr := c.listPage(ctx, o.Bucket, "", 1); lerr == nil {
 			exists, err = true, nil
 		} else {
