@@ -98,3 +98,18 @@ func TestCmdArgumentsAreVariants(t *testing.T) {
 		t.Errorf("bad input made a store")
 	}
 }
+
+// hyperfine's --runs is --rounds: each command runs that many times, not
+// "did you mean --run?".
+func TestHyperfineRuns(t *testing.T) {
+	t.Parallel()
+	out, stderr, err := iolab(t, context.Background(), "cmd", "true", "--runs", "3", "--warmup", "0", "--db", filepath.Join(t.TempDir(), "x.db"), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct{ Runs []struct{ Warmup bool } }
+	decodeInto(t, out, &r)
+	if len(r.Runs) != 3 {
+		t.Errorf("--runs 3: %d runs", len(r.Runs))
+	}
+}

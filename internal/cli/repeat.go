@@ -84,6 +84,7 @@ const DefaultRounds = stats.MinRunsForCI
 // only on a command whose load splits into segments.
 func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet, splits bool) {
 	flagval.IntVar(fs, &o.Rounds, "rounds", DefaultRounds, 1, lab.MaxRuns, "measured rounds; each runs every cell once")
+	flagval.IntVar(fs, &o.Rounds, "runs", DefaultRounds, 1, lab.MaxRuns, "hyperfine's name for --rounds: each command (each cell) runs once a round")
 	flagval.IntVar(fs, &o.Warmup, "warmup", 1, 0, lab.MaxRuns, "warm-up rounds before the measured ones (stored, labelled, left out of summaries)")
 	fs.Var(flagval.Duration{P: &o.Cooldown}, "cooldown", "pause between runs (60, 60s, 1m)")
 	flagval.IntVar(fs, &o.Seed, "seed", 0, 0, math.MaxInt64, "seed of the run order within rounds (0: from the clock)")
