@@ -18,6 +18,7 @@ func TestUnknownCommandsAndArguments(t *testing.T) {
 		want string
 	}{
 		{[]string{"foo"}, `unknown command "foo" for "iolab"; commands: `},
+		{[]string{"capacity", "--help"}, `unknown command "capacity" for "iolab"; commands: `}, // not the root's help, exit 0
 		{[]string{"http", "sideways"}, `unknown command "sideways" for "iolab http"; commands: download, upload`},
 		{[]string{"experiment"}, "iolab experiment: accepts 1 arg(s), received 0; usage: iolab experiment PLAN.yaml"},
 		{[]string{"show", "a", "b"}, "accepts at most 1 arg(s), received 2"},
@@ -30,10 +31,13 @@ func TestUnknownCommandsAndArguments(t *testing.T) {
 			t.Errorf("%v: %v (exit %d), want exit 2 with %q", tc.args, err, ExitCode(err), tc.want)
 		}
 	}
-	// With no arguments at all, help is what the user asked for.
-	out, _, err := iolab(t, context.Background())
-	if err != nil || !strings.Contains(out, "Available Commands") {
-		t.Errorf("iolab alone: %v, %q", err, out)
+	// With no arguments at all, help is what the user asked for; and
+	// asked for.
+	for _, args := range [][]string{nil, {"--help"}, {"fs", "--help"}} {
+		out, _, err := iolab(t, context.Background(), args...)
+		if err != nil || !strings.Contains(out, "Usage:") {
+			t.Errorf("iolab %v: %v, %q", args, err, out)
+		}
 	}
 }
 

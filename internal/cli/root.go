@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,6 +49,13 @@ func ExitCode(err error) int {
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root := NewRoot(redact.Writer(stdout), redact.Writer(stderr))
 	root.SetArgs(args)
+	// Asked for help, cobra shows the root's for a command it does not
+	// know (exit 0): an unknown command is said as one, help or not.
+	if c, rest, err := root.Find(args); err == nil && c == root && slices.ContainsFunc(args, func(a string) bool { return a == "--help" || a == "-h" }) {
+		if i := slices.IndexFunc(rest, func(a string) bool { return !strings.HasPrefix(a, "-") }); i >= 0 {
+			return scrubbedError{unknownCommand(root, rest[i:])}
+		}
+	}
 	if err := root.ExecuteContext(ctx); err != nil {
 		return scrubbedError{err}
 	}
