@@ -464,3 +464,22 @@ func TestFioRunsTheJobsEngine(t *testing.T) {
 		}
 	}
 }
+
+// fio's other names for its options work on the command line as in a job
+// file: --blocksize is --bs, --readwrite --rw.
+func TestFioLongNamesOnTheCommandLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, stderr, err := iolab(t, context.Background(), "fs", "--directory", dir, "--blocksize", "8k", "--readwrite", "randread", "--size", "64k",
+		"--rounds", "1", "--warmup", "0", "--db", filepath.Join(dir, "x.db"), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Cells []struct{ Params map[string]string }
+	}
+	decodeInto(t, out, &r)
+	if len(r.Cells) != 1 || r.Cells[0].Params["bs"] != "8k" || r.Cells[0].Params["rw"] != "randread" {
+		t.Errorf("cells %+v, want bs 8k and rw randread", r.Cells)
+	}
+}

@@ -17,6 +17,16 @@ import (
 	"github.com/iolab/iolab/internal/flagval"
 )
 
+// FioAlias is the iolab fs flag a fio option's other name (blocksize,
+// readwrite, io_limit, iodepth_batch) stands for, as fio takes it on its
+// command line and in a job file; the name itself otherwise.
+func FioAlias(name string) string {
+	if a, ok := fioAliases[name]; ok {
+		return a
+	}
+	return name
+}
+
 // A fio job file's options as `iolab fs` flags. Options with the same name
 // and meaning map to themselves; fio's aliases and the options iolab takes
 // in another form are translated; a few are accepted because iolab always
