@@ -23,8 +23,8 @@ import (
 // bisectOptions are the flags of `iolab bisect PLAN --good REF --bad REF`.
 type bisectOptions struct {
 	bisectrun.Options
-	threshold, HTML string
-	JSON, Quiet     bool
+	threshold, HTML, ports string
+	JSON, Quiet            bool
 }
 
 func newBisectCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -61,6 +61,7 @@ experiment; --resume continues a bisect cut short.`,
 	f.BoolVar(&o.JSON, "json", false, "print the answer as JSON")
 	f.StringVar(&o.HTML, "html", "", "also write the answer to this file as an HTML page: the path of the steps over the commit range")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no live progress line on the terminal")
+	f.StringVar(&o.ports, "ports", "", "ports to hand variants' servers as {{port}} in every step, such as 25000-25999 (over the plan's ports:; default: any free port)")
 	flagval.IntVar(f, &o.MinRounds, "min-rounds", stats.MinWarmupPairs, plan.MinSequentialRounds, plan.MaxRounds, "the rounds each step runs before it is first judged")
 	flagval.IntVar(f, &o.MaxRounds, "max-rounds", 100, plan.MinSequentialRounds, plan.MaxRounds, "the most rounds a step runs before its commit is called ambiguous")
 	return cmd
@@ -77,6 +78,11 @@ func runBisect(ctx context.Context, path string, o bisectOptions, command string
 	if o.Threshold, err = parseThreshold(o.threshold); err != nil {
 		return err
 	}
+	if o.ports != "" {
+		if _, err := plan.ParsePortRange(o.ports); err != nil {
+			return usage("--ports %v", err)
+		}
+	}
 	if o.HTML != "" {
 		// Before hours of steps: iolab never overwrites a file it did not write.
 		if err := outpath.Check("--html", o.HTML, report.IsPage); err != nil {
@@ -91,7 +97,7 @@ func runBisect(ctx context.Context, path string, o bisectOptions, command string
 	// experiment runs one.
 	runStep := func(ctx context.Context, text []byte, resume bool, step *experiment.Step) (string, error) {
 		bs := &bisectStep{Step: *step}
-		eo := ExperimentOptions{Output: RepeatOptions{DB: o.DB, Quiet: o.Quiet}, Resume: resume, step: bs}
+		eo := ExperimentOptions{Output: RepeatOptions{DB: o.DB, Quiet: o.Quiet}, Resume: resume, Ports: o.ports, step: bs}
 		err := runPlanText(ctx, path, text, eo, command, io.Discard, stderr)
 		return bs.id, err
 	}

@@ -335,6 +335,7 @@ func TestBisectRefusesWhatItCannotRun(t *testing.T) {
 		{[]string{filepath.Join(dir, "nogit.yaml"), "--good", "main~3", "--bad", "main"}, "no variant with git: {repo, ref}"},
 		{[]string{filepath.Join(dir, "matrix.yaml"), "--good", "main~3", "--bad", "main"}, "bisect judges one cell, and the plan has 2 a variant"},
 		{[]string{planPath, "--good", "main~3", "--bad", "main", "--resume"}, "--resume: no bisect of variant prog"},
+		{[]string{planPath, "--good", "main~3", "--bad", "main", "--ports", "9-1"}, `--ports "9-1": want a range of ports`},
 	} {
 		_, _, err := iolab(t, context.Background(), append([]string{"bisect", "--db", db}, c.args...)...)
 		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
