@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/k8s"
 	"github.com/iolab/iolab/internal/redact"
+	"github.com/iolab/iolab/internal/segment"
+	"github.com/iolab/iolab/internal/workload"
 )
 
 func newK8sCommand(stdout io.Writer) *cobra.Command {
@@ -32,7 +35,12 @@ Apply it with kubectl apply -f -; then iolab show --db postgres://... prints the
 			var err error
 			switch dash := cmd.ArgsLenAtDash(); {
 			case dash == 0 && len(args) > 0:
-				manifest, err = o.Command(args, checkJobCommand)
+				manifest, err = o.Command(args, func(command []string) error {
+					if err := checkJobCommand(command); err != nil {
+						return err
+					}
+					return checkShares(command, o.Segments)
+				})
 			case dash == -1 && len(args) == 1:
 				manifest, err = o.Plan(args[0])
 			default:
@@ -78,6 +86,31 @@ Apply it with kubectl apply -f -; then iolab show --db postgres://... prints the
 		"the command passes a secret as $(NAME), never as its value: --bearer '$(API_TOKEN)', -H 'Authorization: Bearer $(API_TOKEN)'")
 	k8sCmd.AddCommand(job)
 	return k8sCmd
+}
+
+// checkShares refuses a Job some of whose n pods would get none of its
+// load (--concurrency 16 over 100 segments): each of them would refuse
+// it, as the same command run with --segment does here. Only that is
+// asked of the kind's options now: values the pods' environment fills in
+// ($(NAME)) are theirs to judge.
+func checkShares(command []string, n int) error {
+	kind, ok := workload.Lookup(command[0])
+	if !ok || !kind.Splits || n < 2 {
+		return nil
+	}
+	opts := kind.NewOptions()
+	flags := pflag.NewFlagSet(kind.Name, pflag.ContinueOnError)
+	flags.ParseErrorsAllowlist.UnknownFlags = true // the repeat flags, said by checkJobCommand's parse
+	flags.SetOutput(io.Discard)
+	opts.AddFlags(flags)
+	if flags.Parse(command[1:]) != nil {
+		return nil // said by checkJobCommand
+	}
+	var starved *segment.StarvedError
+	if _, _, err := opts.Build(workload.Build{Segment: segment.Segment{I: 0, N: n}}); errors.As(err, &starved) {
+		return usage("--segments %d: %v: its pod would refuse the load", n, err)
+	}
+	return nil
 }
 
 // checkJobCommand parses a Job's iolab command as iolab will, so a flag it

@@ -72,6 +72,25 @@ func TestK8sJobManifest(t *testing.T) {
 			t.Errorf("%v: %v", bad, err)
 		}
 	}
+	// Pods that would get none of the load: refused here, as each pod
+	// (and the same command run with --segment) would refuse it.
+	for _, c := range []struct{ cmd, want string }{
+		{"s3 --endpoint http://s3:9000 --bucket b --concurrency 16 --runtime 60s", "--segments 100: --concurrency 16 over 100 segments leaves segment 16/100 no worker; give at least 100"},
+		{"fs --directory /data --numjobs 4 --size 1m", "--numjobs 4 over 100 segments leaves segment 4/100 no job"},
+		{"http download --url http://web/obj --concurrency 200 --count 50", "--count 50 over 100 segments leaves segment 50/100 nothing to do"},
+	} {
+		args := append([]string{"k8s", "job", "--segments", "100", "--image", "x", "--"}, strings.Fields(c.cmd)...)
+		if _, _, err := iolab(t, context.Background(), args...); err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s over 100 pods: %v, want %q", c.cmd, err, c.want)
+		}
+	}
+	// A namespace the API server would refuse, said by its flag.
+	for _, ns := range []string{"Bad_NS", "-lead", strings.Repeat("n", 64)} {
+		_, _, err := iolab(t, context.Background(), "k8s", "job", "--image", "x", "--namespace", ns, "--", "s3", "--endpoint", "http://s3:9000", "--bucket", "b")
+		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "--namespace") {
+			t.Errorf("--namespace %s: %v", ns, err)
+		}
+	}
 }
 
 // A plan runs as segments too: its text in a ConfigMap (strictly a
@@ -332,7 +351,7 @@ func TestK8sJobOptions(t *testing.T) {
 		t.Error("the same flags with --group printed another manifest")
 	}
 	// An fs load where no volume is mounted is said to measure the overlay.
-	_, stderr, err = iolab(t, context.Background(), "k8s", "job", "--image", "x", "--", "fs", "--directory", "/data", "--runtime", "10s")
+	_, stderr, err = iolab(t, context.Background(), "k8s", "job", "--image", "x", "--", "fs", "--directory", "/data", "--numjobs", "2", "--runtime", "10s")
 	if err != nil || !strings.Contains(stderr, "the load writes in /data, which no --pvc, --host-path or --empty-dir mounts") {
 		t.Errorf("an fs load on the overlay: %v %q", err, stderr)
 	}

@@ -47,6 +47,10 @@ type Job struct {
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$`)
 
+// namespaceName is what the API server takes as a namespace: an RFC 1123
+// label of at most 63 characters.
+var namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
 // segmentFlags are set by the Job itself: a command must not give them;
 // keys never go into a manifest.
 var segmentFlags = []string{"--segment", "--segment-group", "--db", "--start-at", "--access-key", "--secret-key"}
@@ -185,6 +189,8 @@ func (o *Job) checkCommand(command []string, ofPlan bool, check func([]string) e
 	switch {
 	case !dnsLabel.MatchString(o.Name):
 		return badinput.Errorf("--name %q: want a DNS label (lower-case letters, digits and -, at most 52)", o.Name)
+	case o.Namespace != "" && !namespaceName.MatchString(o.Namespace):
+		return badinput.Errorf("--namespace %q: want a namespace as Kubernetes names them (lower-case letters, digits and -, at most 63, a letter or digit at each end)", o.Namespace)
 	case o.Image == "":
 		return badinput.Errorf("--image is required: an image whose entrypoint runs iolab")
 	case o.Secret == "" || !dnsLabel.MatchString(o.Secret):

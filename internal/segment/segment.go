@@ -141,6 +141,37 @@ func (s Segment) Starved(total int) (Segment, bool) {
 	return Segment{I: max(total, 0), N: s.N}, true
 }
 
+// StarvedError is a load of which some segment would get none of a flag's
+// total (the first such, At): every segment refuses it, before any
+// barrier; iolab k8s job refuses the Job so.
+type StarvedError struct {
+	Flag  string // --concurrency
+	Total int
+	At    Segment
+	// Without is what segment At is left without ("no worker", "nothing
+	// to do"); Enough, that a total of N (one each) would do.
+	Without string
+	Enough  bool
+}
+
+func (e *StarvedError) Error() string {
+	msg := fmt.Sprintf("%s %d over %d segments leaves segment %s %s", e.Flag, e.Total, e.At.N, e.At, e.Without)
+	if e.Enough {
+		msg += fmt.Sprintf("; give at least %d", e.At.N)
+	}
+	return msg
+}
+
+// Starve is the StarvedError of flag's total, or nil when every segment
+// gets some of it.
+func (s Segment) Starve(flag string, total int, without string, enough bool) error {
+	at, ok := s.Starved(total)
+	if !ok {
+		return nil
+	}
+	return &StarvedError{Flag: flag, Total: total, At: at, Without: without, Enough: enough}
+}
+
 // First is the index of the segment's first unit of total (its jobs are
 // First .. First+Share-1), so names built from it never collide.
 func (s Segment) First(total int) int {

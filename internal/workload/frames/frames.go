@@ -180,13 +180,11 @@ func (o *Options) Validate() error {
 	case o.Threads < 1 || o.Threads > 1024:
 		return fmt.Errorf("--threads %d: want 1..1024", o.Threads)
 	case starved(o.Segment, o.Threads):
-		s, _ := o.Segment.Starved(o.Threads)
-		return fmt.Errorf("--threads %d over %d segments leaves segment %s no thread; give at least %d", o.Threads, o.Segment.N, s, o.Segment.N)
+		return o.Segment.Starve("--threads", o.Threads, "no thread", true)
 	case o.Segment.Split() && o.Stream != "":
 		return fmt.Errorf("--stream with --segment %s: the segments would share one file; give each host --directory (or a stream of its own without --segment)", o.Segment)
 	case o.Segment.Split() && o.Frames > 0 && o.Frames < o.Segment.N:
-		s, _ := o.Segment.Starved(o.Frames)
-		return fmt.Errorf("--frames %d over %d segments leaves segment %s no frame", o.Frames, o.Segment.N, s)
+		return o.Segment.Starve("--frames", o.Frames, "no frame", false)
 	case o.FPS < 0:
 		return fmt.Errorf("--fps: want frames per second > 0")
 	case o.DropLate && o.FPS == 0:

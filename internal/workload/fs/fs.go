@@ -81,8 +81,8 @@ func New(opts Options) (*FS, error) {
 			return nil, fmt.Errorf("--ioengine fio with --segment %s: fio numbers its jobs' files from 0 in every process; use iolab's engines", seg)
 		}
 		opts.NumJobs = seg.Share(f.whole)
-		if s, ok := seg.Starved(f.whole); ok {
-			return nil, fmt.Errorf("--numjobs %d over %d segments leaves segment %s no job; give at least %d", f.whole, seg.N, s, seg.N)
+		if err := seg.Starve("--numjobs", f.whole, "no job", true); err != nil {
+			return nil, err
 		}
 		opts.jobOffset = seg.First(f.whole)
 	}

@@ -130,11 +130,9 @@ func (o *Options) Validate() error {
 	case o.LoginToken != "" && o.LoginURL == "":
 		return fmt.Errorf("--login-token needs --login-url")
 	case starved(o.Segment, o.Concurrency):
-		s, _ := o.Segment.Starved(o.Concurrency)
-		return fmt.Errorf("--concurrency %d over %d segments leaves segment %s no worker; give at least %d", o.Concurrency, o.Segment.N, s, o.Segment.N)
+		return o.Segment.Starve("--concurrency", o.Concurrency, "no worker", true)
 	case o.Count > 0 && starved(o.Segment, int(o.Count)):
-		s, _ := o.Segment.Starved(int(o.Count))
-		return fmt.Errorf("--count %d over %d segments leaves segment %s nothing to do", o.Count, o.Segment.N, s)
+		return o.Segment.Starve("--count", int(o.Count), "nothing to do", false)
 	case o.Segment.Split() && o.KeepIDs:
 		return fmt.Errorf("a segment keeps no ids for a later step: it uploads only its share")
 	}

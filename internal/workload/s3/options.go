@@ -317,16 +317,16 @@ func (o Options) share() (Options, error) {
 	if whole.MaxConcurrency > 0 {
 		o.MaxConcurrency = max(seg.Share(whole.MaxConcurrency), o.Concurrency)
 	}
-	if s, ok := seg.Starved(whole.Concurrency); ok {
-		return o, fmt.Errorf("--concurrency %d over %d segments leaves segment %s no worker; give at least %d", whole.Concurrency, seg.N, s, seg.N)
+	if err := seg.Starve("--concurrency", whole.Concurrency, "no worker", true); err != nil {
+		return o, err
 	}
 	if whole.Pool > 0 {
 		o.Pool = max(seg.Share(whole.Pool), 1)
 	}
 	if whole.Count > 0 {
 		o.Count = int64(seg.Share(int(whole.Count)))
-		if s, ok := seg.Starved(int(whole.Count)); ok {
-			return o, fmt.Errorf("--count %d over %d segments leaves segment %s nothing to do", whole.Count, seg.N, s)
+		if err := seg.Starve("--count", int(whole.Count), "nothing to do", false); err != nil {
+			return o, err
 		}
 	}
 	o.Rate = seg.Rate(whole.Rate)
