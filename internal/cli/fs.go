@@ -135,7 +135,9 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 	capacity.addFlags(cmd.Flags())
 	// fio's other names for its options, as fio's command line takes
 	// them (--blocksize=4k).
-	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName { return pflag.NormalizedName(fs.FioAlias(name)) })
+	cmd.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		return pflag.NormalizedName(fs.FioAlias(name))
+	})
 	return cmd
 }
 
