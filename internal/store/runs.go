@@ -263,35 +263,44 @@ type keptEnv struct {
 
 // withKept runs write in a transaction that first writes the snapshots
 // SaveEnv kept; they are forgotten once it commits, and kept for the next
-// write if it does not.
+// write while the store is away. A snapshot the store refuses for good
+// (its experiment removed meanwhile) must not keep every later run out:
+// the write is made again alone, and the snapshots are dropped.
 func (s *Store) withKept(ctx context.Context, write func(tx *sqlTx) error) error {
 	s.keptMu.Lock()
 	kept := s.kept
 	s.kept = nil
 	s.keptMu.Unlock()
-	err := func() error {
-		tx, err := s.db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer tx.Rollback()
-		for _, k := range kept {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO env_snapshots (experiment_id, round, phase, taken_at, snapshot) VALUES (?, ?, ?, ?, ?)`,
-				k.experiment, k.Round, k.Phase, ts(k.TakenAt), string(k.Snapshot)); err != nil {
-				return err
-			}
-		}
-		if err := write(tx); err != nil {
-			return err
-		}
-		return tx.Commit()
-	}()
-	if err != nil {
+	err := s.inTx(ctx, kept, write)
+	switch {
+	case err == nil || len(kept) == 0:
+	case Unreachable(err):
 		s.keptMu.Lock()
 		s.kept = append(kept, s.kept...)
 		s.keptMu.Unlock()
+	default:
+		err = s.inTx(ctx, nil, write)
 	}
 	return s.wrap(err)
+}
+
+// inTx runs write in a transaction after inserting the snapshots.
+func (s *Store) inTx(ctx context.Context, kept []keptEnv, write func(tx *sqlTx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, k := range kept {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO env_snapshots (experiment_id, round, phase, taken_at, snapshot) VALUES (?, ?, ?, ?, ?)`,
+			k.experiment, k.Round, k.Phase, ts(k.TakenAt), string(k.Snapshot)); err != nil {
+			return err
+		}
+	}
+	if err := write(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // writeKept writes the snapshots SaveEnv kept, if any: before a read,

@@ -436,3 +436,23 @@ func membersInOrder(t *testing.T, dsn string) {
 		t.Errorf("members %v, want %v", got, want)
 	}
 }
+
+// A snapshot the store refuses for good (its experiment gone) does not
+// keep the runs out: the run is stored, the snapshot dropped.
+func TestRefusedSnapshotKeepsNoRunOut(t *testing.T) { eachBackend(t, refusedSnapshot) }
+
+func refusedSnapshot(t *testing.T, dsn string) {
+	ctx := context.Background()
+	s, e, cells := withExperiment(t, dsn, "kept", []Cell{{Name: "c", Workload: "cmd", Params: map[string]string{}}})
+	if err := s.SaveEnv(ctx, "no-such-experiment", EnvSnapshot{Phase: "before", TakenAt: time.Now(), Snapshot: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := s.BeginRun(ctx, e.ID, &Run{CellID: cells[0].ID, Round: i}); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	if d, err := s.Load(ctx, e.ID); err != nil || len(d.Runs) != 2 {
+		t.Fatalf("%v: %+v", err, d)
+	}
+}
