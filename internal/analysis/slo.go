@@ -206,6 +206,9 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 		}
 	}
 	search, cpus := o.NewSearch(runsPerStep), cpusOf(d)
+	if d.Experiment.SegmentGroup != "" {
+		cpus = 0 // as its segments searched: nothing set aside (experiment's sloSearch)
+	}
 	achieved, fewest, capped := map[int][]float64{}, map[int]int64{}, map[int]bool{}
 	runs := slices.Clone(perCell[i]) // in the order the search took them
 	slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })

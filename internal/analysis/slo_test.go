@@ -150,6 +150,13 @@ func TestSearchSetsAsideMissesOfAStarvedClient(t *testing.T) {
 	if !strings.Contains(note, "3 set aside") {
 		t.Errorf("the history note does not say what was set aside: %s", note)
 	}
+	// A load run in segments sets nothing aside (its merged runs span
+	// machines, and its segments must take the same steps): replayed so.
+	d.Experiment.SegmentGroup = "g"
+	if v := Build(d, Options{}).SLOs[0]; v.SetAside != 0 || v.Steps[0].Verdict != stats.Undecided {
+		t.Errorf("a search in segments: %d set aside, first step %+v", v.SetAside, v.Steps[0])
+	}
+	d.Experiment.SegmentGroup = ""
 	// A search stored before loads set runs aside replays as it ran.
 	fixed := maps.Clone(slo)
 	delete(fixed, "slo_walk")

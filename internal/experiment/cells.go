@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,7 +77,10 @@ func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]la
 						}
 						c.load = &curveLoad{pct: load.pct, flat: flat[v.Name], base: highest(flat)}
 						if load.search != nil {
-							c.load.search = &sloSearch{slo: w.SLO, SLOSearch: w.SLO.NewSearch(p.Rounds)}
+							c.load.search = &sloSearch{slo: w.SLO, SLOSearch: w.SLO.NewSearch(p.Rounds), cpus: runtime.NumCPU()}
+							if seg.Split() {
+								c.load.search.cpus = 0
+							}
 						}
 					}
 					cell, err := c.cell(name, len(cells), checked)
