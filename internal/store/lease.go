@@ -287,6 +287,9 @@ func (s *Store) JoinLoad(ctx context.Context, grp string, n int, fingerprint str
 		return 0, "", s.wrap(err)
 	}
 	err = s.db.QueryRowContext(ctx, `SELECT n, fingerprint FROM segment_loads WHERE grp = ?`, grp).Scan(&heldN, &held)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = fmt.Errorf("segment group %s: its load's record went as this segment joined it (its segments removed meanwhile, iolab rm?); run the segment again", grp)
+	}
 	return heldN, held, s.wrap(err)
 }
 

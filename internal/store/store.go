@@ -402,5 +402,8 @@ func (s *Store) wrap(err error) error {
 	if err == nil {
 		return nil
 	}
+	if err == sql.ErrNoRows { //nolint:errorlint // bare: no caller said what was missing
+		err = fmt.Errorf("a row iolab wrote or expected is not in the store (removed by another process meanwhile?): %w", err)
+	}
 	return fmt.Errorf("--db %s: %w", s.path, err)
 }

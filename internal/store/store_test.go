@@ -456,3 +456,14 @@ func refusedSnapshot(t *testing.T, dsn string) {
 		t.Fatalf("%v: %+v", err, d)
 	}
 }
+
+// A store error never reaches a user as a bare "sql: no rows in result
+// set": it says what is missing, and still is sql.ErrNoRows.
+func TestNoRowsIsSaid(t *testing.T) {
+	t.Parallel()
+	s := &Store{path: "x.db"}
+	err := s.wrap(sql.ErrNoRows)
+	if !errors.Is(err, sql.ErrNoRows) || !strings.Contains(err.Error(), "--db x.db: a row iolab wrote or expected is not in the store") {
+		t.Errorf("%v", err)
+	}
+}
