@@ -153,8 +153,12 @@ func (r *Report) comparePair(cmp *comparing, base, c store.Cell, baseRuns, runs 
 		// Kept, not dropped: a cell whose variant failed every run is
 		// what the study is about.
 		def, _ := metrics.Describe(primary)
+		desc := def.Stat()
+		if lower, custom := opts.Custom[primary]; custom { // a bisected metric the command printed
+			desc = stats.Metric{LowerIsBetter: lower}
+		}
 		r.Comparisons = append(r.Comparisons, ComparisonView{Cell: c.Name, Variant: c.Variant, Baseline: r.Baseline,
-			Metric: primary, Primary: true, Failed: why, Comparison: stats.NoComparison(def.Stat())})
+			Metric: primary, Primary: true, Failed: why, Comparison: stats.NoComparison(desc)})
 		return
 	}
 	compared := comparedMetrics(wl)
