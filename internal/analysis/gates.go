@@ -80,8 +80,10 @@ func (g Gates) ForKinds(kinds []string) error {
 			return badinput.Errorf("--gate %q: %s is measured by %s workloads alone, and this plan runs %s", l.Text, l.Metric, def.Kind, runs)
 		}
 	}
-	if slices.Contains(g.FailOn, "frames") && !slices.Contains(kinds, "frames") {
-		return badinput.Errorf("--fail-on frames: a frame test's PASS or FAIL, and this plan runs %s, no frames workload", runs)
+	// A frame test's verdict is what its runs' frames_pass says
+	// (deadlineOf): the kind that measures that metric.
+	if pass, _ := metrics.Describe("frames_pass"); slices.Contains(g.FailOn, "frames") && pass.Kind != "" && !slices.Contains(kinds, pass.Kind) {
+		return badinput.Errorf("--fail-on frames: a frame test's PASS or FAIL, and this plan runs %s, no %s workload", runs, pass.Kind)
 	}
 	return nil
 }

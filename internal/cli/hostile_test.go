@@ -463,13 +463,18 @@ func TestFileCutUnderAJobCountsItsReadErrors(t *testing.T) {
 // no body ("HTTP 400 400 Bad Request: 400 Bad Request", as an audit saw),
 // so the check asks again with a request whose answer has one.
 func TestWrongRegionInTheServersWords(t *testing.T) {
+	ran := false
 	for _, srv := range s3Servers(t) {
 		if srv.name != "versitygw" { // MinIO without a region set takes any
 			continue
 		}
+		ran = true
 		_, err := s3Run(t, srv, "--bucket", "regioncheck", "--create-bucket", "--region", "eu-west-1", "--mix", "get=1", "--count", "2")
 		if err == nil || ExitCode(err) != 2 || !strings.Contains(err.Error(), "AuthorizationHeaderMalformed") || !strings.Contains(err.Error(), `"eu-west-1" is wrong`) {
 			t.Errorf("%s, --region eu-west-1: %v", srv.name, err)
 		}
+	}
+	if !ran {
+		t.Skip("no versitygw here (MinIO without a region set takes any): go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
 	}
 }

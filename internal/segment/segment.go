@@ -112,7 +112,7 @@ type Launcher struct {
 // MPI's mpirun, PMI (MPICH's mpiexec, srun --mpi=pmi2), and Slurm's srun.
 var Launchers = []Launcher{
 	{Name: "mpirun (Open MPI)", Index: "OMPI_COMM_WORLD_RANK", Count: "OMPI_COMM_WORLD_SIZE", Job: "OMPI_MCA_ess_base_jobid", Prefix: "mpi-"},
-	{Name: "PMI (mpiexec)", Index: "PMI_RANK", Count: "PMI_SIZE", Job: "PMI_JOBID", Prefix: "pmi-"},
+	{Name: "PMI (mpiexec)", Index: "PMI_RANK", Count: "PMI_SIZE"}, // no job ID it is known to give: --segment-group names the load
 	{Name: "srun (Slurm)", Index: "SLURM_PROCID", Count: "SLURM_STEP_NUM_TASKS", Job: "SLURM_JOB_ID", Step: "SLURM_STEP_ID", Prefix: "slurm-"},
 }
 
