@@ -23,22 +23,24 @@ import (
 // the worker's last one ended or after the request came, whichever is
 // later, so a machine that wakes it late does not lower its capacity of
 // c/d requests per second. A request that finds every worker busy waits for one.
+// A worker is handed on with the time it will be free before its request
+// sleeps: workers queue in the order they come free, and a request that
+// wakes late (a busy machine) is late alone, never keeping its worker from
+// the next one.
 func capacityServer(t *testing.T, c int, d time.Duration) *httptest.Server {
-	workers := make(chan *time.Time, c)
+	workers := make(chan time.Time, c)
 	for range c {
-		workers <- new(time.Time)
+		workers <- time.Time{}
 	}
 	body := make([]byte, 1024)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		end := time.Now() // when it came
-		free := <-workers
-		if free.After(end) {
-			end = *free
+		if free := <-workers; free.After(end) {
+			end = free
 		}
 		end = end.Add(d)
+		workers <- end
 		time.Sleep(time.Until(end))
-		*free = end
-		workers <- free
 		w.Write(body)
 	}))
 	t.Cleanup(srv.Close)

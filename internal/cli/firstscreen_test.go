@@ -132,8 +132,9 @@ workloads:
 	}
 	// Which way, by how much, how sure: "slow: 58% more wall time than
 	// quick [51%, 66%], slower" (a loaded machine may leave one
-	// inconclusive, or withhold it while a side still warms up).
-	answer := regexp.MustCompile(`^nap size=[12] — slow: (\d+(\.\d)?% (more|less) wall time than quick \[|[0-9.]+x the wall time of quick \[).*\], (slower|faster|same|inconclusive)`)
+	// inconclusive, or withhold it while a side still warms up: then it
+	// says so, and where the estimate is).
+	answer := regexp.MustCompile(`^nap size=[12] — slow: ((\d+(\.\d)?% (more|less) wall time than quick \[|[0-9.]+x the wall time of quick \[).*\], (slower|faster|same|inconclusive)|wall time against quick: no answer, inconclusive \(withheld: a side is still warming up, see the warnings\); the estimate is in the table below, unjudged$)`)
 	for _, a := range s.Answers {
 		if !answer.MatchString(a) {
 			t.Errorf("an answer that does not say which way, by how much and how sure: %q", a)
