@@ -112,3 +112,31 @@ func TestTrackAndKill(t *testing.T) {
 		t.Fatal("StartTime of this process")
 	}
 }
+
+// Wait returns when the process has ended, with its exit status, and
+// reaps it; a process killed while waited for ends the wait too.
+func TestWaitGivesTheEnd(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 0.2; exit 3")
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	err := Wait(cmd)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || cmd.ProcessState == nil {
+		t.Fatalf("Wait: %v, state %v; want exit status 3", err, cmd.ProcessState)
+	}
+	if StartTime(cmd.Process.Pid) != 0 {
+		t.Errorf("process %d still in /proc after Wait (not reaped)", cmd.Process.Pid)
+	}
+
+	killed := sleeper()
+	if err := Start(killed); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Wait(killed) }()
+	_ = killed.Process.Kill()
+	if err := <-done; err == nil || killed.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("a killed process: Wait %v, state %v", err, killed.ProcessState)
+	}
+}

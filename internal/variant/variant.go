@@ -325,7 +325,7 @@ func (v *Variant) Start(ctx context.Context, params map[string]string, group *cg
 	}
 	v.server, v.exited, v.params = cmd, make(chan struct{}), params
 	v.untrack = procgroup.Track(ctx, cmd.Process.Pid)
-	go func() { _ = cmd.Wait(); close(v.exited) }()
+	go func() { _ = procgroup.Wait(cmd); close(v.exited) }()
 	if err := v.waitReady(ctx); err != nil {
 		out := v.output.String()
 		_ = v.Stop()

@@ -147,7 +147,7 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); untrack() }()
 	watch := observe.WatchTreeMemory(cmd.Process.Pid, 10*time.Millisecond)
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- procgroup.Wait(cmd) }()
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
