@@ -163,10 +163,13 @@ func Wait(cmd *exec.Cmd) error {
 	if fd, err := unix.PidfdOpen(cmd.Process.Pid, unix.PIDFD_NONBLOCK); err == nil {
 		f := os.NewFile(uintptr(fd), "pidfd")
 		if rc, err := f.SyscallConn(); err == nil {
-			// Readable once the process has ended; the first call is
-			// before any wait, so it asks for one.
-			waited := false
-			_ = rc.Read(func(uintptr) bool { done := waited; waited = true; return done })
+			// Readable once the process has ended. Asked each time, as a
+			// read would be: the poller forgets a readiness it saw before
+			// the wait began (a process that ended at once).
+			_ = rc.Read(func(fd uintptr) bool {
+				n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+				return n > 0 || err != nil && err != unix.EINTR
+			})
 		}
 		f.Close()
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -129,6 +131,26 @@ func TestWaitGivesTheEnd(t *testing.T) {
 		t.Errorf("process %d still in /proc after Wait (not reaped)", cmd.Process.Pid)
 	}
 
+	// One that ended before the wait began (a zombie until reaped): its
+	// pidfd is readable from the start, which the wait must see.
+	quick := exec.Command("true")
+	if err := Start(quick); err != nil {
+		t.Fatal(err)
+	}
+	for !zombie(quick.Process.Pid) {
+		time.Sleep(time.Millisecond)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- Wait(quick) }()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("a process that had ended: Wait %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Wait on a process that had already ended did not return in a minute")
+	}
+
 	killed := sleeper()
 	if err := Start(killed); err != nil {
 		t.Fatal(err)
@@ -138,5 +160,47 @@ func TestWaitGivesTheEnd(t *testing.T) {
 	_ = killed.Process.Kill()
 	if err := <-done; err == nil || killed.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Errorf("a killed process: Wait %v, state %v", err, killed.ProcessState)
+	}
+}
+
+// zombie says whether process pid has ended and waits to be reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	s := string(b)
+	return err == nil && strings.HasPrefix(strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0], "Z")
+}
+
+// A process that ends at once, while other goroutines keep the runtime's
+// poller busy: the poller may see its pidfd readable before the wait
+// begins, and forget it then; the wait still returns, each of 500 times.
+func TestWaitSeesAnEndBeforeIt(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(10 * time.Microsecond):
+				}
+			}
+		}()
+	}
+	for i := range 500 {
+		cmd := exec.Command("true")
+		if err := Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- Wait(cmd) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run %d: %v", i, err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("run %d of `true`: Wait did not return in a minute", i)
+		}
 	}
 }
