@@ -109,24 +109,9 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		return err
 	}
 	defer st.Close()
-	resume, seed := "", p.Seed
-	if o.Resume {
-		var sp store.PlanRecord
-		if resume, sp, err = experiment.Resumable(ctx, st, p, stored, o.Output.Segment); err != nil {
-			return err
-		}
-		// The schedule continues exactly, and stops when decided as it
-		// began.
-		seed = sp.Seed
-		if sp.Sequential != nil {
-			p.MinRounds, p.Rounds = sp.Sequential.Min, sp.Sequential.Max
-		}
-	} else if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	if o.Output.Every > 0 && o.Output.Segment.Split() && (p.Precondition != nil || slices.ContainsFunc(p.Workloads, func(w plan.Workload) bool { return len(w.Curve) > 0 || w.SLO != nil })) {
-		// (Stopping when decided is refused in segments whatever the clock: Plan.SplitError.)
-		return usage("--run-every: a curve, a search, a precondition and stopping when decided judge the whole load as it runs, which segments meeting no barrier in a shared store cannot; leave --run-every out")
+	resume, seed, err := resumeOrSeed(ctx, st, p, stored, o)
+	if err != nil {
+		return err
 	}
 	// Groups a killed iolab left (its limits) go before new ones come,
 	// and so do its worktrees and builds.
@@ -169,6 +154,27 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 		runErr = fmt.Errorf("%d variants did not build and were left out (--keep-going)", len(skipped))
 	}
 	return runErr
+}
+
+// resumeOrSeed is the experiment --resume continues (its ID, the plan's
+// rounds and seed as it began: the schedule continues exactly, and stops
+// when decided as it began), or, for a new one, the plan's seed or one
+// from the clock.
+func resumeOrSeed(ctx context.Context, st *store.Store, p *plan.Plan, stored string, o ExperimentOptions) (resume string, seed uint64, err error) {
+	if !o.Resume {
+		if p.Seed != 0 {
+			return "", p.Seed, nil
+		}
+		return "", uint64(time.Now().UnixNano()), nil
+	}
+	resume, sp, err := experiment.Resumable(ctx, st, p, stored, o.Output.Segment)
+	if err != nil {
+		return "", 0, err
+	}
+	if sp.Sequential != nil {
+		p.MinRounds, p.Rounds = sp.Sequential.Min, sp.Sequential.Max
+	}
+	return resume, sp.Seed, nil
 }
 
 // applyFlags puts the command line's rounds (--until-decided,
@@ -216,6 +222,10 @@ func checkPlanSegment(p *plan.Plan, o *ExperimentOptions) error {
 	}
 	if why := p.SplitError(); why != "" {
 		return usage("--segment %s: %s", seg, why)
+	}
+	if o.Output.Every > 0 && (p.Precondition != nil || slices.ContainsFunc(p.Workloads, func(w plan.Workload) bool { return len(w.Curve) > 0 || w.SLO != nil })) {
+		// (Stopping when decided is refused in segments whatever the clock: Plan.SplitError.)
+		return usage("--run-every: a curve, a search, a precondition and stopping when decided judge the whole load as it runs, which segments meeting no barrier in a shared store cannot; leave --run-every out")
 	}
 	if o.Calibrate {
 		return usage("--segment %s: --calibrate measures one host's noise; run it without --segment", seg)

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,5 +113,61 @@ func TestHyperfineRuns(t *testing.T) {
 	decodeInto(t, out, &r)
 	if len(r.Runs) != 3 {
 		t.Errorf("--runs 3: %d runs", len(r.Runs))
+	}
+}
+
+// hyperfine's --export-json, --export-markdown and --export-csv write the
+// report to files beside what is printed, each read back by its consumer;
+// a second run replaces iolab's own exports; a file iolab did not write,
+// or a missing directory, is refused by its flag before anything runs.
+func TestExportsBesideTheReport(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	files := map[string]string{"json": filepath.Join(dir, "r.json"), "markdown": filepath.Join(dir, "r.md"), "csv": filepath.Join(dir, "r.csv")}
+	args := []string{"cmd", "true", "--runs", "2", "--warmup", "0", "--db", db}
+	for format, path := range files {
+		args = append(args, "--export-"+format, path)
+	}
+	for range 2 {
+		out, stderr, err := iolab(t, context.Background(), args...)
+		if err != nil || !strings.Contains(out, "wall") {
+			t.Fatalf("%v\n%s\n%s", err, out, stderr)
+		}
+	}
+	var r struct {
+		Experiment string
+		Runs       []struct{ Status string }
+	}
+	b, _ := os.ReadFile(files["json"])
+	if err := json.Unmarshal(b, &r); err != nil || len(r.Runs) != 2 {
+		t.Errorf("--export-json: %v, %d runs", err, len(r.Runs))
+	}
+	if b, _ := os.ReadFile(files["markdown"]); !strings.HasPrefix(string(b), "## Experiment "+r.Experiment+": ") {
+		t.Errorf("--export-markdown of %s: %.80q", r.Experiment, b)
+	}
+	f, _ := os.Open(files["csv"])
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) < 3 || rows[1][0] != r.Experiment {
+		t.Errorf("--export-csv: %v, %d rows", err, len(rows))
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM experiments`); n != 2 {
+		t.Fatalf("%d experiments stored, want 2", n)
+	}
+
+	theirs := filepath.Join(dir, "notes.txt")
+	writeFiles(t, dir, map[string]string{"notes.txt": "someone's notes\n"})
+	for flag, path := range map[string]string{"--export-json": theirs, "--export-csv": filepath.Join(dir, "missing", "r.csv")} {
+		_, _, err := iolab(t, context.Background(), "cmd", "true", "--db", db, flag, path)
+		if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), flag+" "+path+": ") {
+			t.Errorf("%s %s: %v (exit %d)", flag, path, err, ExitCode(err))
+		}
+	}
+	if b, _ := os.ReadFile(theirs); string(b) != "someone's notes\n" {
+		t.Errorf("a file iolab did not write was changed: %q", b)
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM experiments`); n != 2 {
+		t.Errorf("%d experiments stored after two refusals, want 2", n)
 	}
 }

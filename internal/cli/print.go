@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/outpath"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/store"
 )
@@ -85,6 +87,9 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	if err != nil {
 		return err
 	}
+	if err := o.writeExports(rep); err != nil {
+		return err
+	}
 	if len(o.Gates.FailOn) == 0 && len(o.Gates.Limits) == 0 {
 		return nil
 	}
@@ -139,4 +144,23 @@ func commandLine(cmd *cobra.Command) string {
 		parts = append(parts, "--"+f.Name+"="+f.Value.String())
 	})
 	return strings.Join(parts, " ")
+}
+
+// writeExports writes the report to the files --export-json,
+// --export-markdown and --export-csv name, each whole or not at all.
+func (o RepeatOptions) writeExports(rep *analysis.Report) error {
+	for i, path := range o.exportTo {
+		if path == "" {
+			continue
+		}
+		format := report.Exports[i]
+		var b bytes.Buffer
+		if err := report.Export(&b, rep, format, o.Series); err != nil {
+			return err
+		}
+		if err := outpath.Write("--export-"+format, path, b.Bytes(), report.IsExport(format)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -66,7 +66,10 @@ type RepeatOptions struct {
 	// them later), not at barriers in a shared store.
 	Every time.Duration
 	// LatencyLog is a file every measured operation goes to (--lat-log).
-	LatencyLog    string
+	LatencyLog string
+	// exportTo are the files the report is also written to, in each of
+	// report.Exports (--export-json, --export-markdown, --export-csv).
+	exportTo      []string
 	segment       string
 	startAt       string
 	seedFromClock bool
@@ -125,6 +128,11 @@ func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.gateLimits, "gate", nil, "exit 1 when a cell's median breaks a limit: METRIC<VALUE or METRIC>VALUE, such as 'read.lat_p99_ns<5ms', 'wall_s<2m', 'ops_per_s>10000' (repeatable)")
 	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "no live progress line on the terminal")
 	fs.StringVar(&o.Note, "note", "", "a note stored with the experiment, shown by show, ls and history (\"VM-7: virtio queue depth 256\"); 'iolab note EXP TEXT' adds more later")
+	o.exportTo = make([]string, len(report.Exports))
+	for i, format := range report.Exports {
+		fs.StringVar(&o.exportTo[i], "export-"+format, "", "also write the report as "+format+" to this file, as hyperfine's --export-"+format+
+			" (never over a file iolab did not write)")
+	}
 	fs.StringVar(&o.at, "at", "", "scales a scale study's fits extrapolate to, comma-separated (1e9,1.4e10); instead of the plan's extrapolate: at")
 }
 
@@ -144,6 +152,13 @@ func (o *RepeatOptions) validateOutput() error {
 	if o.LatencyLog != "" {
 		if err := outpath.Check("--lat-log", o.LatencyLog, metrics.IsLatencyLog); err != nil {
 			return err
+		}
+	}
+	for i, path := range o.exportTo {
+		if path != "" {
+			if err := outpath.Writable("--export-"+report.Exports[i], path, report.IsExport(report.Exports[i])); err != nil {
+				return err
+			}
 		}
 	}
 	o.At = nil

@@ -64,20 +64,33 @@ func Check(flag, path string, ours func(head []byte) bool) error {
 	return nil
 }
 
+// Writable is Check, and that the directory path is to be written in is
+// there: what Write needs, asked before anything runs.
+func Writable(flag, path string, ours func(head []byte) bool) error {
+	if err := Check(flag, path, ours); err != nil {
+		return err
+	}
+	if dir := filepath.Dir(path); !isDir(dir) {
+		return badinput.Errorf("%s %s: no directory %s to write it in", flag, path, dir)
+	}
+	return nil
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
 // Write writes a whole output (a report page) to path for flag, as Check
 // allows: through a temporary file beside it, renamed over it, so a
 // failure never leaves half a file where a good one was. A directory that
 // is not there is bad input (exit 2); every error names path and the
 // flag, never the temporary file.
 func Write(flag, path string, data []byte, ours func(head []byte) bool) error {
-	if err := Check(flag, path, ours); err != nil {
+	if err := Writable(flag, path, ours); err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return badinput.Errorf("%s %s: no directory %s to write it in", flag, path, dir)
-	}
-	f, err := os.CreateTemp(dir, ".iolab-*")
+	f, err := os.CreateTemp(filepath.Dir(path), ".iolab-*")
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", flag, path, bare(err))
 	}

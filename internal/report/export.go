@@ -250,3 +250,38 @@ func benchName(cell string) string {
 
 // oneLine keeps a configuration value on its line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Exports are the formats a command writes to a file beside what it prints
+// (--export-json, --export-markdown, --export-csv: hyperfine's flags), by
+// their flag's suffix.
+var Exports = []string{"json", "markdown", "csv"}
+
+// Export writes r in one of Exports.
+func Export(w io.Writer, r *analysis.Report, format string, series bool) error {
+	switch format {
+	case "json":
+		return JSON(w, r)
+	case "markdown":
+		return Markdown(w, r)
+	case "csv":
+		return CSV(w, r, series)
+	}
+	return fmt.Errorf("no export %q (want one of %s)", format, strings.Join(Exports, ", "))
+}
+
+// IsExport says whether a file that begins with head is one iolab wrote
+// as an export of that format, which a new one may replace.
+func IsExport(format string) func(head []byte) bool {
+	return func(head []byte) bool {
+		s := string(head)
+		switch format {
+		case "json":
+			return strings.HasPrefix(s, "{\n  \"experiment\": ")
+		case "markdown":
+			return strings.HasPrefix(s, "## Experiment ")
+		case "csv":
+			return strings.HasPrefix(s, "experiment,cell,variant,round,slot,warmup,status,")
+		}
+		return false
+	}
+}
