@@ -26,6 +26,7 @@ type argVariants struct {
 	resume       bool
 	untilDecided bool
 	maxRounds    int
+	minRuns      int
 	// own are the kind's options: those given go to the plan's workload.
 	own *pflag.FlagSet
 }
@@ -49,6 +50,22 @@ the first, as a plan's variants are (iolab experiment), and stored alike.`, stri
 	f.BoolVar(&a.resume, "resume", false, "with arguments: continue the newest unfinished comparison of the same arguments and flags")
 	f.BoolVar(&a.untilDecided, "until-decided", false, "with arguments: after --rounds, add rounds until every comparison is decided, at most --max-rounds")
 	flagval.IntVar(f, &a.maxRounds, "max-rounds", 0, plan.MinSequentialRounds, plan.MaxRounds, "with arguments: the most rounds --until-decided runs (default 10 times --rounds, at least 60)")
+	flagval.IntVar(f, &a.minRuns, "min-runs", 0, 1, plan.MaxRounds, "with arguments: hyperfine's --min-runs: at least this many rounds, then more until every comparison is decided (--until-decided --rounds N)")
+}
+
+// argOnlyFlags are the flags that shape a comparison of arguments.
+var argOnlyFlags = []string{"command-name", "prepare", "resume", "until-decided", "max-rounds", "min-runs"}
+
+// withoutArguments refuses the flags of a comparison given to a command
+// without arguments, which would otherwise be dropped.
+func (a *argVariants) withoutArguments(cmd *cobra.Command, kind workload.Kind) error {
+	for _, name := range argOnlyFlags {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			return usage("--%s: only with arguments, each the --%s of a variant (iolab %s --%s ... 'A' ['B' ...]); give the %s as an argument, not as --%s",
+				name, kind.Arguments, kind.Name, name, kind.Arguments, kind.Arguments)
+		}
+	}
+	return nil
 }
 
 // run makes the plan of the arguments and runs it.
@@ -64,6 +81,12 @@ func (a *argVariants) run(cmd *cobra.Command, kind workload.Kind, args []string,
 	}
 	if repeat.Segment.Split() || !repeat.StartAt.IsZero() {
 		return usage("--segment, --start-at: a comparison of arguments runs on one host; run a plan in segments instead")
+	}
+	if a.minRuns > 0 {
+		if cmd.Flags().Changed("rounds") || cmd.Flags().Changed("runs") {
+			return usage("--min-runs and --runs: give one (--runs is how many rounds run, --min-runs how many at least before the comparison is decided)")
+		}
+		repeat.Rounds, a.untilDecided = a.minRuns, true
 	}
 	text, err := a.planText(cmd, kind, args, repeat)
 	if err != nil {

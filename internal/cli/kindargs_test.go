@@ -171,3 +171,36 @@ func TestExportsBesideTheReport(t *testing.T) {
 		t.Errorf("%d experiments stored after two refusals, want 2", n)
 	}
 }
+
+// hyperfine's --min-runs is a floor: at least N rounds, then more until
+// the comparison is decided; with --runs it is refused. The flags of a
+// comparison given to a command without arguments are refused by name,
+// not dropped.
+func TestMinRunsAndComparisonFlags(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "x.db")
+	out, stderr, err := iolab(t, context.Background(), "cmd", "sleep 0.01", "sleep 0.04", "--min-runs", "6", "--warmup", "0", "--db", db, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct{ Runs []struct{ Round int } }
+	decodeInto(t, out, &r)
+	if len(r.Runs) < 12 || len(r.Runs)%2 != 0 || !strings.Contains(stderr, "(0 warm-up + 6 to 60 rounds, until decided)") {
+		t.Errorf("--min-runs 6: %d runs; %s", len(r.Runs), stderr)
+	}
+	for _, c := range []struct{ args, want string }{
+		{"cmd true --min-runs 6 --runs 3", "--min-runs and --runs: give one"},
+		{"cmd --run true --until-decided", "--until-decided: only with arguments, each the --run of a variant"},
+		{"cmd --run true -n quick", "--command-name: only with arguments"},
+		{"cmd --run true --prepare sync", "--prepare: only with arguments"},
+		{"cmd --run true --min-runs 6", "--min-runs: only with arguments"},
+	} {
+		_, _, err := iolab(t, context.Background(), append(strings.Fields(c.args), "--db", db)...)
+		if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), c.want) {
+			t.Errorf("%s: %v (exit %d), want %q", c.args, err, ExitCode(err), c.want)
+		}
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM experiments`); n != 1 {
+		t.Errorf("%d experiments stored, want the one of --min-runs", n)
+	}
+}

@@ -45,6 +45,9 @@ func newKindCommand(kind workload.Kind, stdout, stderr io.Writer) *cobra.Command
 			if len(args) > 0 {
 				return variants.run(cmd, kind, args, repeat, stdout, stderr)
 			}
+			if err := variants.withoutArguments(cmd, kind); err != nil {
+				return err
+			}
 			return runKind(cmd.Context(), kind, opts, repeat, commandLine(cmd), stdout, stderr)
 		},
 	}
