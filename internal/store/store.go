@@ -110,6 +110,9 @@ func openSQLite(ctx context.Context, path, dsn string) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	s := &Store{db: &sqlDB{DB: db}, path: path}
 	if err := s.init(ctx); err != nil {
+		if full := s.spaceErr(err); full != nil {
+			err = full
+		}
 		db.Close()
 		return nil, err
 	}
@@ -151,6 +154,9 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	err := s.db.QueryRowContext(ctx, tables).Scan(&n)
 	if err != nil {
+		if full := s.spaceErr(err); full != nil {
+			return full
+		}
 		if isBusy(err) {
 			return fmt.Errorf("--db %s: %w", s.path, err)
 		}
@@ -401,6 +407,9 @@ func (s *Store) SetExperimentStatus(ctx context.Context, id, status string) erro
 func (s *Store) wrap(err error) error {
 	if err == nil {
 		return nil
+	}
+	if full := s.spaceErr(err); full != nil {
+		return full
 	}
 	if err == sql.ErrNoRows { //nolint:errorlint // bare: no caller said what was missing
 		err = fmt.Errorf("a row iolab wrote or expected is not in the store (removed by another process meanwhile?): %w", err)
