@@ -370,7 +370,7 @@ func stallWarnings(dm derivedMetrics, c store.Cell, runs []store.Run) []stats.Wa
 	lower := def.Better == metrics.LowerIsBetter
 	var ws []stats.Warning
 	for _, res := range []struct{ key, what string }{{"env_cpu_stall", "a CPU"}, {"env_memory_stall", "memory"}, {"env_io_stall", "I/O"}} {
-		if k, _ := workload.Lookup(c.Workload); res.key == "env_io_stall" && k.TouchesDisk {
+		if res.key == "env_io_stall" && ownsIO(c, runs) {
 			continue // its own I/O makes I/O stall
 		}
 		type point struct {
@@ -553,4 +553,25 @@ func (c ComparisonView) MarshalJSON() ([]byte, error) {
 		m["failed"] = c.Failed
 	}
 	return json.Marshal(m)
+}
+
+// ownIOFloor is the block I/O a run of a workload that does not touch a
+// disk by kind (a command) must do, at the median, for the I/O others
+// waited for to count as possibly its own.
+const ownIOFloor = 1 << 20
+
+// ownsIO says whether the cell's I/O stall may be its own: a kind whose
+// target is storage, or one whose runs read and wrote at least ownIOFloor
+// of block I/O each at the median (a command that writes an index).
+func ownsIO(c store.Cell, runs []store.Run) bool {
+	if k, _ := workload.Lookup(c.Workload); k.TouchesDisk {
+		return true
+	}
+	var bytes []float64
+	for _, run := range runs {
+		if !run.Warmup && run.Result != nil {
+			bytes = append(bytes, run.Result.Extra["disk_read_bytes"]+run.Result.Extra["disk_write_bytes"])
+		}
+	}
+	return len(bytes) > 0 && stats.Summarize(bytes).Median >= ownIOFloor
 }

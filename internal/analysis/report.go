@@ -485,8 +485,7 @@ func (r *Report) cellViews(d *store.Data, perCell [][]store.Run, trendAdvice str
 			r.Warnings = append(r.Warnings, cv.Warnings...)
 		}
 		r.Warnings = append(r.Warnings, stallWarnings(r.derived, c, perCell[i])...)
-		k, _ := workload.Lookup(c.Workload)
-		evidence.TouchesDisk = evidence.TouchesDisk || k.TouchesDisk
+		evidence.TouchesDisk = evidence.TouchesDisk || ownsIO(c, perCell[i])
 		for _, run := range perCell[i] {
 			if !run.Warmup && run.Result != nil {
 				evidence.Seconds = append(evidence.Seconds, run.Result.EnvSeries...)

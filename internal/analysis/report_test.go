@@ -383,3 +383,39 @@ func TestReportTargetAsTheRunsSawIt(t *testing.T) {
 		t.Errorf("without: %+v", r.Env)
 	}
 }
+
+// I/O pressure beside a command that writes an index of its own (149 MiB
+// a run, from its rusage) is not called storage the workload does not use,
+// nor is its I/O stall starvation by others; beside a command that does
+// no I/O, it is.
+func TestIOPressureAgainstTheCommandsOwnIO(t *testing.T) {
+	build := func(written float64) (pressure, starved string) {
+		t0 := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+		d := &store.Data{Experiment: store.Experiment{ID: "x"}, Cells: []store.Cell{{ID: 1, Name: "index", Workload: "cmd"}}}
+		for round, stall := range []float64{0.3, 0.6, 0.4, 0.8, 0.35, 0.5, 0.45, 0.7} {
+			res := &metrics.Result{Start: t0.Add(time.Duration(round) * time.Minute), Duration: time.Second,
+				Extra: map[string]float64{"wall_s": 1 + stall, "env_cpu_stall": 0, "env_memory_stall": 0, "env_io_stall": stall,
+					"disk_read_bytes": 0, "disk_write_bytes": written}}
+			res.EnvSeries = []metrics.EnvSecond{{T: res.Start.Unix() + 1, IOStall: stall}, {T: res.Start.Unix() + 2, IOStall: stall}}
+			d.Runs = append(d.Runs, store.Run{ID: int64(round + 1), CellID: 1, Round: round, Status: store.StatusOK, Result: res})
+			snap, _ := json.Marshal(envinfo.Snapshot{TakenAt: res.Start, CPUs: 2, Load1: 0.5, PressureCPU: 1, PressureMemory: 0, PressureIO: 100 * stall,
+				MemTotalBytes: 8 << 30, MemAvailableBytes: 6 << 30})
+			d.Env = append(d.Env, store.EnvSnapshot{Round: round, Phase: "before", TakenAt: res.Start, Snapshot: snap})
+		}
+		for _, w := range Build(d, Options{}).Warnings {
+			switch w.Code {
+			case "io-pressure":
+				pressure = w.Message
+			case "starved":
+				starved = w.Message
+			}
+		}
+		return pressure, starved
+	}
+	if pressure, starved := build(149 << 20); pressure != "" || starved != "" {
+		t.Errorf("a command writing 149 MiB a run: io-pressure %q, starved %q", pressure, starved)
+	}
+	if pressure, starved := build(0); !strings.Contains(pressure, "storage the workload does not use") || !strings.Contains(starved, "waited longer for I/O") {
+		t.Errorf("a command doing no I/O: io-pressure %q, starved %q", pressure, starved)
+	}
+}

@@ -28,9 +28,11 @@ type Evidence struct {
 	// of a target that drifted), with the two variations.
 	Starved []Starved
 	// TouchesDisk is set when a workload did I/O on the target's
-	// filesystem (fs, frames): only then do the target's device and
-	// filesystem matter. A cmd, http or s3 workload's target is a working
-	// directory, and its disk says nothing about the results.
+	// filesystem (fs, frames), or a command did block I/O of its own
+	// (analysis.ownsIO): only then do the target's device and filesystem
+	// matter, and I/O pressure may be the workload's own. An http or s3
+	// workload's target is a working directory, and its disk says nothing
+	// about the results.
 	TouchesDisk bool
 	// UncachedRandomReadP50Ns is the median latency of random reads that
 	// bypassed the page cache (direct I/O), or 0 if none ran.

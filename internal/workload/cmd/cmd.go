@@ -208,6 +208,9 @@ func (c *Cmd) figures(cmd *exec.Cmd, start time.Time, wall time.Duration, peak o
 		res.CPUUserS = time.Duration(ru.Utime.Nano()).Seconds()
 		res.CPUSysS = time.Duration(ru.Stime.Nano()).Seconds()
 		res.Extra["user_s"], res.Extra["sys_s"] = res.CPUUserS, res.CPUSysS
+		// The tree's own block I/O (Linux counts it in 512-byte units):
+		// what says whether the storage others waited for was its own.
+		res.Extra["disk_read_bytes"], res.Extra["disk_write_bytes"] = float64(ru.Inblock)*512, float64(ru.Oublock)*512
 	}
 	// The process tree's own peak, from /proc (ru_maxrss would be iolab's).
 	if peak.Samples > 0 {

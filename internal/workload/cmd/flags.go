@@ -18,6 +18,10 @@ func init() {
 		metrics.Def{Name: "max_rss_bytes", Label: "peak RSS MiB", Unit: "B", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax},
 		metrics.Def{Name: "items_per_s", Label: "items/s", Unit: "items/s", Better: metrics.HigherIsBetter},
 		metrics.Def{Name: "exit_code", Unit: "code", Merge: metrics.MergeMax},
+		// Block I/O of the command's tree (rusage): not judged, but what
+		// tells its own I/O from other work's.
+		metrics.Def{Name: "disk_read_bytes", Label: "disk read", Unit: "B"},
+		metrics.Def{Name: "disk_write_bytes", Label: "disk written", Unit: "B"},
 	)
 	workload.Register(workload.Kind{
 		Name:            "cmd",
