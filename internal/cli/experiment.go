@@ -61,6 +61,7 @@ func newExperimentCommand(stdout, stderr io.Writer) *cobra.Command {
 	f := cmd.Flags()
 	o.Output.addOutputFlags(f)
 	o.Output.addSegmentFlags(f)
+	o.Output.addShowOutputFlag(f)
 	f.StringVar(&o.Order, "order", "", "random (default) or sequential (legacy: each variant's rounds back to back; warned about)")
 	f.BoolVar(&o.Resume, "resume", false, "continue the newest unfinished experiment of this plan: finished runs are kept, not repeated")
 	f.BoolVar(&o.KeepGoing, "keep-going", false, "record failed runs and variants that do not build, and go on")
@@ -123,7 +124,7 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	}
 	defer os.RemoveAll(runDir)
 	spec := experiment.Spec{Path: path, Plan: p, Stored: stored, Command: command, Seed: seed, Resume: resume,
-		KeepGoing: o.KeepGoing, RunDir: runDir, Segment: lab.Plan{Command: command}}
+		KeepGoing: o.KeepGoing, RunDir: runDir, Segment: lab.Plan{Command: command}, ShowOutput: o.Output.showTo(stderr)}
 	if o.Calibrate {
 		return calibrate(ctx, spec, o, st, stdout, stderr)
 	}

@@ -204,3 +204,39 @@ func TestMinRunsAndComparisonFlags(t *testing.T) {
 		t.Errorf("%d experiments stored, want the one of --min-runs", n)
 	}
 }
+
+// hyperfine's --show-output: what each run prints, stdout and stderr, goes
+// to iolab's stderr as it is printed, never into the report on stdout;
+// without it nothing is shown; a kind that runs no command has no such
+// flag.
+func TestShowOutput(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "x.db")
+	lines := func(s, want string) int {
+		n := 0
+		for _, l := range strings.Split(s, "\n") {
+			if l == want {
+				n++
+			}
+		}
+		return n
+	}
+	for _, show := range []bool{true, false} {
+		args := []string{"cmd", "echo said-out", "echo said-err >&2", "--runs", "2", "--warmup", "0", "--db", db}
+		if show {
+			args = append(args, "--show-output")
+		}
+		out, stderr, err := iolab(t, context.Background(), args...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		want := map[bool]int{true: 2, false: 0}[show]
+		if lines(stderr, "said-out") != want || lines(stderr, "said-err") != want || lines(out, "said-out")+lines(out, "said-err") != 0 {
+			t.Errorf("--show-output %v: stderr %q, stdout %q", show, stderr, out)
+		}
+	}
+	_, _, err := iolab(t, context.Background(), "fs", "--directory", t.TempDir(), "--show-output", "--db", db)
+	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "unknown flag: --show-output") {
+		t.Errorf("fs --show-output: %v", err)
+	}
+}

@@ -55,6 +55,9 @@ func newKindCommand(kind workload.Kind, stdout, stderr io.Writer) *cobra.Command
 	opts.AddFlags(own)
 	cmd.Flags().AddFlagSet(own)
 	repeat.AddFlags(cmd.Flags(), kind.Splits)
+	if kind.OutputMetrics {
+		repeat.addShowOutputFlag(cmd.Flags())
+	}
 	if kind.Arguments != "" {
 		variants.addFlags(cmd, kind, own)
 	}
@@ -73,7 +76,7 @@ func runKind(ctx context.Context, kind workload.Kind, opts workload.Options, rep
 	if err != nil {
 		return err
 	}
-	w, target, err := opts.Build(workload.Build{Dir: dir, Env: os.Environ(), Segment: repeat.Segment})
+	w, target, err := opts.Build(workload.Build{Dir: dir, Env: os.Environ(), Segment: repeat.Segment, Show: repeat.showTo(stderr)})
 	if err != nil {
 		return &UsageError{Err: fmt.Errorf("%s: %w", kind.Name, err)}
 	}

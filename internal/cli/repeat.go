@@ -3,9 +3,11 @@ package cli
 import (
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -48,6 +50,9 @@ type RepeatOptions struct {
 	gateLimits []string
 	// Quiet draws no progress line.
 	Quiet bool
+	// ShowOutput prints what each measured run of a command prints, on
+	// stderr, as hyperfine's --show-output (and draws no progress line).
+	ShowOutput bool
 	// Note is stored with the experiment ("VM-7: virtio queue depth 256").
 	Note string
 	// Segment is this process's share of a load run by several (--segment
@@ -136,7 +141,38 @@ func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.at, "at", "", "scales a scale study's fits extrapolate to, comma-separated (1e9,1.4e10); instead of the plan's extrapolate: at")
 }
 
+// addShowOutputFlag registers --show-output, on a command whose workloads
+// may print (a kind with OutputMetrics, experiment).
+func (o *RepeatOptions) addShowOutputFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.ShowOutput, "show-output", false, "print what each measured run of a command prints, on stderr as it prints it (hyperfine's --show-output); no progress line then")
+}
+
+// showTo is where --show-output sends what runs print: stderr, one write
+// at a time (a command's stdout and stderr are copied at once); nil
+// without the flag.
+func (o *RepeatOptions) showTo(stderr io.Writer) io.Writer {
+	if !o.ShowOutput {
+		return nil
+	}
+	return &lockedWriter{w: stderr}
+}
+
+// lockedWriter is a writer safe for concurrent use.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 func (o *RepeatOptions) validateOutput() error {
+	if o.ShowOutput {
+		o.Quiet = true // the progress line would be torn by the command's lines
+	}
 	switch {
 	case o.DB == "":
 		return usage("--db: want a file path such as ./iolab.db")

@@ -37,11 +37,11 @@ func Calibrate(ctx context.Context, st *store.Store, runner *lab.Runner, s Spec,
 	if err != nil {
 		return "", 0, err
 	}
-	a, err := Cells(&only, variants, segment.Whole)
+	a, err := Cells(&only, variants, segment.Whole, nil)
 	if err != nil {
 		return "", 0, &badinput.Error{Err: err}
 	}
-	b, err := Cells(&only, []*variant.Variant{variants[0]}, segment.Whole)
+	b, err := Cells(&only, []*variant.Variant{variants[0]}, segment.Whole, nil)
 	if err != nil {
 		return "", 0, &badinput.Error{Err: err}
 	}

@@ -9,6 +9,7 @@ package experiment
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"runtime"
@@ -42,7 +43,7 @@ import (
 // exports — is built again for every start of the server, with that
 // start's port, and laid out or opened only once the server is ready; a
 // workload with a setup step is too, after its setup ran.
-func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]lab.Cell, error) {
+func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment, show io.Writer) ([]lab.Cell, error) {
 	var cells []lab.Cell
 	checked := map[cgroup.Limits]error{}
 	for _, v := range p.Variants {
@@ -70,7 +71,7 @@ func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment) ([]la
 					name += " " + plan.LoadParam + "=" + load.name()
 				}
 				for _, v := range variants {
-					c := &cellBuilder{p: p, w: w, v: v, point: point, params: map[string]string{}, seg: seg}
+					c := &cellBuilder{p: p, w: w, v: v, point: point, params: map[string]string{}, seg: seg, show: show}
 					if load != nil {
 						if flat[v.Name] == nil {
 							flat[v.Name] = &calibration{}
@@ -271,6 +272,8 @@ type cellBuilder struct {
 	seg segment.Segment
 	// load, for a workload with a curve, is the cell's point on it.
 	load *curveLoad
+	// show gets what the measured workload runs prints (--show-output).
+	show io.Writer
 }
 
 // expand fills a plan value's templates — the variant's, the matrix
@@ -397,6 +400,9 @@ func (c *cellBuilder) build(spec plan.Workload, setup bool) (workload.Workload, 
 		opts.(workload.Pacer).PacedLater()
 	}
 	b := workload.Build{Dir: c.v.Workdir, Env: c.v.Env(), Params: c.params, Limits: c.cmdLimits, Setup: setup, Segment: c.seg}
+	if !setup {
+		b.Show = c.show
+	}
 	for _, m := range spec.Metrics {
 		if setup {
 			return nil, "", m.Pos.Errorf("workload %q: setup: metrics are read from the measured runs; give them to the workload itself", c.w.Name)

@@ -44,6 +44,9 @@ type Spec struct {
 	Step *Step
 	// RunDir is where variants are built (a scratch directory).
 	RunDir string
+	// ShowOutput, if set, gets what each measured run prints
+	// (--show-output); safe for concurrent use.
+	ShowOutput io.Writer
 }
 
 // Step is what a bisect asks of one step's experiment: its variants'
@@ -76,7 +79,7 @@ func Run(ctx context.Context, st *store.Store, runner *lab.Runner, s Spec) (id s
 	if err != nil {
 		return "", nil, err
 	}
-	cells, err := Cells(p, variants, s.Segment.Segment)
+	cells, err := Cells(p, variants, s.Segment.Segment, s.ShowOutput)
 	if err != nil {
 		return "", nil, &badinput.Error{Err: err}
 	}

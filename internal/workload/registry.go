@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"sort"
@@ -86,6 +87,9 @@ type Build struct {
 	// Metrics are read from what the workload runs prints (a kind with
 	// OutputMetrics).
 	Metrics []OutputMetric
+	// Show, if set, gets what the workload runs prints, as it prints it
+	// (--show-output, a kind with OutputMetrics); safe for concurrent use.
+	Show io.Writer
 }
 
 // OutputMetric is a figure read from a command's output: the first group of

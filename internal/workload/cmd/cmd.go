@@ -47,6 +47,9 @@ type Options struct {
 	// KeepOutput keeps the lines the command prints on stdout as the
 	// run's Outputs (a plan's setup step).
 	KeepOutput bool
+	// Show, if set, gets the command's stdout and stderr as it prints
+	// them (--show-output); it must be safe for concurrent use.
+	Show io.Writer
 	// Metrics are figures read from what the command prints (phases of
 	// its own, counts): stored with the run's, and a run that does not
 	// print one fails.
@@ -195,6 +198,9 @@ func (c *Cmd) outputs(cmd *exec.Cmd) runOutputs {
 	if c.opts.KeepOutput {
 		o.stdout = &boundedBuffer{max: maxOutput}
 		cmd.Stdout = io.MultiWriter(cmd.Stdout, o.stdout)
+	}
+	if c.opts.Show != nil {
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(cmd.Stdout, c.opts.Show), io.MultiWriter(cmd.Stderr, c.opts.Show)
 	}
 	return o
 }

@@ -52,7 +52,7 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 // Build implements workload.Options.
 func (f *Flags) Build(b workload.Build) (workload.Workload, string, error) {
 	o := f.o
-	o.Dir, o.Env, o.Params, o.KeepOutput = b.Dir, b.Env, b.Params, b.Setup
+	o.Dir, o.Env, o.Params, o.KeepOutput, o.Show = b.Dir, b.Env, b.Params, b.Setup, b.Show
 	if !b.Setup {
 		o.Limits = b.Limits
 	}
