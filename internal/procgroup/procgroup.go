@@ -167,8 +167,12 @@ func Wait(cmd *exec.Cmd) error {
 			// read would be: the poller forgets a readiness it saw before
 			// the wait began (a process that ended at once).
 			_ = rc.Read(func(fd uintptr) bool {
-				n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
-				return n > 0 || err != nil && err != unix.EINTR
+				for {
+					n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+					if err != unix.EINTR { //nolint:errorlint // a bare errno
+						return n > 0 || err != nil // an error: cmd.Wait alone
+					}
+				}
 			})
 		}
 		f.Close()
