@@ -205,10 +205,7 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 			}
 		}
 	}
-	search, cpus := o.NewSearch(runsPerStep), cpusOf(d)
-	if d.Experiment.SegmentGroup != "" {
-		cpus = 0 // as its segments searched: nothing set aside (experiment's sloSearch)
-	}
+	search, cpus, segmented := o.NewSearch(runsPerStep), cpusOf(d), d.Experiment.SegmentGroup != ""
 	achieved, fewest, capped := map[int][]float64{}, map[int]int64{}, map[int]bool{}
 	runs := slices.Clone(perCell[i]) // in the order the search took them
 	slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })
@@ -222,7 +219,7 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 		if run.Status != store.StatusOK {
 			search.Add(0, false)
 		} else {
-			switch o.Take(search, m, metrics.Starved(m, run.Result.Duration, cpus)) {
+			switch o.Take(search, m, o.Starved(m, run.Result.Duration, cpus, segmented)) {
 			case plan.Unmeasured:
 				continue // stored as failed when it ran (see experiment's ran)
 			case plan.ClientMissed:

@@ -12,7 +12,6 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,10 +77,7 @@ func Cells(p *plan.Plan, variants []*variant.Variant, seg segment.Segment, show 
 						}
 						c.load = &curveLoad{pct: load.pct, flat: flat[v.Name], base: highest(flat)}
 						if load.search != nil {
-							c.load.search = &sloSearch{slo: w.SLO, SLOSearch: w.SLO.NewSearch(p.Rounds), cpus: runtime.NumCPU()}
-							if seg.Split() {
-								c.load.search.cpus = 0
-							}
+							c.load.search = &sloSearch{slo: w.SLO, SLOSearch: w.SLO.NewSearch(p.Rounds), segmented: seg.Split()}
 						}
 					}
 					cell, err := c.cell(name, len(cells), checked)

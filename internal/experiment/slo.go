@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -20,11 +21,8 @@ import (
 type sloSearch struct {
 	slo *plan.SLO
 	*stats.SLOSearch
-	// cpus are the machine's, by which a run's generator was starved or
-	// not (metrics.Starved); 0 for a load run in segments, whose merged
-	// runs span machines, and whose every segment must take the same
-	// steps: it sets no run aside.
-	cpus int
+	// segmented is a load run in segments (plan.SLO.Starved).
+	segmented bool
 }
 
 // highest is the highest rate the calibrations reached.
@@ -47,7 +45,7 @@ func (s *sloSearch) ran(res *metrics.Result, ok bool) error {
 		return nil
 	}
 	m := metrics.RunMetrics(res)
-	if s.slo.Take(s.SLOSearch, m, metrics.Starved(m, res.Duration, s.cpus)) == plan.Unmeasured {
+	if s.slo.Take(s.SLOSearch, m, s.slo.Starved(m, res.Duration, runtime.NumCPU(), s.segmented)) == plan.Unmeasured {
 		return fmt.Errorf("slo.metric %s: the run measured no such metric; it measured %s", s.slo.Metric, strings.Join(slices.Sorted(maps.Keys(m)), ", "))
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
@@ -80,6 +81,15 @@ const (
 	// runs again.
 	SetAside
 )
+
+// Starved says whether a run's generator was starved of CPU as a search
+// counts it: metrics.Starved on a machine of cpus CPUs, and never for a
+// load run in segments — its merged runs span machines whose CPU counts
+// differ, and every segment must take the same steps, so it sets no run
+// aside. The search that runs the loads and its replay both ask here.
+func (o SLO) Starved(m map[string]float64, d time.Duration, cpus int, segmented bool) bool {
+	return !segmented && metrics.Starved(m, d, cpus)
+}
 
 // Take judges a successful run at search s's load, of metrics m whose
 // generator was starved of CPU or not (metrics.Starved), and moves the
