@@ -154,13 +154,11 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	err := s.db.QueryRowContext(ctx, tables).Scan(&n)
 	if err != nil {
-		if full := s.spaceErr(err); full != nil {
-			return full
-		}
 		if isBusy(err) {
 			return fmt.Errorf("--db %s: %w", s.path, err)
 		}
-		return fmt.Errorf("--db %s: %w (%v); point --db at an iolab database or a new file", s.path, ErrNotIolab, err)
+		// (SQLite's error kept: a full disk is said as one, openSQLite.)
+		return fmt.Errorf("--db %s: %w (%w); point --db at an iolab database or a new file", s.path, ErrNotIolab, err)
 	}
 	if n == 0 {
 		// Segments of a load start together on a new database: one
