@@ -570,7 +570,7 @@ func ownsIO(c store.Cell, runs []store.Run) bool {
 	var bytes []float64
 	for _, run := range runs {
 		if !run.Warmup && run.Result != nil {
-			bytes = append(bytes, run.Result.Extra["disk_read_bytes"]+run.Result.Extra["disk_write_bytes"])
+			bytes = append(bytes, metrics.BlockIOBytes(run.Result.Extra))
 		}
 	}
 	return len(bytes) > 0 && stats.Summarize(bytes).Median >= ownIOFloor

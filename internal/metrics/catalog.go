@@ -76,6 +76,23 @@ type Def struct {
 	// Kind is the workload kind that alone measures it (DeclareFor); ""
 	// for a metric any kind may.
 	Kind string
+	// BlockIO metrics count bytes of block I/O the workload did itself
+	// (a command's, from its rusage): BlockIOBytes sums them.
+	BlockIO bool
+}
+
+// BlockIOBytes is the block I/O a run's workload did itself: the sum of
+// its metrics declared BlockIO.
+func BlockIOBytes(m map[string]float64) float64 {
+	catalogMu.RLock()
+	defer catalogMu.RUnlock()
+	sum := 0.0
+	for name, v := range m {
+		if catalog[name].BlockIO {
+			sum += v
+		}
+	}
+	return sum
 }
 
 var (

@@ -20,8 +20,8 @@ func init() {
 		metrics.Def{Name: "exit_code", Unit: "code", Merge: metrics.MergeMax},
 		// Block I/O of the command's tree (rusage): not judged, but what
 		// tells its own I/O from other work's.
-		metrics.Def{Name: "disk_read_bytes", Label: "disk read", Unit: "B"},
-		metrics.Def{Name: "disk_write_bytes", Label: "disk written", Unit: "B"},
+		metrics.Def{Name: "disk_read_bytes", Label: "disk read", Unit: "B", Zeroable: true, BlockIO: true},
+		metrics.Def{Name: "disk_write_bytes", Label: "disk written", Unit: "B", Zeroable: true, BlockIO: true},
 	)
 	workload.Register(workload.Kind{
 		Name:            "cmd",
