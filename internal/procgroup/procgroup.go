@@ -156,8 +156,8 @@ var (
 // awaited in the runtime's poller, on a pidfd, not in a blocking wait
 // system call: a goroutine held in a system call keeps Go's monitor
 // thread waking every 20 µs or more until it has retaken its processor —
-// 1.4 ms of CPU for each 50 ms command, a tenth of `iolab cmd`'s own cost
-// a run (bench/cmd_vs_hyperfine). Where pidfds are missing (Linux before
+// most of the 2.3 ms of CPU a 50 ms command's run cost `iolab cmd` more
+// before (bench/cmd_vs_hyperfine, docs/cmd.md). Where pidfds are missing (Linux before
 // 5.10), it is cmd.Wait alone.
 func Wait(cmd *exec.Cmd) error {
 	if fd, err := unix.PidfdOpen(cmd.Process.Pid, unix.PIDFD_NONBLOCK); err == nil {
