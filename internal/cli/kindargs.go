@@ -27,6 +27,7 @@ type argVariants struct {
 	untilDecided bool
 	maxRounds    int
 	minRuns      int
+	params       parameters
 	// own are the kind's options: those given go to the plan's workload.
 	own *pflag.FlagSet
 }
@@ -51,14 +52,18 @@ the first, as a plan's variants are (iolab experiment), and stored alike.`, stri
 	f.BoolVar(&a.untilDecided, "until-decided", false, "with arguments: after --rounds, add rounds until every comparison is decided, at most --max-rounds")
 	flagval.IntVar(f, &a.maxRounds, "max-rounds", 0, plan.MinSequentialRounds, plan.MaxRounds, "with arguments: the most rounds --until-decided runs (default 10 times --rounds, at least 60)")
 	flagval.IntVar(f, &a.minRuns, "min-runs", 0, 1, plan.MaxRounds, "with arguments: hyperfine's --min-runs: at least this many rounds, then more until every comparison is decided (--until-decided --rounds N)")
+	a.params.addFlags(f)
 }
 
 // argOnlyFlags are the flags that shape a comparison of arguments.
-var argOnlyFlags = []string{"command-name", "prepare", "resume", "until-decided", "max-rounds", "min-runs"}
+var argOnlyFlags = []string{"command-name", "prepare", "resume", "until-decided", "max-rounds", "min-runs", "parameter-list", "parameter-scan", "parameter-step-size"}
 
 // withoutArguments refuses the flags of a comparison given to a command
 // without arguments, which would otherwise be dropped.
 func (a *argVariants) withoutArguments(cmd *cobra.Command, kind workload.Kind) error {
+	if a.params.given() {
+		return usage("--parameter-list, --parameter-scan: no command is left as an argument; give the parameter, its values, then each command: iolab %s -L NAME V1,V2 'A {NAME}' ['B' ...] or -P NAME MIN MAX 'A {NAME}'", kind.Name)
+	}
 	for _, name := range argOnlyFlags {
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
 			return usage("--%s: only with arguments, each the --%s of a variant (iolab %s --%s ... 'A' ['B' ...]); give the %s as an argument, not as --%s",
@@ -133,6 +138,13 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 		return nil, usage("--lat-log %s: a command is one operation, timed whole; there is no operation to log", repeat.LatencyLog)
 	}
 
+	axes, err := a.params.axes(cmd.Flags().Changed("parameter-step-size"))
+	if err != nil {
+		return nil, err
+	}
+	if args, names, err = expand(args, names, axes); err != nil {
+		return nil, err
+	}
 	d := draftOf(cmd, kind, repeat)
 	d.Baseline, d.BeforeRun = names[0], a.prepare
 	for i, arg := range args {
