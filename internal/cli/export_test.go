@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -24,9 +25,12 @@ func TestExports(t *testing.T) {
 	t.Parallel()
 	need(t, "benchstat")
 	dir := t.TempDir()
+	// The baseline is not the variant that runs first (in sequential
+	// order, short): benchstat's base must still be it.
 	writeFiles(t, dir, map[string]string{"plan.yaml": `name: exports
 rounds: 6
 warmup: 0
+baseline: long
 variants:
   - {name: short, env: {NAP: "0.01"}}
   - {name: long, env: {NAP: "0.05"}}
@@ -37,7 +41,7 @@ workloads:
 	db := filepath.Join(dir, "x.db")
 	var ids []string
 	for i := range 2 {
-		if _, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--note", []string{"before", "after the change"}[i]); err != nil {
+		if _, stderr, err := iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db, "--order", "sequential", "--note", []string{"before", "after the change"}[i]); err != nil {
 			t.Fatalf("%v\n%s", err, stderr)
 		}
 	}
@@ -111,6 +115,20 @@ workloads:
 	got, err := exec.Command("benchstat", "-col", "variant", files[0]).CombinedOutput()
 	if err != nil || !strings.Contains(string(got), "sec/op") || !strings.Contains(string(got), "vs base") || !strings.Contains(string(got), "n=6") {
 		t.Fatalf("benchstat -col variant: %v\n%s", err, got)
+	}
+	// Its base is the experiment's baseline: long first, short's delta
+	// against it (about -80%), as iolab's own report says.
+	heads := 0
+	for _, line := range strings.Split(string(got), "\n") {
+		if strings.Contains(line, "│") && strings.Contains(line, "short") {
+			heads++
+			if i := strings.Index(line, "long"); i < 0 || i > strings.Index(line, "short") {
+				t.Errorf("benchstat -col variant takes another base than the baseline, long: %q\n%s", line, got)
+			}
+		}
+	}
+	if heads == 0 || !regexp.MustCompile(`sec/op .*\n.* -[78]\d\.\d+% `).Match(got) {
+		t.Errorf("benchstat -col variant: no table, or short's wall time not about 80%% below long's:\n%s", got)
 	}
 	// Two experiments of the same plan: one table per variant, each
 	// comparing the files (a "vs base" column), not a table per file.

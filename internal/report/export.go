@@ -170,7 +170,9 @@ func NDJSON(w io.Writer, r *analysis.Report, series bool) error {
 // `benchstat old.txt new.txt` — or an experiment's variants —
 // `benchstat -col variant exp.txt`. Configuration lines carry the
 // environment and the variant; Unit lines say which way is better; each
-// run is one line of its metrics with units.
+// run is one line of its metrics with units. The baseline's runs come
+// first, then each variant's in the report's order: benchstat takes the
+// first value of a column it sees as the base of its deltas.
 func Bench(w io.Writer, rep *analysis.Report) error {
 	var env envinfo.Snapshot
 	if rep.Env != nil {
@@ -192,7 +194,7 @@ func Bench(w io.Writer, rep *analysis.Report) error {
 	}
 	units := map[string]bool{}
 	variant := "\x00"
-	for _, run := range rep.Runs {
+	for _, run := range baselineFirst(rep) {
 		if run.Warmup || run.Status != store.StatusOK {
 			continue
 		}
@@ -226,6 +228,23 @@ func Bench(w io.Writer, rep *analysis.Report) error {
 		}
 	}
 	return nil
+}
+
+// baselineFirst are the report's runs, the baseline's first, then each
+// other variant's in the order of the report's cells, each in the order
+// they ran.
+func baselineFirst(rep *analysis.Report) []analysis.RunView {
+	rank := map[string]int{rep.Baseline: 0}
+	for _, c := range rep.Cells {
+		if _, ok := rank[c.Variant]; !ok {
+			rank[c.Variant] = len(rank)
+		}
+	}
+	runs := slices.Clone(rep.Runs)
+	slices.SortStableFunc(runs, func(a, b analysis.RunView) int {
+		return rank[a.StoredCell.Variant] - rank[b.StoredCell.Variant]
+	})
+	return runs
 }
 
 var notName = regexp.MustCompile(`[^A-Za-z0-9_=./+-]+`)
