@@ -478,3 +478,96 @@ func TestWrongRegionInTheServersWords(t *testing.T) {
 		t.Skip("no versitygw here (MinIO without a region set takes any): go install github.com/versity/versitygw/cmd/versitygw@v1.8.0")
 	}
 }
+
+// --lat-log-format fio: a file per measured run, named as fio names a
+// job's log (PREFIX_lat.RUN.log), of fio's four columns — a line per
+// operation, its direction and size — which fio's own fio2gnuplot reads;
+// a file already there is another's and is never written over.
+func TestLatencyLogInFiosFormat(t *testing.T) {
+	t.Parallel()
+	need(t, "fio2gnuplot")
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "job")
+	out, stderr, err := iolab(t, context.Background(), "fs", "--directory", dir, "--size", "256k", "--bs", "4k", "--rw", "randrw",
+		"--io_size", "128k", "--rounds", "2", "--warmup", "1", "--lat-log", prefix, "--lat-log-format", "fio", "--db", filepath.Join(dir, "x.db"), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var r struct {
+		Runs []struct {
+			ID     int64    `json:"id"`
+			Warmup bool     `json:"warmup"`
+			Read   s3OpJSON `json:"read"`
+			Write  s3OpJSON `json:"write"`
+		} `json:"runs"`
+	}
+	decodeInto(t, out, &r)
+	total := int64(0)
+	for _, run := range r.Runs {
+		path := fmt.Sprintf("%s_lat.%d.log", prefix, run.ID)
+		text, err := os.ReadFile(path)
+		if run.Warmup {
+			if err == nil {
+				t.Errorf("warm-up run %d has a log", run.ID)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs := map[string]int64{}
+		for _, l := range strings.Split(strings.TrimSpace(string(text)), "\n") {
+			f := strings.Split(l, ", ")
+			if len(f) != 4 || f[3] != "4096" {
+				t.Fatalf("%s: line %q: want msec, latency_ns, direction, 4096", path, l)
+			}
+			dirs[f[2]]++
+		}
+		if dirs["0"] != run.Read.Ops || dirs["1"] != run.Write.Ops || len(dirs) != 2 || run.Read.Ops == 0 || run.Write.Ops == 0 {
+			t.Errorf("run %d: directions %v, measured %d reads and %d writes", run.ID, dirs, run.Read.Ops, run.Write.Ops)
+		}
+		total += run.Read.Ops + run.Write.Ops
+	}
+	// fio2gnuplot reads every run's file: its count of values is every
+	// operation measured.
+	plots := filepath.Join(dir, "plots")
+	if err := os.Mkdir(plots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("fio2gnuplot", "-p", "job_lat.*.log", "-o", "lat", "-d", plots)
+	cmd.Dir = dir
+	if got, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("fio2gnuplot: %v\n%s", err, got)
+	}
+	global, err := os.ReadFile(filepath.Join(plots, "job_lat..global"))
+	if want := fmt.Sprintf("values_count=%d\n", total); err != nil || !strings.Contains(string(global), want) {
+		t.Errorf("fio2gnuplot's summary %q (%v), want %s", global, err, want)
+	}
+
+	// A file there already, at the next run's name, is left as it was and
+	// the run says why.
+	db2 := filepath.Join(dir, "y.db")
+	foreign := fmt.Sprintf("%s_lat.%d.log", prefix, 1)
+	if err := os.WriteFile(foreign, []byte("not iolab's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = iolab(t, context.Background(), "fs", "--directory", dir, "--size", "64k", "--io_size", "16k", "--rounds", "1", "--warmup", "0",
+		"--lat-log", prefix, "--lat-log-format", "fio", "--db", db2)
+	if b, _ := os.ReadFile(foreign); string(b) != "not iolab's\n" || !strings.Contains(fmt.Sprint(err), "is there already; each run's file is written new") {
+		t.Errorf("a file there already: %v; it holds %q", err, b)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lat-log-format", "fio"}, "--lat-log-format fio: the format of --lat-log; give --lat-log PATH too"},
+		{[]string{"--lat-log", prefix, "--lat-log-format", "json"}, `--lat-log-format "json": want csv or fio`},
+		{[]string{"--lat-log", dir, "--lat-log-format", "fio"}, "a directory; with --lat-log-format fio give the start of each run's file's name"},
+		{[]string{"--lat-log", filepath.Join(dir, "nope", "j"), "--lat-log-format", "fio"}, "no directory " + filepath.Join(dir, "nope")},
+	} {
+		_, _, err := iolab(t, context.Background(), append([]string{"fs", "--directory", dir, "--size", "64k", "--db", db2}, c.args...)...)
+		if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), c.want) {
+			t.Errorf("%q: %v (exit %d), want %q", c.args, err, ExitCode(err), c.want)
+		}
+	}
+}

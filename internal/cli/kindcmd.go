@@ -108,7 +108,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 		return err
 	}
 	defer st.Close()
-	plan.LatencyLog = o.LatencyLog
+	plan.LatencyLog, plan.LatencyLogFio = o.LatencyLog, o.LatencyLogFormat == "fio"
 	o.segmentPlan(&plan)
 	if !o.Segment.Split() {
 		plan.StartAt, plan.Every = o.StartAt, o.Every

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/badinput"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
 	"github.com/iolab/iolab/internal/metrics"
@@ -70,8 +71,9 @@ type RepeatOptions struct {
 	// with stores of their own meet by the clock (iolab import merges
 	// them later), not at barriers in a shared store.
 	Every time.Duration
-	// LatencyLog is a file every measured operation goes to (--lat-log).
-	LatencyLog string
+	// LatencyLog is a file every measured operation goes to (--lat-log),
+	// in LatencyLogFormat.
+	LatencyLog, LatencyLogFormat string
 	// exportTo are the files the report is also written to, in each of
 	// report.Exports (--export-json, --export-markdown, --export-csv).
 	exportTo      []string
@@ -104,7 +106,8 @@ func (o *RepeatOptions) AddFlags(fs *pflag.FlagSet, splits bool) {
 			_ = fs.MarkHidden(name)
 		}
 	}
-	fs.StringVar(&o.LatencyLog, "lat-log", "", "also write every measured operation to this file, a CSV line each (run,op,end_unix_ns,latency_ns,bytes), as fio's write_lat_log")
+	fs.StringVar(&o.LatencyLog, "lat-log", "", "also write every measured operation to this file, a CSV line each (run,op,end_unix_ns,latency_ns,bytes); with --lat-log-format fio, to a file per run named from it as fio's write_lat_log names a job's (PATH_lat.RUN.log)")
+	fs.StringVar(&o.LatencyLogFormat, "lat-log-format", "csv", "the --lat-log's format: csv, or fio (msec, latency_ns, direction, bytes: read by fio2gnuplot and fiologparser)")
 	o.addOutputFlags(fs)
 }
 
@@ -185,10 +188,8 @@ func (o *RepeatOptions) validateOutput() error {
 	if o.Gates, err = analysis.ParseGates(o.failOn, o.gateLimits); err != nil {
 		return err
 	}
-	if o.LatencyLog != "" {
-		if err := outpath.Check("--lat-log", o.LatencyLog, metrics.IsLatencyLog); err != nil {
-			return err
-		}
+	if err := o.validateLatencyLog(); err != nil {
+		return err
 	}
 	for i, path := range o.exportTo {
 		if path != "" {
@@ -233,6 +234,25 @@ func (o *RepeatOptions) validate() error {
 		}
 	}
 	return nil
+}
+
+// validateLatencyLog checks --lat-log and its format before anything
+// runs.
+func (o *RepeatOptions) validateLatencyLog() error {
+	switch {
+	case !slices.Contains(metrics.LatencyLogFormats, o.LatencyLogFormat):
+		return usage("--lat-log-format %q: want %s", o.LatencyLogFormat, strings.Join(metrics.LatencyLogFormats, " or "))
+	case o.LatencyLog == "" && o.LatencyLogFormat != "csv":
+		return usage("--lat-log-format %s: the format of --lat-log; give --lat-log PATH too", o.LatencyLogFormat)
+	case o.LatencyLog == "":
+		return nil
+	case o.LatencyLogFormat == "fio":
+		if err := lab.CheckFioLatencyLog(o.LatencyLog); err != nil {
+			return &badinput.Error{Err: err}
+		}
+		return nil
+	}
+	return outpath.Check("--lat-log", o.LatencyLog, metrics.IsLatencyLog)
 }
 
 // validateSegment resolves --segment (or the Job's environment) and

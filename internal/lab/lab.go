@@ -15,6 +15,8 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -137,8 +139,10 @@ type Plan struct {
 	// stop too; 0 stops them at once.
 	RejoinTimeout time.Duration
 	// LatencyLog, when set, is a file every measured operation is written
-	// to (metrics.LatencyLog), as the run it belongs to.
-	LatencyLog string
+	// to (metrics.LatencyLog), as the run it belongs to; with
+	// LatencyLogFio, the start of each run's file, in fio's format.
+	LatencyLog    string
+	LatencyLogFio bool
 }
 
 // ErrInterrupted is returned when the experiment was cancelled; what
@@ -265,6 +269,13 @@ func (r *Runner) Run(ctx context.Context, plan Plan, cells []Cell) (id string, e
 // openLatencyLog opens --lat-log for the runs (added to, for a resumed
 // experiment), and returns what closes it.
 func (r *Runner) openLatencyLog(plan Plan) (func() error, error) {
+	if plan.LatencyLogFio {
+		if err := CheckFioLatencyLog(plan.LatencyLog); err != nil {
+			return nil, &workload.InputError{Err: err}
+		}
+		r.latencyLog = metrics.NewFioLatencyLogs(plan.LatencyLog)
+		return func() error { r.latencyLog = nil; return nil }, nil
+	}
 	if err := outpath.Check("--lat-log", plan.LatencyLog, metrics.IsLatencyLog); err != nil {
 		return nil, &workload.InputError{Err: err}
 	}
@@ -277,6 +288,21 @@ func (r *Runner) openLatencyLog(plan Plan) (func() error, error) {
 		r.latencyLog = nil
 		return l.Close()
 	}, nil
+}
+
+// CheckFioLatencyLog checks the start of the files of a latency log in
+// fio's format, PREFIX_lat.RUN.log: in a directory that is there, and not
+// a directory itself.
+func CheckFioLatencyLog(prefix string) error {
+	if st, err := os.Stat(prefix); err == nil && st.IsDir() {
+		return fmt.Errorf("--lat-log %s: a directory; with --lat-log-format fio give the start of each run's file's name, as fio's write_lat_log (%s writes %s)", prefix,
+			filepath.Join(prefix, "lat"), metrics.FioLatencyLogPath(filepath.Join(prefix, "lat"), 1))
+	}
+	dir := filepath.Dir(prefix)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("--lat-log %s: no directory %s to write each run's file (%s) in", prefix, dir, filepath.Base(metrics.FioLatencyLogPath(prefix, 1)))
+	}
+	return nil
 }
 
 // checkSchedule refuses a schedule that cannot run: more runs than are

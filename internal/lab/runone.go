@@ -118,11 +118,22 @@ func (r *Runner) measure(ctx context.Context, expID string, c Cell, run *store.R
 		behind.Env(sec)
 	})
 	rctx := metrics.WithSecondSink(ctx, behind.Client, r.sinkEvery)
-	if r.latencyLog != nil && !run.Warmup { // measured operations only
-		rctx = metrics.WithLatencyLog(rctx, r.latencyLog, run.ID)
+	var runLog *metrics.LatencyLog // measured operations only
+	closeLog := func() error { return nil }
+	if r.latencyLog != nil && !run.Warmup {
+		var err error
+		if runLog, closeLog, err = r.latencyLog.ForRun(run.ID); err != nil {
+			stopEnv()
+			behind.Close()
+			return nil, err
+		}
+		rctx = metrics.WithLatencyLog(rctx, runLog, run.ID)
 	}
 	ready := func() { r.targetReady(ctx, expID, run.Round, c) }
 	res, err := r.runAround(rctx, c, ready, progress, behind.Server)
+	if cerr := closeLog(); cerr != nil && err == nil {
+		err = cerr
+	}
 	stopEnv()
 	run.EndedAt = time.Now()
 	if res != nil && watched {
@@ -140,8 +151,8 @@ func (r *Runner) measure(ctx context.Context, expID string, c Cell, run *store.R
 		res.ServerSeries, res.EnvSeries = server, env
 		res.Notes = append(res.Notes, heldNote(held, storeErr))
 	}
-	if r.latencyLog != nil && !run.Warmup && err == nil {
-		err = r.latencyLog.Err() // the run's copy of its latencies is not whole
+	if runLog != nil && err == nil {
+		err = runLog.Err() // the run's copy of its latencies is not whole
 	}
 	return res, err
 }

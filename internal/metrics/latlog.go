@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -18,12 +19,60 @@ import (
 // where run is the stored run's ID. Each worker writes through a buffer
 // of its own and hands the file whole lines (O_APPEND), so workers share
 // no lock; the histograms stay the measurement, the log is a copy.
+//
+// In fio's format (NewFioLatencyLogs) each run has a file of its own, as
+// each of fio's jobs has, PATH_lat.RUN.log, of fio's lines:
+//
+//	msec, latency_ns, direction, bytes
+//
+// msec since the run began, at the operation's end; the direction 0 for
+// reads (read, get, head, list, download), 1 for writes (write, put,
+// upload, multipart, copy), 2 for deletes (fio's trim); an operation fio
+// has no direction for (sync, open, close) is not in it. Four columns,
+// as fio2gnuplot and fiologparser read them (fio 3.33 adds a fifth, its
+// I/O priority, which fiologparser refuses).
 type LatencyLog struct {
 	path string
 	f    *os.File
+	fio  bool
 	mu   sync.Mutex
 	err  error // the first write that failed
 }
+
+// LatencyLogFormats are the formats of a latency log.
+var LatencyLogFormats = []string{"csv", "fio"}
+
+// NewFioLatencyLogs is the logs in fio's format whose files start with
+// prefix: each run's is opened by ForRun.
+func NewFioLatencyLogs(prefix string) *LatencyLog { return &LatencyLog{path: prefix, fio: true} }
+
+// FioLatencyLogPath is the file of run's log in fio's format, as fio
+// names a job's: PREFIX_lat.N.log.
+func FioLatencyLogPath(prefix string, run int64) string {
+	return prefix + "_lat." + strconv.FormatInt(run, 10) + ".log"
+}
+
+// ForRun is the log run writes to, and what closes it: in fio's format a
+// file of its own, created (never over a file that is there: a run's ID
+// is new, so what is there is another's); else the log itself.
+func (l *LatencyLog) ForRun(run int64) (*LatencyLog, func() error, error) {
+	if !l.fio {
+		return l, func() error { return nil }, nil
+	}
+	path := FioLatencyLogPath(l.path, run)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil, nil, fmt.Errorf("--lat-log %s: %s is there already; each run's file is written new, never over another (remove it, or give --lat-log another start)", l.path, path)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("--lat-log %s: %w", l.path, err)
+	}
+	child := &LatencyLog{path: path, f: f, fio: true}
+	return child, child.Close, nil
+}
+
+// Fio says whether the log is in fio's format.
+func (l *LatencyLog) Fio() bool { return l.fio }
 
 // LatencyLogHeader is the log's first line.
 const LatencyLogHeader = "run,op,end_unix_ns,latency_ns,bytes\n"
@@ -50,10 +99,10 @@ func CreateLatencyLog(path string, keep bool) (*LatencyLog, error) {
 }
 
 // LatencyLogOnFile is a log on a file another process opened (and wrote
-// the header to): a job's process adds its operations to its parent's
-// log, whose file it was handed.
-func LatencyLogOnFile(f *os.File, path string) *LatencyLog {
-	return &LatencyLog{path: path, f: f}
+// the header to), in fio's format or not: a job's process adds its
+// operations to its parent's log, whose file it was handed.
+func LatencyLogOnFile(f *os.File, path string, fio bool) *LatencyLog {
+	return &LatencyLog{path: path, f: f, fio: fio}
 }
 
 // Path is where the log is.
@@ -67,6 +116,9 @@ func IsLatencyLog(head []byte) bool { return strings.HasPrefix(string(head), Lat
 
 // Close closes the file; it returns the first error of any write.
 func (l *LatencyLog) Close() error {
+	if l.f == nil { // fio's format: each run's file is its own
+		return l.Err()
+	}
 	if err := l.f.Close(); err != nil && l.Err() == nil {
 		return fmt.Errorf("latency log %s: %w", l.path, err)
 	}
@@ -138,6 +190,10 @@ func (w *latWriter) add(d Op, endNs, latencyNs, bytes int64) {
 	if len(w.buf)+128 > cap(w.buf) {
 		w.flush()
 	}
+	if w.log.fio {
+		w.addFio(d, endNs, latencyNs, bytes)
+		return
+	}
 	b := append(w.buf, w.prefix...)
 	b = append(b, ',')
 	b = append(b, opNames[d]...)
@@ -146,6 +202,25 @@ func (w *latWriter) add(d Op, endNs, latencyNs, bytes int64) {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, latencyNs, 10)
 	b = append(b, ',')
+	b = strconv.AppendInt(b, bytes, 10)
+	w.buf = append(b, '\n')
+}
+
+// fioDirection is an operation's data direction in fio's logs; -1: none.
+var fioDirection = [NumOps]int8{Read: 0, Write: 1, Sync: -1, Put: 1, Get: 0, Head: 0, List: 0, Delete: 2,
+	Multipart: 1, Copy: 1, Upload: 1, Download: 0, Open: -1, Close: -1}
+
+func (w *latWriter) addFio(d Op, endNs, latencyNs, bytes int64) {
+	dir := fioDirection[d]
+	if dir < 0 {
+		return
+	}
+	b := strconv.AppendInt(w.buf, endNs/1e6, 10)
+	b = append(b, ", "...)
+	b = strconv.AppendInt(b, latencyNs, 10)
+	b = append(b, ", "...)
+	b = strconv.AppendInt(b, int64(dir), 10)
+	b = append(b, ", "...)
 	b = strconv.AppendInt(b, bytes, 10)
 	w.buf = append(b, '\n')
 }

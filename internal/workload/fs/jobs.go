@@ -66,6 +66,7 @@ type jobSpec struct {
 	Run     workload.RunInfo `json:"run"`
 	LatLog  string           `json:"lat_log,omitempty"`
 	LatRun  int64            `json:"lat_run,omitempty"`
+	LatFio  bool             `json:"lat_fio,omitempty"` // the log is in fio's format
 	// JobOffset is the number of the first of its jobs in the whole load
 	// (Options.NumJobs says how many it runs): their files, seeds and
 	// arrivals are those jobs'.
@@ -277,7 +278,7 @@ func (f *FS) startJobs(ctx context.Context, merge *secondsMerge, sinkEvery time.
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 		p.cmd.Stderr = p.stderr
 		if hasLog {
-			spec.LatLog, spec.LatRun = log.Path(), logRun
+			spec.LatLog, spec.LatRun, spec.LatFio = log.Path(), logRun, log.Fio()
 			p.cmd.ExtraFiles = []*os.File{log.File()}
 		}
 		if p.stdin, err = p.cmd.StdinPipe(); err != nil {
@@ -531,7 +532,7 @@ func serveJob(in io.Reader, out io.Writer) int {
 		}, spec.SinkEvery)
 	}
 	if spec.LatLog != "" {
-		log := metrics.LatencyLogOnFile(os.NewFile(3, spec.LatLog), spec.LatLog)
+		log := metrics.LatencyLogOnFile(os.NewFile(3, spec.LatLog), spec.LatLog, spec.LatFio)
 		ctx = metrics.WithLatencyLog(ctx, log, spec.LatRun)
 	}
 	f, err := New(spec.Options)
