@@ -28,15 +28,12 @@ type argVariants struct {
 	maxRounds    int
 	minRuns      int
 	params       parameters
-	// own are the kind's options: those given go to the plan's workload.
-	own *pflag.FlagSet
 }
 
 // argVar is the var each variant fills its argument into.
 const argVar = "argument"
 
-func (a *argVariants) addFlags(cmd *cobra.Command, kind workload.Kind, own *pflag.FlagSet) {
-	a.own = own
+func (a *argVariants) addFlags(cmd *cobra.Command, kind workload.Kind) {
 	cmd.Use = fmt.Sprintf("%s [flags] ['%s' ...]", kind.Name, strings.ToUpper(kind.Arguments))
 	cmd.Args = cobra.ArbitraryArgs
 	cmd.Long = fmt.Sprintf(`%s.
@@ -108,8 +105,8 @@ func (a *argVariants) run(cmd *cobra.Command, kind workload.Kind, args []string,
 // planText is the plan the arguments and flags make: a variant per
 // argument, the kind's options that were given on its workload.
 func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []string, repeat RepeatOptions) ([]byte, error) {
-	if a.own.Changed(kind.Arguments) {
-		return nil, usage("--%s %q and arguments: the arguments are the --%s of each variant; give one or the other", kind.Arguments, a.own.Lookup(kind.Arguments).Value, kind.Arguments)
+	if cmd.Flags().Changed(kind.Arguments) {
+		return nil, usage("--%s %q and arguments: the arguments are the --%s of each variant; give one or the other", kind.Arguments, cmd.Flags().Lookup(kind.Arguments).Value, kind.Arguments)
 	}
 	names := a.names
 	switch {
@@ -151,7 +148,7 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 		// Each variant watches the process, as a plan's observe: does.
 		d.Variants = append(d.Variants, plan.DraftVariant{Name: names[i], Vars: [][2]string{{argVar, arg}}, ObservePID: repeat.ObservePID})
 	}
-	d.Workload.Keys = append([]plan.Key{{Name: kind.Arguments, Values: []string{"{{" + argVar + "}}"}}}, givenKeys(a.own, kind.Keys())...)
+	d.Workload.Keys = append([]plan.Key{{Name: kind.Arguments, Values: []string{"{{" + argVar + "}}"}}}, givenKeys(cmd.Flags(), kind.Keys())...)
 	return d.Text()
 }
 

@@ -240,3 +240,51 @@ func TestShowOutput(t *testing.T) {
 		t.Errorf("fs --show-output: %v", err)
 	}
 }
+
+// hyperfine's --shell and -N: a command run in the shell asked for, or
+// with none — its words as a shell splits them, nothing expanded; a
+// kind's options given beside arguments reach every variant's workload
+// (--items here: a rate per item), never dropped.
+func TestShellAndKindOptionsWithArguments(t *testing.T) {
+	t.Parallel()
+	need(t, "bash")
+	db := filepath.Join(t.TempDir(), "x.db")
+	path := os.Getenv("PATH")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"printf '<%s>' \"$PATH\""}, "<" + path + ">"},
+		{[]string{"-N", "printf '<%s>' \"$PATH\" 'a b'"}, "<$PATH><a b>"},
+		{[]string{"--shell=none", "printf '<%s>' \"$PATH\""}, "<$PATH>"},
+		{[]string{"--shell", "bash", "printf '<%s>' \"${BASH_VERSION:+bash}\""}, "<bash>"},
+		{[]string{"--run", "printf '<%s>' \"$PATH\"", "-S", "none"}, "<$PATH>"},
+	} {
+		args := append([]string{"cmd"}, c.args...)
+		args = append(args, "--items", "50", "--runs", "1", "--warmup", "0", "--show-output", "--db", db, "--json")
+		out, stderr, err := iolab(t, context.Background(), args...)
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", c.args, err, stderr)
+		}
+		var r struct {
+			Runs []struct{ Extra map[string]float64 }
+		}
+		decodeInto(t, out, &r)
+		if !strings.Contains(stderr, c.want) || len(r.Runs) != 1 || r.Runs[0].Extra["items_per_s"] <= 0 {
+			t.Errorf("%q: printed %q, want %q; runs %+v (items_per_s from --items)", c.args, stderr, c.want, r.Runs)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--shell", "nosuch", "true"}, `cmd.shell "nosuch": no such program`},
+		{[]string{"-N", `"unterminated`}, "with shell none, want a program and its arguments"},
+		{[]string{"--run", "x", "y"}, `--run "x" and arguments`},
+	} {
+		_, _, err := iolab(t, context.Background(), append(append([]string{"cmd"}, c.args...), "--db", db)...)
+		if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), c.want) {
+			t.Errorf("%q: %v (exit %d), want %q", c.args, err, ExitCode(err), c.want)
+		}
+	}
+}

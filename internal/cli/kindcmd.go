@@ -59,7 +59,7 @@ func newKindCommand(kind workload.Kind, stdout, stderr io.Writer) *cobra.Command
 		repeat.addShowOutputFlag(cmd.Flags())
 	}
 	if kind.Arguments != "" {
-		variants.addFlags(cmd, kind, own)
+		variants.addFlags(cmd, kind)
 	}
 	return cmd
 }

@@ -37,7 +37,8 @@ var parameterName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // joinParameterArgs makes hyperfine's several-word options one word each,
 // as the flags take them: -L NAME VALUES and -P NAME MIN MAX. Only a
 // NAME that is a name is joined; anything else is left for the flag's own
-// error. Nothing after "--" is touched.
+// error. hyperfine's -N is iolab cmd's --shell=none. Nothing after "--"
+// is touched.
 func joinParameterArgs(args []string) []string {
 	words := map[string]int{"-L": 2, "--parameter-list": 2, "-P": 3, "--parameter-scan": 3}
 	var out []string
@@ -45,6 +46,10 @@ func joinParameterArgs(args []string) []string {
 		a := args[i]
 		if a == "--" {
 			return append(out, args[i:]...)
+		}
+		if a == "-N" && len(args) > 0 && args[0] == "cmd" {
+			out = append(out, "--shell=none")
+			continue
 		}
 		n := words[a]
 		if n == 0 || i+n >= len(args) || !parameterName.MatchString(args[i+1]) {

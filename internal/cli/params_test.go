@@ -22,6 +22,8 @@ func TestJoinParameterArgs(t *testing.T) {
 		{[]string{"cmd", "-P", "t", "1"}, []string{"cmd", "-P", "t", "1"}},                 // too few words: the flag's error
 		{[]string{"cmd", "--", "-L", "n", "1,2"}, []string{"cmd", "--", "-L", "n", "1,2"}}, // after --
 		{[]string{"cmd", "-L", "9x", "1,2", "a"}, []string{"cmd", "-L", "9x", "1,2", "a"}}, // not a name
+		{[]string{"cmd", "-N", "a b"}, []string{"cmd", "--shell=none", "a b"}},             // hyperfine's -N
+		{[]string{"fs", "-N"}, []string{"fs", "-N"}},                                       // cmd's alone
 	} {
 		if got := joinParameterArgs(c.in); !slices.Equal(got, c.want) {
 			t.Errorf("%q: %q, want %q", c.in, got, c.want)

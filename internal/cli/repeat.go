@@ -240,9 +240,12 @@ func (o *RepeatOptions) validate() error {
 // runs.
 func (o *RepeatOptions) validateLatencyLog() error {
 	switch {
+	case o.LatencyLogFormat == "": // a command without the flag
 	case !slices.Contains(metrics.LatencyLogFormats, o.LatencyLogFormat):
 		return usage("--lat-log-format %q: want %s", o.LatencyLogFormat, strings.Join(metrics.LatencyLogFormats, " or "))
-	case o.LatencyLog == "" && o.LatencyLogFormat != "csv":
+	}
+	switch {
+	case o.LatencyLog == "" && o.LatencyLogFormat == "fio":
 		return usage("--lat-log-format %s: the format of --lat-log; give --lat-log PATH too", o.LatencyLogFormat)
 	case o.LatencyLog == "":
 		return nil

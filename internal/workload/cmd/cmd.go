@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/shlex"
+
 	"github.com/iolab/iolab/internal/cgroup"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/observe"
@@ -31,6 +33,9 @@ import (
 type Options struct {
 	// Run is a shell command (sh -c), run in Dir with Env.
 	Run string
+	// Shell runs Run with -c: "" is sh; ShellNone runs Run's words
+	// (split as a shell splits them, quotes kept together) with no shell.
+	Shell string
 	Dir string
 	Env []string
 	// BytesPerRun and ItemsPerRun, when set, give bytes_per_s and
@@ -65,12 +70,61 @@ type Cmd struct {
 // maxOutput bounds what a setup command may hand on.
 const maxOutput = 64 << 20
 
+// ShellNone is the Shell that runs a command with no shell (hyperfine's
+// -N, --shell=none).
+const ShellNone = "none"
+
 // New checks opts.
 func New(opts Options) (*Cmd, error) {
 	if strings.TrimSpace(opts.Run) == "" {
 		return nil, errors.New("cmd.run: want a shell command")
 	}
+	switch opts.Shell {
+	case "":
+	case ShellNone:
+		if _, err := words(opts.Run); err != nil {
+			return nil, err
+		}
+	default:
+		if _, err := exec.LookPath(opts.Shell); err != nil {
+			return nil, fmt.Errorf("cmd.shell %q: no such program (want a shell that takes -c, such as sh or bash, or none): %w", opts.Shell, err)
+		}
+	}
 	return &Cmd{opts: opts}, nil
+}
+
+// words are a command run with no shell: its words as a shell splits them
+// (quotes and backslashes keep a word together), nothing expanded.
+func words(run string) ([]string, error) {
+	w, err := shlex.Split(run)
+	if err != nil || len(w) == 0 {
+		return nil, fmt.Errorf("cmd.run %q: with shell none, want a program and its arguments, as a shell would split them (%v)", run, err)
+	}
+	return w, nil
+}
+
+// gate is what the shell runs before the command: it waits until iolab
+// has recorded the process group (fd 3 closed by iolab), then closes its
+// copy.
+const gate = "read -r _ <&3; "
+
+// command is the process of one run of script: a shell that waits at the
+// gate, then runs the script; with no shell, a shell that waits at the
+// gate, then puts the command in its own place (exec, with the words as
+// they are): nothing of a shell's start-up or parsing is in the run's
+// time, which begins when the gate opens.
+func (c *Cmd) command(script string) (*exec.Cmd, error) {
+	switch c.opts.Shell {
+	case ShellNone:
+		w, err := words(script)
+		if err != nil {
+			return nil, err
+		}
+		return exec.Command("sh", append([]string{"-c", gate + `exec "$@" 3<&-`, "iolab"}, w...)...), nil
+	case "":
+		return exec.Command("sh", "-c", gate+"exec 3<&-\n"+script), nil
+	}
+	return exec.Command(c.opts.Shell, "-c", gate+"exec 3<&-\n"+script), nil
 }
 
 // Kind implements workload.Workload.
@@ -79,6 +133,9 @@ func (c *Cmd) Kind() string { return "cmd" }
 // Params implements workload.Workload.
 func (c *Cmd) Params() map[string]string {
 	p := map[string]string{"run": c.opts.Run}
+	if c.opts.Shell != "" {
+		p["shell"] = c.opts.Shell
+	}
 	for k, v := range c.opts.Params {
 		p[k] = v
 	}
@@ -112,14 +169,17 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	// recorded its process group (procgroup.Track): a runner killed at
 	// any moment after leaves nothing a resume cannot find. The gate is
 	// fd 3, closed by iolab once recorded, and by the shell after.
-	gate, release, err := os.Pipe()
+	wait, release, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
 	}
-	defer gate.Close()
+	defer wait.Close()
 	defer release.Close()
-	cmd := exec.Command("sh", "-c", "read -r _ <&3; exec 3<&-\n"+script)
-	cmd.ExtraFiles = []*os.File{gate}
+	cmd, err := c.command(script)
+	if err != nil {
+		return nil, err
+	}
+	cmd.ExtraFiles = []*os.File{wait}
 	cmd.Dir, cmd.Env = c.opts.Dir, c.opts.Env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	o := c.outputs(cmd)
@@ -135,7 +195,7 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 		}
 	}
 	err = procgroup.Start(cmd)
-	gate.Close()
+	wait.Close()
 	if err != nil {
 		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
 	}

@@ -47,6 +47,7 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(flagval.Size{P: &f.o.BytesPerRun, Min: 1}, "bytes", "bytes one run handles, for bytes_per_s")
 	flagval.IntVar(fs, &f.o.ItemsPerRun, "items", 0, 1, math.MaxInt64, "items one run handles, for items_per_s")
 	fs.Var(flagval.Duration{P: &f.o.Timeout}, "timeout", "kill the command's process group after this long")
+	fs.StringVarP(&f.o.Shell, "shell", "S", "", "the shell each run's command runs in, with -c (default sh), as hyperfine's --shell; none: no shell, the command's words (quoted as a shell quotes) run as they are, as hyperfine's -N (also -N here)")
 }
 
 // Build implements workload.Options.
