@@ -23,6 +23,7 @@ import (
 type argVariants struct {
 	names        []string
 	prepare      string
+	cleanup      string
 	resume       bool
 	untilDecided bool
 	maxRounds    int
@@ -45,6 +46,7 @@ the first, as a plan's variants are (iolab experiment), and stored alike.`, stri
 	f := cmd.Flags()
 	f.StringArrayVarP(&a.names, "command-name", "n", nil, "with arguments: the name of each, in order (default: the argument itself)")
 	f.StringVar(&a.prepare, "prepare", "", "with arguments: a shell command run before every run, untimed ({{variant}} is the run's variant)")
+	f.StringVar(&a.cleanup, "cleanup", "", "with arguments: a shell command run once for each argument after its last run, as hyperfine's --cleanup ({{variant}} is its name)")
 	f.BoolVar(&a.resume, "resume", false, "with arguments: continue the newest unfinished comparison of the same arguments and flags")
 	f.BoolVar(&a.untilDecided, "until-decided", false, "with arguments: after --rounds, add rounds until every comparison is decided, at most --max-rounds")
 	flagval.IntVar(f, &a.maxRounds, "max-rounds", 0, plan.MinSequentialRounds, plan.MaxRounds, "with arguments: the most rounds --until-decided runs (default 10 times --rounds, at least 60)")
@@ -53,7 +55,7 @@ the first, as a plan's variants are (iolab experiment), and stored alike.`, stri
 }
 
 // argOnlyFlags are the flags that shape a comparison of arguments.
-var argOnlyFlags = []string{"command-name", "prepare", "resume", "until-decided", "max-rounds", "min-runs", "parameter-list", "parameter-scan", "parameter-step-size"}
+var argOnlyFlags = []string{"command-name", "prepare", "cleanup", "resume", "until-decided", "max-rounds", "min-runs", "parameter-list", "parameter-scan", "parameter-step-size"}
 
 // withoutArguments refuses the flags of a comparison given to a command
 // without arguments, which would otherwise be dropped.
@@ -143,7 +145,7 @@ func (a *argVariants) planText(cmd *cobra.Command, kind workload.Kind, args []st
 		return nil, err
 	}
 	d := draftOf(cmd, kind, repeat)
-	d.Baseline, d.BeforeRun = names[0], a.prepare
+	d.Baseline, d.BeforeRun, d.Cleanup = names[0], a.prepare, a.cleanup
 	for i, arg := range args {
 		// Each variant watches the process, as a plan's observe: does.
 		d.Variants = append(d.Variants, plan.DraftVariant{Name: names[i], Vars: [][2]string{{argVar, arg}}, ObservePID: repeat.ObservePID})

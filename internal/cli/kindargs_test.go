@@ -288,3 +288,37 @@ func TestShellAndKindOptionsWithArguments(t *testing.T) {
 		}
 	}
 }
+
+// hyperfine's --cleanup: once per argument, after its last run (warm-up
+// and measured alike: every one of its runs came before), with its
+// name; a plan's hooks.cleanup that fails fails the experiment, its runs
+// kept.
+func TestCleanupAfterEachCommandsLastRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	count := filepath.Join(dir, "count")
+	_, stderr, err := iolab(t, context.Background(), "cmd", "echo >> "+count, "echo >> "+count+"; true",
+		"--cleanup", "echo \"{{variant}} after $(wc -l < "+count+")\" >> "+filepath.Join(dir, "cleaned"),
+		"--runs", "3", "--warmup", "1", "--db", db)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "cleaned"))
+	want := "echo >> " + count + " after 8\necho >> " + count + "; true after 8\n"
+	if string(b) != want {
+		t.Errorf("cleaned %q, want %q: each command's cleanup once, after every run", b, want)
+	}
+	_, _, err = iolab(t, context.Background(), "cmd", "--run", "true", "--cleanup", "x", "--db", db)
+	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--cleanup: only with arguments") {
+		t.Errorf("--cleanup without arguments: %v", err)
+	}
+	writeFiles(t, dir, map[string]string{"plan.yaml": "rounds: 2\nwarmup: 0\nhooks: {cleanup: 'exit 3'}\nworkloads:\n  - cmd: {run: 'true'}\n"})
+	_, _, err = iolab(t, context.Background(), "experiment", filepath.Join(dir, "plan.yaml"), "--db", db)
+	if ExitCode(err) != 1 || !strings.Contains(fmt.Sprint(err), `hook cleanup "exit 3"`) {
+		t.Errorf("a cleanup that fails: %v (exit %d)", err, ExitCode(err))
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE e.name = 'plan' AND r.status = 'ok'`); n != 2 {
+		t.Errorf("%d runs of the plan kept, want its 2", n)
+	}
+}

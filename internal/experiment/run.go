@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -114,7 +115,26 @@ func Run(ctx context.Context, st *store.Store, runner *lab.Runner, s Spec) (id s
 	fmt.Fprintf(notices, "iolab: %s: %d variants x %d cells x (%s warm-up + %s), %s order\n",
 		p.Name, len(variants), len(cells)/max(len(variants), 1), warm, rounds, p.Order)
 	id, err = runner.Run(ctx, lp, cells)
+	if cerr := cleanup(ctx, p, variants, err); cerr != nil && err == nil {
+		err = cerr
+	}
 	return id, skipped, err
+}
+
+// cleanup runs the plan's cleanup hook once per variant, after its last
+// run (hyperfine's --cleanup), when the runs ended — done, or stopped by
+// a failure — but not when they were interrupted: a resume goes on with
+// what they left.
+func cleanup(ctx context.Context, p *plan.Plan, variants []*variant.Variant, runErr error) error {
+	if p.Hooks.Cleanup == "" || ctx.Err() != nil || errors.Is(runErr, context.Canceled) {
+		return nil
+	}
+	for _, v := range variants {
+		if err := v.Hook(ctx, "cleanup", p.Hooks.Cleanup, v.Spec().Vars); err != nil {
+			return fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+	}
+	return nil
 }
 
 // judgeAsTheyGo sets what the lab asks between rounds — whether the

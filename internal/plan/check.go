@@ -73,6 +73,9 @@ func (p *Plan) check(top Pos) error {
 		}
 		names[v.Name] = true
 	}
+	if err := p.checkCleanup(); err != nil {
+		return err
+	}
 	if p.Baseline == "" {
 		p.Baseline = p.Variants[0].Name
 	} else if !names[p.Baseline] {
@@ -96,6 +99,20 @@ func (p *Plan) check(top Pos) error {
 			return w.Pos.Errorf("workload %q defined twice; give each a distinct name", w.Name)
 		}
 		wnames[w.Name] = true
+	}
+	return nil
+}
+
+// checkCleanup refuses a template the cleanup hook has no value for: it
+// runs once per variant after the experiment's runs, in no cell and with
+// no server started.
+func (p *Plan) checkCleanup() error {
+	for _, m := range Template.FindAllString(p.Hooks.Cleanup, -1) {
+		name := strings.TrimSpace(strings.Trim(m, "{}"))
+		if _, isVar := p.Variants[0].Vars[name]; isVar || (name != "port" && slices.Contains(VariantTemplates, name)) {
+			continue
+		}
+		return p.Hooks.CleanupPos.Errorf("hooks.cleanup: %s has no value there: it runs once per variant after its last run, in no cell and with no server; {{variant}}, {{workdir}}, {{tmp}} and the variants' vars do", m)
 	}
 	return nil
 }

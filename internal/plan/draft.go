@@ -17,6 +17,7 @@ type Draft struct {
 	Seed           *uint64 // nil: not given
 	Baseline       string
 	BeforeRun      string // hooks: before_run
+	Cleanup        string // hooks: cleanup
 	Variants       []DraftVariant
 	Workload       DraftWorkload
 }
@@ -60,9 +61,14 @@ func (d Draft) Text() ([]byte, error) {
 	if d.Baseline != "" {
 		addPair(&doc, "baseline", d.Baseline)
 	}
-	if d.BeforeRun != "" {
+	if d.BeforeRun != "" || d.Cleanup != "" {
 		hooks := yaml.Node{Kind: yaml.MappingNode}
-		addPair(&hooks, "before_run", d.BeforeRun)
+		if d.BeforeRun != "" {
+			addPair(&hooks, "before_run", d.BeforeRun)
+		}
+		if d.Cleanup != "" {
+			addPair(&hooks, "cleanup", d.Cleanup)
+		}
 		doc.Content = append(doc.Content, scalar("hooks"), &hooks)
 	}
 	if len(d.Variants) > 0 {

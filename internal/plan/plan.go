@@ -176,12 +176,15 @@ type Stop struct {
 	Grace  time.Duration
 }
 
-// Hooks are shell commands around every run and round.
+// Hooks are shell commands around every run and round, and Cleanup once
+// per variant after its last run (hyperfine's --cleanup).
 type Hooks struct {
 	BeforeRun   string
 	AfterRun    string
 	BeforeRound string
 	AfterRound  string
+	Cleanup     string
+	CleanupPos  Pos
 }
 
 // Workload is one workload with its parameter matrix.
@@ -350,6 +353,6 @@ func Parse(path string, text []byte) (*Plan, error) {
 var (
 	PlanKeys     = []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate", "ports", "precondition"}
 	VariantKeys  = []string{"name", "git", "build", "start", "ready", "stop", "env", "vars", "workdir", "limits", "observe", "profile"}
-	HookKeys     = []string{"before_run", "after_run", "before_round", "after_round"}
+	HookKeys     = []string{"before_run", "after_run", "before_round", "after_round", "cleanup"}
 	WorkloadKeys = []string{"name", "matrix", "scale", "curve", "slo", "setup"}
 )

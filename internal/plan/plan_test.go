@@ -87,6 +87,8 @@ func TestParseErrorsAreLocated(t *testing.T) {
 		{"variants:\n  - name: a\n    stop: {signal: BOOM}\nworkloads:\n  - cmd: {run: x}\n", "stop.signal"},
 		{"variants:\n  - name: a\n    ready: {http: x}\nworkloads:\n  - cmd: {run: x}\n", "ready without start"},
 		{"order: shuffled\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:8: order: \"shuffled\": want random or sequential"},
+		{"hooks: {cleanup: 'rm -r {{port}}'}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:18: hooks.cleanup: {{port}} has no value there"},
+		{"hooks: {cleanup: 'rm {{n}}'}\nworkloads:\n  - cmd: {run: x}\n    matrix: {n: [1, 2]}\n", "hooks.cleanup: {{n}} has no value there"},
 		{"workloads:\n  - cmd: {run: x}\n    fs: {bs: 4k}\n", "both cmd and fs"},
 		{"workloads:\n  - cmd: {run: x}\n    matrix: {n: []}\n", "p.yaml:3:17: matrix.n: want a non-empty list"},
 		{"hooks: {before_all: x}\nworkloads:\n  - cmd: {run: x}\n", "p.yaml:1:9: unknown key \"before_all\" in hooks; known: before_run, after_run, before_round, after_round"},

@@ -229,7 +229,10 @@ func (r reader) hooks(n *yaml.Node, h *Hooks) error {
 	known := HookKeys
 	return r.fields(n, "hooks", known, func(key string, v *yaml.Node) error {
 		dst := map[string]*string{"before_run": &h.BeforeRun, "after_run": &h.AfterRun,
-			"before_round": &h.BeforeRound, "after_round": &h.AfterRound}[key]
+			"before_round": &h.BeforeRound, "after_round": &h.AfterRound, "cleanup": &h.Cleanup}[key]
+		if key == "cleanup" {
+			h.CleanupPos = r.pos(v)
+		}
 		if err := r.str(v, "hooks."+key, dst); err != nil {
 			return err
 		}
