@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -63,11 +64,12 @@ func (d Draft) Text() ([]byte, error) {
 	}
 	if d.BeforeRun != "" || d.Cleanup != "" {
 		hooks := yaml.Node{Kind: yaml.MappingNode}
+		// Shell commands: their ${NAME} is the shell's (environ).
 		if d.BeforeRun != "" {
-			addPair(&hooks, "before_run", d.BeforeRun)
+			hooks.Content = append(hooks.Content, scalar("before_run"), verbatim(d.BeforeRun))
 		}
 		if d.Cleanup != "" {
-			addPair(&hooks, "cleanup", d.Cleanup)
+			hooks.Content = append(hooks.Content, scalar("cleanup"), verbatim(d.Cleanup))
 		}
 		doc.Content = append(doc.Content, scalar("hooks"), &hooks)
 	}
@@ -132,6 +134,12 @@ func (dw DraftWorkload) node() *yaml.Node {
 	return &w
 }
 
-func scalar(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+// scalar is a value of the draft as given: a ${ in it is written $${, so
+// that reading the plan (environ) gives it back rather than filling it
+// from the environment.
+func scalar(s string) *yaml.Node { return verbatim(strings.ReplaceAll(s, "${", "$${")) }
+
+// verbatim is a value written as it is: a shell command's.
+func verbatim(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
 
 func addPair(m *yaml.Node, k, v string) { m.Content = append(m.Content, scalar(k), scalar(v)) }

@@ -341,6 +341,9 @@ func Parse(path string, text []byte) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.environ(doc, ""); err != nil {
+		return nil, err
+	}
 	if err := r.plan(doc, p); err != nil {
 		return nil, err
 	}

@@ -46,7 +46,26 @@ func syntaxError(file string, text []byte, err error) error {
 	if col < 1 {
 		col = firstNonBlank(text, line)
 	}
-	return fmt.Errorf("%s:%d:%d: %s", file, line, col, msg)
+	return fmt.Errorf("%s:%d:%d: %s%s", file, line, col, msg, remedy(text, line))
+}
+
+// remedy is what to change on a line YAML could not read, where the
+// mistake is a common one: a tab in its indent, or ${NAME} unquoted in
+// a {...} or [...] (whose braces YAML reads as its own).
+func remedy(text []byte, line int) string {
+	lines := strings.Split(string(text), "\n")
+	if line > len(lines) {
+		return ""
+	}
+	l := lines[line-1]
+	indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+	switch {
+	case strings.Contains(indent, "\t"):
+		return "; YAML indents with spaces, never tabs: put spaces for the tab at the start of the line"
+	case strings.Contains(l, "${") && strings.ContainsAny(l, "{[") && strings.Index(l, "${") > strings.IndexAny(l, "{["):
+		return `; a value holding ${NAME} inside {...} or [...] is quoted, as {repo: "${HOME}/x"}`
+	}
+	return ""
 }
 
 var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
