@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -291,6 +292,38 @@ func TestProgressFitsTheTerminal(t *testing.T) {
 			if n := utf8.RuneCountInString(draw); n >= width || strings.ContainsAny(draw, "\n\t\x1b\r") {
 				t.Errorf("width %d: a draw of %d columns or with a control character: %q", width, n, draw)
 			}
+		}
+	}
+}
+
+// A long variant or cell name is shortened in its middle, so that the rate
+// and the ETA after it show on a terminal of 60 and 80 columns (at 60 the
+// round gives way); a phase's elapsed time shows too.
+func TestProgressKeepsTheFiguresOfLongNames(t *testing.T) {
+	t.Parallel()
+	for _, width := range []int{60, 80} {
+		var buf lockedBuffer
+		p := &Progress{W: &buf, Width: func() int { return width }, RunTime: time.Minute}
+		p.Phase("building variant 1/2 compiled-" + strings.Repeat("long-name-", 6) + "end")
+		p.Detail("go: downloading github.com/some/long/module/path v1.2.3")
+		update := p.Start("disk size=256m "+strings.Repeat("rw=randrw ", 3), RunPosition{Rounds: 6, Total: 12, Variant: "a-35-character-variant-name-xxxxxxx"})
+		update(2000, 8<<20)
+		p.Close()
+		draws := strings.Split(buf.String(), "\r\033[K")
+		var phase, run string
+		for _, d := range draws {
+			switch {
+			case strings.HasPrefix(d, "building variant"):
+				phase = d
+			case strings.HasPrefix(d, "run 1/12"):
+				run = d
+			}
+		}
+		if !regexp.MustCompile(`^building variant 1/2 compil.*….*-end  0s$`).MatchString(phase) {
+			t.Errorf("width %d: the phase %q: its name shortened in the middle, its time whole", width, phase)
+		}
+		if !regexp.MustCompile(`^run 1/12  (round 1/6  )?a-35-.*….*=randrw  [0-9.]+[kM] ops/s  [0-9.]+ [KMG]iB/s  ETA [0-9]+m`).MatchString(run) || utf8.RuneCountInString(run) >= width {
+			t.Errorf("width %d: the run %q: its rate and ETA shown, in fewer than %d columns", width, run, width)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package lab
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -200,19 +201,22 @@ func (p *Progress) clear() {
 	}
 }
 
-// draw writes the line, cut to the terminal's width; p.mu held.
+// draw writes the line, cut to the terminal's width; p.mu held. What
+// names the run or the phase (a variant's and a cell's names, which may
+// be long) is shortened in its middle so that the figures after it —
+// the rate, the elapsed time, the ETA — always show; a build's last line
+// of output comes last, and is what is cut.
 func (p *Progress) draw() {
-	var parts []string
+	var before, after []string
+	var name, tail string
 	if !p.running {
 		if p.phase == "" {
 			return
 		}
-		parts = append(parts, p.phase, time.Since(p.phaseStart).Round(time.Second).String())
-		if p.detail != "" {
-			parts = append(parts, p.detail)
-		}
+		name, tail = p.phase, p.detail
+		after = append(after, time.Since(p.phaseStart).Round(time.Second).String())
 		if eta := p.eta(0); p.pos.Total > 0 && eta != "?" {
-			parts = append(parts, "ETA "+eta)
+			after = append(after, "ETA "+eta)
 		}
 	} else {
 		elapsed := time.Since(p.start)
@@ -220,9 +224,9 @@ func (p *Progress) draw() {
 		if p.pos.Warmup {
 			round = "warm-up"
 		}
-		where := p.cell
+		name = p.cell
 		if p.pos.Variant != "" {
-			where = p.pos.Variant + " / " + p.cell
+			name = p.pos.Variant + " / " + p.cell
 		}
 		rate := fmt.Sprintf("running %s", elapsed.Round(100*time.Millisecond))
 		if p.step != "" {
@@ -231,10 +235,43 @@ func (p *Progress) draw() {
 			secs := max(elapsed.Seconds(), 1e-3)
 			rate = fmt.Sprintf("%s ops/s  %s/s", si(float64(p.ops)/secs), bytesHuman(float64(p.bytes)/secs))
 		}
-		parts = append(parts, fmt.Sprintf("run %d/%d", p.pos.Done+1, p.pos.Total), round, where, rate, "ETA "+p.eta(elapsed))
+		before = []string{fmt.Sprintf("run %d/%d", p.pos.Done+1, p.pos.Total), round}
+		after = []string{rate, "ETA " + p.eta(elapsed)}
 	}
-	fmt.Fprint(p.W, "\r\033[K"+fit(strings.Join(parts, "  "), p.width()))
+	fmt.Fprint(p.W, "\r\033[K"+fit(line(before, name, after, tail, p.width()), p.width()))
 	p.shown = true
+}
+
+// sep is what the line's parts are joined by.
+const sep = "  "
+
+// line joins before, name, after and tail, name shortened in its middle
+// so that all but tail fit in fewer than width columns; where the name
+// would keep fewer than 12 characters, the parts of before after its
+// first (the round) are left out first. tail, if any, is what fit cuts.
+func line(before []string, name string, after []string, tail string, width int) string {
+	const minName = 12
+	fixed := func(before []string) int {
+		n := utf8.RuneCountInString(strings.Join(after, sep)) + len(sep)
+		if len(before) > 0 {
+			n += utf8.RuneCountInString(strings.Join(before, sep)) + len(sep)
+		}
+		return n
+	}
+	name = strings.TrimSpace(name)
+	for len(before) > 1 && utf8.RuneCountInString(name) > width-1-fixed(before) && width-1-fixed(before) < minName {
+		before = before[:len(before)-1]
+	}
+	if budget := max(width-1-fixed(before), minName); utf8.RuneCountInString(name) > budget {
+		runes := []rune(name)
+		head := (budget - 1) / 2
+		name = string(runes[:head]) + "…" + string(runes[len(runes)-(budget-1-head):])
+	}
+	parts := append(append(slices.Clone(before), name), after...)
+	if tail != "" {
+		parts = append(parts, tail)
+	}
+	return strings.Join(parts, sep)
 }
 
 func (p *Progress) width() int {
