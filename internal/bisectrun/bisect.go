@@ -45,6 +45,8 @@ type Options struct {
 	Threshold                      float64
 	FirstParent, Resume            bool
 	MinRounds, MaxRounds           int
+	// Cache, if set, keeps the commits' builds across bisects.
+	Cache *variant.Cache
 }
 
 // RunStep runs a step's plan text as an experiment — a stored step's
@@ -80,7 +82,7 @@ func (b *Bisect) Run(ctx context.Context, st *store.Store) (*analysis.BisectView
 	if err != nil {
 		return nil, err
 	}
-	b.builds = variant.NewBuilds(dir)
+	b.builds = variant.NewBuilds(dir, b.o.Cache)
 	defer b.builds.Close()
 	view, err := b.run(ctx)
 	if view == nil {
@@ -512,7 +514,7 @@ func (b *Bisect) build(ctx context.Context, i int) (unbuildable, err error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	v, err := variant.PrepareFrom(ctx, b.builds, spec, b.dir, tmp, plan.PortRange{}, nil)
+	v, err := variant.PrepareFrom(ctx, b.builds, nil, spec, b.dir, tmp, plan.PortRange{}, nil)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C while it built: an interruption (the bisect resumes at
 		// this step), never a commit that does not build.

@@ -18,6 +18,7 @@ import (
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/variant"
 )
 
 // bisectOptions are the flags of `iolab bisect PLAN --good REF --bad REF`.
@@ -101,6 +102,11 @@ func runBisect(ctx context.Context, path string, o bisectOptions, command string
 		err := runPlanText(ctx, path, text, eo, command, io.Discard, stderr)
 		return bs.id, err
 	}
+	cache, err := variant.DefaultCache()
+	if err != nil {
+		return usage("%v", err)
+	}
+	o.Options.Cache = cache
 	b, err := bisectrun.New(ctx, path, text, o.Options, runStep, stderr)
 	if err != nil {
 		return err

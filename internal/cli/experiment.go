@@ -19,6 +19,7 @@ import (
 	"github.com/iolab/iolab/internal/scratch"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
+	"github.com/iolab/iolab/internal/variant"
 )
 
 // ExperimentOptions are the flags of `iolab experiment PLAN.yaml`.
@@ -102,6 +103,10 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	if err := o.Output.Gates.ForKinds(kinds); err != nil {
 		return err
 	}
+	cache, err := variant.DefaultCache()
+	if err != nil {
+		return usage("%v", err)
+	}
 	// Redacting registers the plan's secrets (env: API_TOKEN, bearer: ...)
 	// before any variant builds and could print one.
 	stored := plan.Redact(text)
@@ -124,7 +129,7 @@ func runPlanText(ctx context.Context, path string, text []byte, o ExperimentOpti
 	}
 	defer os.RemoveAll(runDir)
 	spec := experiment.Spec{Path: path, Plan: p, Stored: stored, Command: command, Seed: seed, Resume: resume,
-		KeepGoing: o.KeepGoing, RunDir: runDir, Segment: lab.Plan{Command: command}, ShowOutput: o.Output.showTo(stderr)}
+		KeepGoing: o.KeepGoing, RunDir: runDir, Segment: lab.Plan{Command: command}, ShowOutput: o.Output.showTo(stderr), Cache: cache}
 	if o.Calibrate {
 		return calibrate(ctx, spec, o, st, stdout, stderr)
 	}

@@ -843,3 +843,73 @@ workloads:
 		t.Fatalf("the variants' warm-up runs: %+v", r.Runs[:6])
 	}
 }
+
+// A git variant's build is kept across experiments: the second experiment
+// of the same commit and build copies it and says so; `iolab builds`
+// lists it and --clear empties the cache; with the cache off every
+// experiment builds.
+func TestBuildsAreCachedAcrossExperiments(t *testing.T) {
+	t.Parallel()
+	need(t, "git")
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	count := filepath.Join(dir, "builds")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, repo, map[string]string{"src.txt": "source\n"})
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "one"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	writeFiles(t, dir, map[string]string{"plan.yaml": `rounds: 1
+warmup: 0
+variants:
+  - {name: a, git: {repo: repo, ref: HEAD}, build: "echo >> ` + count + `; echo made > out.txt"}
+workloads:
+  - cmd: {run: "grep -q made {{workdir}}/out.txt"}
+`})
+	cache := filepath.Join(dir, "cache")
+	run := func(cacheEnv string, args ...string) (string, error) {
+		if args[0] == "experiment" {
+			args = append(args, "--db", filepath.Join(dir, "x.db"))
+		}
+		cmd := testIolab(args...)
+		cmd.Env = append(cmd.Env, "IOLAB_BUILD_CACHE="+cacheEnv)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	builds := func() int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "\n")
+	}
+	plan := filepath.Join(dir, "plan.yaml")
+	for i, want := range []int{1, 1} {
+		out, err := run(cache, "experiment", plan, "-q")
+		if err != nil || builds() != want || strings.Contains(out, "from the build cache") != (i == 1) {
+			t.Fatalf("experiment %d: %v, %d builds, want %d\n%s", i+1, err, builds(), want, out)
+		}
+	}
+	out, err := run(cache, "builds", "--json")
+	var list struct {
+		Builds []struct{ Commit, Variant string }
+	}
+	if err != nil || json.Unmarshal([]byte(out), &list) != nil || len(list.Builds) != 1 || list.Builds[0].Variant != "a" || len(list.Builds[0].Commit) != 40 {
+		t.Fatalf("builds --json: %v\n%s", err, out)
+	}
+	if out, err := run(cache, "builds", "--clear"); err != nil || !strings.Contains(out, "1 builds removed") {
+		t.Errorf("builds --clear: %v %s", err, out)
+	}
+	if out, err := run(cache, "experiment", plan, "-q"); err != nil || builds() != 2 {
+		t.Errorf("after --clear: %v, %d builds\n%s", err, builds(), out)
+	}
+	for i := range 2 {
+		if out, err := run("off", "experiment", plan, "-q"); err != nil || builds() != 3+i || strings.Contains(out, "from the build cache") {
+			t.Errorf("the cache off, experiment %d: %v, %d builds\n%s", i+1, err, builds(), out)
+		}
+	}
+	if out, err := run("off", "builds"); err == nil || !strings.Contains(out, "IOLAB_BUILD_CACHE=off: no build cache") {
+		t.Errorf("builds with the cache off: %v %s", err, out)
+	}
+}

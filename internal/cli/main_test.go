@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iolab/iolab/internal/variant"
 	"github.com/iolab/iolab/internal/workload/fs"
 )
 
@@ -19,6 +20,17 @@ func TestMain(m *testing.M) {
 	fs.ServeJobIfAsked() // a run's fs jobs run as processes of this binary
 	if os.Getenv(iolabInTestEnv) == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	// The tests' builds are cached apart from the user's, and go with them.
+	if os.Getenv(variant.CacheEnv) == "" {
+		dir, err := os.MkdirTemp("", "iolab-test-builds-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv(variant.CacheEnv, dir)
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

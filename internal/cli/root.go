@@ -87,7 +87,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newK8sCommand(stdout))
 	root.AddCommand(newFSCommand(stdout, stderr), newS3Command(stdout, stderr), newHTTPCommand(stdout, stderr), newFramesCommand(stdout, stderr), newRunCommand(stdout, stderr), newExperimentCommand(stdout, stderr), newBisectCommand(stdout, stderr),
-		newShowCommand(stdout, stderr), newCompareCommand(stdout), newHistoryCommand(stdout), newReportCommand(stdout), newNoteCommand(stdout), newRmCommand(stdout), newImportCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout), newVersionCommand(stdout))
+		newShowCommand(stdout, stderr), newCompareCommand(stdout), newHistoryCommand(stdout), newReportCommand(stdout), newNoteCommand(stdout), newRmCommand(stdout), newImportCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout), newBuildsCommand(stdout), newVersionCommand(stdout))
 	root.AddCommand(kindCommands(root, stdout, stderr)...)
 	root.AddCommand(&cobra.Command{Use: "reference", Short: "Print docs/reference.md: every command, flag and plan key", Hidden: true, Args: noArgs,
 		RunE: func(*cobra.Command, []string) error { return WriteReference(stdout) }})

@@ -28,7 +28,7 @@ func Calibrate(ctx context.Context, st *store.Store, runner *lab.Runner, s Spec,
 			only.Variants = []plan.Variant{v}
 		}
 	}
-	variants, _, err := PrepareVariants(ctx, &only, nil, s.RunDir, false, runner.Notices, runner.Progress)
+	variants, _, err := PrepareVariants(ctx, &only, nil, s.Cache, s.RunDir, false, runner.Notices, runner.Progress)
 	defer func() {
 		for _, v := range variants {
 			_ = v.Close()

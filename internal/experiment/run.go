@@ -48,6 +48,8 @@ type Spec struct {
 	// ShowOutput, if set, gets what each measured run prints
 	// (--show-output); safe for concurrent use.
 	ShowOutput io.Writer
+	// Cache, if set, keeps git variants' builds across experiments.
+	Cache *variant.Cache
 }
 
 // Step is what a bisect asks of one step's experiment: its variants'
@@ -71,7 +73,7 @@ func Run(ctx context.Context, st *store.Store, runner *lab.Runner, s Spec) (id s
 	if s.Step != nil {
 		builds = s.Step.Builds
 	}
-	variants, skipped, err := PrepareVariants(ctx, p, builds, s.RunDir, s.KeepGoing, notices, runner.Progress)
+	variants, skipped, err := PrepareVariants(ctx, p, builds, s.Cache, s.RunDir, s.KeepGoing, notices, runner.Progress)
 	defer func() {
 		for _, v := range variants {
 			_ = v.Close()
@@ -244,12 +246,12 @@ func decided(load func(context.Context, string) (*store.Data, error), opts analy
 // The progress line says which it builds, and the build's last line.
 // Notices go to notices, which keeps them above the live line
 // (Progress.Above).
-func PrepareVariants(ctx context.Context, p *plan.Plan, builds *variant.Builds, runDir string, keepGoing bool, notices io.Writer, progress *lab.Progress) ([]*variant.Variant, []string, error) {
+func PrepareVariants(ctx context.Context, p *plan.Plan, builds *variant.Builds, cache *variant.Cache, runDir string, keepGoing bool, notices io.Writer, progress *lab.Progress) ([]*variant.Variant, []string, error) {
 	var out []*variant.Variant
 	var skipped []string
 	for i, spec := range p.Variants {
 		progress.Phase(fmt.Sprintf("building variant %d/%d %s", i+1, len(p.Variants), spec.Name))
-		v, err := variant.PrepareFrom(ctx, builds, spec, p.Dir, runDir, p.Ports, progress.Detail)
+		v, err := variant.PrepareFrom(ctx, builds, cache, spec, p.Dir, runDir, p.Ports, progress.Detail)
 		if err != nil && ctx.Err() != nil {
 			// Ctrl-C while it built: an interruption (exit 130), not a
 			// build that failed; nothing ran, so nothing was stored.
@@ -263,6 +265,9 @@ func PrepareVariants(ctx context.Context, p *plan.Plan, builds *variant.Builds, 
 			fmt.Fprintf(notices, "iolab: %v; left out (--keep-going)\n", err)
 			skipped = append(skipped, spec.Name)
 			continue
+		}
+		if v.FromCache != "" {
+			fmt.Fprintf(notices, "iolab: variant %s: its build of %.10s from the build cache (%s); %s=off builds it again\n", v.Name, v.Commit, v.FromCache, variant.CacheEnv)
 		}
 		out = append(out, v)
 	}

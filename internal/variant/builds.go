@@ -21,7 +21,8 @@ import (
 // interval in every step, and builds each commit once. A build that failed
 // fails again at once. Close removes every worktree it made.
 type Builds struct {
-	dir  string
+	dir   string
+	cache *Cache // builds kept across bisects (nil: none)
 	mu   sync.Mutex
 	done map[string]*build
 }
@@ -31,8 +32,11 @@ type build struct {
 	err               error
 }
 
-// NewBuilds keeps its worktrees under dir.
-func NewBuilds(dir string) *Builds { return &Builds{dir: dir, done: map[string]*build{}} }
+// NewBuilds keeps its worktrees under dir, building through cache (nil:
+// none).
+func NewBuilds(dir string, cache *Cache) *Builds {
+	return &Builds{dir: dir, cache: cache, done: map[string]*build{}}
+}
 
 // key is what makes two builds the same: the repository, the commit the
 // ref names, and how the variant builds (its command, workdir and env as
@@ -77,7 +81,7 @@ func (b *Builds) prepare(ctx context.Context, v *Variant, line func(string)) err
 	if v.spec.Workdir != "" {
 		v.Workdir = v.abs(v.Workdir, v.spec.Workdir)
 	}
-	if err := v.build(ctx, line); err != nil {
+	if err := v.buildVia(ctx, b.cache, line); err != nil {
 		if ctx.Err() != nil {
 			b.remove(got)
 			return err // cut short, not a build that fails

@@ -50,6 +50,10 @@ type Variant struct {
 	untrack func()            // the server's process group leaves the lease's list
 	params  map[string]string // the running server's cell's templates
 	cleanup []func()
+	root    string // a git variant's worktree (Workdir may be below it)
+	// FromCache is the build cache's entry the variant's build came
+	// from ("": it was built).
+	FromCache string
 }
 
 // Prepare checks out, builds and readies a variant's working directory under
@@ -61,12 +65,13 @@ type Variant struct {
 // The build's output goes, a line at a time, to line (nil: nowhere), so a
 // long build shows what it does.
 func Prepare(ctx context.Context, spec plan.Variant, planDir, runDir string, ports plan.PortRange, line func(string)) (*Variant, error) {
-	return PrepareFrom(ctx, nil, spec, planDir, runDir, ports, line)
+	return PrepareFrom(ctx, nil, nil, spec, planDir, runDir, ports, line)
 }
 
 // PrepareFrom is Prepare taking a git variant's checkout and build from
-// builds (nil: its own, under runDir), which keeps them.
-func PrepareFrom(ctx context.Context, builds *Builds, spec plan.Variant, planDir, runDir string, ports plan.PortRange, line func(string)) (*Variant, error) {
+// builds (nil: its own, under runDir), which keeps them, and its build
+// from cache (nil: none), which keeps it across experiments.
+func PrepareFrom(ctx context.Context, builds *Builds, cache *Cache, spec plan.Variant, planDir, runDir string, ports plan.PortRange, line func(string)) (*Variant, error) {
 	v := &Variant{Name: spec.Name, spec: spec, planDir: planDir, Workdir: planDir, env: spec.Env, ports: ports}
 	var err error
 	if v.Port, err = freePort(ports); err != nil {
@@ -92,11 +97,23 @@ func PrepareFrom(ctx context.Context, builds *Builds, spec plan.Variant, planDir
 	if spec.Workdir != "" {
 		v.Workdir = v.abs(v.Workdir, spec.Workdir)
 	}
-	if err := v.build(ctx, line); err != nil {
+	if err := v.buildVia(ctx, cache, line); err != nil {
 		v.Close()
 		return nil, err
 	}
 	return v, nil
+}
+
+// buildVia builds the variant, a git variant's through cache when there
+// is one.
+func (v *Variant) buildVia(ctx context.Context, cache *Cache, line func(string)) error {
+	if line == nil {
+		line = func(string) {}
+	}
+	if cache != nil && v.spec.Git != nil && v.spec.Build != "" {
+		return cache.prepare(ctx, v, line)
+	}
+	return v.build(ctx, line)
 }
 
 // build runs the variant's build command, if any, in its workdir.
@@ -153,7 +170,7 @@ func (v *Variant) checkout(ctx context.Context, dir string) error {
 	v.cleanup = append(v.cleanup, func() {
 		_, _ = runGit(context.Background(), repo, "worktree", "remove", "--force", dir)
 	})
-	v.Workdir = dir
+	v.Workdir, v.root = dir, dir
 	rev, err := runGit(ctx, dir, "rev-parse", "HEAD")
 	if err != nil {
 		return fmt.Errorf("variant %s: git rev-parse HEAD in its worktree: %v: %s", v.Name, err, outtail.OneLine(rev))
