@@ -23,8 +23,8 @@ import (
 type Builds struct {
 	dir   string
 	cache *Cache // builds kept across bisects (nil: none)
-	mu   sync.Mutex
-	done map[string]*build
+	mu    sync.Mutex
+	done  map[string]*build
 }
 
 type build struct {

@@ -259,7 +259,7 @@ func copyTree(ctx context.Context, src, dst string) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", src+"/.", dst).CombinedOutput()
+	out, err := exec.CommandContext(ctx, "cp", "-a", "-f", "--reflink=auto", src+"/.", dst).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("cp -a %s %s: %v: %s", src, dst, err, outtail.OneLine(out))
 	}

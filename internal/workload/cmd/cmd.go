@@ -36,8 +36,8 @@ type Options struct {
 	// Shell runs Run with -c: "" is sh; ShellNone runs Run's words
 	// (split as a shell splits them, quotes kept together) with no shell.
 	Shell string
-	Dir string
-	Env []string
+	Dir   string
+	Env   []string
 	// BytesPerRun and ItemsPerRun, when set, give bytes_per_s and
 	// items_per_s.
 	BytesPerRun int64
