@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/iolab/iolab/internal/analysis"
+	"github.com/iolab/iolab/internal/segment"
 )
 
 // WriteSegments prints each segment's figures beside the merge.
@@ -18,7 +20,10 @@ func WriteSegments(w io.Writer, v *analysis.SegmentsView) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nsegments of %s (%d):", v.Group, v.N)
-	for _, s := range slices.Sorted(maps.Keys(v.Experiments)) {
+	// In the segments' order: 0/12, 1/12, 2/12 ... 10/12, not as text sorts.
+	for _, s := range slices.SortedFunc(maps.Keys(v.Experiments), func(a, b string) int {
+		return cmp.Or(cmp.Compare(segment.Index(a), segment.Index(b)), strings.Compare(a, b))
+	}) {
 		fmt.Fprintf(w, " %s=%s", s, v.Experiments[s])
 	}
 	fmt.Fprintln(w)
