@@ -39,8 +39,9 @@ type Cache struct {
 }
 
 // Cache's environment: IOLAB_BUILD_CACHE is its directory ("off": none;
-// default the user's cache directory's iolab/builds), IOLAB_BUILD_CACHE_SIZE
-// its bound (default DefaultCacheSize).
+// default the user's cache directory's iolab/builds, without one the
+// temporary directory's iolab-builds-UID), IOLAB_BUILD_CACHE_SIZE its
+// bound (default DefaultCacheSize).
 const (
 	CacheEnv         = "IOLAB_BUILD_CACHE"
 	CacheSizeEnv     = "IOLAB_BUILD_CACHE_SIZE"
@@ -54,11 +55,11 @@ func DefaultCache() (*Cache, error) {
 		return nil, nil
 	}
 	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return nil, fmt.Errorf("the build cache: %w; set %s to a directory, or to off", err, CacheEnv)
+		// No home (a bare CI runner): the temporary directory's, per user.
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("iolab-builds-%d", os.Getuid()))
+		if base, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(base, "iolab", "builds")
 		}
-		dir = filepath.Join(base, "iolab", "builds")
 	}
 	c := &Cache{Dir: dir, Max: DefaultCacheSize}
 	if s := os.Getenv(CacheSizeEnv); s != "" {
