@@ -22,8 +22,8 @@ func newBuildsCommand(stdout io.Writer) *cobra.Command {
 		Long: `A git variant's build is kept, by its repository, commit, build command, workdir, env and the
 environment its build command names, and copied into the next experiment's checkout of the same
 instead of building again. ` + variant.CacheEnv + ` is its directory (off: none; default the
-user's cache directory's iolab/builds), ` + variant.CacheSizeEnv + ` its bound (default 4g: the
-entries used longest ago go first).`,
+user's cache directory's iolab/builds, without one the temporary directory's iolab-builds-UID),
+` + variant.CacheSizeEnv + ` its bound (default 4g: the entries used longest ago go first).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := variant.DefaultCache()

@@ -117,7 +117,7 @@ workloads:
 		t.Fatalf("benchstat -col variant: %v\n%s", err, got)
 	}
 	// Its base is the experiment's baseline: long first, short's delta
-	// against it (about -80%), as iolab's own report says.
+	// against it, as iolab's own report says.
 	heads := 0
 	for _, line := range strings.Split(string(got), "\n") {
 		if strings.Contains(line, "│") && strings.Contains(line, "short") {
@@ -127,8 +127,10 @@ workloads:
 			}
 		}
 	}
-	if heads == 0 || !regexp.MustCompile(`sec/op .*\n.* -[78]\d\.\d+% `).Match(got) {
-		t.Errorf("benchstat -col variant: no table, or short's wall time not about 80%% below long's:\n%s", got)
+	// Against long, short's delta is a decrease (it sleeps a fifth as
+	// long): the sign says which is the base, whatever the machine's load.
+	if heads == 0 || !regexp.MustCompile(`sec/op .*\n.* -\d+\.\d+% `).Match(got) {
+		t.Errorf("benchstat -col variant: no table, or short's wall time not below long's:\n%s", got)
 	}
 	// Two experiments of the same plan: one table per variant, each
 	// comparing the files (a "vs base" column), not a table per file.
