@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -163,6 +164,8 @@ func TestFioJobFileErrors(t *testing.T) {
 		{"bad engine", "[j]\nioengine=mmap\n", "bad.fio:2: ioengine=mmap: iolab runs io_uring, libaio, null, psync"},
 		{"unset variable", "[j]\ndirectory=${IOLAB_NO_SUCH_VARIABLE}\n", "bad.fio:2: directory: environment variable IOLAB_NO_SUCH_VARIABLE is not set"},
 		// fio reads 4KiB as 4000 bytes: refused with both spellings.
+		// fio: "time_based requires a runtime/timeout setting", then the size once.
+		{"time_based alone", "[global]\ntime_based\n[j]\nsize=64k\n", "bad.fio:2: time_based without runtime: fio says"},
 		{"IEC size", "[j]\nbs=4KiB\n", "bad.fio:2: bs=4KiB: 4KiB is 4000 bytes to fio (IEC suffixes count in 1000s there) and 4096 to most tools: write 4k for 4096, or 4000"},
 	}
 	for _, tc := range tests {
@@ -178,6 +181,10 @@ func TestFioJobFileErrors(t *testing.T) {
 	_, _, err := iolab(t, context.Background(), "fs", filepath.Join(dir, "missing.fio"), "--db", filepath.Join(dir, "x.db"))
 	if err == nil || !strings.Contains(err.Error(), "missing.fio") || ExitCode(err) != 2 {
 		t.Errorf("missing job file: %v", err)
+	}
+	_, _, err = iolab(t, context.Background(), "fs", "--directory", dir, "--size", "64k", "--time_based", "--db", filepath.Join(dir, "x.db"))
+	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--time_based: needs --runtime") {
+		t.Errorf("--time_based without --runtime: %v", err)
 	}
 }
 
@@ -355,7 +362,8 @@ func TestFioShapedJSONOutput(t *testing.T) {
 		t.Fatalf("%d jobs", len(doc.Jobs))
 	}
 	j := doc.Jobs[0]
-	// Two measured runs of 256 writes and 16 fsyncs each; the warm-up is not merged.
+	// Two measured runs of 256 writes and 15 fsyncs each (fio's count: none
+	// after the last write); the warm-up is not merged.
 	var binned int64
 	for _, n := range j.Write.Clat.Bins {
 		binned += n
@@ -366,7 +374,7 @@ func TestFioShapedJSONOutput(t *testing.T) {
 			share += v
 		}
 	}
-	if j.Error != 0 || j.Write.TotalIOs != 512 || j.Write.IOBytes != 2<<20 || j.Sync.TotalIOs != 32 || j.Read.TotalIOs != 0 ||
+	if j.Error != 0 || j.Write.TotalIOs != 512 || j.Write.IOBytes != 2<<20 || j.Sync.TotalIOs != 30 || j.Read.TotalIOs != 0 ||
 		j.Write.Clat.N != 512 || binned != 512 || len(j.Iolab.Runs) != 2 || j.Write.IOPS <= 0 || j.Write.Runtime <= 0 ||
 		j.Write.Clat.Percentile["99.000000"] <= 0 || j.JobOptions["fsync"] != "16" || math.Abs(share-100) > 0.01 {
 		t.Fatalf("fio json+: %+v", j)

@@ -116,6 +116,11 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 				kind, _ := workload.Lookup("fs")
 				return capacity.run(cmd, kind, nil, o.Repeat, stdout, stderr)
 			}
+			// fio: "time_based requires a runtime/timeout setting" (it
+			// then runs the size once).
+			if tb, _ := cmd.Flags().GetBool("time_based"); tb && !cmd.Flags().Changed("runtime") && len(args) == 0 {
+				return usage("--time_based: needs --runtime, as fio says (time_based requires a runtime/timeout setting); without it the size is written once")
+			}
 			jobs := []FSOptions{o}
 			command := commandLine(cmd)
 			if len(args) == 1 {

@@ -431,9 +431,13 @@ func (o *Options) syncEvery() int {
 	return o.SyncFileRange.Every
 }
 
-// syncDue counts a write and reports whether a sync is due after it.
+// syncDue counts a write and reports whether a sync is due after it:
+// after every every-th write but the job's last. fio issues the sync
+// before the write that follows, so a job that ends on a multiple issues
+// none after it — 256 writes at fsync=4 make 63 syncs, 96 at fsync=3 31,
+// in both tools.
 func (j *job) syncDue(every int) bool {
-	return every > 0 && j.writes.Add(1)%int64(every) == 0
+	return every > 0 && j.writes.Add(1)%int64(every) == 0 && !(j.limited && j.remaining.Load() <= 0)
 }
 
 // nextFile is the file of the job's next operation: round robin over its

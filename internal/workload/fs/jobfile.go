@@ -150,7 +150,7 @@ func (j JobSection) Apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) 
 	if !cmdline["name"] {
 		_ = flags.Set("name", j.Name) // fio names a job by its section; name= may follow
 	}
-	timeBased, runtimeAt := false, ""
+	timeBased, timeBasedAt, runtimeAt := false, "", ""
 	for _, o := range j.opts {
 		value, err := expandFioEnv(o.value)
 		if err != nil {
@@ -163,7 +163,7 @@ func (j JobSection) Apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) 
 			return nil, fmt.Errorf("%s: %w", o.at, err)
 		}
 		if o.key == "time_based" {
-			timeBased = value != "0"
+			timeBased, timeBasedAt = value != "0", o.at
 		}
 		if name == "ioengine" && cmdline[name] && flags.Lookup(name).Value.String() == EngineFio {
 			// --ioengine=fio runs fio with the job's own engine.
@@ -192,6 +192,9 @@ func (j JobSection) Apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) 
 		if name == "runtime" {
 			runtimeAt = o.at
 		}
+	}
+	if timeBased && runtimeAt == "" && !cmdline["runtime"] {
+		return nil, fmt.Errorf("%s: time_based without runtime: fio says \"time_based requires a runtime/timeout setting\" and writes the size once; give runtime= (or --runtime)", timeBasedAt)
 	}
 	if runtimeAt != "" && !timeBased {
 		notes = append(notes, fmt.Sprintf("%s: runtime without time_based: fio would stop at the end of size or at runtime, "+
