@@ -48,6 +48,9 @@ func (o *Options) fioArgs() []string {
 	if o.RampTime > 0 {
 		args = append(args, fmt.Sprintf("--ramp_time=%dms", o.RampTime.Milliseconds()))
 	}
+	if o.NumberIOs > 0 {
+		args = append(args, "--number_ios="+strconv.FormatInt(o.NumberIOs, 10))
+	}
 	if o.IOSize > 0 {
 		args = append(args, "--io_size="+strconv.FormatInt(o.IOSize, 10))
 	}

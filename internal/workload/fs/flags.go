@@ -58,6 +58,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Var(flagval.Size{P: &j.BlockSize, Min: 1, Max: 1 << 30, Fio: true}, "bs", "block size (4k, 1m)")
 	f.Var(flagval.Size{P: &j.Size, Fio: true}, "size", "file region per job (256m, 1g); default: the existing file's size")
 	f.Var(flagval.Size{P: &j.IOSize, Fio: true}, "io_size", "bytes of I/O per job when not time-based (default --size)")
+	flagval.IntVar(f, &j.NumberIOs, "number_ios", 0, 0, math.MaxInt64, "stop a job after this many operations, as fio's number_ios: a bound, never more I/O than --size, --io_size or --runtime gives")
 	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
 	f.Var(steadyValue{&j.Steady}, "steadystate", "end a time-based run once steady, as fio: iops:2% (every second's IOPS within 2% of the window's mean), iops_slope:0.1% (their least-squares slope), bw, bw_slope, or lat (each second's p99); a limit without % is in the figure's unit")
 	f.Var(flagval.Duration{P: &j.Steady.Window}, "steadystate_duration", "the rolling window --steadystate judges (30s)")

@@ -345,7 +345,11 @@ func (f *FS) reset(ctx context.Context, tracking bool) {
 	}
 	for _, j := range f.jobs {
 		j.limited = budget > 0
-		j.remaining.Store(budget / o.BlockSize)
+		ops := budget / o.BlockSize
+		if o.NumberIOs > 0 && (!j.limited || ops > o.NumberIOs) {
+			j.limited, ops = true, o.NumberIOs // fio's number_ios: a bound on the rest
+		}
+		j.remaining.Store(ops)
 		j.rr.Store(0)
 		j.writes.Store(0)
 		for d := range j.pace {

@@ -33,7 +33,7 @@ func FioAlias(name string) string {
 // behaves that way. Anything else is an error naming the file and line, so
 // a job never runs with an option silently dropped.
 var (
-	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "runtime", "ramp_time", "iodepth",
+	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "number_ios", "runtime", "ramp_time", "iodepth",
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
 		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "openfiles", "rate", "rate_iops", "rate_process",
 		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread"}

@@ -93,6 +93,7 @@ type Options struct {
 	BlockSize int64
 	Size      int64 // file size (region) per job
 	IOSize    int64 // bytes per job when not time-based; 0 = Size
+	NumberIOs int64 // operations a job does at most (fio's number_ios); 0 = no bound
 	Runtime   time.Duration
 	// Steady, when set, ends a run before its Runtime once it is steady
 	// (fio's steadystate, steadystate_duration, steadystate_ramp_time).
@@ -291,6 +292,9 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.IODepthBatch > 1 {
 		p["iodepth_batch_submit"] = fmt.Sprint(o.IODepthBatch)
+	}
+	if o.NumberIOs > 0 {
+		p["number_ios"] = fmt.Sprint(o.NumberIOs)
 	}
 	if o.IOSize > 0 {
 		p["io_size"] = units.FormatSize(o.IOSize)

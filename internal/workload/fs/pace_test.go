@@ -206,6 +206,28 @@ func TestFsyncCountsAsFios(t *testing.T) {
 	}
 }
 
+// number_ios as fio's: a bound on a job's operations, never more than its
+// size (or its runtime) gives, on every engine, time-based or not.
+func TestNumberIOs(t *testing.T) {
+	t.Parallel()
+	for _, engine := range []string{EnginePsync, EngineIOUring} {
+		for _, c := range []struct {
+			n, want int64
+			runtime time.Duration
+		}{{100, 100, 0}, {1000, 256, 0}, {100, 100, 30 * time.Second}} {
+			o := DefaultOptions()
+			o.Directory, o.RW, o.FileSize, o.BlockSize, o.Engine, o.NumberIOs, o.Runtime = t.TempDir(), RandWrite, 1<<20, 4096, engine, c.n, c.runtime
+			res, err := run(t, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := res.ByOp[metrics.Write].Ops; w != c.want {
+				t.Errorf("%s, number_ios %d, runtime %v: %d writes, want %d", engine, c.n, c.runtime, w, c.want)
+			}
+		}
+	}
+}
+
 // An openfiles window with fsync on io_uring: a file closes only after the
 // sync queued behind its writes, so every sync succeeds and none is lost.
 func TestWindowWithSyncs(t *testing.T) {
