@@ -13,8 +13,8 @@
 // The server is the bench's own program run as a process of its own
 // (-serve), as a real server is: in the bench's process it shared a Go
 // runtime — its scheduler, its collector, the CPU sampler's wake-ups every
-// 5 ms — with what measures the clients, and downloads were 0.92x curl's
-// where the same server apart gave 1.03x.
+// 5 ms — with what measures the clients (downloads were 0.92x curl's
+// there; docs/http.md has the sittings before and after).
 //
 //	go run ./bench/http_vs_curl [-size 1g] [-pairs 8] [-port N]
 package main

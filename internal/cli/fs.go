@@ -109,17 +109,17 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
   iolab fs job.fio --runtime=30s     # a fio job file's [global] and one [job]; flags win over it`,
 		Args: maxOneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// fio: "time_based requires a runtime/timeout setting" (it
+			// then runs the size once).
+			if tb, _ := cmd.Flags().GetBool("time_based"); tb && !cmd.Flags().Changed("runtime") && len(args) == 0 {
+				return usage("--time_based: needs --runtime, as fio says (time_based requires a runtime/timeout setting); without it the size is written once")
+			}
 			if capacity.given() {
 				if len(args) == 1 {
 					return usage("--curve, --slo and a job file: give the job's options as flags (or a plan's fs: workload)")
 				}
 				kind, _ := workload.Lookup("fs")
 				return capacity.run(cmd, kind, nil, o.Repeat, stdout, stderr)
-			}
-			// fio: "time_based requires a runtime/timeout setting" (it
-			// then runs the size once).
-			if tb, _ := cmd.Flags().GetBool("time_based"); tb && !cmd.Flags().Changed("runtime") && len(args) == 0 {
-				return usage("--time_based: needs --runtime, as fio says (time_based requires a runtime/timeout setting); without it the size is written once")
 			}
 			jobs := []FSOptions{o}
 			command := commandLine(cmd)

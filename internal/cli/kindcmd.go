@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/variant"
 	"github.com/iolab/iolab/internal/workload"
 )
@@ -108,7 +109,7 @@ func runExperiment(ctx context.Context, o RepeatOptions, plan lab.Plan, cells []
 		return err
 	}
 	defer st.Close()
-	plan.LatencyLog, plan.LatencyLogFio = o.LatencyLog, o.LatencyLogFormat == "fio"
+	plan.LatencyLog, plan.LatencyLogFio = o.LatencyLog, o.LatencyLogFormat == metrics.LatencyLogFio
 	o.segmentPlan(&plan)
 	if !o.Segment.Split() {
 		plan.StartAt, plan.Every = o.StartAt, o.Every

@@ -18,7 +18,7 @@ import (
 // every combination of values) is a command of its own, {NAME} in it (and
 // in its -n name) the value: a variant each, compared with the first.
 type parameters struct {
-	lists []string // "NAME V1,V2", as joinParameterArgs joins them
+	lists []string // "NAME V1,V2", as hyperfineArgs joins them
 	scan  string   // "NAME MIN MAX"
 	step  string
 }
@@ -34,12 +34,13 @@ func (p *parameters) addFlags(f *pflag.FlagSet) {
 
 var parameterName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// joinParameterArgs makes hyperfine's several-word options one word each,
-// as the flags take them: -L NAME VALUES and -P NAME MIN MAX. Only a
+// hyperfineArgs is a command line with hyperfine's options as iolab's
+// flags take them: its several-word options made one word each (-L NAME
+// VALUES, -P NAME MIN MAX). Only a
 // NAME that is a name is joined; anything else is left for the flag's own
 // error. hyperfine's -N is iolab cmd's --shell=none. Nothing after "--"
 // is touched.
-func joinParameterArgs(args []string) []string {
+func hyperfineArgs(args []string) []string {
 	words := map[string]int{"-L": 2, "--parameter-list": 2, "-P": 3, "--parameter-scan": 3}
 	var out []string
 	for i := 0; i < len(args); i++ {

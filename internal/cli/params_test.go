@@ -14,7 +14,7 @@ import (
 
 // hyperfine's -L NAME VALUES and -P NAME MIN MAX are words of their own
 // on its command line; they are joined for the flags, and nothing else is.
-func TestJoinParameterArgs(t *testing.T) {
+func TestHyperfineArgs(t *testing.T) {
 	for _, c := range []struct{ in, want []string }{
 		{[]string{"cmd", "-L", "n", "1,2", "sleep {n}"}, []string{"cmd", "-L", "n 1,2", "sleep {n}"}},
 		{[]string{"cmd", "--parameter-scan", "t", "1", "8", "make -j{t}", "-n", "x"}, []string{"cmd", "--parameter-scan", "t 1 8", "make -j{t}", "-n", "x"}},
@@ -25,7 +25,7 @@ func TestJoinParameterArgs(t *testing.T) {
 		{[]string{"cmd", "-N", "a b"}, []string{"cmd", "--shell=none", "a b"}},             // hyperfine's -N
 		{[]string{"fs", "-N"}, []string{"fs", "-N"}},                                       // cmd's alone
 	} {
-		if got := joinParameterArgs(c.in); !slices.Equal(got, c.want) {
+		if got := hyperfineArgs(c.in); !slices.Equal(got, c.want) {
 			t.Errorf("%q: %q, want %q", c.in, got, c.want)
 		}
 	}

@@ -245,11 +245,11 @@ func (o *RepeatOptions) validateLatencyLog() error {
 		return usage("--lat-log-format %q: want %s", o.LatencyLogFormat, strings.Join(metrics.LatencyLogFormats, " or "))
 	}
 	switch {
-	case o.LatencyLog == "" && o.LatencyLogFormat == "fio":
+	case o.LatencyLog == "" && o.LatencyLogFormat == metrics.LatencyLogFio:
 		return usage("--lat-log-format %s: the format of --lat-log; give --lat-log PATH too", o.LatencyLogFormat)
 	case o.LatencyLog == "":
 		return nil
-	case o.LatencyLogFormat == "fio":
+	case o.LatencyLogFormat == metrics.LatencyLogFio:
 		if err := lab.CheckFioLatencyLog(o.LatencyLog); err != nil {
 			return &badinput.Error{Err: err}
 		}

@@ -48,7 +48,7 @@ func ExitCode(err error) int {
 // redact.String, so a secret it learned never reaches the terminal.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root := NewRoot(redact.Writer(stdout), redact.Writer(stderr))
-	args = joinParameterArgs(args)
+	args = hyperfineArgs(args)
 	root.SetArgs(args)
 	// Asked for help, cobra shows the root's for a command it does not
 	// know (exit 0): an unknown command is said as one, help or not.

@@ -39,8 +39,11 @@ type LatencyLog struct {
 	err  error // the first write that failed
 }
 
+// LatencyLogFio is the name of fio's format of a latency log.
+const LatencyLogFio = "fio"
+
 // LatencyLogFormats are the formats of a latency log.
-var LatencyLogFormats = []string{"csv", "fio"}
+var LatencyLogFormats = []string{"csv", LatencyLogFio}
 
 // NewFioLatencyLogs is the logs in fio's format whose files start with
 // prefix: each run's is opened by ForRun.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/iolab/iolab/internal/outtail"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/units"
 )
 
@@ -77,7 +78,7 @@ type Entry struct {
 	Key     string    `json:"key"`
 	Repo    string    `json:"repo"`
 	Commit  string    `json:"commit"`
-	Build   string    `json:"build"`
+	Build   string    `json:"build"` // as written, its registered secrets masked
 	Built   time.Time `json:"built"`
 	Used    time.Time `json:"used"`
 	Bytes   int64     `json:"bytes"`
@@ -130,7 +131,7 @@ func (c *Cache) prepare(ctx context.Context, v *Variant, line func(string)) erro
 	}
 	// Kept for the next experiment; a cache that cannot keep it costs a
 	// build next time, never this experiment.
-	if err := c.keep(ctx, entry, Entry{Key: key, Repo: repo, Commit: v.Commit, Build: v.spec.Build, Built: time.Now(), Used: time.Now(), Variant: v.Name}, v.root); err != nil {
+	if err := c.keep(ctx, entry, Entry{Key: key, Repo: repo, Commit: v.Commit, Build: redact.String(v.spec.Build), Built: time.Now(), Used: time.Now(), Variant: v.Name}, v.root); err != nil {
 		line("not kept in the build cache: " + err.Error())
 	}
 	return nil
