@@ -8,7 +8,7 @@
 // agree on the answer: hyperfine's ratio of means B/A beside iolab's
 // paired ratio and its interval.
 //
-//	go run ./bench/cmd_vs_hyperfine [-pairs 6] [-runs 10] [-cases 'sleep 0.05|sleep 0.06;true|sh -c true']
+//	go run ./bench/cmd_vs_hyperfine [-pairs 6] [-runs 10] [-N] [-stress N] [-cases 'sleep 0.05|sleep 0.06;true|sh -c true']
 //
 // hyperfine comes from Debian's package (apt-get install hyperfine); without
 // it the bench says so and measures nothing.
@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ func bench() {
 	runs := flag.Int("runs", 10, "measured runs of each command, per tool (iolab --rounds, hyperfine --runs); one warm-up run each besides")
 	cases := flag.String("cases", "sleep 0.05|sleep 0.06;true|sh -c true;dd if=/dev/zero of=/dev/null bs=1M count=64|dd if=/dev/zero of=/dev/null bs=64k count=1024",
 		"cases, ';'-separated, each two commands A|B")
+	noShell := flag.Bool("N", false, "both tools run the commands with no shell (hyperfine -N, iolab cmd -N): what hyperfine advises for commands this short")
 	flag.Parse()
 	if _, err := exec.LookPath("hyperfine"); err != nil {
 		fmt.Println("hyperfine is not installed (apt-get install hyperfine): nothing to compare iolab cmd with")
@@ -42,7 +44,11 @@ func bench() {
 	work := harness.WorkDir("", "cmdbench-")
 	bin := harness.BuildIolab(work)
 	perTool := 2 * (*runs + 1) // two commands, warm-up included
-	fmt.Printf("%d alternating pairs x %d runs of each command (+1 warm-up) per tool; whole processes, start-up included\n\n", *pairs, *runs)
+	shell := "in a shell"
+	if *noShell {
+		shell = "with no shell (-N)"
+	}
+	fmt.Printf("%d alternating pairs x %d runs of each command (+1 warm-up) per tool, %s; whole processes, start-up included\n\n", *pairs, *runs, shell)
 	fmt.Println("| A | B | wall ms/run hyperfine | wall ms/run iolab | ratio iolab/hyperfine [95% CI] | CPU ms/run hyperfine | CPU ms/run iolab | B/A hyperfine (means) | B/A iolab [95% CI] |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, c := range strings.Split(*cases, ";") {
@@ -58,10 +64,10 @@ func bench() {
 			var ph, pi float64
 			for _, hyperfineFirst := range [][]bool{{true, false}, {false, true}}[p%2] {
 				if hyperfineFirst {
-					wall, cpu, r := runHyperfine(work, *runs, a, b)
+					wall, cpu, r := runHyperfine(work, *runs, *noShell, a, b)
 					ph, wallH, cpuH, hRatio = wall, wallH+wall, cpuH+cpu, r
 				} else {
-					wall, cpu, r := runIolab(bin, work, *runs, a, b)
+					wall, cpu, r := runIolab(bin, work, *runs, *noShell, a, b)
 					pi, wallI, cpuI, iRatio = wall, wallI+wall, cpuI+cpu, r
 				}
 			}
@@ -76,9 +82,12 @@ func bench() {
 // runHyperfine times hyperfine on A and B; it returns its wall and CPU
 // seconds (with the commands' own) and its ratio of means B/A (of the
 // last pair).
-func runHyperfine(work string, runs int, a, b string) (wall, cpu, ratio float64) {
+func runHyperfine(work string, runs int, noShell bool, a, b string) (wall, cpu, ratio float64) {
 	out := filepath.Join(work, "hyperfine.json")
 	cmd := exec.Command("hyperfine", "--style", "none", "--warmup", "1", "--runs", fmt.Sprint(runs), "--export-json", out, a, b)
+	if noShell {
+		cmd.Args = slices.Insert(cmd.Args, 1, "-N")
+	}
 	start := time.Now()
 	if o, err := harness.CombinedOutput(cmd); err != nil {
 		harness.Fatalf("hyperfine: %v\n%s", err, o)
@@ -97,10 +106,13 @@ func runHyperfine(work string, runs int, a, b string) (wall, cpu, ratio float64)
 
 // runIolab times iolab cmd on A and B in a store of its own; it returns
 // its wall and CPU seconds and its ratio B/A with the interval.
-func runIolab(bin, work string, runs int, a, b string) (wall, cpu float64, ratio string) {
+func runIolab(bin, work string, runs int, noShell bool, a, b string) (wall, cpu float64, ratio string) {
 	db := filepath.Join(work, "cmd.db")
 	_ = os.Remove(db)
 	cmd := exec.Command(bin, "cmd", "--rounds", fmt.Sprint(runs), "--warmup", "1", "--db", db, "--json", "--quiet", "-n", "A", "-n", "B", a, b)
+	if noShell {
+		cmd.Args = slices.Insert(cmd.Args, 2, "-N")
+	}
 	start := time.Now()
 	out, err := harness.Output(cmd)
 	if err != nil {

@@ -10,6 +10,7 @@ package procgroup
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -133,6 +134,12 @@ func Kill(g Group) {
 // killed in the middle of a run. Forking from one thread that never ends
 // makes Pdeathsig mean "when iolab dies".
 func Start(cmd *exec.Cmd) error {
+	return onForker(cmd.Start)
+}
+
+// onForker runs f on the thread that lives as long as iolab does (Start):
+// the thread a child's Pdeathsig and its tracer (StartHeld) are bound to.
+func onForker(f func() error) error {
 	forkerOnce.Do(func() {
 		forks = make(chan func())
 		go func() {
@@ -143,8 +150,75 @@ func Start(cmd *exec.Cmd) error {
 		}()
 	})
 	done := make(chan error, 1)
-	forks <- func() { done <- cmd.Start() }
+	forks <- func() { done <- f() }
 	return <-done
+}
+
+// StartHeld starts cmd as Start does, held at its first instruction: the
+// program is loaded (its exec done) and has run nothing of its own, so
+// nothing it would start exists yet. release lets it run. It is held by
+// tracing (PTRACE_TRACEME: a traced program stops after its exec), which
+// costs a stop and a detach where a gate in a shell costs a shell; the
+// trace is gone once released. A program that gains privileges at its
+// exec (set-user-ID, file capabilities) would not gain them traced by an
+// unprivileged iolab: see Holdable. Where tracing is not allowed (a
+// seccomp filter, Yama's ptrace_scope 3), Start fails with EPERM.
+func StartHeld(cmd *exec.Cmd) (release func() error, err error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Ptrace = true
+	err = onForker(func() error {
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		var ws syscall.WaitStatus
+		for {
+			_, err := syscall.Wait4(cmd.Process.Pid, &ws, syscall.WALL, nil)
+			if err == syscall.EINTR { //nolint:errorlint // a bare errno
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("waiting for %s to stop after its exec: %w", cmd.Path, err)
+			}
+			break
+		}
+		if !ws.Stopped() {
+			return fmt.Errorf("%s ended before it ran (%v)", cmd.Path, ws)
+		}
+		return nil
+	})
+	if err != nil {
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	return func() error {
+		return onForker(func() error {
+			if err := syscall.PtraceDetach(pid); err != nil {
+				return fmt.Errorf("releasing %s: %w", cmd.Path, err)
+			}
+			return nil
+		})
+	}, nil
+}
+
+// Holdable says whether the program at path runs held (StartHeld) as it
+// would run otherwise: not when it gains privileges at its exec (a
+// set-user-ID or set-group-ID file, or one with file capabilities) and
+// iolab could not trace it with them (not root).
+func Holdable(path string) bool {
+	if os.Geteuid() == 0 {
+		return true
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+		return false
+	}
+	n, err := unix.Getxattr(path, "security.capability", nil)
+	return n <= 0 && err != nil
 }
 
 var (

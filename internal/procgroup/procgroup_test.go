@@ -204,3 +204,49 @@ func TestWaitSeesAnEndBeforeIt(t *testing.T) {
 		}
 	}
 }
+
+// A held command has been loaded and has run nothing of its own until it
+// is released; released, it runs to its end untraced; one killed while
+// held is reaped by the Wait that follows.
+func TestStartHeld(t *testing.T) {
+	dir := t.TempDir()
+	mark := dir + "/ran"
+	cmd := exec.Command("sh", "-c", `grep TracerPid /proc/self/status > "$0"`, mark)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	release, err := StartHeld(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
+	if !strings.Contains(string(status), "State:\tt (tracing stop)") {
+		t.Errorf("held, the command is not stopped where its exec left it:\n%s", status)
+	}
+	if !strings.Contains(string(status), "Name:\tsh") {
+		t.Errorf("held, the command's exec is not done (want sh loaded):\n%s", status)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("the held command ran before it was released")
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Wait(cmd); err != nil {
+		t.Fatalf("released: %v", err)
+	}
+	if b, err := os.ReadFile(mark); err != nil || strings.TrimSpace(string(b)) != "TracerPid:\t0" {
+		t.Errorf("released, the command ran traced or not at all: %q, %v", b, err)
+	}
+
+	held := exec.Command("sleep", "30")
+	held.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if _, err := StartHeld(held); err != nil {
+		t.Fatal(err)
+	}
+	_ = syscall.Kill(-held.Process.Pid, syscall.SIGKILL)
+	if !within(waiter(held), time.Minute) {
+		t.Fatal("a command killed while held was not reaped")
+	}
+	if !held.ProcessState.Exited() && held.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("killed while held: %v", held.ProcessState)
+	}
+}

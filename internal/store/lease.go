@@ -108,7 +108,15 @@ func (s *Store) Heartbeat(ctx context.Context, expID string, me Owner, procs []P
 		procs = []Process{}
 	}
 	b, _ := json.Marshal(procs)
-	res, err := s.db.ExecContext(ctx, `UPDATE leases SET heartbeat_at = ?, processes = ? WHERE experiment_id = ? AND owner = ?`,
+	// What it records serves a runner that dies, not a machine that does
+	// (after which nothing it started is left): not waited for on disk.
+	tx, done, err := s.db.begin(ctx, unsynced)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer done()
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat_at = ?, processes = ? WHERE experiment_id = ? AND owner = ?`,
 		ts(time.Now()), string(b), expID, encodeOwner(me))
 	if err != nil {
 		return s.wrap(err)
@@ -116,7 +124,7 @@ func (s *Store) Heartbeat(ctx context.Context, expID string, me Owner, procs []P
 	if n, _ := rowsAffected(res); n != 1 {
 		return fmt.Errorf("experiment %s: %w: the lease was taken over", expID, ErrLeased)
 	}
-	return nil
+	return s.wrap(tx.Commit())
 }
 
 // ReleaseLease drops my lease.

@@ -24,10 +24,12 @@ const StatusRunning = "running"
 
 // BeginRun stores a run that is starting, as running, and sets its ID, so
 // that its per-second series can be stored while it goes on
-// (AppendSeries); SaveRun completes it.
+// (AppendSeries); SaveRun completes it. The row serves a process that dies
+// (the run marked interrupted, `iolab follow`), not a machine that does:
+// it is committed without waiting for the disk (unsynced).
 func (s *Store) BeginRun(ctx context.Context, experimentID string, r *Run) error {
 	ctx = context.WithoutCancel(ctx)
-	return s.withKept(ctx, func(tx *sqlTx) error {
+	return s.withKept(ctx, unsynced, func(tx *sqlTx) error {
 		var err error
 		r.ID, err = insertRun(ctx, tx, experimentID, r, StatusRunning, time.Now())
 		return err
@@ -122,7 +124,7 @@ func (s *Store) SaveRun(ctx context.Context, experimentID string, r *Run, derive
 			return err
 		}
 	}
-	return s.withKept(ctx, func(tx *sqlTx) error { return writeRun(ctx, tx, r, derived) })
+	return s.withKept(ctx, synced, func(tx *sqlTx) error { return writeRun(ctx, tx, r, derived) })
 }
 
 // writeRun writes a begun run's result (r.ID set): its row, histograms,
@@ -266,12 +268,12 @@ type keptEnv struct {
 // write while the store is away. A snapshot the store refuses for good
 // (its experiment removed meanwhile) must not keep every later run out:
 // the write is made again alone, and the snapshots are dropped.
-func (s *Store) withKept(ctx context.Context, write func(tx *sqlTx) error) error {
+func (s *Store) withKept(ctx context.Context, sync durability, write func(tx *sqlTx) error) error {
 	s.keptMu.Lock()
 	kept := s.kept
 	s.kept = nil
 	s.keptMu.Unlock()
-	err := s.inTx(ctx, kept, write)
+	err := s.inTx(ctx, sync, kept, write)
 	switch {
 	case err == nil || len(kept) == 0:
 	case Unreachable(err):
@@ -279,17 +281,18 @@ func (s *Store) withKept(ctx context.Context, write func(tx *sqlTx) error) error
 		s.kept = append(kept, s.kept...)
 		s.keptMu.Unlock()
 	default:
-		err = s.inTx(ctx, nil, write)
+		err = s.inTx(ctx, sync, nil, write)
 	}
 	return s.wrap(err)
 }
 
 // inTx runs write in a transaction after inserting the snapshots.
-func (s *Store) inTx(ctx context.Context, kept []keptEnv, write func(tx *sqlTx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+func (s *Store) inTx(ctx context.Context, sync durability, kept []keptEnv, write func(tx *sqlTx) error) error {
+	tx, done, err := s.db.begin(ctx, sync)
 	if err != nil {
 		return err
 	}
+	defer done()
 	defer tx.Rollback()
 	for _, k := range kept {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO env_snapshots (experiment_id, round, phase, taken_at, snapshot) VALUES (?, ?, ?, ?, ?)`,
@@ -312,7 +315,7 @@ func (s *Store) writeKept(ctx context.Context) error {
 	if none {
 		return nil
 	}
-	return s.withKept(context.WithoutCancel(ctx), func(*sqlTx) error { return nil })
+	return s.withKept(context.WithoutCancel(ctx), synced, func(*sqlTx) error { return nil })
 }
 
 func boolInt(b bool) int {

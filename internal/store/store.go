@@ -388,7 +388,7 @@ func (s *Store) AddNote(ctx context.Context, id, text string) error {
 
 // FinishExperiment records the experiment's final status.
 func (s *Store) FinishExperiment(ctx context.Context, id, status string) error {
-	return s.withKept(ctx, func(tx *sqlTx) error {
+	return s.withKept(ctx, synced, func(tx *sqlTx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE experiments SET status = ?, finished_at = ? WHERE id = ?`, status, ts(time.Now()), id)
 		return err
 	})
@@ -396,7 +396,7 @@ func (s *Store) FinishExperiment(ctx context.Context, id, status string) error {
 
 // SetExperimentStatus marks a resumed experiment as running again.
 func (s *Store) SetExperimentStatus(ctx context.Context, id, status string) error {
-	return s.withKept(ctx, func(tx *sqlTx) error {
+	return s.withKept(ctx, synced, func(tx *sqlTx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE experiments SET status = ?, finished_at = NULL WHERE id = ?`, status, id)
 		return err
 	})

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -109,22 +110,68 @@ func words(run string) ([]string, error) {
 const gate = "read -r _ <&3; "
 
 // command is the process of one run of script: a shell that waits at the
-// gate, then runs the script; with no shell, a shell that waits at the
-// gate, then puts the command in its own place (exec, with the words as
-// they are): nothing of a shell's start-up or parsing is in the run's
-// time, which begins when the gate opens.
-func (c *Cmd) command(script string) (*exec.Cmd, error) {
+// gate, then runs the script. With no shell, held (procgroup.StartHeld):
+// the command itself, in its own place, its words as they are; not held,
+// a shell that waits at the gate, then puts the command in its place
+// (exec). Nothing of a shell's start-up or parsing is in the run's time,
+// which begins when the command is released.
+func (c *Cmd) command(script string, held bool) (*exec.Cmd, error) {
 	switch c.opts.Shell {
 	case ShellNone:
 		w, err := words(script)
 		if err != nil {
 			return nil, err
 		}
+		if held {
+			return exec.Command(w[0], w[1:]...), nil
+		}
 		return exec.Command("sh", append([]string{"-c", gate + `exec "$@" 3<&-`, "iolab"}, w...)...), nil
 	case "":
 		return exec.Command("sh", "-c", gate+"exec 3<&-\n"+script), nil
 	}
 	return exec.Command(c.opts.Shell, "-c", gate+"exec 3<&-\n"+script), nil
+}
+
+// holdRefused is set once the system refused to hold a command
+// (StartHeld: tracing not allowed): from then on commands wait at a
+// shell's gate.
+var holdRefused atomic.Bool
+
+// start starts the run's process, held until release is called: at its
+// first instruction where it can be (no shell, no limits to join, a
+// program that runs held as it would otherwise), else at its shell's
+// gate (fd 3: wait, whose other end release closes).
+func (c *Cmd) start(script string, wait, gateEnd *os.File, group *cgroup.Group) (*exec.Cmd, runOutputs, func() error, error) {
+	held := c.opts.Shell == ShellNone && group == nil && !holdRefused.Load()
+	for {
+		cmd, err := c.command(script, held)
+		if err != nil {
+			return nil, runOutputs{}, nil, err
+		}
+		if held && (cmd.Err != nil || !procgroup.Holdable(cmd.Path)) {
+			held = false // not found: the shell says so, as before; privileged: see Holdable
+			continue
+		}
+		cmd.Dir, cmd.Env = c.opts.Dir, c.opts.Env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		o := c.outputs(cmd)
+		if held {
+			release, err := procgroup.StartHeld(cmd)
+			if errors.Is(err, syscall.EPERM) {
+				holdRefused.Store(true)
+				held = false
+				continue
+			}
+			return cmd, o, release, err
+		}
+		cmd.ExtraFiles = []*os.File{wait}
+		if group != nil {
+			if err := group.Wrap(cmd); err != nil {
+				return nil, o, nil, err
+			}
+		}
+		return cmd, o, gateEnd.Close, procgroup.Start(cmd)
+	}
 }
 
 // Kind implements workload.Workload.
@@ -167,22 +214,15 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	}
 	// The command waits, before anything of its own, until iolab has
 	// recorded its process group (procgroup.Track): a runner killed at
-	// any moment after leaves nothing a resume cannot find. The gate is
-	// fd 3, closed by iolab once recorded, and by the shell after.
-	wait, release, err := os.Pipe()
+	// any moment after leaves nothing a resume cannot find. It is held
+	// at its first instruction, or at a shell's gate: fd 3, closed by
+	// iolab once recorded, and by the shell after (start).
+	wait, gateEnd, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
 	}
 	defer wait.Close()
-	defer release.Close()
-	cmd, err := c.command(script)
-	if err != nil {
-		return nil, err
-	}
-	cmd.ExtraFiles = []*os.File{wait}
-	cmd.Dir, cmd.Env = c.opts.Dir, c.opts.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	o := c.outputs(cmd)
+	defer gateEnd.Close()
 	var group *cgroup.Group
 	if !c.opts.Limits.IsZero() {
 		var err error
@@ -190,11 +230,8 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 			return nil, err
 		}
 		defer group.Remove()
-		if err := group.Wrap(cmd); err != nil {
-			return nil, err
-		}
 	}
-	err = procgroup.Start(cmd)
+	cmd, o, release, err := c.start(script, wait, gateEnd, group)
 	wait.Close()
 	if err != nil {
 		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
@@ -203,11 +240,15 @@ func (c *Cmd) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Resul
 	// background child) goes with it; if iolab dies first, the next runner
 	// kills the group (procgroup).
 	untrack := procgroup.Track(ctx, cmd.Process.Pid)
+	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); untrack() }()
 	// Timed from its release: recording the group (a write to the store)
 	// is iolab's time, not the command's.
 	start := time.Now()
-	release.Close()
-	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); untrack() }()
+	if err := release(); err != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("cmd %q: %w", c.opts.Run, err)
+	}
 	watch := observe.WatchTreeMemory(cmd.Process.Pid, 10*time.Millisecond)
 	waited := make(chan error, 1)
 	go func() { waited <- procgroup.Wait(cmd) }()
