@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
@@ -212,24 +213,39 @@ type Stall struct {
 	OK              bool
 }
 
+// pressureFiles are the PSI files, opened once: read twice a run, opening
+// them each time cost six times the reading.
+var pressureFiles = sync.OnceValue(func() (files [3]*os.File) {
+	for i, name := range []string{"cpu", "memory", "io"} {
+		f, err := os.Open("/proc/pressure/" + name)
+		if err != nil {
+			return [3]*os.File{}
+		}
+		files[i] = f
+	}
+	return files
+})
+
 // ReadStall reads the PSI totals; OK is false where the kernel has none.
 func ReadStall() Stall {
 	s := Stall{At: time.Now(), OK: true}
-	for _, r := range []struct {
-		name string
-		dst  *int64
-	}{{"cpu", &s.CPU}, {"memory", &s.Memory}, {"io", &s.IO}} {
-		b, err := os.ReadFile("/proc/pressure/" + r.name)
-		if err != nil {
+	files := pressureFiles()
+	var buf [256]byte
+	for i, dst := range []*int64{&s.CPU, &s.Memory, &s.IO} {
+		if files[i] == nil {
 			return Stall{}
 		}
-		line, _, _ := strings.Cut(string(b), "\n") // "some avg10=... total=N"
+		size, err := files[i].ReadAt(buf[:], 0)
+		if size == 0 && err != nil {
+			return Stall{}
+		}
+		line, _, _ := strings.Cut(string(buf[:size]), "\n") // "some avg10=... total=N"
 		_, total, ok := strings.Cut(line, "total=")
 		n, err := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
 		if !ok || err != nil {
 			return Stall{}
 		}
-		*r.dst = n
+		*dst = n
 	}
 	return s
 }

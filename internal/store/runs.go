@@ -70,13 +70,10 @@ func (s *Store) AppendServerSeries(ctx context.Context, runID int64, secs []metr
 }
 
 func insertServerSeries(ctx context.Context, tx *sqlTx, runID int64, secs []metrics.ServerSecond) error {
-	for _, sec := range secs {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO server_series (run_id, second, rss_bytes, cpu_s, read_bytes, write_bytes, threads, fds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			runID, sec.T, sec.RSSBytes, sec.CPUS, sec.ReadBytes, sec.WriteBytes, sec.Threads, sec.FDs); err != nil {
-			return err
-		}
-	}
-	return nil
+	return insertRows(ctx, tx, `INSERT INTO server_series (run_id, second, rss_bytes, cpu_s, read_bytes, write_bytes, threads, fds)`, "", len(secs), func(i int) []any {
+		sec := secs[i]
+		return []any{runID, sec.T, sec.RSSBytes, sec.CPUS, sec.ReadBytes, sec.WriteBytes, sec.Threads, sec.FDs}
+	})
 }
 
 // AppendEnvSeries stores seconds of the machine during a running run.
@@ -85,23 +82,54 @@ func (s *Store) AppendEnvSeries(ctx context.Context, runID int64, secs []metrics
 }
 
 func insertEnvSeries(ctx context.Context, tx *sqlTx, runID int64, secs []metrics.EnvSecond) error {
-	for _, sec := range secs {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO env_series (run_id, second, cpu_stall, memory_stall, io_stall, load1) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			runID, sec.T, sec.CPUStall, sec.MemoryStall, sec.IOStall, sec.Load1); err != nil {
-			return err
-		}
-	}
-	return nil
+	return insertRows(ctx, tx, `INSERT INTO env_series (run_id, second, cpu_stall, memory_stall, io_stall, load1)`, ` ON CONFLICT DO NOTHING`, len(secs), func(i int) []any {
+		sec := secs[i]
+		return []any{runID, sec.T, sec.CPUStall, sec.MemoryStall, sec.IOStall, sec.Load1}
+	})
 }
 
 func insertSeries(ctx context.Context, tx *sqlTx, runID int64, secs []metrics.Second) error {
-	for _, sec := range secs {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO series (run_id, second, ops, bytes, p50_ns, p99_ns, max_ns) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			runID, sec.T, sec.Ops, sec.Bytes, sec.P50Ns, sec.P99Ns, sec.MaxNs); err != nil {
-			return err
+	return insertRows(ctx, tx, `INSERT INTO series (run_id, second, ops, bytes, p50_ns, p99_ns, max_ns)`, "", len(secs), func(i int) []any {
+		sec := secs[i]
+		return []any{runID, sec.T, sec.Ops, sec.Bytes, sec.P50Ns, sec.P99Ns, sec.MaxNs}
+	})
+}
+
+// insertRows inserts n rows with one statement for many (insert's
+// VALUES made of n tuples, in chunks within both databases' limits on
+// bound values), where a statement a row made SQLite parse and plan each:
+// most of what storing a short run cost. row gives row i's values;
+// suffix follows the VALUES.
+func insertRows(ctx context.Context, tx *sqlTx, insert, suffix string, n int, row func(i int) []any) error {
+	const maxValues = 900 // SQLite before 3.32: 999
+	var q strings.Builder
+	var args []any
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
 		}
+		q.WriteString(suffix)
+		_, err := tx.ExecContext(ctx, q.String(), args...)
+		q.Reset()
+		args = args[:0]
+		return err
 	}
-	return nil
+	for i := range n {
+		r := row(i)
+		if len(args)+len(r) > maxValues {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if len(args) == 0 {
+			q.WriteString(insert + " VALUES ")
+		} else {
+			q.WriteString(", ")
+		}
+		q.WriteString("(" + strings.Repeat("?, ", len(r)-1) + "?)")
+		args = append(args, r...)
+	}
+	return flush()
 }
 
 // MarkCutRuns marks the runs of an experiment that a killed runner left
@@ -165,16 +193,17 @@ func writeRun(ctx context.Context, tx *sqlTx, r *Run, derived map[string]float64
 			return err
 		}
 	}
-	for name, v := range derived {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO metrics (run_id, name, value) VALUES (?, ?, ?)`, r.ID, name, v); err != nil {
-			return err
-		}
+	names := slices.Sorted(maps.Keys(derived))
+	if err := insertRows(ctx, tx, `INSERT INTO metrics (run_id, name, value)`, "", len(names), func(i int) []any {
+		return []any{r.ID, names[i], derived[names[i]]}
+	}); err != nil {
+		return err
 	}
-	for _, f := range res.Frames {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO frame_timings (run_id, frame, pos, thread, start_ns, open_ns, io_ns, close_ns, late_ns, dropped)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, f.Frame, f.Pos, f.Thread, f.StartNs, f.OpenNs, f.IONs, f.CloseNs, f.LateNs, boolInt(f.Dropped)); err != nil {
-			return err
-		}
+	if err := insertRows(ctx, tx, `INSERT INTO frame_timings (run_id, frame, pos, thread, start_ns, open_ns, io_ns, close_ns, late_ns, dropped)`, "", len(res.Frames), func(i int) []any {
+		f := res.Frames[i]
+		return []any{r.ID, f.Frame, f.Pos, f.Thread, f.StartNs, f.OpenNs, f.IONs, f.CloseNs, f.LateNs, boolInt(f.Dropped)}
+	}); err != nil {
+		return err
 	}
 	if err := insertSeries(ctx, tx, r.ID, res.Series); err != nil {
 		return err
