@@ -19,12 +19,36 @@ import (
 type sqlDB struct {
 	*sql.DB
 	pg bool
+	// prepared are the statements every run makes, prepared once: SQLite
+	// parsed and planned each every time, most of the CPU of storing a
+	// short run. Written by prepare only, before any use.
+	prepared map[string]*sql.Stmt
 }
 
 // sqlTx is a transaction with its dialect.
 type sqlTx struct {
 	*sql.Tx
 	pg bool
+	db *sqlDB
+}
+
+// prepare prepares the statements every run makes (runs.go), once the
+// schema is there. A statement that cannot be prepared is run as it is.
+func (d *sqlDB) prepare(ctx context.Context) {
+	d.prepared = map[string]*sql.Stmt{}
+	for _, q := range []string{insertRunReturningID, updateRun, heartbeat} {
+		if st, err := d.DB.PrepareContext(ctx, bind(q, d.pg)); err == nil {
+			d.prepared[q] = st
+		}
+	}
+}
+
+// stmt is q prepared for the transaction, or nil.
+func (t *sqlTx) stmt(ctx context.Context, q string) *sql.Stmt {
+	if t.db == nil || t.db.prepared[q] == nil {
+		return nil
+	}
+	return t.Tx.StmtContext(ctx, t.db.prepared[q])
 }
 
 func (d *sqlDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -44,7 +68,7 @@ func (d *sqlDB) BeginTx(ctx context.Context, opts *sql.TxOptions) (*sqlTx, error
 	if err != nil {
 		return nil, err
 	}
-	return &sqlTx{Tx: tx, pg: d.pg}, nil
+	return &sqlTx{Tx: tx, pg: d.pg, db: d}, nil
 }
 
 // durability is whether a commit waits until it is on disk.
@@ -104,10 +128,13 @@ func (d *sqlDB) begin(ctx context.Context, sync durability) (*sqlTx, func(), err
 		restore()
 		return nil, nil, err
 	}
-	return &sqlTx{Tx: tx}, restore, nil
+	return &sqlTx{Tx: tx, db: d}, restore, nil
 }
 
 func (t *sqlTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if st := t.stmt(ctx, q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	return t.Tx.ExecContext(ctx, bind(q, t.pg), args...)
 }
 
@@ -116,6 +143,9 @@ func (t *sqlTx) QueryContext(ctx context.Context, q string, args ...any) (*sql.R
 }
 
 func (t *sqlTx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if st := t.stmt(ctx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return t.Tx.QueryRowContext(ctx, bind(q, t.pg), args...)
 }
 

@@ -116,8 +116,7 @@ func (s *Store) Heartbeat(ctx context.Context, expID string, me Owner, procs []P
 	}
 	defer done()
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE leases SET heartbeat_at = ?, processes = ? WHERE experiment_id = ? AND owner = ?`,
-		ts(time.Now()), string(b), expID, encodeOwner(me))
+	res, err := tx.ExecContext(ctx, heartbeat, ts(time.Now()), string(b), expID, encodeOwner(me))
 	if err != nil {
 		return s.wrap(err)
 	}

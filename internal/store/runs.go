@@ -39,10 +39,19 @@ func (s *Store) BeginRun(ctx context.Context, experimentID string, r *Run) error
 // insertRun stores r's row with the given status and times, its
 // measurements to come (writeRun), and returns its ID.
 func insertRun(ctx context.Context, db rowQuerier, experimentID string, r *Run, status string, at time.Time) (int64, error) {
-	return insertID(ctx, db, `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
-		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '', 0, 0, 0, '[]')`,
-		experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), status, ts(at), ts(at))
+	var id int64
+	err := db.QueryRowContext(ctx, insertRunReturningID, experimentID, r.CellID, r.Round, r.Slot, boolInt(r.Warmup), status, ts(at), ts(at)).Scan(&id)
+	return id, err
 }
+
+// The statements every run makes, prepared once (sqlDB.prepare).
+const (
+	insertRunReturningID = `INSERT INTO runs (experiment_id, cell_id, round, slot, warmup, status, started_at, ended_at,
+		duration_ns, errors, error, cpu_user_s, cpu_sys_s, timing_overhead_ns, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, '', 0, 0, 0, '[]') RETURNING id`
+	updateRun = `UPDATE runs SET status = ?, started_at = ?, ended_at = ?, duration_ns = ?, errors = ?, error = ?,
+		cpu_user_s = ?, cpu_sys_s = ?, timing_overhead_ns = ?, notes = ?, extra = ?, error_codes = ? WHERE id = ?`
+	heartbeat = `UPDATE leases SET heartbeat_at = ?, processes = ? WHERE experiment_id = ? AND owner = ?`
+)
 
 // AppendSeries stores seconds of a running run's series.
 func (s *Store) AppendSeries(ctx context.Context, runID int64, secs []metrics.Second) error {
@@ -178,8 +187,7 @@ func writeRun(ctx context.Context, tx *sqlTx, r *Run, derived map[string]float64
 	if start.IsZero() {
 		start = r.EndedAt
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, started_at = ?, ended_at = ?, duration_ns = ?, errors = ?, error = ?,
-		cpu_user_s = ?, cpu_sys_s = ?, timing_overhead_ns = ?, notes = ?, extra = ?, error_codes = ? WHERE id = ?`,
+	_, err := tx.ExecContext(ctx, updateRun,
 		r.Status, ts(start), ts(r.EndedAt), int64(res.Duration), res.Errors, redact.String(firstNonEmpty(r.Error, res.FirstError)),
 		res.CPUUserS, res.CPUSysS, res.TimingOverheadNs, redact.String(string(notes)), string(extra), redact.String(string(codes)), r.ID)
 	if err != nil {

@@ -116,6 +116,7 @@ func openSQLite(ctx context.Context, path, dsn string) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s.db.prepare(ctx)
 	return s, nil
 }
 
@@ -143,6 +144,7 @@ func openPostgres(ctx context.Context, url string) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s.db.prepare(ctx)
 	return s, nil
 }
 
