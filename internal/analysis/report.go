@@ -20,6 +20,7 @@ import (
 
 	"github.com/iolab/iolab/internal/envinfo"
 	"github.com/iolab/iolab/internal/metrics"
+	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/stats"
 	"github.com/iolab/iolab/internal/store"
 	"github.com/iolab/iolab/internal/workload"
@@ -42,7 +43,11 @@ type Report struct {
 	// when the experiment has variants.
 	Comparisons []ComparisonView `json:"comparisons,omitempty"`
 	Baseline    string           `json:"baseline,omitempty"`
-	Threshold   float64          `json:"threshold,omitempty"`
+	// Along is the matrix field the comparisons are along, when they are
+	// not variant against variant (Options.Along): each compared cell's
+	// "variant" is then its value of the field.
+	Along     string  `json:"along,omitempty"`
+	Threshold float64 `json:"threshold,omitempty"`
 	// Scales are the scale studies' costs by scale and their fits; Fits
 	// the same models flat.
 	Scales []ScaleView `json:"-"`
@@ -341,6 +346,9 @@ type Options struct {
 	Baseline  string
 	Threshold float64
 	Order     string
+	// Along, when set, compares cells along a matrix field (FIELD or
+	// FIELD=BASE) instead of variants against variants (Along).
+	Along string
 	// Sequential, set for an experiment that stopped when decided, judges
 	// the primary metrics by a confidence sequence over those rounds.
 	Sequential *store.SequentialRounds
@@ -366,7 +374,7 @@ type Options struct {
 // OptionsFor are the options an experiment's plan record asks its report
 // to compare with.
 func OptionsFor(rec store.PlanRecord) Options {
-	o := Options{Baseline: rec.Baseline, Threshold: rec.Threshold, Order: rec.Order,
+	o := Options{Baseline: rec.Baseline, Along: rec.Along, Threshold: rec.Threshold, Order: rec.Order,
 		Sequential: rec.Sequential, Extrapolate: rec.Extrapolate, Custom: rec.Custom, CustomUnits: rec.CustomUnits, Precondition: rec.Precondition}
 	if rec.Bisect != nil {
 		o.Primary = rec.Bisect.Metric
@@ -400,6 +408,11 @@ const DefaultThreshold = 0.02
 
 // Build assembles the report of a stored experiment.
 func Build(d *store.Data, opts Options) *Report {
+	var alongField string
+	if opts.Along != "" {
+		d, opts.Baseline = along(d, opts.Along)
+		alongField, _ = plan.AlongField(opts.Along)
+	}
 	r := &Report{Experiment: d.Experiment.ID, Name: d.Experiment.Name, Command: d.Experiment.Command, Created: d.Experiment.CreatedAt,
 		Status: d.Experiment.Status, Notes: d.Experiment.Notes, Runs: []RunView{}, Warnings: []stats.Warning{}, derived: derivedMetrics{},
 		Segments: opts.Segments}
@@ -417,6 +430,9 @@ func Build(d *store.Data, opts Options) *Report {
 	}
 	r.Verified = verified(r.Runs, d)
 	r.compare(d, perCell, opts)
+	if len(r.Comparisons) > 0 {
+		r.Along = alongField
+	}
 	snaps := decodeEnv(d.Env)
 	asRunSaw(d.Env, snaps)
 	cpus := 0

@@ -212,6 +212,12 @@ func applyFlags(p *plan.Plan, path string, o *ExperimentOptions) error {
 	if p.MinRounds > 0 && p.Order == lab.OrderSequential {
 		return usage("%s: stopping when decided (--until-decided, rounds: {min, max}) needs the random order: in sequential order a round is not every cell once", path)
 	}
+	if a := o.Output.along; a != "" {
+		if why := p.AlongError(a); why != "" {
+			return usage("--along %s: %s", a, why)
+		}
+		p.Along = a
+	}
 	return nil
 }
 

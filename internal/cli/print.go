@@ -80,6 +80,12 @@ func printExperiment(ctx context.Context, st *store.Store, id string, o RepeatOp
 	}
 	opts.Segments = segments
 	opts.Series = o.Series
+	if o.along != "" {
+		if err := analysis.CheckAlong(data, o.along); err != nil {
+			return &UsageError{Err: err}
+		}
+		opts.Along = o.along
+	}
 	if len(o.At) > 0 {
 		opts.Extrapolate.At = o.At
 	}

@@ -79,6 +79,7 @@ type RepeatOptions struct {
 	exportTo      []string
 	segment       string
 	startAt       string
+	along         string
 	seedFromClock bool
 	// mergeSegments shows a segment's load whole: show merges them, the
 	// report a segment prints when it ends is its own.
@@ -141,6 +142,7 @@ func (o *RepeatOptions) addOutputFlags(fs *pflag.FlagSet) {
 		fs.StringVar(&o.exportTo[i], "export-"+format, "", "also write the report as "+format+" to this file, as hyperfine's --export-"+format+
 			" (never over a file iolab did not write)")
 	}
+	fs.StringVar(&o.along, "along", "", "compare cells along this matrix field instead of variants against variants (FIELD, or FIELD=BASE: the base value, else its first), as benchstat's -col; as a plan's along:")
 	fs.StringVar(&o.at, "at", "", "scales a scale study's fits extrapolate to, comma-separated (1e9,1.4e10); instead of the plan's extrapolate: at")
 }
 

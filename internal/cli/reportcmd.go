@@ -19,7 +19,7 @@ import (
 )
 
 func newReportCommand(stdout io.Writer) *cobra.Command {
-	var db, out string
+	var db, out, along string
 	var run int64
 	cmd := &cobra.Command{
 		Use:   "report [EXPERIMENT... | BISECT]",
@@ -36,16 +36,17 @@ range and each step's comparisons.`,
   iolab report 20261120-080000-0001 20261121-080000-0002 -o week.html
   iolab report --run 42 -o run42.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReport(cmd.Context(), db, args, out, run, stdout, cmd.ErrOrStderr())
+			return runReport(cmd.Context(), db, args, out, along, run, stdout, cmd.ErrOrStderr())
 		},
 	}
 	dbFlag(cmd.Flags(), &db)
 	cmd.Flags().StringVarP(&out, "output", "o", "report.html", "the HTML file to write (- for standard output)")
+	cmd.Flags().StringVar(&along, "along", "", "compare each experiment's cells along this matrix field instead of variants against variants (FIELD or FIELD=BASE), as show --along")
 	flagval.IntVar(cmd.Flags(), &run, "run", 0, 0, 1<<62, "the run drawn second by second (its id, from show --json); default: the measured run furthest from its variant's median")
 	return cmd
 }
 
-func runReport(ctx context.Context, db string, ids []string, out string, run int64, stdout, stderr io.Writer) error {
+func runReport(ctx context.Context, db string, ids []string, out, along string, run int64, stdout, stderr io.Writer) error {
 	st, err := openExisting(ctx, db)
 	if err != nil {
 		return err
@@ -90,6 +91,12 @@ func runReport(ctx context.Context, db string, ids []string, out string, run int
 			opts = analysis.OptionsFor(sp)
 		}
 		opts.Series, opts.Segments = true, segments
+		if along != "" {
+			if err := analysis.CheckAlong(d, along); err != nil {
+				return &UsageError{Err: err}
+			}
+			opts.Along = along
+		}
 		pg.Reports = append(pg.Reports, analysis.Build(d, opts))
 		shown = append(shown, d)
 		stored, err := st.Profiles(ctx, d.Experiment.ID)

@@ -184,7 +184,7 @@ func judgeAsTheyGo(st *store.Store, lp *lab.Plan, s Spec, sp store.PlanRecord) s
 // its custom metrics, its stopping rule and precondition, its bisect.
 func record(s Spec, variants []*variant.Variant, notices io.Writer) (store.PlanRecord, error) {
 	p := s.Plan
-	sp := store.PlanRecord{Path: s.Path, Text: s.Stored, Baseline: p.Baseline, Threshold: p.Threshold, Order: p.Order,
+	sp := store.PlanRecord{Path: s.Path, Text: s.Stored, Baseline: p.Baseline, Along: p.Along, Threshold: p.Threshold, Order: p.Order,
 		Seed: s.Seed, Commits: map[string]string{}, AutoWarmup: p.AutoWarmup, Extrapolate: store.Extrapolate(p.Extrapolate), Custom: map[string]bool{},
 		CustomUnits: map[string]string{}}
 	for _, w := range p.Workloads {

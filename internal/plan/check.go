@@ -100,7 +100,40 @@ func (p *Plan) check(top Pos) error {
 		}
 		wnames[w.Name] = true
 	}
+	if p.Along != "" {
+		if why := p.AlongError(p.Along); why != "" {
+			return p.AlongPos.Errorf("along %q: %s", p.Along, why)
+		}
+	}
 	return nil
+}
+
+// AlongError says why cells cannot be compared along a field (FIELD or
+// FIELD=BASE: a plan's along: or --along), or "": it must be a matrix
+// field of every workload, and the base one of its values there.
+func (p *Plan) AlongError(along string) string {
+	field, base := AlongField(along)
+	for _, w := range p.Workloads {
+		i := slices.IndexFunc(w.Matrix, func(ax Axis) bool { return ax.Field == field })
+		if i < 0 {
+			var fields []string
+			for _, ax := range w.Matrix {
+				fields = append(fields, ax.Field)
+			}
+			return fmt.Sprintf("not a matrix field of workload %q (its matrix: %s); cells are compared along a field every workload's matrix has",
+				w.Name, cmp.Or(strings.Join(fields, ", "), "none"))
+		}
+		if base != "" && !slices.ContainsFunc(w.Matrix[i].Values, func(v Value) bool { return v.Text == base }) {
+			return fmt.Sprintf("%s is not a value of the matrix field %s of workload %q", base, field, w.Name)
+		}
+	}
+	return ""
+}
+
+// AlongField splits an along: (FIELD or FIELD=BASE).
+func AlongField(along string) (field, base string) {
+	field, base, _ = strings.Cut(along, "=")
+	return strings.TrimSpace(field), strings.TrimSpace(base)
 }
 
 // checkCleanup refuses a template the cleanup hook has no value for: it

@@ -47,11 +47,16 @@ type Plan struct {
 	Cooldown         time.Duration
 	Seed             uint64
 	Baseline         string
-	Threshold        float64 // relative, 0.02 for "2%"
-	Order            string  // random (default) or sequential
-	Variants         []Variant
-	Hooks            Hooks
-	Workloads        []Workload
+	// Along, when set, compares cells along a matrix field instead of
+	// variants against variants: FIELD, or FIELD=BASE (the base value;
+	// else the field's first), as benchstat's -col (AlongField).
+	Along     string
+	AlongPos  Pos
+	Threshold float64 // relative, 0.02 for "2%"
+	Order     string  // random (default) or sequential
+	Variants  []Variant
+	Hooks     Hooks
+	Workloads []Workload
 	// Extrapolate is where scale fits extrapolate to, and the limits a
 	// curve may cross.
 	Extrapolate Extrapolate
@@ -354,7 +359,7 @@ func Parse(path string, text []byte) (*Plan, error) {
 // workload (besides the kinds, each a key of its own): the parser's, and
 // the reference's (docs/reference.md is made from them).
 var (
-	PlanKeys     = []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "threshold", "order", "variants", "hooks", "workloads", "extrapolate", "ports", "precondition"}
+	PlanKeys     = []string{"name", "rounds", "warmup", "warmup_per_variant", "cooldown", "seed", "baseline", "along", "threshold", "order", "variants", "hooks", "workloads", "extrapolate", "ports", "precondition"}
 	VariantKeys  = []string{"name", "git", "build", "start", "ready", "stop", "env", "vars", "workdir", "limits", "observe", "profile"}
 	HookKeys     = []string{"before_run", "after_run", "before_round", "after_round", "cleanup"}
 	WorkloadKeys = []string{"name", "matrix", "scale", "curve", "slo", "setup"}

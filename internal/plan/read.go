@@ -118,6 +118,9 @@ func (r reader) plan(n *yaml.Node, p *Plan) error {
 			return err
 		case "baseline":
 			return r.str(v, key, &p.Baseline)
+		case "along":
+			p.AlongPos = r.pos(v)
+			return r.str(v, key, &p.Along)
 		case "threshold":
 			return r.threshold(v, &p.Threshold)
 		case "order":

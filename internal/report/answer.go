@@ -189,6 +189,15 @@ func writeAnswers(w io.Writer, r *analysis.Report, markdown bool) {
 	}
 }
 
+// compared is what a report's comparisons compare: variants, or the
+// values of the matrix field they are along.
+func compared(r *analysis.Report) string {
+	if r.Along != "" {
+		return r.Along
+	}
+	return "variant"
+}
+
 // answerScope says what the answers compare: the metric and which way is
 // better, and the baseline.
 func answerScope(r *analysis.Report) string {
@@ -196,7 +205,7 @@ func answerScope(r *analysis.Report) string {
 	if d, ok := metrics.Describe(primaryOf(r)); ok {
 		what = d.Noun() + map[bool]string{true: ", lower is better", false: ", higher is better"}[d.Better == metrics.LowerIsBetter]
 	}
-	return fmt.Sprintf("%s; each variant against %s", what, r.Baseline)
+	return fmt.Sprintf("%s; each %s against %s", what, compared(r), r.Baseline)
 }
 
 // answerOf is the line above the answers in HTML.

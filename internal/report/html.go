@@ -135,7 +135,7 @@ func matrixOf(r *analysis.Report, variants []string) *verdictMatrix {
 			others = append(others, v)
 		}
 	}
-	m := &verdictMatrix{Corner: "variant", Columns: cells}
+	m := &verdictMatrix{Corner: compared(r), Columns: cells}
 	rows, key := others, func(row, col string) [2]string { return [2]string{row, col} }
 	if len(cells) > len(others) {
 		m.Corner, m.Columns, rows = "cell", others, cells

@@ -107,7 +107,7 @@ func writeMetricTable(w io.Writer, r *analysis.Report, cell, m string, cmps []an
 		heading = "\n### %s — %s, %s\n\n"
 	}
 	fmt.Fprintf(w, heading, cell, label, better+"; "+family)
-	t := &Table{Header: []string{"variant", "median [95% CI]", "ratio vs " + r.Baseline + " [95% CI]", "MDE", "verdict"}}
+	t := &Table{Header: []string{compared(r), "median [95% CI]", "ratio vs " + r.Baseline + " [95% CI]", "MDE", "verdict"}}
 	baseCell := summaries[r.Baseline+"\x00"+cell]
 	base := baseCell.Summary[m]
 	t.Add(r.Baseline, cellMedian(baseCell, m, format), "", "", "baseline")

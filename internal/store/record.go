@@ -10,9 +10,11 @@ import "encoding/json"
 // by the command that runs the plan, read by show, report, history, compare
 // and resume alike, through this one type.
 type PlanRecord struct {
-	Path      string  `json:"plan_path"`
-	Text      string  `json:"plan_text"`
-	Baseline  string  `json:"baseline"`
+	Path     string `json:"plan_path"`
+	Text     string `json:"plan_text"`
+	Baseline string `json:"baseline"`
+	// Along is the matrix field cells are compared along (plan.Along).
+	Along     string  `json:"along,omitempty"`
 	Threshold float64 `json:"threshold"`
 	Order     string  `json:"order"`
 	Seed      uint64  `json:"seed"`
