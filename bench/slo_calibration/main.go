@@ -20,6 +20,7 @@ import (
 
 	"github.com/iolab/iolab/internal/plan"
 	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
 )
 
 // queue is a server of c workers; each request takes d times a factor
@@ -110,16 +111,20 @@ func search(r row, bound float64, rng *rand.Rand) (held, failed float64, loads i
 	return s.Lo * flat, failed, len(s.Steps)
 }
 
-// calibrate is one flat-out run, as iolab's calibration: a closed loop
-// that keeps every worker busy, its rate the requests over the time the
-// workers took.
+// calibrate is iolab's calibration: store.CalibrationRuns flat-out
+// runs, each a closed loop that keeps every worker busy, its rate the
+// requests over the time the workers took; the highest of them.
 func calibrate(r row, rng *rand.Rand) float64 {
-	f := runFactor(r, rng)
-	busy := 0.0
-	for range r.requests {
-		busy += service(r, f, rng)
+	top := 0.0
+	for range store.CalibrationRuns {
+		f := runFactor(r, rng)
+		busy := 0.0
+		for range r.requests {
+			busy += service(r, f, rng)
+		}
+		top = math.Max(top, float64(r.requests)*float64(r.q.c)/busy)
 	}
-	return float64(r.requests) * float64(r.q.c) / busy
+	return top
 }
 
 // runQuantile is one run at rate: its requests' response times' quantile.

@@ -23,11 +23,13 @@ type CurveView struct {
 	// Op is the kind of operation whose times are drawn (read, get).
 	Op     string       `json:"op"`
 	Points []CurvePoint `json:"points"`
-	// Calibrated is the rate the variant's flat-out calibration run
-	// reached; Base the rate the loads are shares of, the highest any
-	// variant's reached — a load is the same rate for every variant.
-	Calibrated float64 `json:"calibrated_ops_per_s"`
-	Base       float64 `json:"base_ops_per_s"`
+	// Calibrated is the highest rate the variant's flat-out calibration
+	// runs reached (each in Calibrations, in the order they ran); Base the
+	// rate the loads are shares of, the highest any variant's reached — a
+	// load is the same rate for every variant.
+	Calibrated   float64   `json:"calibrated_ops_per_s"`
+	Calibrations []float64 `json:"calibration_runs_ops_per_s,omitempty"`
+	Base         float64   `json:"base_ops_per_s"`
 	// Knee is the load past which response time grows faster than the
 	// rate it buys (the paced point farthest below the line from the
 	// first to the last, on a log scale of p99 — the Kneedle rule); ""
@@ -82,21 +84,18 @@ func (r *Report) curves(d *store.Data, perCell [][]store.Run) {
 			g.flat = i
 		}
 	}
-	calibrated := map[*group]float64{}
+	calibrated, calibrations := map[*group]float64{}, map[*group][]float64{}
 	base := map[string]float64{} // by workload and matrix point
 	for _, g := range groups {
 		if g.flat >= 0 {
-			for _, run := range perCell[g.flat] {
-				if run.Round == store.CalibrationRound && run.Status == store.StatusOK {
-					calibrated[g] = r.derived.of(run.Result)["ops_per_s"]
-				}
-			}
+			calibrations[g] = calibrationRates(r.derived, perCell[g.flat])
+			calibrated[g] = slices.Max(append([]float64{0}, calibrations[g]...))
 		}
 		base[g.name] = math.Max(base[g.name], calibrated[g])
 	}
 	for _, g := range groups {
 		for _, op := range curveOps(r.derived, perCell, g.cells) {
-			v := CurveView{Variant: g.variant, Cell: g.name, Op: op, Calibrated: calibrated[g], Base: base[g.name]}
+			v := CurveView{Variant: g.variant, Cell: g.name, Op: op, Calibrated: calibrated[g], Calibrations: calibrations[g], Base: base[g.name]}
 			for _, i := range g.cells {
 				load := d.Cells[i].Params[plan.LoadParam]
 				times := op + ".response_"
@@ -202,4 +201,19 @@ func knee(points []CurvePoint) string {
 		}
 	}
 	return at
+}
+
+// calibrationRates are the rates a flat-out cell's calibration runs
+// reached, in the order they ran (store.CalibrationRuns): the experiment
+// paced its loads by the highest (experiment.calibration).
+func calibrationRates(dm derivedMetrics, runs []store.Run) []float64 {
+	runs = slices.Clone(runs)
+	slices.SortStableFunc(runs, func(a, b store.Run) int { return a.Round - b.Round })
+	var out []float64
+	for _, run := range runs {
+		if store.IsCalibration(run.Round) && run.Status == store.StatusOK {
+			out = append(out, dm.of(run.Result)["ops_per_s"])
+		}
+	}
+	return out
 }

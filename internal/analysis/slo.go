@@ -23,8 +23,10 @@ type SLOView struct {
 	Metric string  `json:"metric"`
 	Below  float64 `json:"below"`
 	// Calibrated is the rate the loads are shares of: the highest any
-	// variant reached flat out.
-	Calibrated float64 `json:"calibrated_ops_per_s"`
+	// variant's calibration runs reached flat out (its own, each, in
+	// Calibrations).
+	Calibrated   float64   `json:"calibrated_ops_per_s"`
+	Calibrations []float64 `json:"calibration_runs_ops_per_s,omitempty"`
 	// Held is the highest rate the objective was shown to hold at (0:
 	// none); NotHeld the lowest it was not shown to hold at (the
 	// flat-out rate while none was): the highest sustainable rate lies
@@ -198,10 +200,12 @@ func searchOf(dm derivedMetrics, d *store.Data, perCell [][]store.Run, i int, o 
 	// reached flat out.
 	for j, f := range d.Cells {
 		if f.Params[plan.LoadParam] == plan.LoadMax && loadless(f) == name {
-			for _, run := range perCell[j] {
-				if run.Round == store.CalibrationRound && run.Status == store.StatusOK {
-					v.Calibrated = math.Max(v.Calibrated, dm.of(run.Result)["ops_per_s"])
-				}
+			rates := calibrationRates(dm, perCell[j])
+			for _, r := range rates {
+				v.Calibrated = math.Max(v.Calibrated, r)
+			}
+			if f.Variant == c.Variant {
+				v.Calibrations = rates
 			}
 		}
 	}

@@ -65,7 +65,12 @@ func (l *curveLoad) name() string {
 }
 
 // calibration is what a variant's flat-out cell of one matrix point
-// measured in its calibration run.
+// measured in its calibration runs (store.CalibrationRuns): the fastest
+// so far, res, whose rate (and mix) the paced loads take shares of. The
+// fastest, not a middle one, as the analysis takes it (its view's
+// Calibrated): a flat-out run falls short of what the target can do for
+// reasons of its own (a cold cache, a burst of other work, a closed
+// loop's first and last operations in flight), never above it.
 type calibration struct{ res *metrics.Result }
 
 // rate is the operations per second the calibration reached; 0 before.
@@ -76,12 +81,15 @@ func (c *calibration) rate() float64 {
 	return c.res.PerSecond(c.res.Ops())
 }
 
-// set is the flat-out cell's lab.Cell.Calibrate.
+// set is the flat-out cell's lab.Cell.Calibrate, for each calibration
+// run.
 func (c *calibration) set(res *metrics.Result) error {
 	if res == nil || res.Ops() == 0 || res.Duration <= 0 {
 		return errors.New("the flat-out run did no operation, so there is no rate to take shares of")
 	}
-	c.res = res
+	if res.PerSecond(res.Ops()) > c.rate() {
+		c.res = res
+	}
 	return nil
 }
 

@@ -48,11 +48,11 @@ type Cell struct {
 	// logs in, creates its bucket, uploads what it reads): it is prepared
 	// after every start and closed before every stop, instead of once.
 	PerStart bool
-	// Calibrate, if set, makes the cell's first run its calibration: it
-	// runs after the variants' own warm-up runs and before any other, is
-	// stored as a warm-up run of round store.CalibrationRound, and what it
-	// measured is handed to Calibrate — the stored run's, on resume. An
-	// error fails the run. (A curve's flat-out cell: its rate paces the
+	// Calibrate, if set, makes the cell's first runs, store.CalibrationRuns
+	// of them, its calibration: they run after the variants' own warm-up
+	// runs and before any other, are stored as warm-up runs of rounds from
+	// store.CalibrationRound, and what each measured is handed to
+	// Calibrate — the stored runs', on resume. An error fails the run. (A curve's flat-out cell: its rate paces the
 	// curve's other cells.)
 	Calibrate func(res *metrics.Result) error
 	// Calibrated says the cell's workload is built from what a
@@ -435,7 +435,7 @@ func (r *Runner) open(ctx context.Context, plan Plan, cells []Cell) (string, []s
 			}
 		}
 		// What a finished calibration measured paces what is left.
-		if c.Calibrate != nil && run.Round == store.CalibrationRound && run.Status == store.StatusOK {
+		if c.Calibrate != nil && store.IsCalibration(run.Round) && run.Status == store.StatusOK {
 			if err := c.Calibrate(run.Result); err != nil {
 				return "", nil, nil, fmt.Errorf("resume %s: %s/%s: its calibration run: %w", plan.Resume, c.Variant, c.Name, err)
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -411,15 +412,16 @@ func TestCalibrationRunsFirstAndPacesWhatItCalibrates(t *testing.T) {
 	for _, c := range d.Cells {
 		name[c.ID] = c.Variant + "/" + c.Name
 	}
-	var phases []string
+	var phases, calibrations []string
 	for _, run := range d.Runs {
 		phase := "rounds"
 		switch {
-		case run.Round == store.CalibrationRound:
+		case store.IsCalibration(run.Round):
 			phase = "calibration"
 			if !run.Warmup || !strings.HasSuffix(name[run.CellID], "/flat") {
 				t.Errorf("calibration run of %s, warm-up %v", name[run.CellID], run.Warmup)
 			}
+			calibrations = append(calibrations, fmt.Sprintf("%d %s", run.Round-store.CalibrationRound, strings.TrimSuffix(name[run.CellID], "/flat")))
 		case run.Round < 0:
 			phase = "variant warm-up"
 			if strings.HasSuffix(name[run.CellID], "/paced") {
@@ -430,8 +432,17 @@ func TestCalibrationRunsFirstAndPacesWhatItCalibrates(t *testing.T) {
 			phases = append(phases, phase)
 		}
 	}
-	if strings.Join(phases, ", ") != "variant warm-up, calibration, rounds" || len(d.Runs) != 4+2+18 {
+	if strings.Join(phases, ", ") != "variant warm-up, calibration, rounds" || len(d.Runs) != 4+2*store.CalibrationRuns+18 {
 		t.Fatalf("phases %v over %d runs", phases, len(d.Runs))
+	}
+	// Each variant's calibration runs, interleaved: every variant's
+	// first, then every variant's second ...
+	for k := range store.CalibrationRuns {
+		pair := calibrations[2*k : 2*k+2]
+		slices.Sort(pair)
+		if want := []string{fmt.Sprintf("%d a", k), fmt.Sprintf("%d b", k)}; !slices.Equal(pair, want) {
+			t.Errorf("calibration runs in the order %v, want each variant's k-th together", calibrations)
+		}
 	}
 	for i, p := range paced {
 		if p.saw != 1 {

@@ -175,7 +175,7 @@ func (r *Runner) judgeRun(ctx context.Context, c Cell, run *store.Run, res *metr
 		run.Status = store.StatusOK
 	}
 	whole := judgesWhole(r.plan, c, run.Warmup, run.Round) // judged after, merged (wholeRun)
-	if run.Status == store.StatusOK && run.Round == store.CalibrationRound && !whole {
+	if run.Status == store.StatusOK && store.IsCalibration(run.Round) && !whole {
 		if err := c.Calibrate(res); err != nil {
 			run.Status, run.Error = store.StatusFailed, "calibration: "+err.Error()
 		}

@@ -132,10 +132,14 @@ func scheduleCells(plan Plan, cells []Cell) []Entry {
 		}
 		calibrated[c.Variant] = append(calibrated[c.Variant], i)
 	}
+	// Each variant's calibration runs, interleaved: every variant's
+	// first, in a random order, then every variant's second ...
 	rng := rand.New(rand.NewPCG(plan.Seed, 0xca1))
-	for b, v := range rng.Perm(len(names)) {
-		for slot, c := range calibrated[names[v]] {
-			out = append(out, Entry{Warmup: true, Round: store.CalibrationRound, Slot: slot, Cell: c, Block: store.CalibrationRound - b})
+	for k := range store.CalibrationRuns {
+		for b, v := range rng.Perm(len(names)) {
+			for slot, c := range calibrated[names[v]] {
+				out = append(out, Entry{Warmup: true, Round: store.CalibrationRound + k, Slot: slot, Cell: c, Block: store.CalibrationRound - k*len(names) - b})
+			}
 		}
 	}
 	// A cell of rounds of its own (a search) runs in rounds past the

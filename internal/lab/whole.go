@@ -22,7 +22,7 @@ func judgesWhole(plan Plan, c Cell, warmup bool, round int) bool {
 	if !plan.Segment.Split() {
 		return false
 	}
-	return (c.Calibrate != nil && round == store.CalibrationRound) || (c.Ran != nil && !warmup)
+	return (c.Calibrate != nil && store.IsCalibration(round)) || (c.Ran != nil && !warmup)
 }
 
 // wholeRun meets the other segments once all stored their run of the
@@ -42,7 +42,7 @@ func (r *Runner) wholeRun(ctx context.Context, plan Plan, cell int, c Cell, warm
 	if err != nil {
 		return err
 	}
-	if round == store.CalibrationRound {
+	if store.IsCalibration(round) {
 		if !ok {
 			return fmt.Errorf("%s/%s: the calibration of the whole load failed in some segment, so there is no rate to take shares of", c.Variant, c.Name)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/iolab/iolab/internal/analysis"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/stats"
+	"github.com/iolab/iolab/internal/store"
 )
 
 // writeCurves writes each load–latency curve: per load, the rate it asked
@@ -41,9 +42,9 @@ func writeCurves(w io.Writer, r *analysis.Report, markdown bool) error {
 		flat := ""
 		switch {
 		case v.Base > v.Calibrated:
-			flat = fmt.Sprintf(" (loads in %% of %s ops/s, the highest a variant reached flat out; %s's calibration reached %s)", rate(v.Base), v.Variant, rate(v.Calibrated))
+			flat = fmt.Sprintf(" (loads in %% of %s ops/s, the highest a variant reached flat out; %s's calibration runs reached %s)", rate(v.Base), v.Variant, rates(v.Calibrations, rate))
 		case v.Base > 0:
-			flat = fmt.Sprintf(" (loads in %% of the %s ops/s its calibration run reached flat out)", rate(v.Base))
+			flat = fmt.Sprintf(" (loads in %% of %s ops/s, the highest its calibration runs reached flat out: %s)", rate(v.Base), rates(v.Calibrations, rate))
 		}
 		fmt.Fprintf(w, heading, what, v.Op, flat)
 		t := &Table{Header: []string{"load", "offered ops/s", "achieved [95% CI]", "p50", "p99 [95% CI]", "p99.9", "late starts"}}
@@ -70,7 +71,7 @@ func writeCurves(w io.Writer, r *analysis.Report, markdown bool) error {
 		}
 	}
 	if len(r.Curves) > 0 {
-		fmt.Fprintln(w, "\ncurves: each load is a share of the highest rate a variant's flat-out calibration run reached (the same rates for every variant), run on a fixed schedule; its times count from each operation's intended start, so a late start's wait is in them (coordinated omission corrected); the flat-out load's are service times, from each actual start; medians over the measured runs, their 95% intervals with 6 runs or more; "+
+		fmt.Fprintln(w, "\ncurves: each load is a share of the highest rate a variant's flat-out calibration runs reached ("+fmt.Sprint(store.CalibrationRuns)+" each, so that one unlucky run sets nothing; the same rates for every variant), run on a fixed schedule; its times count from each operation's intended start, so a late start's wait is in them (coordinated omission corrected); the flat-out load's are service times, from each actual start; medians over the measured runs, their 95% intervals with 6 runs or more; "+
 			"knee: the load farthest below the line from the lowest load to the highest, with rate and log p99 each scaled to [0, 1] (Kneedle)")
 	}
 	return nil
@@ -303,6 +304,9 @@ func writeSLOs(w io.Writer, r *analysis.Report, markdown bool) error {
 			return err
 		}
 		fmt.Fprintf(w, "  %s\n", sloAnswer(v))
+		if len(v.Calibrations) > 0 {
+			fmt.Fprintf(w, "  flat out, its calibration runs reached %s; the loads are shares of %s, the highest any variant reached\n", rates(v.Calibrations, rate), rate(v.Calibrated))
+		}
 		if capped := cappedSteps(v); capped != "" {
 			fmt.Fprintf(w, "  %s\n", capped)
 		}
@@ -412,4 +416,13 @@ func sloAnswer(v analysis.SLOView) string {
 		failed = "shown to fail at " + rate(v.Failed)
 	}
 	return fmt.Sprintf("sustains %s (held there); %s%s; %d runs", rate(v.Held), failed, undecided, v.Runs)
+}
+
+// rates lists the calibration runs' rates, in the order they ran.
+func rates(vs []float64, format func(float64) string) string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = format(v)
+	}
+	return strings.Join(out, ", ")
 }

@@ -37,10 +37,21 @@ const (
 	StatusInterrupted = "interrupted"
 )
 
-// CalibrationRound is the round a calibration run is stored as (a warm-up
-// run, below every other round): a curve's first flat-out run, whose rate
-// the curve's other loads are shares of.
-const CalibrationRound = -(1 << 30)
+// CalibrationRound is the round the first calibration run is stored as
+// (a warm-up run, below every other round), the others following it: a
+// curve's or a search's first flat-out runs, CalibrationRuns of them,
+// whose highest rate the other loads are shares of — several, so that one
+// unlucky run (the server still starting, a burst of other work) does not
+// set the range a search is in.
+const (
+	CalibrationRound = -(1 << 30)
+	CalibrationRuns  = 3
+)
+
+// IsCalibration says a run of that round is a calibration run.
+func IsCalibration(round int) bool {
+	return round >= CalibrationRound && round < CalibrationRound+CalibrationRuns
+}
 
 // Store is an open iolab database.
 type Store struct {
