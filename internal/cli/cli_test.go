@@ -302,7 +302,7 @@ func TestBadInput(t *testing.T) {
 		{"three rates", []string{"fs", "--directory", dir, "--size=1m", "--rate=1m,2m,3m"}, `--rate "1m,2m,3m": "1m,2m,3m": want VALUE, or READ,WRITE`, 2},
 		{"bad sync_file_range", []string{"fs", "--directory", dir, "--size=1m", "--sync_file_range=flush:4"}, `flag "flush": want wait_before, write and/or wait_after`, 2},
 		{"bad verify", []string{"fs", "--directory", dir, "--size=1m", "--verify=meta"}, `--verify "meta": want one of crc32, crc32c, crc64, md5`, 2},
-		{"latency log in no directory", []string{"fs", "--directory", dir, "--size=64k", "--db", db, "--lat-log", filepath.Join(dir, "nope", "lat.csv")}, "--lat-log open " + filepath.Join(dir, "nope", "lat.csv") + ": no such file or directory", 2},
+		{"latency log in no directory", []string{"fs", "--directory", dir, "--size=64k", "--db", db, "--lat-log", filepath.Join(dir, "nope", "lat.csv")}, "--lat-log " + filepath.Join(dir, "nope", "lat.csv") + ": no directory " + filepath.Join(dir, "nope") + " to write it in", 2},
 		{"latency log on a full device", []string{"fs", "--directory", dir, "--size=64k", "--db", db, "--lat-log", "/dev/full"}, "--lat-log write /dev/full: no space left on device", 2},
 		{"bad thinktime", []string{"fs", "--directory", dir, "--size=1m", "--thinktime=1x"}, `--thinktime "1x": not a duration; want microseconds (100)`, 2},
 	}

@@ -49,6 +49,11 @@ func printProfiles(ctx context.Context, st *store.Store, id string, o RepeatOpti
 	if po.Sort != profiling.SortFlat && po.Sort != profiling.SortCum {
 		return usage("--sort %q: want flat or cum", po.Sort)
 	}
+	if po.Pprof != "" { // several profiles are named from it, in its directory
+		if err := outpath.Writable("--pprof", po.Pprof, isGzip); err != nil {
+			return err
+		}
+	}
 	opts := analysis.ProfileOptions{Top: po.Top, Sort: po.Sort}
 	if po.Focus != "" {
 		var err error
@@ -106,7 +111,7 @@ func writePprof(path string, views []analysis.ProfileView, stdout io.Writer) err
 			file = strings.TrimSuffix(path, ext) + "-" + name + ext
 		}
 		// A gzipped file is taken for a profile iolab wrote before.
-		if err := outpath.Check("--pprof", file, func(head []byte) bool { return bytes.HasPrefix(head, []byte{0x1f, 0x8b}) }); err != nil {
+		if err := outpath.Check("--pprof", file, isGzip); err != nil {
 			return err
 		}
 		f, err := os.Create(file)
@@ -124,3 +129,6 @@ func writePprof(path string, views []analysis.ProfileView, stdout io.Writer) err
 	}
 	return nil
 }
+
+// isGzip says a file's head is gzip's, as a profile iolab wrote starts.
+func isGzip(head []byte) bool { return bytes.HasPrefix(head, []byte{0x1f, 0x8b}) }

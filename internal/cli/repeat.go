@@ -240,5 +240,5 @@ func (o *RepeatOptions) validateLatencyLog() error {
 		}
 		return nil
 	}
-	return outpath.Check("--lat-log", o.LatencyLog, metrics.IsLatencyLog)
+	return outpath.Writable("--lat-log", o.LatencyLog, metrics.IsLatencyLog)
 }

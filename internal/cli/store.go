@@ -16,7 +16,7 @@ import (
 // openStore opens --db, turning a foreign or newer file into a usage error.
 func openStore(ctx context.Context, path string) (*store.Store, error) {
 	s, err := store.Open(ctx, path)
-	if errors.Is(err, store.ErrNotIolab) {
+	if errors.Is(err, store.ErrNotIolab) || errors.Is(err, store.ErrNoDirectory) {
 		return nil, &UsageError{Err: err}
 	}
 	return s, err

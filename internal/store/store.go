@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,6 +66,10 @@ type Store struct {
 // ErrNotIolab is returned for a database file that iolab did not create.
 var ErrNotIolab = errors.New("not an iolab database")
 
+// ErrNoDirectory is returned for a new database file in a directory that
+// is not there.
+var ErrNoDirectory = errors.New("no directory")
+
 // IsPostgres says a --db names a PostgreSQL database (postgres://...).
 func IsPostgres(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
@@ -80,6 +85,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("--db %s: is a directory; want a file path such as ./iolab.db", path)
+	} else if errors.Is(err, os.ErrNotExist) {
+		// SQLite would say "unable to open database file" of it.
+		if dir := filepath.Dir(path); !isDir(dir) {
+			return nil, fmt.Errorf("--db %s: %w %s to create it in", path, ErrNoDirectory, dir)
+		}
 	}
 	// Transactions take the write lock when they begin (waiting up to the
 	// busy timeout for another process), so two processes writing one file
@@ -426,4 +436,10 @@ func (s *Store) wrap(err error) error {
 		err = fmt.Errorf("a row iolab wrote or expected is not in the store (removed by another process meanwhile?): %w", err)
 	}
 	return fmt.Errorf("--db %s: %w", s.path, err)
+}
+
+// isDir says path is a directory.
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }
