@@ -47,16 +47,19 @@ func FuzzFioJobFile(f *testing.F) {
 }
 
 // FuzzWorkloadFlags: any arguments to any workload's flags are parsed and
-// checked without a panic; a refused value is one line.
+// checked without a panic; a refused value is one line naming its flag
+// (issue 45 item 9: no refusal without its place).
 func FuzzWorkloadFlags(f *testing.F) {
 	for _, seed := range []string{
 		"--rw=randrw\x00--bs=4k\x00--iodepth=32\x00--numjobs=4\x00--runtime=1e-30",
 		"--mix=get=100\x00--objects=-5\x00--size=1k-10m\x00--rate=NaN",
 		"--size=0,1k\x00--concurrency=0\x00-H\x00Authorization: x\x00--basic=u",
 		"--profile=8K-24bit\x00--fps=inf\x00--threads=0\x00--frames=1",
+		"--size=A-", "-H0", // once two lines; a short flag named
 	} {
 		f.Add(seed)
 	}
+	named := regexp.MustCompile(`(^|[\s(])--?[a-zA-Z]|^[a-z0-9]+\.[a-z_-]+[: ]`)
 	f.Fuzz(func(t *testing.T, joined string) {
 		args := strings.Split(joined, "\x00")
 		try := func(add func(*pflag.FlagSet), build func() error) {
@@ -69,7 +72,11 @@ func FuzzWorkloadFlags(f *testing.F) {
 				}
 				return
 			}
-			_ = build()
+			// A refusal names its flag (--size), or its key as a plan
+			// writes it (cmd.run).
+			if err := build(); err != nil && (!named.MatchString(err.Error()) || strings.Contains(err.Error(), "\n")) {
+				t.Fatalf("%q: a refusal that names no flag, or on several lines: %q", args, err)
+			}
 		}
 		// Every registered kind, as the command line and a plan set it.
 		for _, kind := range workload.Kinds() {

@@ -1,7 +1,6 @@
 package units
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -19,10 +18,13 @@ type Sizes struct {
 // ParseSizes reads "4k", "1k,4k,64k" or "1k-10m".
 func ParseSizes(s string) (Sizes, error) {
 	if lo, hi, ok := strings.Cut(s, "-"); ok {
-		a, err1 := ParseSize(lo)
-		b, err2 := ParseSize(hi)
-		if err := errors.Join(err1, err2); err != nil {
-			return Sizes{}, err
+		a, err := ParseSize(lo)
+		if err != nil {
+			return Sizes{}, fmt.Errorf("%q, the range's low end: %w", lo, err)
+		}
+		b, err := ParseSize(hi)
+		if err != nil {
+			return Sizes{}, fmt.Errorf("%q, the range's high end: %w", hi, err)
 		}
 		if a < 1 || b <= a {
 			return Sizes{}, fmt.Errorf("want a range such as 1k-10m with the first smaller and above 0")

@@ -188,3 +188,13 @@ func TestPlural(t *testing.T) {
 		}
 	}
 }
+
+// A range with a bad end says which end, on one line.
+func TestSizesRangeEnds(t *testing.T) {
+	for in, want := range map[string]string{"A-": `"A", the range's low end: not a size`, "1k-": `"", the range's high end: empty`} {
+		_, err := ParseSizes(in)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want one line with %q", in, err, want)
+		}
+	}
+}
