@@ -31,21 +31,12 @@ Apply it with kubectl apply -f -; then iolab show --db postgres://... prints the
       --mix put=50,get=50 --concurrency 64 --runtime 60s | kubectl apply -f -
   iolab k8s job --segments 4 --image registry.example/iolab:1 study.yaml | kubectl apply -f -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var manifest string
-			var err error
-			switch dash := cmd.ArgsLenAtDash(); {
-			case dash == 0 && len(args) > 0:
-				manifest, err = o.Command(args, func(command []string) error {
-					if err := checkJobCommand(command); err != nil {
-						return err
-					}
-					return checkShares(command, o.Segments)
-				})
-			case dash == -1 && len(args) == 1:
-				manifest, err = o.Plan(args[0])
-			default:
-				return usage("give a plan, or the iolab command after --: iolab k8s job --segments 4 --image IMAGE study.yaml, or ... -- s3 --endpoint ...")
-			}
+			manifest, err := launched(cmd, args, o.Plan, o.Command, func(command []string) error {
+				if err := checkJobCommand(command); err != nil {
+					return err
+				}
+				return checkShares(command, o.Segments)
+			}, "iolab k8s job --segments 4 --image IMAGE study.yaml")
 			if err != nil {
 				return err
 			}
@@ -108,7 +99,7 @@ func checkShares(command []string, n int) error {
 	}
 	var starved *segment.StarvedError
 	if _, _, err := opts.Build(workload.Build{Segment: segment.Segment{I: 0, N: n}}); errors.As(err, &starved) {
-		return usage("--segments %d: %v: its pod would refuse the load", n, err)
+		return usage("--segments %d: %v: that segment would refuse the load", n, err)
 	}
 	return nil
 }
@@ -118,6 +109,15 @@ func checkShares(command []string, n int) error {
 // and refuses a secret written into it: a Job's args are readable by
 // anyone who can read its namespace.
 func checkJobCommand(command []string) error {
+	return checkLaunchedCommand(command, redact.IsVarRef, "a Job's args are readable by anyone who can read its namespace: keep it in a Secret, "+
+		"write it in the command as $(NAME) (%[1]s '$(API_TOKEN)'; a header 'Authorization: Bearer $(API_TOKEN)', a URL's password or token too) "+
+		"and add --secret-env NAME=SECRET/KEY: Kubernetes puts the Secret's value there as each pod starts")
+}
+
+// checkLaunchedCommand is checkJobCommand for a launcher whose commands
+// refer to a secret as isRef says; why, of the flag (%[1]s), says where
+// a secret belongs instead.
+func checkLaunchedCommand(command []string, isRef func(string) bool, why string) error {
 	root := NewRoot(io.Discard, io.Discard)
 	cmd, rest, err := root.Find(command)
 	if err != nil {
@@ -133,16 +133,28 @@ func checkJobCommand(command []string) error {
 			return
 		}
 		for _, v := range s.Secrets() {
-			if v != "" && !redact.IsVarRef(v) {
+			if v != "" && !isRef(v) {
 				bad = "--" + f.Name
 				return
 			}
 		}
 	})
 	if bad != "" {
-		return usage("%s carries a secret, and a Job's args are readable by anyone who can read its namespace: keep it in a Secret, "+
-			"write it in the command as $(NAME) (%s '$(API_TOKEN)'; a header 'Authorization: Bearer $(API_TOKEN)', a URL's password or token too) "+
-			"and add --secret-env NAME=SECRET/KEY: Kubernetes puts the Secret's value there as each pod starts", bad, bad)
+		return usage("%s carries a secret, and "+fmt.Sprintf(why, bad), bad)
 	}
 	return nil
+}
+
+// launched is what a launcher's job command prints (a Job, a batch
+// script): of a plan, or of the iolab command after --, which check
+// refuses as iolab would; example shows the plan's form.
+func launched(cmd *cobra.Command, args []string, ofPlan func(string) (string, error), ofCommand func([]string, func([]string) error) (string, error),
+	check func([]string) error, example string) (string, error) {
+	switch dash := cmd.ArgsLenAtDash(); {
+	case dash == 0 && len(args) > 0:
+		return ofCommand(args, check)
+	case dash == -1 && len(args) == 1:
+		return ofPlan(args[0])
+	}
+	return "", usage("give a plan, or the iolab command after --: %s, or ... -- s3 --endpoint ...", example)
 }

@@ -191,18 +191,26 @@ func TestK8sJobNeverWritesASecret(t *testing.T) {
 		"db":              append(slices.Clone(s3), "--db", "postgres://iolab:"+sekrit("db")+"@pg/iolab"),
 		"endpoint":        {"s3", "--endpoint", "http://k:" + sekrit("endpoint") + "@s3.svc:9000", "--bucket", "b"},
 	}
-	for kind, command := range commands {
-		args := append([]string{"k8s", "job", "--image", "registry.example/iolab:1", "--"}, command...)
-		out, stderr, err := iolab(t, context.Background(), args...)
-		if err == nil || ExitCode(err) != 2 {
-			t.Errorf("%s: a command holding a secret gave a Job (%v):\n%s", kind, err, out)
-			continue
-		}
-		if all := out + stderr + err.Error(); strings.Contains(all, "sekrit-") {
-			t.Errorf("%s: the secret was printed: %s", kind, all)
-		}
-		if !strings.Contains(err.Error(), "Secret") {
-			t.Errorf("%s: the refusal does not say how to pass it: %v", kind, err)
+	// Each launcher's: a Kubernetes Job's, a Slurm batch script's.
+	for _, l := range []struct {
+		args []string
+		how  string
+	}{
+		{[]string{"k8s", "job", "--image", "registry.example/iolab:1", "--"}, "Secret"},
+		{[]string{"slurm", "job", "--"}, "before sbatch"},
+	} {
+		for kind, command := range commands {
+			out, stderr, err := iolab(t, context.Background(), append(slices.Clone(l.args), command...)...)
+			if err == nil || ExitCode(err) != 2 {
+				t.Errorf("%s %s: a command holding a secret gave a Job (%v):\n%s", l.args[0], kind, err, out)
+				continue
+			}
+			if all := out + stderr + err.Error(); strings.Contains(all, "sekrit-") {
+				t.Errorf("%s %s: the secret was printed: %s", l.args[0], kind, all)
+			}
+			if !strings.Contains(err.Error(), l.how) {
+				t.Errorf("%s %s: the refusal does not say how to pass it: %v", l.args[0], kind, err)
+			}
 		}
 	}
 

@@ -85,7 +85,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newK8sCommand(stdout))
+	root.AddCommand(newK8sCommand(stdout), newSlurmCommand(stdout))
 	root.AddCommand(newFSCommand(stdout, stderr), newS3Command(stdout, stderr), newHTTPCommand(stdout, stderr), newFramesCommand(stdout, stderr), newRunCommand(stdout, stderr), newExperimentCommand(stdout, stderr), newBisectCommand(stdout, stderr),
 		newShowCommand(stdout, stderr), newCompareCommand(stdout), newHistoryCommand(stdout), newReportCommand(stdout), newNoteCommand(stdout), newRmCommand(stdout), newImportCommand(stdout), newLsCommand(stdout), newEnvCommand(stdout), newBuildsCommand(stdout), newVersionCommand(stdout))
 	root.AddCommand(kindCommands(root, stdout, stderr)...)

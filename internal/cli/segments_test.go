@@ -1062,6 +1062,13 @@ func TestSegmentsUnderMpirun(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, out)
 	}
+	mergedReads(t, "mpirun", db, "mpi-")
+}
+
+// mergedReads checks the load a launcher ran in 3 segments, stored in db:
+// show merges it into 2 runs of 3 x 64 reads, its group named from prefix.
+func mergedReads(t *testing.T, launcher, db, prefix string) {
+	t.Helper()
 	out, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -1077,12 +1084,12 @@ func TestSegmentsUnderMpirun(t *testing.T) {
 		}
 	}
 	decodeInto(t, out, &r)
-	if len(r.Runs) != 2 || len(r.Segments.Experiments) != 3 || !strings.HasPrefix(r.Segments.Group, "mpi-") {
-		t.Fatalf("the load mpirun ran: %s", out)
+	if len(r.Runs) != 2 || len(r.Segments.Experiments) != 3 || !strings.HasPrefix(r.Segments.Group, prefix) {
+		t.Fatalf("the load %s ran: %s", launcher, out)
 	}
 	for _, run := range r.Runs {
 		if run.Status != "ok" || run.Read == nil || run.Read.Ops != 3*64 {
-			t.Errorf("a merged run: %+v, want 3 x 64 reads", run)
+			t.Errorf("%s: a merged run: %+v, want 3 x 64 reads", launcher, run)
 		}
 	}
 }

@@ -62,21 +62,9 @@ const planDir = "/etc/iolab"
 // (experiment PLAN) in segments. A plan that holds secrets is refused:
 // anyone who can read the namespace reads a ConfigMap.
 func (o *Job) Plan(path string) (string, error) {
-	text, err := plan.ReadFile(path)
+	text, p, err := plan.ForLaunch(path, "the Job carries its plan in a ConfigMap, readable by anyone who reads the namespace", "S3 keys come from the Secret --credentials-secret")
 	if err != nil {
-		return "", badinput.Errorf("%s: %v", path, err)
-	}
-	p, err := plan.Parse(path, text)
-	if err != nil {
-		return "", &badinput.Error{Err: err}
-	}
-	var doc yaml.Node
-	if yaml.Unmarshal(text, &doc) == nil && plan.MaskSecrets(&doc) {
-		return "", badinput.Errorf("%s holds secrets (keys, tokens, passwords); the Job carries its plan in a ConfigMap, readable by anyone who reads the namespace: "+
-			"leave them out (S3 keys come from the Secret --credentials-secret)", path)
-	}
-	if why := p.SplitError(); why != "" {
-		return "", badinput.Errorf("%s: %s", path, why)
+		return "", err
 	}
 	cm := map[string]any{
 		"apiVersion": "v1",

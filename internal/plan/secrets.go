@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	"github.com/iolab/iolab/internal/badinput"
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/workload"
@@ -134,4 +135,28 @@ func secretOptions() map[string]bool {
 		optionSecrecy.kinds, optionSecrecy.secret = len(kinds), m
 	}
 	return optionSecrecy.secret
+}
+
+// ForLaunch reads the plan a launcher carries to every segment (a
+// Kubernetes ConfigMap, a Slurm batch script): parsed, one whose load
+// splits, holding no secret — where records the launcher keeps it, read
+// by others ("a ConfigMap, readable by anyone who reads the namespace"),
+// and keys says where its keys come from instead.
+func ForLaunch(path, where, keys string) ([]byte, *Plan, error) {
+	text, err := ReadFile(path)
+	if err != nil {
+		return nil, nil, badinput.Errorf("%s: %v", path, err)
+	}
+	p, err := Parse(path, text)
+	if err != nil {
+		return nil, nil, &badinput.Error{Err: err}
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(text, &doc) == nil && MaskSecrets(&doc) {
+		return nil, nil, badinput.Errorf("%s holds secrets (keys, tokens, passwords); %s: leave them out (%s)", path, where, keys)
+	}
+	if why := p.SplitError(); why != "" {
+		return nil, nil, badinput.Errorf("%s: %s", path, why)
+	}
+	return text, p, nil
 }
