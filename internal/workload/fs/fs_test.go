@@ -286,3 +286,17 @@ func TestNullEngine(t *testing.T) {
 		t.Errorf("null without --size: %v", err)
 	}
 }
+
+// A cell made before its target is there (an export a variant's server
+// mounts) shows its size as the file's, never 0 (issue 44 item 4); once
+// known, the size.
+func TestParamsSizeBeforeTheTarget(t *testing.T) {
+	o := Options{RW: RandRead, BlockSize: 4096, IODepth: 1, NumJobs: 1}
+	if got := o.Params()["size"]; got != SizeOfTheFile {
+		t.Errorf("size before the target: %q, want %q", got, SizeOfTheFile)
+	}
+	o.Size = 1 << 20
+	if got := o.Params()["size"]; got != "1m" {
+		t.Errorf("size known: %q", got)
+	}
+}

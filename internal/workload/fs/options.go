@@ -265,12 +265,21 @@ func validEngine(e string) bool {
 	return false
 }
 
+// SizeOfTheFile is a cell's size when none was given and the target was
+// not there to read it from when the cell was made.
+const SizeOfTheFile = "the file's"
+
 // Params renders the options as the cell's parameters.
 func (o *Options) Params() map[string]string {
 	p := map[string]string{
 		"rw": string(o.RW), "bs": units.FormatSize(o.BlockSize), "size": units.FormatSize(o.Size),
 		"iodepth": fmt.Sprint(o.IODepth), "numjobs": fmt.Sprint(o.NumJobs),
 		"direct": fmt.Sprint(boolInt(o.Direct)), "ioengine": o.engineName(),
+	}
+	if o.Size == 0 {
+		// Not known until the target is there (an export a variant's
+		// server mounts): the file's own, as fio takes it; not 0.
+		p["size"] = SizeOfTheFile
 	}
 	if o.RW == RW || o.RW == RandRW {
 		p["rwmixread"] = fmt.Sprint(o.RWMixRead)
