@@ -467,8 +467,34 @@ func TestFioRunsTheJobsEngine(t *testing.T) {
 			t.Errorf("%v: stored ioengine %q, want fio:libaio", args, r.Cells[0].Params["ioengine"])
 		}
 		x := r.Runs[0].Extra
-		if x["read.fio_clat_mean_ns"] <= 0 || x["read.fio_lat_mean_ns"] < x["read.fio_clat_mean_ns"] || x["read.fio_clat_p99_ns"] <= 0 {
+		if x["read.fio_clat_mean_ns"] <= 0 || x["read.fio_lat_mean_ns"] < x["read.fio_clat_mean_ns"] || x["read.fio_clat_p99_ns"] <= 0 || x["fio_ctx"] <= 0 {
 			t.Errorf("%v: fio's own figures not kept: %v", args, x)
+		}
+		// And under fio's own names in the fio-shaped JSON (issue 46
+		// item 4): its slat, clat and lat, its context switches.
+		shown, _, err := iolab(t, context.Background(), "show", "--db", filepath.Join(dir, "x.db"), "--format", "fio")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Jobs []struct {
+				Ctx  int64
+				Read struct {
+					SlatNs struct{ Mean float64 } `json:"slat_ns"`
+					ClatNs struct {
+						Mean       float64
+						Percentile map[string]int64
+					} `json:"clat_ns"`
+					LatNs struct{ Mean float64 } `json:"lat_ns"`
+				}
+				Iolab struct{ Latency string }
+			}
+		}
+		decodeInto(t, shown, &doc)
+		j := doc.Jobs[0]
+		if j.Ctx != int64(x["fio_ctx"]) || j.Read.SlatNs.Mean != x["read.fio_slat_mean_ns"] || j.Read.LatNs.Mean != x["read.fio_lat_mean_ns"] ||
+			j.Read.ClatNs.Mean <= 0 || len(j.Read.ClatNs.Percentile) == 0 || !strings.HasPrefix(j.Iolab.Latency, "fio's own") {
+			t.Errorf("%v: fio's figures in the fio-shaped JSON: %+v, want ctx %v, slat %v, lat %v", args, j, x["fio_ctx"], x["read.fio_slat_mean_ns"], x["read.fio_lat_mean_ns"])
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -59,6 +60,10 @@ func FioJSON(w io.Writer, r *analysis.Report, bins bool, version string) error {
 			name = c.Variant + "/" + c.Name
 		}
 		doc.Jobs = append(doc.Jobs, fioJobOf(name, cell, runs, ids, r.Experiment, bins))
+		if util := fioDiskUtil(cell, runs); util > 0 {
+			doc.DiskUtil = append(doc.DiskUtil, map[string]any{"name": "", "util": util,
+				"iolab": "job " + name + ": the highest utilisation fio reported of a device over the runs; which device is not kept"})
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -216,6 +221,9 @@ func fioJobOf(name string, c store.Cell, runs []*metrics.Result, ids []int64, ex
 		j.IODepthLevel[fioDepthBucket(depth)] = 100
 	}
 	j.LatencyNs, j.LatencyUs, j.LatencyMs = latencyBuckets(all)
+	if isFioRun(c) {
+		fioFigures(&j, runs)
+	}
 	for d, h := range response {
 		if h != nil && h.TotalCount() > 0 {
 			if j.Iolab.Response == nil {
@@ -353,4 +361,51 @@ func latencyBuckets(h *hdrhistogram.Histogram) (ns, us, ms map[string]float64) {
 		}
 	}
 	return ns, us, ms
+}
+
+// isFioRun says the cell's runs were fio's own (--ioengine fio): their
+// latency histograms are fio's clat, their extras fio's other figures.
+func isFioRun(c store.Cell) bool {
+	e := c.Params["ioengine"]
+	return e == "fio" || strings.HasPrefix(e, "fio:")
+}
+
+// fioFigures puts what fio itself reported of a job's runs under fio's
+// names: clat_ns is fio's completion latency (the histogram of its bins,
+// exact); slat_ns and lat_ns fio's means (weighted by each run's
+// operations: fio's minimums, maximums and percentiles of those are not
+// kept); ctx its context switches, summed over the runs; disk_util the
+// highest utilisation fio reported of the devices, per run.
+func fioFigures(j *fioJob, runs []*metrics.Result) {
+	j.Iolab.Latency = "fio's own: clat_ns its completion latency (its bins, merged exactly), slat_ns and lat_ns the means it reported (weighted by operations; their percentiles are not kept); ctx summed over the runs"
+	for d, out := range [2]*fioDir{&j.Read, &j.Write} {
+		op := metrics.Op(d).String() + "."
+		var slat, lat, n float64
+		for _, r := range runs {
+			ops := float64(r.ByOp[d].Ops)
+			slat += r.Extra[op+"fio_slat_mean_ns"] * ops
+			lat += r.Extra[op+"fio_lat_mean_ns"] * ops
+			n += ops
+		}
+		if n > 0 {
+			out.Slat = fioLat{Mean: slat / n, N: int64(n)}
+			out.Lat = fioLat{Mean: lat / n, N: int64(n)}
+		}
+	}
+	j.Ctx = 0
+	for _, r := range runs {
+		j.Ctx += int64(r.Extra["fio_ctx"])
+	}
+}
+
+// fioDiskUtil is the highest disk utilisation fio reported in a fio-run
+// cell's runs (0: none).
+func fioDiskUtil(c store.Cell, runs []*metrics.Result) float64 {
+	top := 0.0
+	if isFioRun(c) {
+		for _, r := range runs {
+			top = max(top, r.Extra["fio_disk_util_pct"])
+		}
+	}
+	return top
 }

@@ -187,6 +187,7 @@ type fioOutput struct {
 
 type fioJob struct {
 	Error int    `json:"error"`
+	Ctx   int64  `json:"ctx"`
 	Read  fioDir `json:"read"`
 	Write fioDir `json:"write"`
 	Sync  fioDir `json:"sync"`
@@ -259,6 +260,10 @@ func parseFioJSON(out []byte) (*metrics.Result, error) {
 			}
 		}
 	}
+	if res.Extra == nil {
+		res.Extra = map[string]float64{}
+	}
+	res.Extra["fio_ctx"] = float64(j.Ctx)
 	for _, du := range o.DiskUtil {
 		if res.Extra == nil {
 			res.Extra = map[string]float64{}

@@ -17,7 +17,7 @@ import (
 func init() {
 	// fio's own figures of a run fio ran (--ioengine fio), as it reports
 	// them: the means of submission, completion and total latency, the
-	// completion percentiles, and the disks' utilisation.
+	// completion percentiles, the disks' utilisation, its context switches.
 	metrics.DeclareFor("fs",
 		metrics.Def{Name: "fio_slat_mean_ns", Label: "fio slat mean", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
 		metrics.Def{Name: "fio_clat_mean_ns", Label: "fio clat mean", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
@@ -25,6 +25,7 @@ func init() {
 		metrics.Def{Name: "fio_clat_p50_ns", Label: "fio clat p50", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
 		metrics.Def{Name: "fio_clat_p99_ns", Label: "fio clat p99", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
 		metrics.Def{Name: "fio_disk_util_pct", Label: "fio disk util", Unit: "%", Merge: metrics.MergeMax},
+		metrics.Def{Name: "fio_ctx", Label: "fio context switches", Unit: "switches", Better: metrics.LowerIsBetter},
 	)
 	workload.Register(workload.Kind{
 		Name:        "fs",
