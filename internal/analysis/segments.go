@@ -288,19 +288,8 @@ func mergeRun(parts []*store.Run, merged *metrics.Result, cellID int64, n int) s
 	return m
 }
 
-// AlignSlack is how far apart the segments' runs of one merged run may
-// start, beyond AlignShare of their duration: the barriers start them
-// together (0.4 s or 1 s after the last arrives, hosts' clocks in step),
-// so more means a run that did not meet the others — redone alone after
-// its runner died, or started past a barrier — and its seconds are not
-// the load's.
-const (
-	AlignSlack = time.Second
-	AlignShare = 0.05
-)
-
 // misaligned says, when the finished runs of one merged run started
-// further apart than AlignSlack and AlignShare of the shortest of them,
+// further apart than one load's may (segment.Apart),
 // which started first and last and how far apart; "" otherwise. runs
 // are by segment, nil where a segment has none.
 func misaligned(runs []*store.Run, n int) string {
@@ -321,8 +310,8 @@ func misaligned(runs []*store.Run, n int) string {
 	if first == nil {
 		return ""
 	}
-	apart := last.Result.Start.Sub(first.Result.Start)
-	if apart <= max(AlignSlack, time.Duration(AlignShare*float64(shortest))) {
+	apart, bad := segment.Apart([]time.Time{first.Result.Start, last.Result.Start}, shortest)
+	if !bad {
 		return ""
 	}
 	return fmt.Sprintf("its segments' runs started %v apart (%s, %s), not together: not one load's seconds",

@@ -3,6 +3,8 @@ package lab
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/segment"
@@ -38,11 +40,14 @@ func (r *Runner) wholeRun(ctx context.Context, plan Plan, cell int, c Cell, warm
 	if _, err := r.meet(ctx, plan, point, 0); err != nil {
 		return err
 	}
-	res, ok, counts, err := r.mergedRun(ctx, plan, cell, warmup, round)
+	res, ok, counts, aligned, err := r.mergedRun(ctx, plan, cell, warmup, round)
 	if err != nil {
 		return err
 	}
 	if store.IsCalibration(round) {
+		if !aligned {
+			return nil // not one load's rate: the other calibration runs set it
+		}
 		if !ok {
 			return fmt.Errorf("%s/%s: the calibration of the whole load failed in some segment, so there is no rate to take shares of", c.Variant, c.Name)
 		}
@@ -59,31 +64,35 @@ func (r *Runner) wholeRun(ctx context.Context, plan Plan, cell int, c Cell, warm
 
 // mergedRun reads every segment's run of an entry (each segment's latest
 // experiment, its latest run of the entry) and merges them: ok when each
-// succeeded; counts unless one failed other than by its operations.
-func (r *Runner) mergedRun(ctx context.Context, plan Plan, cell int, warmup bool, round int) (res *metrics.Result, ok, counts bool, err error) {
+// succeeded; counts unless one failed other than by its operations;
+// aligned unless their runs started further apart than one load's may
+// (segment.Apart), when neither ok nor counts, as the report judges it.
+func (r *Runner) mergedRun(ctx context.Context, plan Plan, cell int, warmup bool, round int) (res *metrics.Result, ok, counts, aligned bool, err error) {
 	members, err := r.Store.Members(ctx, plan.SegmentGroup)
 	if err != nil {
-		return nil, false, false, err
+		return nil, false, false, false, err
 	}
 	latest := map[string]string{} // by segment: members come oldest first
 	for _, m := range members {
 		latest[m.Segment] = m.ID
 	}
 	var parts []*metrics.Result
+	var starts []time.Time
+	shortest := time.Duration(math.MaxInt64)
 	ok, counts = true, true
 	for i := range plan.Segment.N {
 		seg := segment.Segment{I: i, N: plan.Segment.N}.String()
 		id := latest[seg]
 		if id == "" {
-			return nil, false, false, fmt.Errorf("segment %s of %s stored no experiment", seg, plan.SegmentGroup)
+			return nil, false, false, false, fmt.Errorf("segment %s of %s stored no experiment", seg, plan.SegmentGroup)
 		}
 		d, err := r.Store.Load(ctx, id)
 		if err != nil {
-			return nil, false, false, err
+			return nil, false, false, false, err
 		}
 		run := entryRun(d, cell, warmup, round)
 		if run == nil {
-			return nil, false, false, fmt.Errorf("segment %s of %s stored no run of cell %d round %d, which the others ran", seg, plan.SegmentGroup, cell, round)
+			return nil, false, false, false, fmt.Errorf("segment %s of %s stored no run of cell %d round %d, which the others ran", seg, plan.SegmentGroup, cell, round)
 		}
 		if run.Status != store.StatusOK {
 			ok = false
@@ -91,12 +100,22 @@ func (r *Runner) mergedRun(ctx context.Context, plan Plan, cell int, warmup bool
 		}
 		if run.Result != nil {
 			parts = append(parts, run.Result)
+			if run.Status == store.StatusOK && !run.Result.Start.IsZero() {
+				starts = append(starts, run.Result.Start)
+				shortest = min(shortest, run.Result.Duration)
+			}
 		}
 	}
 	if len(parts) == 0 {
-		return nil, false, false, nil
+		return nil, false, false, true, nil
 	}
-	return metrics.MergeTogether(parts), ok, counts, nil
+	if _, apart := segment.Apart(starts, shortest); apart {
+		// Not one load's seconds (a run redone alone after its runner
+		// died, one started past a barrier): as the report merges it, a
+		// partial run, which no search step and no calibration counts.
+		return metrics.MergeTogether(parts), false, false, false, nil
+	}
+	return metrics.MergeTogether(parts), ok, counts, true, nil
 }
 
 // entryRun is an experiment's latest finished run of an entry; nil if none.

@@ -214,3 +214,36 @@ func GroupSeed(grp string) uint64 {
 	h.Write([]byte(grp))
 	return h.Sum64() >> 1
 }
+
+// AlignSlack is how far apart the segments' runs of one merged run may
+// start, beyond AlignShare of their duration: the barriers start them
+// together (0.4 s or 1 s after the last arrives, hosts' clocks in step),
+// so more means a run that did not meet the others — redone alone after
+// its runner died, or started past a barrier — and its seconds are not
+// the load's.
+const (
+	AlignSlack = time.Second
+	AlignShare = 0.05
+)
+
+// Apart is how far apart the earliest and the latest of the segments'
+// runs of one merged run started, and whether that is more than one
+// load's runs may be (AlignSlack, or AlignShare of the shortest run):
+// the one rule the search that runs a load and the report that merges it
+// both judge by.
+func Apart(starts []time.Time, shortest time.Duration) (time.Duration, bool) {
+	if len(starts) == 0 {
+		return 0, false
+	}
+	first, last := starts[0], starts[0]
+	for _, s := range starts[1:] {
+		if s.Before(first) {
+			first = s
+		}
+		if s.After(last) {
+			last = s
+		}
+	}
+	apart := last.Sub(first)
+	return apart, apart > max(AlignSlack, time.Duration(AlignShare*float64(shortest)))
+}

@@ -161,3 +161,24 @@ func TestIndex(t *testing.T) {
 		}
 	}
 }
+
+// Runs of one merged run started together or not: within a second (or
+// 5% of the shortest run), one load's; beyond, not.
+func TestApart(t *testing.T) {
+	t0 := time.Unix(1e9, 0)
+	for _, c := range []struct {
+		starts   []time.Time
+		shortest time.Duration
+		bad      bool
+	}{
+		{[]time.Time{t0, t0.Add(900 * time.Millisecond)}, 300 * time.Millisecond, false},
+		{[]time.Time{t0.Add(1100 * time.Millisecond), t0}, 300 * time.Millisecond, true},
+		{[]time.Time{t0, t0.Add(2 * time.Second)}, time.Minute, false}, // 5% of a minute: 3 s
+		{[]time.Time{t0, t0.Add(4 * time.Second), t0.Add(time.Second)}, time.Minute, true},
+		{nil, time.Second, false},
+	} {
+		if _, bad := Apart(c.starts, c.shortest); bad != c.bad {
+			t.Errorf("%v over runs of %v: apart %v, want %v", c.starts, c.shortest, bad, c.bad)
+		}
+	}
+}
