@@ -54,7 +54,7 @@ func CheckAlong(d *store.Data, spec string) error {
 		if v, ok := c.Params[field]; ok && strings.Contains(c.Name, " "+field+"="+v) {
 			values[v] = true
 		}
-		for _, part := range strings.Fields(c.Name)[1:] {
+		for _, part := range strings.Fields(c.Name) { // the workload's name has no "="
 			if k, _, ok := strings.Cut(part, "="); ok {
 				fields[k] = true
 			}

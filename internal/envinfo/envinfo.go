@@ -213,8 +213,8 @@ type Stall struct {
 	OK              bool
 }
 
-// pressureFiles are the PSI files, opened once: read twice a run, opening
-// them each time cost six times the reading.
+// pressureFiles are the PSI files, opened once and read in place (pread):
+// they are read twice a run, and opening them is most of reading them.
 var pressureFiles = sync.OnceValue(func() (files [3]*os.File) {
 	for i, name := range []string{"cpu", "memory", "io"} {
 		f, err := os.Open("/proc/pressure/" + name)

@@ -52,8 +52,8 @@ type Cell struct {
 	// of them, its calibration: they run after the variants' own warm-up
 	// runs and before any other, are stored as warm-up runs of rounds from
 	// store.CalibrationRound, and what each measured is handed to
-	// Calibrate — the stored runs', on resume. An error fails the run. (A curve's flat-out cell: its rate paces the
-	// curve's other cells.)
+	// Calibrate — the stored runs', on resume. An error fails the run.
+	// (A curve's flat-out cell: its rate paces the curve's other cells.)
 	Calibrate func(res *metrics.Result) error
 	// Calibrated says the cell's workload is built from what a
 	// calibration measured: it runs no variant warm-up run, and is

@@ -51,7 +51,12 @@ var launchFlags = map[string]string{
 	"--access-key": "S3 keys come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, exported before sbatch", "--secret-key": "S3 keys come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, exported before sbatch",
 }
 
-var jobName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// jobName and slurmName are what the script's #SBATCH lines take: a
+// newline or a space there would end the option and start a command.
+var (
+	jobName   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	slurmName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+)
 
 // Command is the script running an iolab command line in segments; check
 // is iolab's own parse of it.
@@ -112,6 +117,10 @@ func (j *Job) checkCommand(command []string, ofPlan bool, check func([]string) e
 		return badinput.Errorf("--name %q: want a job name of letters, digits, ., _ and - (at most 64)", j.Name)
 	case j.Segments < 1:
 		return badinput.Errorf("--segments %d: want at least 1", j.Segments)
+	case j.Partition != "" && !slurmName.MatchString(j.Partition):
+		return badinput.Errorf("--partition %q: want a partition's name (letters, digits, ., _ and -)", j.Partition)
+	case j.Account != "" && !slurmName.MatchString(j.Account):
+		return badinput.Errorf("--account %q: want an account's name (letters, digits, ., _ and -)", j.Account)
 	case !ofPlan && !workload.Splits(command[0]):
 		return badinput.Errorf("%s: iolab slurm job runs a load split into segments: %s, or a plan of them", command[0], strings.Join(workload.SplittingKinds(), ", "))
 	}

@@ -49,6 +49,12 @@ func TestJobRefusals(t *testing.T) {
 		{func() (string, error) { return j.Command([]string{"s3", "--secret-key", "x"}, nil) }, "--secret-key: S3 keys come from AWS_ACCESS_KEY_ID"},
 		{func() (string, error) { return j.Plan(secret) }, "holds secrets"},
 		{func() (string, error) { bad := j; bad.Name = "a b"; return bad.Command([]string{"fs"}, nil) }, `--name "a b": want a job name`},
+		{func() (string, error) {
+			bad := j
+			bad.Partition = "p\nrm -rf /"
+			return bad.Command([]string{"fs"}, nil)
+		}, `--partition "p\nrm -rf /": want a partition's name`},
+		{func() (string, error) { bad := j; bad.Account = "a;b"; return bad.Command([]string{"fs"}, nil) }, `--account "a;b": want an account's name`},
 	} {
 		if _, err := c.run(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v, want %q", err, c.want)

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iolab/iolab/internal/procgroup"
 )
 
 // Cluster is a running cluster: Env is what a command needs to use it
@@ -122,7 +124,9 @@ func start(t *testing.T, dir, name string, args ...string) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// From the thread that lives with the test binary: Pdeathsig follows
+	// the forking thread, and Go retires threads (procgroup.Start).
+	if err := procgroup.Start(cmd); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	t.Cleanup(func() {

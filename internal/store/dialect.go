@@ -81,9 +81,9 @@ const (
 	// the process groups running), which the system's cache survives,
 	// and not a machine that does, after which nothing of the run is left
 	// to find. The log is written in order: the next synced commit (a
-	// run's result) makes it durable too. A commit that waits for the disk
-	// costs a run's worth of CPU and, on a rotating disk, ~10 ms between
-	// runs: two of a run's three commits are these.
+	// run's result) makes it durable too. Two of a run's three commits
+	// are these; each that waited for the disk cost an fsync between runs
+	// (docs/cmd.md).
 	unsynced durability = false
 )
 
