@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,7 +108,8 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 		Short: "File and block I/O with fio's options, repeated in rounds and stored",
 		Example: `  iolab fs --directory /mnt/data --rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --numjobs=4 --size=128m --direct=1 --runtime=10s
   iolab fs --filename /dev/nvme0n1 --rw=randread --bs=4k --iodepth=32 --runtime=30 --ioengine=fio
-  iolab fs job.fio --runtime=30s     # a fio job file's [global] and one [job]; flags win over it`,
+  iolab fs job.fio --runtime=30s     # a fio job file's [global] and one [job]; flags win over it
+  iolab fs job.fio --ioengine=fio --runtime=30s   # fio runs the file as written: any engine, jobs at once`,
 		Args: maxOneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// fio: "time_based requires a runtime/timeout setting" (it
@@ -123,6 +126,9 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 			}
 			jobs := []FSOptions{o}
 			command := commandLine(cmd)
+			if engine := o.Job.Engine; len(args) == 1 && (engine == fs.EngineFio || strings.HasPrefix(engine, fs.EngineFio+":")) {
+				return runFioFile(cmd.Context(), o, args[0], cmd.Flags(), command, stdout, stderr)
+			}
 			if len(args) == 1 {
 				var text []byte
 				var err error
@@ -197,4 +203,45 @@ func fsCellName(j fs.Options) string {
 		name += "-direct"
 	}
 	return name
+}
+
+// runFioFile runs a job file by fio as written: its one cell's runs are
+// fio's runs of the whole file, and of the flags only those that shorten
+// a job or point it elsewhere (fs.FioFileOverrides) reach it.
+func runFioFile(ctx context.Context, o FSOptions, path string, given *pflag.FlagSet, command string, stdout, stderr io.Writer) error {
+	if err := o.Repeat.validate(); err != nil {
+		return err
+	}
+	if o.Repeat.Segment.Split() {
+		return usage("--segment with a job file fio runs: fio numbers its jobs' files from 0 in every process; use iolab's engines")
+	}
+	jobFlags := pflag.NewFlagSet("fs", pflag.ContinueOnError)
+	new(fs.Flags).AddFlags(jobFlags)
+	overrides := map[string]string{}
+	var refused string
+	given.Visit(func(f *pflag.Flag) {
+		switch {
+		case jobFlags.Lookup(f.Name) == nil || f.Name == "ioengine" || f.Name == "fio":
+		case slices.Contains(fs.FioFileOverrides, f.Name):
+			overrides[f.Name] = f.Value.String()
+		case refused == "":
+			refused = f.Name
+		}
+	})
+	if refused != "" {
+		return usage("--%s: fio runs %s as written and takes from the command line only --%s; set %s= in the job file",
+			refused, path, strings.Join(fs.FioFileOverrides, ", --"), refused)
+	}
+	_, engine, _ := strings.Cut(o.Job.Engine, ":")
+	w, err := fs.NewFioFile(path, overrides, engine, o.Job.FioPath)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	name := o.name
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	command += " " + shellQuote(path) + "\n# " + path + " as fio read it:\n" + redact.String(strings.TrimRight(string(w.Text()), "\n"))
+	plan := lab.Plan{Name: "fs", Command: command, Settings: w.Params()}
+	return runExperiment(ctx, o.Repeat, plan, []lab.Cell{{Name: name, Workload: w, Target: w.Target()}}, w.Runtime(), stdout, stderr)
 }

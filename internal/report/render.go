@@ -36,17 +36,26 @@ var rowOrder = []string{
 	"server_threads_max", "server_fds_max", "cgroup_memory_peak_bytes", "cgroup_cpu_s", "cgroup_throttled_s", "cgroup_oom_kills",
 }
 
-// endpointRows are the rows of each endpoint of a workload spread over
-// several (endpoint.N.*), in their order.
-func endpointRows(summary map[string]stats.Summary) []string {
+// familyRows are the rows of each member of a numbered family: each
+// endpoint of a workload spread over several (endpoint.N.*), each job of
+// a fio job file (job.N.*), in their order.
+func familyRows(summary map[string]stats.Summary) []string {
 	var out []string
-	for n := 1; ; n++ {
-		p := fmt.Sprintf("endpoint.%d.", n)
-		if _, ok := summary[p+"ops_per_s"]; !ok {
-			return out
+	for _, f := range []struct {
+		name string
+		rows []string
+	}{{"endpoint", []string{"ops_per_s", "lat_p99_ns", "errors"}}, {"job", []string{"ops_per_s", "bytes_per_s", "lat_p99_ns", "errors"}}} {
+		for n := 1; ; n++ {
+			p := fmt.Sprintf("%s.%d.", f.name, n)
+			if _, ok := summary[p+"ops_per_s"]; !ok {
+				break
+			}
+			for _, r := range f.rows {
+				out = append(out, p+r)
+			}
 		}
-		out = append(out, p+"ops_per_s", p+"lat_p99_ns", p+"errors")
 	}
+	return out
 }
 
 // Terminal writes the human summary: per cell a table of median, 95% CI,
@@ -138,7 +147,7 @@ func terminalCell(w io.Writer, c analysis.CellView) error {
 	fmt.Fprintln(tw, "  metric\tmedian\t95% CI\tmean ± sd\tCV\tn\t")
 	_, reads := c.Summary["read.ops_per_s"]
 	_, writes := c.Summary["write.ops_per_s"]
-	for _, key := range append(slices.Clone(rowOrder), endpointRows(c.Summary)...) {
+	for _, key := range append(slices.Clone(rowOrder), familyRows(c.Summary)...) {
 		s, ok := c.Summary[key]
 		if !ok || (!(reads && writes) && (key == "read.ops_per_s" || key == "write.ops_per_s")) {
 			continue // per-direction IOPS repeat the total when only one direction ran

@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/procgroup"
@@ -122,45 +125,21 @@ func (f *FS) prepareFio(context.Context) error {
 }
 
 func (f *FS) runFio(ctx context.Context) (*metrics.Result, error) {
-	cmd := exec.Command(f.fioPath(), f.opts.fioArgs()...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// fio dies if iolab does (kill -9 included), rather than go on
-	// writing into the target.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	start := time.Now()
-	if err := procgroup.Start(cmd); err != nil {
-		return nil, fmt.Errorf("start fio: %w", err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var err error
-	interrupted := false
-	select {
-	case err = <-waited:
-	case <-ctx.Done():
-		// fio stops its jobs on SIGINT and still prints its report.
-		interrupted = true
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		err = <-waited
-	}
+	out, ru, err := runFioProcess(ctx, f.fioPath(), f.opts.fioArgs(), nil)
+	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
-		return nil, fmt.Errorf("fio: %w: %s", err, lastLine(stderr.Bytes()))
+		return nil, fmt.Errorf("fio: %w: %s", err, lastLine(out.stderr))
 	}
-	res, perr := parseFioJSON(stdout.Bytes())
+	res, perr := parseFioJSON(out.stdout, nil)
 	if perr != nil {
 		if interrupted {
 			return nil, ctx.Err()
 		}
 		return nil, perr
 	}
-	res.Start = start
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.CPUUserS = time.Duration(ru.Utime.Nano()).Seconds()
-		res.CPUSysS = time.Duration(ru.Stime.Nano()).Seconds()
-	}
+	res.Start, res.CPUUserS, res.CPUSysS = out.start, ru.user, ru.sys
 	res.Notes = append(res.Notes, metrics.Note{Code: "fio-engine",
-		Message: "ran by fio " + fioVersion(stdout.Bytes()) + " with ioengine=" + f.opts.fioEngine() + "; latency is fio's completion latency (clat); no per-second series"})
+		Message: "ran by fio " + fioVersion(out.stdout) + " with ioengine=" + f.opts.fioEngine() + "; latency is fio's completion latency (clat); no per-second series"})
 	if f.opts.Verify.on() && f.opts.Verify.Do && !f.opts.Verify.Only && f.opts.readShare() < 100 {
 		res.Notes = append(res.Notes, metrics.Note{Code: "fio-verify-reads", Message: "fio counts its verify pass as the job's reads " +
 			"and time; iolab's own engines read back after the run, unmeasured: compare the write figures, or use --do_verify 0"})
@@ -171,9 +150,55 @@ func (f *FS) runFio(ctx context.Context) (*metrics.Result, error) {
 	return res, nil
 }
 
+// fioRun is what a fio process printed, and when it started.
+type fioRun struct {
+	stdout, stderr []byte
+	start          time.Time
+}
+
+// fioCPU is the CPU time fio and the jobs it forked used.
+type fioCPU struct{ user, sys float64 }
+
+// runFioProcess runs fio with args (and stdin, when not nil, on its
+// standard input) to its end, or until ctx ends: then fio is asked to
+// stop (SIGINT: it stops its jobs and still prints its report), and err
+// is what it exited with.
+func runFioProcess(ctx context.Context, fio string, args []string, stdin []byte) (fioRun, fioCPU, error) {
+	cmd := exec.Command(fio, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	// fio dies if iolab does (kill -9 included), rather than go on
+	// writing into the target.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out := fioRun{start: time.Now()}
+	if err := procgroup.Start(cmd); err != nil {
+		return out, fioCPU{}, fmt.Errorf("start fio: %w", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		err = <-waited
+	}
+	out.stdout, out.stderr = stdout.Bytes(), stderr.Bytes()
+	var cpu fioCPU
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		cpu = fioCPU{time.Duration(ru.Utime.Nano()).Seconds(), time.Duration(ru.Stime.Nano()).Seconds()}
+	}
+	return out, cpu, err
+}
+
+// lastLine is the end of what fio printed on stderr: its last three
+// lines ("fio: engine X not loadable" comes before "failed to load").
 func lastLine(b []byte) string {
-	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-	return string(lines[len(lines)-1])
+	lines := strings.FieldsFunc(string(b), func(r rune) bool { return r == '\n' })
+	return strings.Join(lines[max(0, len(lines)-3):], "; ")
 }
 
 type fioOutput struct {
@@ -186,11 +211,14 @@ type fioOutput struct {
 }
 
 type fioJob struct {
-	Error int    `json:"error"`
-	Ctx   int64  `json:"ctx"`
-	Read  fioDir `json:"read"`
-	Write fioDir `json:"write"`
-	Sync  fioDir `json:"sync"`
+	Name    string `json:"jobname"`
+	GroupID int    `json:"groupid"`
+	Error   int    `json:"error"`
+	Ctx     int64  `json:"ctx"`
+	Read    fioDir `json:"read"`
+	Write   fioDir `json:"write"`
+	Trim    fioDir `json:"trim"`
+	Sync    fioDir `json:"sync"`
 }
 
 type fioDir struct {
@@ -214,8 +242,11 @@ func fioVersion(out []byte) string {
 	return o.Version
 }
 
-// parseFioJSON reads fio's json+ output of one group-reported job.
-func parseFioJSON(out []byte) (*metrics.Result, error) {
+// parseFioJSON reads fio's json+ output: the run is every job's
+// operations, its duration the sum over fio's groups (which run one after
+// another) of each group's longest job. With jobs (the job file's
+// sections, in order), each job's own figures are added as job.N.*.
+func parseFioJSON(out []byte, jobs []string) (*metrics.Result, error) {
 	// fio may print notices before the JSON document.
 	if i := bytes.IndexByte(out, '{'); i > 0 {
 		out = out[i:]
@@ -224,56 +255,141 @@ func parseFioJSON(out []byte) (*metrics.Result, error) {
 	if err := json.Unmarshal(out, &o); err != nil {
 		return nil, fmt.Errorf("read fio's JSON output: %w", err)
 	}
-	if len(o.Jobs) != 1 {
+	if len(o.Jobs) == 0 || (jobs == nil && len(o.Jobs) != 1) {
 		return nil, fmt.Errorf("fio's JSON output has %d jobs, want 1 (group_reporting)", len(o.Jobs))
 	}
-	j := o.Jobs[0]
-	res := &metrics.Result{}
-	var runtimeMs int64
-	for d, fd := range map[metrics.Op]fioDir{metrics.Read: j.Read, metrics.Write: j.Write, metrics.Sync: j.Sync} {
-		runtimeMs = max(runtimeMs, fd.RuntimeMs)
-		bins := fd.Clat.Bins
-		if d == metrics.Sync {
-			bins = fd.Lat.Bins
-		}
-		if fd.TotalIOs == 0 {
-			continue
-		}
-		h := metrics.NewHistogram()
-		for k, n := range bins {
-			v, err := strconv.ParseInt(k, 10, 64)
+	res := &metrics.Result{Extra: map[string]float64{}}
+	groups := map[int]int64{} // each group's longest job, ms
+	for _, j := range o.Jobs {
+		for d, fd := range j.dirs() {
+			if fd.TotalIOs == 0 {
+				continue
+			}
+			h, err := fd.histogram(d)
 			if err != nil {
-				return nil, fmt.Errorf("fio JSON: latency bin %q: %w", k, err)
+				return nil, err
 			}
-			metrics.RecordLatencyN(h, v, n)
-		}
-		res.ByOp[d] = metrics.OpStats{Ops: fd.TotalIOs, Bytes: fd.IOBytes, Lat: h}
-		// fio's own figures, kept as it reported them.
-		if res.Extra == nil {
-			res.Extra = map[string]float64{}
-		}
-		op := d.String() + "."
-		res.Extra[op+"fio_slat_mean_ns"], res.Extra[op+"fio_clat_mean_ns"], res.Extra[op+"fio_lat_mean_ns"] = fd.Slat.Mean, fd.Clat.Mean, fd.Lat.Mean
-		for name, key := range map[string]string{"fio_clat_p50_ns": "50.000000", "fio_clat_p99_ns": "99.000000"} {
-			if v, ok := fd.Clat.Percentile[key]; ok {
-				res.Extra[op+name] = float64(v)
+			s := &res.ByOp[d]
+			if s.Lat == nil {
+				s.Lat = metrics.NewHistogram()
 			}
+			s.Lat.Merge(h)
+			prev := s.Ops
+			s.Ops, s.Bytes = s.Ops+fd.TotalIOs, s.Bytes+fd.IOBytes
+			// fio's own means, weighted by operations over its jobs.
+			op := d.String() + "."
+			for name, mean := range map[string]float64{"fio_slat_mean_ns": fd.Slat.Mean, "fio_clat_mean_ns": fd.Clat.Mean, "fio_lat_mean_ns": fd.Lat.Mean} {
+				res.Extra[op+name] = (res.Extra[op+name]*float64(prev) + mean*float64(fd.TotalIOs)) / float64(s.Ops)
+			}
+			if len(o.Jobs) == 1 {
+				for name, key := range map[string]string{"fio_clat_p50_ns": "50.000000", "fio_clat_p99_ns": "99.000000"} {
+					if v, ok := fd.Clat.Percentile[key]; ok {
+						res.Extra[op+name] = float64(v)
+					}
+				}
+			}
+		}
+		groups[j.GroupID] = max(groups[j.GroupID], j.runtimeMs())
+		res.Extra["fio_ctx"] += float64(j.Ctx)
+		if j.Error != 0 {
+			res.Errors++
+			if res.FirstError == "" {
+				res.FirstError = fmt.Sprintf("fio job %s: error %d (%s)", j.Name, j.Error, syscall.Errno(j.Error))
+			}
+		}
+		if j.Trim.TotalIOs > 0 && !slices.ContainsFunc(res.Notes, func(n metrics.Note) bool { return n.Code == "fio-trims" }) {
+			res.Notes = append(res.Notes, metrics.Note{Code: "fio-trims", Message: "fio's trims are not among the run's operations " +
+				"(iolab has no trim operation); each job's figures count them"})
 		}
 	}
-	if res.Extra == nil {
-		res.Extra = map[string]float64{}
+	var ms int64
+	for _, g := range groups {
+		ms += g
 	}
-	res.Extra["fio_ctx"] = float64(j.Ctx)
+	res.Duration = time.Duration(ms) * time.Millisecond
 	for _, du := range o.DiskUtil {
-		if res.Extra == nil {
-			res.Extra = map[string]float64{}
-		}
 		res.Extra["fio_disk_util_pct"] = max(res.Extra["fio_disk_util_pct"], du.Util)
 	}
-	res.Duration = time.Duration(runtimeMs) * time.Millisecond
-	if j.Error != 0 {
-		res.Errors = 1
-		res.FirstError = fmt.Sprintf("fio job error %d (%s)", j.Error, syscall.Errno(j.Error))
+	if jobs != nil {
+		if err := addJobFigures(res.Extra, o.Jobs, jobs); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
+}
+
+// dirs are a job's directions as iolab's operations (fio's sync is
+// fsync and fdatasync).
+func (j fioJob) dirs() map[metrics.Op]fioDir {
+	return map[metrics.Op]fioDir{metrics.Read: j.Read, metrics.Write: j.Write, metrics.Sync: j.Sync}
+}
+
+// runtimeMs is the job's runtime: its longest direction's.
+func (j fioJob) runtimeMs() int64 {
+	return max(j.Read.RuntimeMs, j.Write.RuntimeMs, j.Trim.RuntimeMs, j.Sync.RuntimeMs)
+}
+
+// histogram is fio's latency histogram of a direction: completion
+// latency (clat), or for syncs, which fio times whole, lat.
+func (fd fioDir) histogram(d metrics.Op) (*hdrhistogram.Histogram, error) {
+	bins := fd.Clat.Bins
+	if d == metrics.Sync {
+		bins = fd.Lat.Bins
+	}
+	h := metrics.NewHistogram()
+	for k, n := range bins {
+		v, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("fio JSON: latency bin %q: %w", k, err)
+		}
+		metrics.RecordLatencyN(h, v, n)
+	}
+	return h, nil
+}
+
+// addJobFigures adds each job's operations and bytes per second of its
+// own runtime, its completion latency p99 and its errors as job.N.* (N
+// the job's place in names, from 1); fio's entries of one job's clones
+// (numjobs) add up, and its trims count.
+func addJobFigures(extra map[string]float64, entries []fioJob, names []string) error {
+	type sum struct {
+		ops, bytes, errors int64
+		ms                 int64
+		lat                *hdrhistogram.Histogram
+	}
+	sums := make([]sum, len(names))
+	for _, e := range entries {
+		i := slices.Index(names, e.Name)
+		if i < 0 {
+			return fmt.Errorf("fio's JSON output has a job %q, not one of the job file's (%s)", e.Name, strings.Join(names, ", "))
+		}
+		s := &sums[i]
+		if s.lat == nil {
+			s.lat = metrics.NewHistogram()
+		}
+		for d, fd := range map[metrics.Op]fioDir{metrics.Read: e.Read, metrics.Write: e.Write, metrics.Delete: e.Trim} {
+			s.ops, s.bytes = s.ops+fd.TotalIOs, s.bytes+fd.IOBytes
+			h, err := fd.histogram(d)
+			if err != nil {
+				return err
+			}
+			s.lat.Merge(h)
+		}
+		s.ms = max(s.ms, e.runtimeMs())
+		if e.Error != 0 {
+			s.errors++
+		}
+	}
+	for i, s := range sums {
+		p := fmt.Sprintf("job.%d.", i+1)
+		if s.ms > 0 {
+			extra[p+"ops_per_s"] = float64(s.ops) / (float64(s.ms) / 1e3)
+			extra[p+"bytes_per_s"] = float64(s.bytes) / (float64(s.ms) / 1e3)
+		}
+		if s.lat != nil && s.lat.TotalCount() > 0 {
+			extra[p+"lat_p99_ns"] = float64(metrics.PercentilesOf(s.lat).P99)
+		}
+		extra[p+"ops"], extra[p+"errors"] = float64(s.ops), float64(s.errors)
+	}
+	return nil
 }

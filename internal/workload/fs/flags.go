@@ -26,6 +26,13 @@ func init() {
 		metrics.Def{Name: "fio_clat_p99_ns", Label: "fio clat p99", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeMax, PerOp: true},
 		metrics.Def{Name: "fio_disk_util_pct", Label: "fio disk util", Unit: "%", Merge: metrics.MergeMax},
 		metrics.Def{Name: "fio_ctx", Label: "fio context switches", Unit: "switches", Better: metrics.LowerIsBetter},
+		// Each job of a job file fio ran as written, N from 1 in the
+		// file's order (the cell's jobs parameter names them).
+		metrics.Def{Name: "job.*.ops", Label: "job * operations", Unit: "operations"},
+		metrics.Def{Name: "job.*.ops_per_s", Label: "job * IOPS", Unit: "ops/s", Better: metrics.HigherIsBetter},
+		metrics.Def{Name: "job.*.bytes_per_s", Label: "job * MiB/s", Unit: "B/s", Bench: "B/s", Better: metrics.HigherIsBetter},
+		metrics.Def{Name: "job.*.lat_p99_ns", Label: "job * lat p99", Unit: "ns", Better: metrics.LowerIsBetter, Merge: metrics.MergeRecompute},
+		metrics.Def{Name: "job.*.errors", Label: "job * errors", Unit: "operations", Better: metrics.LowerIsBetter, Zeroable: true},
 	)
 	workload.Register(workload.Kind{
 		Name:        "fs",

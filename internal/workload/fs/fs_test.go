@@ -165,7 +165,7 @@ func TestParseFioJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := parseFioJSON(b)
+	res, err := parseFioJSON(b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestParseFioJSON(t *testing.T) {
 			t.Errorf("%s p50 %d, fio says %d", name, c.got, c.fio)
 		}
 	}
-	if _, err := parseFioJSON([]byte("fio: some error\n")); err == nil {
+	if _, err := parseFioJSON([]byte("fio: some error\n"), nil); err == nil {
 		t.Fatal("garbage accepted")
 	}
 }

@@ -61,30 +61,41 @@ const maxJobFileBytes = 1 << 20
 
 // ReadJobFile parses a fio job file, read once: its text is returned too,
 // for the record of what ran. Jobs run one after another, as fio runs
-// them with stonewall; jobs fio would run at the same time are refused.
+// them with stonewall; jobs fio would run at the same time are refused
+// (fio runs them: NewFioFile).
 func ReadJobFile(path string) ([]JobSection, []byte, error) {
+	text, err := readJobText(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	jobs, err := parseFioSections(path, text, true)
+	return jobs, text, err
+}
+
+// readJobText reads a job file, bounded.
+func readJobText(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		// Most often a flag's value after a space: --direct 1.
-		return nil, nil, fmt.Errorf("%q is not a job file (no such file); flags take values as --flag=value (e.g. --direct=1)", path)
+		return nil, fmt.Errorf("%q is not a job file (no such file); flags take values as --flag=value (e.g. --direct=1)", path)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("job file: %w", err)
+		return nil, fmt.Errorf("job file: %w", err)
 	}
 	defer f.Close()
 	text, err := io.ReadAll(io.LimitReader(f, maxJobFileBytes+1))
 	switch {
 	case err != nil:
-		return nil, nil, fmt.Errorf("job file %s: %w", path, err)
+		return nil, fmt.Errorf("job file %s: %w", path, err)
 	case len(text) > maxJobFileBytes:
-		return nil, nil, fmt.Errorf("job file %s: more than 1 MiB; a fio job file is far smaller", path)
+		return nil, fmt.Errorf("job file %s: more than 1 MiB; a fio job file is far smaller", path)
 	}
-	jobs, err := parseFioJobs(path, text)
-	return jobs, text, err
+	return text, nil
 }
 
-// parseFioJobs reads the jobs of a job file's text.
-func parseFioJobs(path string, text []byte) ([]JobSection, error) {
+// parseFioSections reads the jobs of a job file's text; in order, every
+// job after the first must wait for the ones before it.
+func parseFioSections(path string, text []byte, inOrder bool) ([]JobSection, error) {
 	var global []fioOpt
 	var jobs []JobSection
 	const none, inGlobal = -2, -1
@@ -108,6 +119,9 @@ func parseFioJobs(path string, text []byte) ([]JobSection, error) {
 			}
 			continue
 		case cur == none:
+			if !inOrder && strings.HasPrefix(line, "include ") {
+				continue // fio's include of another file, which fio reads
+			}
 			return nil, fmt.Errorf("%s: %q comes before any [section]", at, line)
 		}
 		key, value, hasValue := strings.Cut(line, "=")
@@ -128,9 +142,9 @@ func parseFioJobs(path string, text []byte) ([]JobSection, error) {
 		return nil, fmt.Errorf("%s: no job section: fio job files have [global] and a [job]", path)
 	}
 	for i, j := range jobs[1:] {
-		if !slices.ContainsFunc(j.opts, func(o fioOpt) bool { return fioStonewall[o.key] && o.value != "0" }) {
-			return nil, fmt.Errorf("%s: fio would run [%s] at the same time as [%s] (no stonewall); iolab runs jobs one "+
-				"after another: add stonewall to [%s] or to [global]", j.at, j.Name, jobs[i].Name, j.Name)
+		if inOrder && !slices.ContainsFunc(j.opts, func(o fioOpt) bool { return fioStonewall[o.key] && o.value != "0" }) {
+			return nil, fmt.Errorf("%s: fio would run [%s] at the same time as [%s] (no stonewall); iolab's engines run jobs one "+
+				"after another: add stonewall to [%s] or to [global], or let fio run the file as written (--ioengine=fio)", j.at, j.Name, jobs[i].Name, j.Name)
 		}
 	}
 	return jobs, nil
