@@ -125,7 +125,7 @@ func (f *FS) prepareFio(context.Context) error {
 }
 
 func (f *FS) runFio(ctx context.Context) (*metrics.Result, error) {
-	out, ru, err := runFioProcess(ctx, f.fioPath(), f.opts.fioArgs(), nil)
+	out, ru, err := runFioProcess(ctx, f.fioPath(), f.opts.fioArgs(), nil, fioLimit(f.opts.Runtime+f.opts.RampTime))
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		return nil, fmt.Errorf("fio: %w: %s", err, lastLine(out.stderr))
@@ -159,11 +159,18 @@ type fioRun struct {
 // fioCPU is the CPU time fio and the jobs it forked used.
 type fioCPU struct{ user, sys float64 }
 
+// fioStopGrace is how long fio has to stop after SIGINT before its
+// process group is killed.
+var fioStopGrace = 10 * time.Second
+
 // runFioProcess runs fio with args (and stdin, when not nil, on its
-// standard input) to its end, or until ctx ends: then fio is asked to
-// stop (SIGINT: it stops its jobs and still prints its report), and err
-// is what it exited with.
-func runFioProcess(ctx context.Context, fio string, args []string, stdin []byte) (fioRun, fioCPU, error) {
+// standard input) to its end. When ctx ends, or limit (when not 0) has
+// passed, fio is asked to stop (SIGINT: it stops its jobs and still
+// prints its report) and given fioStopGrace; then, as after every end,
+// what is left of its process group — the jobs it forked — is killed: a
+// job of fio's that hangs (an example's offload submitter did, for fio's
+// own 300 s watchdog) never outlives the run.
+func runFioProcess(ctx context.Context, fio string, args []string, stdin []byte, limit time.Duration) (fioRun, fioCPU, error) {
 	cmd := exec.Command(fio, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -171,20 +178,31 @@ func runFioProcess(ctx context.Context, fio string, args []string, stdin []byte)
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	// fio dies if iolab does (kill -9 included), rather than go on
-	// writing into the target.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// writing into the target; its jobs are in its group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	out := fioRun{start: time.Now()}
 	if err := procgroup.Start(cmd); err != nil {
 		return out, fioCPU{}, fmt.Errorf("start fio: %w", err)
 	}
+	group := procgroup.Group{PGID: cmd.Process.Pid, Start: procgroup.StartTime(cmd.Process.Pid)}
+	defer procgroup.Track(ctx, cmd.Process.Pid)()
+	defer procgroup.Kill(group)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
+	var deadline <-chan time.Time
+	if limit > 0 {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		deadline = t.C
+	}
 	var err error
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		err = <-waited
+		err = stopFio(cmd, group, waited)
+	case <-deadline:
+		_ = stopFio(cmd, group, waited)
+		err = fmt.Errorf("fio did not end within %v; stopped", limit)
 	}
 	out.stdout, out.stderr = stdout.Bytes(), stderr.Bytes()
 	var cpu fioCPU
@@ -192,6 +210,29 @@ func runFioProcess(ctx context.Context, fio string, args []string, stdin []byte)
 		cpu = fioCPU{time.Duration(ru.Utime.Nano()).Seconds(), time.Duration(ru.Stime.Nano()).Seconds()}
 	}
 	return out, cpu, err
+}
+
+// stopFio asks fio to stop, and kills its group if it has not within
+// fioStopGrace; it returns what fio exited with.
+func stopFio(cmd *exec.Cmd, group procgroup.Group, waited <-chan error) error {
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-waited:
+		return err
+	case <-time.After(fioStopGrace):
+		procgroup.Kill(group)
+		return <-waited
+	}
+}
+
+// fioLimit is how long a run of fio may take before it is stopped: twice
+// the time its options give it, and half a minute (0 when they give none:
+// a job that writes its size once).
+func fioLimit(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return 2*d + 30*time.Second
 }
 
 // lastLine is the end of what fio printed on stderr: its last three

@@ -260,7 +260,7 @@ func (f *FioFile) Prepare(ctx context.Context) error {
 	if err := fs.prepareFio(ctx); err != nil {
 		return err
 	}
-	out, _, err := runFioProcess(ctx, fs.fioPath(), []string{"--parse-only", "-"}, f.text)
+	out, _, err := runFioProcess(ctx, fs.fioPath(), []string{"--parse-only", "-"}, f.text, time.Minute)
 	if err != nil && ctx.Err() == nil {
 		return &workload.InputError{Err: fmt.Errorf("%s: fio refuses it: %s", f.path, redact.String(lastLine(out.stderr)))}
 	}
@@ -270,7 +270,7 @@ func (f *FioFile) Prepare(ctx context.Context) error {
 // Run implements workload.Workload: fio runs the file once.
 func (f *FioFile) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Result, error) {
 	fs := &FS{opts: Options{FioPath: f.fio}}
-	out, ru, err := runFioProcess(ctx, fs.fioPath(), []string{"--output-format=json+", "-"}, f.text)
+	out, ru, err := runFioProcess(ctx, fs.fioPath(), []string{"--output-format=json+", "-"}, f.text, fioLimit(f.runtime))
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		return nil, fmt.Errorf("fio: %w: %s", err, redact.String(lastLine(out.stderr)))
