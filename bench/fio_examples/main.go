@@ -190,4 +190,3 @@ func iolabOperations(out []byte) int64 {
 	}
 	return doc.Runs[0].Read.Ops + doc.Runs[0].Write.Ops
 }
-
