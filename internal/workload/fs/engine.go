@@ -23,6 +23,7 @@ type picker struct {
 	rng       *rand.Rand
 	readPct   int
 	random    bool
+	randomMap bool // every block once a pass (fio's default; not norandommap)
 	blockSize int64
 }
 
@@ -31,6 +32,7 @@ func (f *FS) newPicker(worker int) picker {
 		rng:       rand.New(rand.NewPCG(uint64(worker)+1, 0x10ab)),
 		readPct:   f.opts.readShare(),
 		random:    f.opts.RW.random(),
+		randomMap: !f.opts.NoRandomMap,
 		blockSize: f.opts.BlockSize,
 	}
 }
@@ -43,7 +45,10 @@ func (p *picker) next(file *jobFile) (write bool, offset int64) {
 	default:
 		write = p.rng.IntN(100) >= p.readPct
 	}
-	if p.random {
+	switch {
+	case p.random && p.randomMap:
+		return write, file.nextRandom() * p.blockSize
+	case p.random:
 		return write, p.rng.Int64N(file.regionBlk) * p.blockSize
 	}
 	return write, file.nextSeq() * p.blockSize

@@ -51,6 +51,9 @@ func (o *Options) fioArgs() []string {
 	if o.RampTime > 0 {
 		args = append(args, fmt.Sprintf("--ramp_time=%dms", o.RampTime.Milliseconds()))
 	}
+	if o.NoRandomMap {
+		args = append(args, "--norandommap")
+	}
 	if o.NumberIOs > 0 {
 		args = append(args, "--number_ios="+strconv.FormatInt(o.NumberIOs, 10))
 	}

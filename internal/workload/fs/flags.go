@@ -77,6 +77,8 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	flagval.IntVar(f, &j.NumJobs, "numjobs", 1, 1, 4096, "parallel jobs")
 	f.Var(flagval.BoolInt{P: &j.Direct}, "direct", "O_DIRECT: bypass the page cache (1 or 0)")
 	f.Lookup("direct").NoOptDefVal = "1"
+	f.Var(flagval.BoolInt{P: &j.NoRandomMap}, "norandommap", "random I/O draws each offset afresh, blocks repeating (1); by default every block of the file is done once before any again, as fio does")
+	f.Lookup("norandommap").NoOptDefVal = "1"
 	f.Var(flagval.BoolInt{P: &j.Thread}, "thread", "run the jobs as threads of one process (1), as fio's thread option; by default each job is a process in a session of its own, as fio's jobs are (0)")
 	f.Lookup("thread").NoOptDefVal = "1"
 	f.Var(flagval.BoolInt{P: &j.Invalidate}, "invalidate", "drop the files' page cache before each run, as fio does (1 or 0)")

@@ -52,7 +52,8 @@ type jobFile struct {
 	path      string
 	fd        int // -1 while closed
 	regionBlk int64
-	cursor    atomic.Int64 // next sequential block
+	cursor    atomic.Int64 // next sequential block, or place in the random map
+	perm      permutation  // the random map's order of the blocks
 	seed      uint64       // of its verify blocks
 	written   []uint64     // a bit per block written in this run, when verifying
 	// An openfiles window's bookkeeping (one worker per job).
@@ -145,7 +146,7 @@ func (f *FS) Prepare(ctx context.Context) error {
 		return f.prepareFio(ctx)
 	case EngineNull:
 		for j := range o.NumJobs {
-			f.jobs = append(f.jobs, &job{index: j, files: []*jobFile{{fd: -1, regionBlk: o.Size / o.BlockSize}}})
+			f.jobs = append(f.jobs, &job{index: j, files: []*jobFile{{fd: -1, regionBlk: o.Size / o.BlockSize, perm: newPermutation(o.Size / o.BlockSize)}}})
 		}
 		return nil
 	}
@@ -160,7 +161,8 @@ func (f *FS) Prepare(ctx context.Context) error {
 					return err
 				}
 			}
-			jb.files = append(jb.files, &jobFile{path: path, fd: -1, regionBlk: o.fileSize() / o.BlockSize, seed: fileSeed(o.jobOffset+j, k)})
+			jb.files = append(jb.files, &jobFile{path: path, fd: -1, regionBlk: o.fileSize() / o.BlockSize, seed: fileSeed(o.jobOffset+j, k),
+				perm: newPermutation(o.fileSize() / o.BlockSize)})
 		}
 		if o.window() {
 			jb.window = &window{size: o.OpenFiles, flags: o.openFlags(), direct: o.Direct}

@@ -36,7 +36,7 @@ var (
 	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "number_ios", "runtime", "ramp_time", "iodepth",
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
 		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "openfiles", "rate", "rate_iops", "rate_process",
-		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread"}
+		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread", "norandommap"}
 	fioAliases = map[string]string{"readwrite": "rw", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit"}
 	// Accepted without effect: iolab reports jobs as a group, is
 	// time-based whenever runtime is set, and runs the jobs of a file one
@@ -44,6 +44,15 @@ var (
 	fioIgnored = map[string]bool{"description": true, "group_reporting": true, "time_based": true,
 		"stonewall": true, "wait_for_previous": true}
 )
+
+// fioNoEffect are the options that change nothing in what iolab does,
+// accepted and said once, with why.
+var fioNoEffect = map[string]string{
+	"gtod_reduce":      "it times every operation",
+	"random_generator": "its random order is its own: a keyed permutation of the blocks, or with norandommap a PCG draw",
+	"io_submit_mode":   "its engines submit inline",
+	"clocksource":      "its clock is CLOCK_MONOTONIC",
+}
 
 // JobSection is one job section of a job file: the options of the [global]
 // sections before it, then its own.
@@ -195,6 +204,9 @@ func (j JobSection) Apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) 
 			continue
 		}
 		if name == "" {
+			if note != "" && !slices.Contains(notes, note) {
+				notes = append(notes, note)
+			}
 			continue
 		}
 		if err := flagval.Set(flags, name, value); err != nil {
@@ -224,8 +236,11 @@ func fioFlag(key string, value *string, note *string) (string, error) {
 	if alias, ok := fioAliases[key]; ok {
 		key = alias
 	}
-	switch {
+	switch why, noEffect := fioNoEffect[key]; {
 	case fioIgnored[key]:
+		return "", nil
+	case noEffect:
+		*note = fmt.Sprintf("%s=%s: no effect in iolab (%s)", key, *value, why)
 		return "", nil
 	case key == "rw" && *value == "readwrite":
 		*value = "rw"
@@ -250,9 +265,9 @@ func fioFlag(key string, value *string, note *string) (string, error) {
 		return key, nil
 	}
 	known := slices.Concat(fioSameOptions, []string{"rwmixwrite"}, slices.Collect(maps.Keys(fioAliases)),
-		slices.Collect(maps.Keys(fioIgnored)))
+		slices.Collect(maps.Keys(fioIgnored)), slices.Collect(maps.Keys(fioNoEffect)))
 	slices.Sort(known)
-	return "", fmt.Errorf("%s: not an option iolab fs takes from a job file; it takes %s", key, strings.Join(known, ", "))
+	return "", fmt.Errorf("%s: not an option iolab's engines take; fio runs the file as written with --ioengine=fio. iolab's engines take %s", key, strings.Join(known, ", "))
 }
 
 // expandFioEnv replaces ${NAME} and $NAME with environment variables, as

@@ -151,8 +151,11 @@ type Options struct {
 	// Thread runs the jobs as threads of this process, as fio's thread
 	// option; by default each job runs as a process in a session of its
 	// own, as fio's jobs do (jobs.go).
-	Thread    bool
-	jobOffset int
+	Thread bool
+	// NoRandomMap draws each random offset afresh (fio's norandommap);
+	// by default every block is done once a pass, as fio does.
+	NoRandomMap bool
+	jobOffset   int
 }
 
 // DefaultOptions are fio's defaults where fio has one.
@@ -289,6 +292,9 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.Thread {
 		p["thread"] = "1"
+	}
+	if o.NoRandomMap && o.RW.random() {
+		p["norandommap"] = "1"
 	}
 	if o.RampTime > 0 {
 		p["ramp_time"] = o.RampTime.String()
