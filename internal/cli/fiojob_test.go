@@ -666,3 +666,37 @@ func TestFioRandomMap(t *testing.T) {
 		}
 	}
 }
+
+// random_distribution as fio's (issue 46 item 2): on the command line, in
+// a job file and through fio, stored with the cell; a bad one refused in
+// one line naming the flag and what is taken.
+func TestRandomDistribution(t *testing.T) {
+	t.Parallel()
+	need(t, "fio")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"hot.fio": "[hot]\nrw=randread\nsize=1m\nbs=4k\nrandom_distribution=zoned:90/10:10/90\n"})
+	db := filepath.Join(dir, "x.db")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rw=randread", "--size=1m", "--random_distribution=zipf:1.2"}, "zipf:1.2"},
+		{[]string{"--rw=randread", "--size=1m", "--random_distribution=pareto:0.3", "--ioengine=fio"}, "pareto:0.3"},
+		{[]string{filepath.Join(dir, "hot.fio")}, "zoned:90/10:10/90"},
+	} {
+		args := append(append([]string{"fs"}, c.args...), "--directory", dir, "--runtime=200ms", "--rounds=1", "--warmup=0", "--json", "--db", db)
+		out, stderr, err := iolab(t, context.Background(), args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", c.args, err, stderr)
+		}
+		var r fsJobReport
+		decodeInto(t, out, &r)
+		if got := r.Cells[0].Params["random_distribution"]; got != c.want || r.Runs[0].Status != "ok" {
+			t.Errorf("%v: stored %q (run %s), want %q", c.args, got, r.Runs[0].Status, c.want)
+		}
+	}
+	_, _, err := iolab(t, context.Background(), "fs", "--rw=randread", "--size=1m", "--directory", dir, "--random_distribution=zipf:1", "--db", db)
+	if ExitCode(err) != 2 || !strings.Contains(err.Error(), "--random_distribution") || !strings.Contains(err.Error(), "theta must be above 0 and not 1") {
+		t.Errorf("zipf:1: %v", err)
+	}
+}

@@ -23,7 +23,8 @@ type picker struct {
 	rng       *rand.Rand
 	readPct   int
 	random    bool
-	randomMap bool // every block once a pass (fio's default; not norandommap)
+	randomMap bool     // every block once a pass (fio's default; not norandommap)
+	offsets   *sampler // a non-uniform distribution's; nil: uniform
 	blockSize int64
 }
 
@@ -33,6 +34,7 @@ func (f *FS) newPicker(worker int) picker {
 		readPct:   f.opts.readShare(),
 		random:    f.opts.RW.random(),
 		randomMap: !f.opts.NoRandomMap,
+		offsets:   f.offsets,
 		blockSize: f.opts.BlockSize,
 	}
 }
@@ -46,6 +48,8 @@ func (p *picker) next(file *jobFile) (write bool, offset int64) {
 		write = p.rng.IntN(100) >= p.readPct
 	}
 	switch {
+	case p.random && p.offsets != nil:
+		return write, p.offsets.next(p.rng) % file.regionBlk * p.blockSize
 	case p.random && p.randomMap:
 		return write, file.nextRandom() * p.blockSize
 	case p.random:

@@ -54,6 +54,9 @@ func (o *Options) fioArgs() []string {
 	if o.NoRandomMap {
 		args = append(args, "--norandommap")
 	}
+	if !o.Distribution.Uniform() {
+		args = append(args, "--random_distribution="+o.Distribution.String())
+	}
 	if o.NumberIOs > 0 {
 		args = append(args, "--number_ios="+strconv.FormatInt(o.NumberIOs, 10))
 	}

@@ -79,6 +79,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Lookup("direct").NoOptDefVal = "1"
 	f.Var(flagval.BoolInt{P: &j.NoRandomMap}, "norandommap", "random I/O draws each offset afresh, blocks repeating (1); by default every block of the file is done once before any again, as fio does")
 	f.Lookup("norandommap").NoOptDefVal = "1"
+	f.Var(distributionValue{&j.Distribution}, "random_distribution", "where random offsets fall, as fio's: random (uniform), zipf:THETA[:CENTRE], pareto:H[:CENTRE], normal:DEV%[:CENTRE], zoned:ACCESS%/RANGE%:..., zoned_abs:ACCESS%/SIZE:... (a few hot blocks, spread over the file unless a centre 0..1 is given; no random map)")
 	f.Var(flagval.BoolInt{P: &j.Thread}, "thread", "run the jobs as threads of one process (1), as fio's thread option; by default each job is a process in a session of its own, as fio's jobs are (0)")
 	f.Lookup("thread").NoOptDefVal = "1"
 	f.Var(flagval.BoolInt{P: &j.Invalidate}, "invalidate", "drop the files' page cache before each run, as fio does (1 or 0)")
@@ -224,5 +225,24 @@ func (v steadyValue) Set(s string) error {
 		return err
 	}
 	v.p.Criterion, v.p.Limit, v.p.Percent = ss.Criterion, ss.Limit, ss.Percent
+	return nil
+}
+
+// distributionValue is fio's random_distribution.
+type distributionValue struct{ p *Distribution }
+
+func (v distributionValue) String() string {
+	if v.p == nil {
+		return "random"
+	}
+	return v.p.String()
+}
+func (v distributionValue) Type() string { return "distribution" }
+func (v distributionValue) Set(s string) error {
+	d, err := ParseDistribution(s)
+	if err != nil {
+		return err
+	}
+	*v.p = d
 	return nil
 }

@@ -29,6 +29,9 @@ type FS struct {
 	whole int // numjobs of the whole load, when this is a segment of it
 	jobs  []*job
 	notes []metrics.Note
+	// offsets draws random offsets by a non-uniform distribution; nil:
+	// uniform, by the random map or afresh.
+	offsets *sampler
 }
 
 // job is the state one fio job shares among its workers. Jobs run on
@@ -140,6 +143,9 @@ func (f *FS) Prepare(ctx context.Context) error {
 	}
 	if err := o.checkVerifyMemory(); err != nil {
 		return &workload.InputError{Err: err}
+	}
+	if !o.Distribution.Uniform() && o.RW.random() {
+		f.offsets = newSampler(o.Distribution, o.fileSize()/o.BlockSize, o.BlockSize, fileSeed(o.jobOffset, 0))
 	}
 	switch o.Engine {
 	case EngineFio:

@@ -284,6 +284,14 @@ func fill(t *testing.T, v reflect.Value) {
 		if !v.Type().Field(i).IsExported() {
 			continue
 		}
+		if f.Type() == reflect.TypeOf(Distribution{}) { // carried as fio writes it
+			d, err := ParseDistribution("zoned_abs:60/20g:40/100g")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Set(reflect.ValueOf(d))
+			continue
+		}
 		switch f.Kind() {
 		case reflect.Struct:
 			fill(t, f)

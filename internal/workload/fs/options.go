@@ -155,7 +155,10 @@ type Options struct {
 	// NoRandomMap draws each random offset afresh (fio's norandommap);
 	// by default every block is done once a pass, as fio does.
 	NoRandomMap bool
-	jobOffset   int
+	// Distribution is where random offsets fall (fio's
+	// random_distribution); uniform by default.
+	Distribution Distribution
+	jobOffset    int
 }
 
 // DefaultOptions are fio's defaults where fio has one.
@@ -295,6 +298,9 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.NoRandomMap && o.RW.random() {
 		p["norandommap"] = "1"
+	}
+	if !o.Distribution.Uniform() && o.RW.random() {
+		p["random_distribution"] = o.Distribution.String()
 	}
 	if o.RampTime > 0 {
 		p["ramp_time"] = o.RampTime.String()
