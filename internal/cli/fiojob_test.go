@@ -161,7 +161,6 @@ func TestFioJobFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct{ name, text, want string }{
 		{"unknown option", "[global]\nsize=1m\n[j]\nzonemode=zbd\n", "bad.fio:4: zonemode: not an option iolab's engines take; fio runs the file as written with --ioengine=fio. iolab's engines take "},
-		{"jobs at once", "[a]\nrw=read\n[b]\nrw=write\n", "bad.fio:3: fio would run [b] at the same time as [a] (no stonewall)"},
 		{"no job", "[global]\nrw=read\n", "bad.fio: no job section"},
 		{"before a section", "rw=read\n[j]\n", "bad.fio:1: \"rw=read\" comes before any [section]"},
 		{"bad size", "[j]\nbs=4kk\n", "bad.fio:2: bs=4kk:"},
@@ -698,5 +697,77 @@ func TestRandomDistribution(t *testing.T) {
 	_, _, err := iolab(t, context.Background(), "fs", "--rw=randread", "--size=1m", "--directory", dir, "--random_distribution=zipf:1", "--db", db)
 	if ExitCode(err) != 2 || !strings.Contains(err.Error(), "--random_distribution") || !strings.Contains(err.Error(), "theta must be above 0 and not 1") {
 		t.Errorf("zipf:1: %v", err)
+	}
+}
+
+// Jobs at once (issue 46 item 1): a job file's sections with no stonewall
+// run at the same time on iolab's own engines, as fio runs them — one
+// cell of the group, named by its jobs, each job's operations kept as
+// job.N.* and the same as fio's for the same file; a stonewalled job after
+// them is a cell of its own; each job of a group has files of its own,
+// named by its section as fio's are.
+func TestFioJobFileJobsAtOnce(t *testing.T) {
+	t.Parallel()
+	need(t, "fio")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"mixed.fio": `[global]
+directory=` + dir + `
+bs=4k
+
+[reader]
+rw=randread
+size=256k
+
+[writer]
+rw=write
+size=128k
+
+[after]
+stonewall
+rw=read
+size=64k
+`})
+	job := filepath.Join(dir, "mixed.fio")
+	type run struct {
+		Cell  string
+		Extra map[string]float64
+		Read  struct{ Ops int64 }
+		Write struct{ Ops int64 }
+	}
+	var own, fio struct {
+		Cells []struct {
+			Name   string
+			Params map[string]string
+		}
+		Runs []run
+	}
+	for _, c := range []struct {
+		engine string
+		into   any
+	}{{"psync", &own}, {"fio", &fio}} {
+		out, stderr, err := iolab(t, context.Background(), "fs", job, "--ioengine="+c.engine, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(dir, c.engine+".db"))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.engine, err, stderr)
+		}
+		decodeInto(t, out, c.into)
+	}
+	if len(own.Cells) != 2 || own.Cells[0].Name != "reader+writer" || own.Cells[0].Params["jobs"] != "reader,writer" || own.Cells[1].Name != "after" {
+		t.Fatalf("cells %+v: want reader+writer, then after", own.Cells)
+	}
+	byCell := map[string]run{}
+	for _, r := range own.Runs {
+		byCell[r.Cell] = r
+	}
+	both, after := byCell["reader+writer"], byCell["after"]
+	if both.Read.Ops != 64 || both.Write.Ops != 32 || both.Extra["job.1.ops"] != 64 || both.Extra["job.2.ops"] != 32 || after.Read.Ops != 16 {
+		t.Errorf("iolab's engine: together %d reads, %d writes, jobs %v; after %d reads", both.Read.Ops, both.Write.Ops, both.Extra, after.Read.Ops)
+	}
+	if x := fio.Runs[0].Extra; x["job.1.ops"] != both.Extra["job.1.ops"] || x["job.2.ops"] != both.Extra["job.2.ops"] || x["job.3.ops"] != float64(after.Read.Ops) {
+		t.Errorf("fio's jobs %v, iolab's %v and %d", x, both.Extra, after.Read.Ops)
+	}
+	for _, name := range []string{"reader.0.0", "writer.0.0"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("each job of the group its own file: %v", err)
+		}
 	}
 }

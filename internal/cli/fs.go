@@ -60,44 +60,56 @@ func (o *FSOptions) addNameFlag(f *pflag.FlagSet) {
 	f.StringVar(&o.name, "name", "", "the job's name, its label in reports (default: from the options, e.g. randrw70-4k-qd32x4-direct)")
 }
 
-// fioJobs returns the jobs of a fio job file as options, each over the fs
-// flags' defaults with the job file's options and, over those, the job
-// flags given on the command line; notes go to stderr.
-func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([]FSOptions, []byte, error) {
-	jobs, text, err := fs.ReadJobFile(path)
+// fioJobs returns the jobs of a fio job file as options, in fio's groups
+// (the jobs of a group run at the same time), each over the fs flags'
+// defaults with the job file's options and, over those, the job flags
+// given on the command line; notes go to stderr.
+func fioJobs(path string, cmdFlags *pflag.FlagSet, stderr io.Writer) ([][]FSOptions, []byte, error) {
+	groups, text, err := fs.ReadJobFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	given := map[string]string{}
 	cmdFlags.Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
-	if _, ok := given["name"]; ok && len(jobs) > 1 {
-		return nil, nil, fmt.Errorf("--name: %s has %d jobs, named by their sections", path, len(jobs))
+	if _, ok := given["name"]; ok && (len(groups) > 1 || len(groups[0]) > 1) {
+		return nil, nil, fmt.Errorf("--name: %s has several jobs, named by their sections", path)
 	}
-	out := make([]FSOptions, len(jobs))
-	for i, j := range jobs {
-		flags := pflag.NewFlagSet(j.Name, pflag.ContinueOnError)
-		out[i].Flags.AddFlags(flags)
-		out[i].addNameFlag(flags)
-		cmdline := map[string]bool{}
-		for name, v := range given {
-			if flags.Lookup(name) != nil {
-				if err := flagval.Set(flags, name, v); err != nil {
-					return nil, nil, fmt.Errorf("--%s %q: %w", name, v, err)
-				}
-				cmdline[name] = true
+	out := make([][]FSOptions, len(groups))
+	for g, jobs := range groups {
+		out[g] = make([]FSOptions, len(jobs))
+		for i, j := range jobs {
+			if err := fioJob(j, &out[g][i], given, stderr); err != nil {
+				return nil, nil, err
 			}
-		}
-		fresh := pflag.NewFlagSet(j.Name, pflag.ContinueOnError)
-		new(FSOptions).Flags.AddFlags(fresh)
-		notes, err := j.Apply(flags, fresh, cmdline)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, n := range notes {
-			fmt.Fprintf(stderr, "iolab: [%s] %s\n", j.Name, n)
 		}
 	}
 	return out, text, nil
+}
+
+// fioJob sets o from one job of a file and the flags given.
+func fioJob(j fs.JobSection, o *FSOptions, given map[string]string, stderr io.Writer) error {
+	flags := pflag.NewFlagSet(j.Name, pflag.ContinueOnError)
+	o.Flags.AddFlags(flags)
+	o.addNameFlag(flags)
+	cmdline := map[string]bool{}
+	for name, v := range given {
+		if flags.Lookup(name) != nil {
+			if err := flagval.Set(flags, name, v); err != nil {
+				return fmt.Errorf("--%s %q: %w", name, v, err)
+			}
+			cmdline[name] = true
+		}
+	}
+	fresh := pflag.NewFlagSet(j.Name, pflag.ContinueOnError)
+	new(FSOptions).Flags.AddFlags(fresh)
+	notes, err := j.Apply(flags, fresh, cmdline)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "iolab: [%s] %s\n", j.Name, n)
+	}
+	return nil
 }
 
 func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -124,7 +136,7 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 				kind, _ := workload.Lookup("fs")
 				return capacity.run(cmd, kind, nil, o.Repeat, stdout, stderr)
 			}
-			jobs := []FSOptions{o}
+			groups := [][]FSOptions{{o}}
 			command := commandLine(cmd)
 			if engine := o.Job.Engine; len(args) == 1 && (engine == fs.EngineFio || strings.HasPrefix(engine, fs.EngineFio+":")) {
 				return runFioFile(cmd.Context(), o, args[0], cmd.Flags(), command, stdout, stderr)
@@ -132,14 +144,14 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 			if len(args) == 1 {
 				var text []byte
 				var err error
-				if jobs, text, err = fioJobs(args[0], cmd.Flags(), stderr); err != nil {
+				if groups, text, err = fioJobs(args[0], cmd.Flags(), stderr); err != nil {
 					return &UsageError{Err: err}
 				}
 				// The job file as it ran, in the record: the file may
 				// change, and the command alone would not run again.
 				command += " " + shellQuote(args[0]) + "\n# " + args[0] + " as it ran:\n" + redact.String(strings.TrimRight(string(text), "\n"))
 			}
-			return runFS(cmd.Context(), o.Repeat, jobs, command, stdout, stderr)
+			return runFS(cmd.Context(), o.Repeat, groups, command, stdout, stderr)
 		},
 	}
 	o.AddFlags(cmd.Flags())
@@ -152,35 +164,50 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-// runFS runs the jobs as the cells of one experiment.
-func runFS(ctx context.Context, repeat RepeatOptions, jobs []FSOptions, command string, stdout, stderr io.Writer) error {
+// runFS runs groups of jobs as the cells of one experiment: a group's
+// jobs run at the same time (fs.Together), the groups' cells are
+// interleaved in rounds as any cells are.
+func runFS(ctx context.Context, repeat RepeatOptions, groups [][]FSOptions, command string, stdout, stderr io.Writer) error {
 	if err := repeat.validate(); err != nil {
 		return err
 	}
 	var cells []lab.Cell
 	var settings []map[string]string
 	var runtime time.Duration
-	for _, o := range jobs {
-		job, err := o.Options()
-		if err != nil {
-			return &UsageError{Err: err}
+	for _, group := range groups {
+		var members []*fs.FS
+		var names []string
+		for _, o := range group {
+			job, err := o.Options()
+			if err != nil {
+				return &UsageError{Err: err}
+			}
+			job.Segment = repeat.Segment
+			if len(group) > 1 && job.Filename == "" {
+				job.FilePrefix = o.name // jobs at once: each its own files, named by its section as fio names them
+			}
+			w, err := fs.New(job)
+			if err != nil {
+				return &UsageError{Err: err}
+			}
+			name := o.name
+			if name == "" {
+				name = fsCellName(w.LoadOptions()) // what runs (psync caps iodepth), all segments of it
+			}
+			members, names = append(members, w), append(names, name)
+			runtime = max(runtime, job.Runtime)
 		}
-		job.Segment = repeat.Segment
-		w, err := fs.New(job)
-		if err != nil {
-			return &UsageError{Err: err}
-		}
-		target := job.Filename
+		target := members[0].Options().Filename
 		if target == "" {
-			target = job.Directory
+			target = members[0].Options().Directory
 		}
-		name := o.name
-		if name == "" {
-			name = fsCellName(w.LoadOptions()) // what runs (psync caps iodepth), all segments of it
+		var w workload.Workload = members[0]
+		if len(members) > 1 {
+			together := fs.NewTogether(members, names)
+			w, runtime = together, max(runtime, together.Runtime())
 		}
-		cells = append(cells, lab.Cell{Name: name, Workload: w, Target: target})
+		cells = append(cells, lab.Cell{Name: strings.Join(names, "+"), Workload: w, Target: target})
 		settings = append(settings, w.Params())
-		runtime = max(runtime, job.Runtime)
 	}
 	plan := lab.Plan{Name: "fs", Command: command, Settings: settings[0]}
 	if len(settings) > 1 {

@@ -31,16 +31,18 @@ func FuzzFioJobFile(f *testing.F) {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		jobs, _, err := fioJobs(path, pflag.NewFlagSet("fs", pflag.ContinueOnError), io.Discard)
+		groups, _, err := fioJobs(path, pflag.NewFlagSet("fs", pflag.ContinueOnError), io.Discard)
 		if err != nil {
 			if !at.MatchString(err.Error()) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("%q: %q names no place", text, err)
 			}
 			return
 		}
-		for _, j := range jobs {
-			if job, err := j.Options(); err == nil {
-				_, _ = fs.New(job)
+		for _, jobs := range groups {
+			for _, j := range jobs {
+				if job, err := j.Options(); err == nil {
+					_, _ = fs.New(job)
+				}
 			}
 		}
 	})

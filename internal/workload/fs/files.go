@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -20,7 +21,16 @@ func (o *Options) filePath(j, k int) string {
 	if o.Filename != "" {
 		return o.Filename
 	}
-	return filepath.Join(o.Directory, fmt.Sprintf("iolab.%d.%d", j, k))
+	return filepath.Join(o.Directory, fmt.Sprintf("%s.%d.%d", o.filePrefix(), j, k))
+}
+
+// filePrefix is what the job's files are named after in its directory:
+// FilePrefix, else "iolab".
+func (o *Options) filePrefix() string {
+	if o.FilePrefix != "" {
+		return strings.ReplaceAll(o.FilePrefix, "/", "_")
+	}
+	return "iolab"
 }
 
 // CheckDirectory gives the clear errors of a missing, non-directory or

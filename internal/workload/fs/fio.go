@@ -28,7 +28,7 @@ import (
 // fioArgs is the fio command line for the job.
 func (o *Options) fioArgs() []string {
 	args := []string{
-		"--name=iolab", "--output-format=json+", "--group_reporting",
+		"--name=" + o.filePrefix(), "--output-format=json+", "--group_reporting",
 		"--rw=" + string(o.RW), "--bs=" + strconv.FormatInt(o.BlockSize, 10),
 		"--size=" + strconv.FormatInt(o.Size, 10),
 		"--iodepth=" + strconv.Itoa(o.IODepth), "--iodepth_batch_submit=" + strconv.Itoa(o.IODepthBatch),

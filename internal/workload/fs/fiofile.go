@@ -188,7 +188,7 @@ func (j JobSection) runtime() time.Duration {
 
 // waits says the job starts after the ones before it have ended.
 func (j JobSection) waits() bool {
-	for _, k := range []string{"stonewall", "wait_for_previous", "new_group"} {
+	for _, k := range []string{"stonewall", "wait_for_previous"} {
 		if v := j.value(k); v != "" && v != "0" {
 			return true
 		}

@@ -69,16 +69,26 @@ type fioOpt struct{ key, value, at string }
 const maxJobFileBytes = 1 << 20
 
 // ReadJobFile parses a fio job file, read once: its text is returned too,
-// for the record of what ran. Jobs run one after another, as fio runs
-// them with stonewall; jobs fio would run at the same time are refused
-// (fio runs them: NewFioFile).
-func ReadJobFile(path string) ([]JobSection, []byte, error) {
+// for the record of what ran. Its jobs come in groups, as fio runs them:
+// the jobs of a group at the same time, the groups one after another (a
+// job with stonewall or wait_for_previous starts a group).
+func ReadJobFile(path string) ([][]JobSection, []byte, error) {
 	text, err := readJobText(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	jobs, err := parseFioSections(path, text, true)
-	return jobs, text, err
+	if err != nil {
+		return nil, nil, err
+	}
+	var groups [][]JobSection
+	for i, j := range jobs {
+		if i == 0 || j.waits() {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], j)
+	}
+	return groups, text, nil
 }
 
 // readJobText reads a job file, bounded.
@@ -102,9 +112,9 @@ func readJobText(path string) ([]byte, error) {
 	return text, nil
 }
 
-// parseFioSections reads the jobs of a job file's text; in order, every
-// job after the first must wait for the ones before it.
-func parseFioSections(path string, text []byte, inOrder bool) ([]JobSection, error) {
+// parseFioSections reads the jobs of a job file's text; forOwn: for
+// iolab's own engines (fio reads what it includes, iolab does not).
+func parseFioSections(path string, text []byte, forOwn bool) ([]JobSection, error) {
 	var global []fioOpt
 	var jobs []JobSection
 	const none, inGlobal = -2, -1
@@ -128,7 +138,7 @@ func parseFioSections(path string, text []byte, inOrder bool) ([]JobSection, err
 			}
 			continue
 		case cur == none:
-			if !inOrder && strings.HasPrefix(line, "include ") {
+			if !forOwn && strings.HasPrefix(line, "include ") {
 				continue // fio's include of another file, which fio reads
 			}
 			return nil, fmt.Errorf("%s: %q comes before any [section]", at, line)
@@ -150,17 +160,8 @@ func parseFioSections(path string, text []byte, inOrder bool) ([]JobSection, err
 	if len(jobs) == 0 {
 		return nil, fmt.Errorf("%s: no job section: fio job files have [global] and a [job]", path)
 	}
-	for i, j := range jobs[1:] {
-		if inOrder && !slices.ContainsFunc(j.opts, func(o fioOpt) bool { return fioStonewall[o.key] && o.value != "0" }) {
-			return nil, fmt.Errorf("%s: fio would run [%s] at the same time as [%s] (no stonewall); iolab's engines run jobs one "+
-				"after another: add stonewall to [%s] or to [global], or let fio run the file as written (--ioengine=fio)", j.at, j.Name, jobs[i].Name, j.Name)
-		}
-	}
 	return jobs, nil
 }
-
-// fioStonewall are the options that make a job wait for the ones before it.
-var fioStonewall = map[string]bool{"stonewall": true, "wait_for_previous": true}
 
 // apply sets the fs flags from the job's options and names the job after
 // its section; flags in cmdline (given on the command line) are left as they

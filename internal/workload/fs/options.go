@@ -155,6 +155,10 @@ type Options struct {
 	// NoRandomMap draws each random offset afresh (fio's norandommap);
 	// by default every block is done once a pass, as fio does.
 	NoRandomMap bool
+	// FilePrefix names the job's files in its directory, PREFIX.JOB.FILE
+	// as fio names them by the job's name ("": iolab): jobs that run at
+	// the same time each have files of their own, as in fio.
+	FilePrefix string
 	// Distribution is where random offsets fall (fio's
 	// random_distribution); uniform by default.
 	Distribution Distribution
