@@ -10,6 +10,7 @@
 //	b  4K randrw 70/30, iodepth 32, numjobs 4, 256 MiB file, direct I/O (io_uring on both sides)
 //	c  16K randwrite, iodepth 8, numjobs 2, direct    d  1M sequential read, iodepth 4, direct
 //	e  4K sequential write, fsync after every write   f  4K randread QD1 in the page cache
+//	m  4K randread QD1 beside 4K randwrite QD1, cached: one job file, its jobs at once (ratio of the sums, and per job)
 //	n  fio's null engine: no I/O, the harness's ceiling
 //	p, q, r  the null engine paced at 1k, 10k and 100k operations a second
 //	         (rate_iops): the generator's own cost in open loop, per paced
@@ -39,6 +40,10 @@ type job struct {
 	engine string
 	// warmCache reads the file first so it is in the page cache.
 	warmCache bool
+	// jobFile, when set, is a job file both tools run (its jobs at the
+	// same time), of the file (%[1]s) and the runtime in ms (%[2]d):
+	// the ratio is of the totals, and each job's is printed.
+	jobFile string
 }
 
 var jobs = []job{
@@ -51,6 +56,11 @@ var jobs = []job{
 	// processes each have their own (docs/fs.md).
 	{name: "t: job b, --thread (both)", engine: "io_uring",
 		common: []string{"--rw=randrw", "--rwmixread=70", "--bs=4k", "--numjobs=4", "--iodepth=32", "--direct=1", "--thread"}},
+	// Jobs at once (issue 46 item 1): a reader beside a writer on one
+	// cached file, each a job of a job file, per job.
+	{name: "m: 4k randread QD1 beside 4k randwrite QD1, cached, one job file", engine: "psync", warmCache: true,
+		jobFile: "[global]\nfilename=%[1]s\nsize=256m\nioengine=psync\nbs=4k\ninvalidate=0\ntime_based\nruntime=%[2]dms\n" +
+			"[reader]\nrw=randread\n[writer]\nrw=randwrite\n"},
 	// Jobs iolab was never tuned for (issue 14).
 	{name: "c: 16k randwrite QD8 x2, direct", engine: "io_uring",
 		common: []string{"--rw=randwrite", "--bs=16k", "--numjobs=2", "--iodepth=8", "--direct=1"}},
@@ -73,9 +83,10 @@ var jobs = []job{
 }
 
 type sample struct {
-	ops  float64 // ops per second
-	cpuS float64 // process CPU seconds
-	ops0 float64 // operations done
+	ops  float64   // ops per second
+	cpuS float64   // process CPU seconds
+	ops0 float64   // operations done
+	jobs []float64 // each job's ops per second, of a job file's jobs
 	// responseP50Ns, of iolab's paced runs of the null engine, is how late
 	// it starts what it paces: what the generator adds to a response time.
 	responseP50Ns float64
@@ -118,15 +129,24 @@ func bench() {
 			}
 			var f, o sample
 			for _, tool := range order {
-				if tool == "fio" {
+				switch {
+				case tool == "fio" && j.jobFile != "":
+					f = runFioFile(j, file, *runtime, work)
+				case tool == "fio":
 					f = runFio(j, file, *runtime)
-				} else {
+				case j.jobFile != "":
+					o = runIolabFile(bin, j, file, *runtime, work)
+				default:
 					o = runIolab(bin, j, file, *runtime, work)
 				}
 			}
 			fioS, iolabS = append(fioS, f), append(iolabS, o)
 			ratios = append(ratios, o.ops/f.ops)
-			fmt.Printf("  pair %d (%s first): fio %8.0f IOPS  iolab %8.0f IOPS  ratio %.3f\n", i+1, order[0], f.ops, o.ops, o.ops/f.ops)
+			fmt.Printf("  pair %d (%s first): fio %8.0f IOPS  iolab %8.0f IOPS  ratio %.3f", i+1, order[0], f.ops, o.ops, o.ops/f.ops)
+			for k := range min(len(f.jobs), len(o.jobs)) {
+				fmt.Printf("; job %d: fio %.0f iolab %.0f (%.3f)", k+1, f.jobs[k], o.jobs[k], o.jobs[k]/f.jobs[k])
+			}
+			fmt.Println()
 		}
 		sum := stats.Summarize(ratios)
 		ci := "n/a (fewer than 6 pairs)"
@@ -227,4 +247,60 @@ func cpuPerMillion(s []sample) float64 {
 		ops += x.ops0
 	}
 	return cpu / ops * 1e6
+}
+
+// writeJobFile writes j's job file for file and runtime into work.
+func writeJobFile(j job, file string, runtime time.Duration, work string) string {
+	path := filepath.Join(work, "bench.fio")
+	if err := os.WriteFile(path, fmt.Appendf(nil, j.jobFile, file, runtime.Milliseconds()), 0o644); err != nil {
+		harness.Fatal(err)
+	}
+	return path
+}
+
+// runFioFile runs j's job file by fio: each job's IOPS, and their sum.
+func runFioFile(j job, file string, runtime time.Duration, work string) sample {
+	out, cpu := measure("fio", "--output-format=json", writeJobFile(j, file, runtime, work))
+	var r struct {
+		Jobs []struct {
+			Read, Write struct {
+				IOPS     float64 `json:"iops"`
+				TotalIOs float64 `json:"total_ios"`
+			}
+		}
+	}
+	if err := json.Unmarshal(out, &r); err != nil || len(r.Jobs) == 0 {
+		harness.Fatalf("fio output: %v", err)
+	}
+	s := sample{cpuS: cpu}
+	for _, jr := range r.Jobs {
+		s.ops, s.ops0 = s.ops+jr.Read.IOPS+jr.Write.IOPS, s.ops0+jr.Read.TotalIOs+jr.Write.TotalIOs
+		s.jobs = append(s.jobs, jr.Read.IOPS+jr.Write.IOPS)
+	}
+	return s
+}
+
+// runIolabFile runs j's job file on iolab's own engine (its jobs at once).
+func runIolabFile(bin string, j job, file string, runtime time.Duration, work string) sample {
+	out, cpu := measure(bin, "fs", writeJobFile(j, file, runtime, work), "--rounds=1", "--warmup=0", "--json", "--db="+filepath.Join(work, "bench.db"))
+	var r struct {
+		Runs []struct {
+			DurationS float64            `json:"duration_s"`
+			Status    string             `json:"status"`
+			Extra     map[string]float64 `json:"extra"`
+		}
+	}
+	if err := json.Unmarshal(out, &r); err != nil || len(r.Runs) != 1 || r.Runs[0].Status != "ok" {
+		harness.Fatalf("iolab output: %v\n%s", err, out)
+	}
+	s := sample{cpuS: cpu}
+	for n := 1; ; n++ {
+		rate, ok := r.Runs[0].Extra[fmt.Sprintf("job.%d.ops_per_s", n)]
+		if !ok {
+			break
+		}
+		s.ops, s.ops0 = s.ops+rate, s.ops0+r.Runs[0].Extra[fmt.Sprintf("job.%d.ops", n)]
+		s.jobs = append(s.jobs, rate)
+	}
+	return s
 }
