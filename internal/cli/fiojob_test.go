@@ -771,3 +771,29 @@ size=64k
 		}
 	}
 }
+
+// fio's loops and filename with directory (issue 46 item 2): a job that is
+// not time-based does its size loops times, and a relative filename lies
+// in the directory — on iolab's engine and through fio alike.
+func TestFioLoopsAndFilenameInDirectory(t *testing.T) {
+	t.Parallel()
+	need(t, "fio")
+	dir := t.TempDir()
+	for _, engine := range []string{"psync", "fio"} {
+		out, stderr, err := iolab(t, context.Background(), "fs", "--directory", dir, "--filename", engine+".dat", "--rw=randread", "--size=256k",
+			"--loops=3", "--ioengine="+engine, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(dir, "x.db"))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", engine, err, stderr)
+		}
+		var r struct {
+			Runs []struct{ Read struct{ Ops int64 } }
+		}
+		decodeInto(t, out, &r)
+		if r.Runs[0].Read.Ops != 192 {
+			t.Errorf("%s: %d reads, want 3 loops of 64 blocks", engine, r.Runs[0].Read.Ops)
+		}
+		if _, err := os.Stat(filepath.Join(dir, engine+".dat")); err != nil {
+			t.Errorf("%s: the file is not in the directory: %v", engine, err)
+		}
+	}
+}

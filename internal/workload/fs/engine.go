@@ -30,7 +30,7 @@ type picker struct {
 
 func (f *FS) newPicker(worker int) picker {
 	return picker{
-		rng:       rand.New(rand.NewPCG(uint64(worker)+1, 0x10ab)),
+		rng:       rand.New(rand.NewPCG(uint64(worker)+1, 0x10ab^f.runSeed)),
 		readPct:   f.opts.readShare(),
 		random:    f.opts.RW.random(),
 		randomMap: !f.opts.NoRandomMap,

@@ -54,6 +54,15 @@ func (o *Options) fioArgs() []string {
 	if o.NoRandomMap {
 		args = append(args, "--norandommap")
 	}
+	if o.Loops > 1 {
+		args = append(args, "--loops="+strconv.Itoa(o.Loops))
+	}
+	if o.RandSeed != 0 {
+		args = append(args, "--randseed="+strconv.FormatUint(o.RandSeed, 10))
+	}
+	if o.NoRandRepeat {
+		args = append(args, "--randrepeat=0")
+	}
 	if !o.Distribution.Uniform() {
 		args = append(args, "--random_distribution="+o.Distribution.String())
 	}

@@ -3,6 +3,8 @@ package fs
 import (
 	"fmt"
 	"math"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -79,6 +81,9 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Lookup("direct").NoOptDefVal = "1"
 	f.Var(flagval.BoolInt{P: &j.NoRandomMap}, "norandommap", "random I/O draws each offset afresh, blocks repeating (1); by default every block of the file is done once before any again, as fio does")
 	f.Lookup("norandommap").NoOptDefVal = "1"
+	flagval.IntVar(f, &j.Loops, "loops", 1, 1, 1_000_000, "do the job's size (or io_size) this many times when not time-based, as fio's loops")
+	flagval.IntVar(f, &j.RandSeed, "randseed", 0, 0, math.MaxInt64, "seed of the random offsets and directions (0: iolab's own), the same every run, as fio's randseed")
+	f.Var(randRepeatValue{&j.NoRandRepeat}, "randrepeat", "1: the same random offsets and directions every run (the default, as fio's); 0: others each run")
 	f.Var(distributionValue{&j.Distribution}, "random_distribution", "where random offsets fall, as fio's: random (uniform), zipf:THETA[:CENTRE], pareto:H[:CENTRE], normal:DEV%[:CENTRE], zoned:ACCESS%/RANGE%:..., zoned_abs:ACCESS%/SIZE:... (a few hot blocks, spread over the file unless a centre 0..1 is given; no random map)")
 	f.Var(flagval.BoolInt{P: &j.Thread}, "thread", "run the jobs as threads of one process (1), as fio's thread option; by default each job is a process in a session of its own, as fio's jobs are (0)")
 	f.Lookup("thread").NoOptDefVal = "1"
@@ -115,6 +120,10 @@ func (o *Flags) Options() (Options, error) {
 	}
 	j := o.Job
 	j.RW, j.Data.Zeros = pattern, o.zeros
+	if j.Filename != "" && j.Directory != "" {
+		// fio's: the directory is prefixed to the file's name.
+		j.Filename, j.Directory = filepath.Join(j.Directory, j.Filename), ""
+	}
 	return j, nil
 }
 
@@ -244,5 +253,24 @@ func (v distributionValue) Set(s string) error {
 		return err
 	}
 	*v.p = d
+	return nil
+}
+
+// randRepeatValue is fio's randrepeat, 1 by default: 0 sets NoRandRepeat.
+type randRepeatValue struct{ no *bool }
+
+func (v randRepeatValue) String() string {
+	if v.no != nil && *v.no {
+		return "0"
+	}
+	return "1"
+}
+func (v randRepeatValue) Type() string { return "0|1" }
+func (v randRepeatValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want 1 or 0")
+	}
+	*v.no = !b
 	return nil
 }

@@ -10,6 +10,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -32,6 +33,9 @@ type FS struct {
 	// offsets draws random offsets by a non-uniform distribution; nil:
 	// uniform, by the random map or afresh.
 	offsets *sampler
+	// runSeed seeds the run's random offsets and directions (RandSeed, or
+	// a new one each run).
+	runSeed uint64
 }
 
 // job is the state one fio job shares among its workers. Jobs run on
@@ -57,6 +61,7 @@ type jobFile struct {
 	regionBlk int64
 	cursor    atomic.Int64 // next sequential block, or place in the random map
 	perm      permutation  // the random map's order of the blocks
+	runSeed   uint64       // the run's seed (FS.runSeed), in the map's key
 	seed      uint64       // of its verify blocks
 	written   []uint64     // a bit per block written in this run, when verifying
 	// An openfiles window's bookkeeping (one worker per job).
@@ -351,6 +356,13 @@ func (f *FS) reset(ctx context.Context, tracking bool) {
 	if budget == 0 && o.Runtime == 0 {
 		budget = o.Size
 	}
+	if o.Loops > 1 && o.Runtime == 0 {
+		budget *= int64(o.Loops) // fio's loops: the size again, another pass of the random map
+	}
+	f.runSeed = o.RandSeed
+	if o.NoRandRepeat {
+		f.runSeed = rand.Uint64() // fio's randrepeat=0: other offsets each run
+	}
 	for _, j := range f.jobs {
 		j.limited = budget > 0
 		ops := budget / o.BlockSize
@@ -368,6 +380,7 @@ func (f *FS) reset(ctx context.Context, tracking bool) {
 		}
 		for _, file := range j.files {
 			file.cursor.Store(0)
+			file.runSeed = mix(f.runSeed)
 			file.written = nil
 			if tracking {
 				file.written = make([]uint64, (file.regionBlk+63)/64)

@@ -36,7 +36,7 @@ var (
 	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "number_ios", "runtime", "ramp_time", "iodepth",
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
 		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "openfiles", "rate", "rate_iops", "rate_process",
-		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread", "norandommap", "random_distribution"}
+		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread", "norandommap", "random_distribution", "loops", "randseed", "randrepeat"}
 	fioAliases = map[string]string{"readwrite": "rw", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit"}
 	// Accepted without effect: iolab reports jobs as a group, is
 	// time-based whenever runtime is set, and runs the jobs of a file one

@@ -155,6 +155,14 @@ type Options struct {
 	// NoRandomMap draws each random offset afresh (fio's norandommap);
 	// by default every block is done once a pass, as fio does.
 	NoRandomMap bool
+	// Loops is how many times a job that is not time-based does its size
+	// (or io_size), as fio's loops; 0 or 1: once.
+	Loops int
+	// RandSeed seeds the random offsets and directions (fio's randseed;
+	// 0: iolab's own), the same every run unless NoRandRepeat (fio's
+	// randrepeat=0: another each run).
+	RandSeed     uint64
+	NoRandRepeat bool
 	// FilePrefix names the job's files in its directory, PREFIX.JOB.FILE
 	// as fio names them by the job's name ("": iolab): jobs that run at
 	// the same time each have files of their own, as in fio.
@@ -299,6 +307,15 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.Thread {
 		p["thread"] = "1"
+	}
+	if o.Loops > 1 {
+		p["loops"] = fmt.Sprint(o.Loops)
+	}
+	if o.RandSeed != 0 {
+		p["randseed"] = fmt.Sprint(o.RandSeed)
+	}
+	if o.NoRandRepeat {
+		p["randrepeat"] = "0"
 	}
 	if o.NoRandomMap && o.RW.random() {
 		p["norandommap"] = "1"

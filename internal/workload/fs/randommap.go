@@ -54,5 +54,5 @@ func mix(z uint64) uint64 {
 func (file *jobFile) nextRandom() int64 {
 	i := file.cursor.Add(1) - 1
 	pass := uint64(i / file.regionBlk)
-	return file.perm.at(i%file.regionBlk, file.seed^mix(pass))
+	return file.perm.at(i%file.regionBlk, file.seed^mix(pass)^file.runSeed)
 }
