@@ -92,11 +92,15 @@ func (v Duration) Set(s string) error {
 	return nil
 }
 
-// BoolInt is fio's 0/1 switch: --direct, --direct=1, --direct=0.
-type BoolInt struct{ P *bool }
+// BoolInt is fio's 0/1 switch: --direct, --direct=1, --direct=0. Not: *P
+// is the switch's opposite (fio's randrepeat=0 sets NoRandRepeat).
+type BoolInt struct {
+	P   *bool
+	Not bool
+}
 
 func (v BoolInt) String() string {
-	if v.P != nil && *v.P {
+	if v.P != nil && *v.P != v.Not {
 		return "1"
 	}
 	return "0"
@@ -107,7 +111,7 @@ func (v BoolInt) Set(s string) error {
 	if err != nil {
 		return fmt.Errorf("want 1 or 0")
 	}
-	*v.P = b
+	*v.P = b != v.Not
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -83,7 +82,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Lookup("norandommap").NoOptDefVal = "1"
 	flagval.IntVar(f, &j.Loops, "loops", 1, 1, 1_000_000, "do the job's size (or io_size) this many times when not time-based, as fio's loops")
 	flagval.IntVar(f, &j.RandSeed, "randseed", 0, 0, math.MaxInt64, "seed of the random offsets and directions (0: iolab's own), the same every run, as fio's randseed")
-	f.Var(randRepeatValue{&j.NoRandRepeat}, "randrepeat", "1: the same random offsets and directions every run (the default, as fio's); 0: others each run")
+	f.Var(flagval.BoolInt{P: &j.NoRandRepeat, Not: true}, "randrepeat", "1: the same random offsets and directions every run (the default, as fio's); 0: others each run")
 	f.Var(distributionValue{&j.Distribution}, "random_distribution", "where random offsets fall, as fio's: random (uniform), zipf:THETA[:CENTRE], pareto:H[:CENTRE], normal:DEV%[:CENTRE], zoned:ACCESS%/RANGE%:..., zoned_abs:ACCESS%/SIZE:... (a few hot blocks, spread over the file unless a centre 0..1 is given; no random map)")
 	f.Var(flagval.BoolInt{P: &j.Thread}, "thread", "run the jobs as threads of one process (1), as fio's thread option; by default each job is a process in a session of its own, as fio's jobs are (0)")
 	f.Lookup("thread").NoOptDefVal = "1"
@@ -253,24 +252,5 @@ func (v distributionValue) Set(s string) error {
 		return err
 	}
 	*v.p = d
-	return nil
-}
-
-// randRepeatValue is fio's randrepeat, 1 by default: 0 sets NoRandRepeat.
-type randRepeatValue struct{ no *bool }
-
-func (v randRepeatValue) String() string {
-	if v.no != nil && *v.no {
-		return "0"
-	}
-	return "1"
-}
-func (v randRepeatValue) Type() string { return "0|1" }
-func (v randRepeatValue) Set(s string) error {
-	b, err := strconv.ParseBool(s)
-	if err != nil {
-		return fmt.Errorf("want 1 or 0")
-	}
-	*v.no = !b
 	return nil
 }
