@@ -70,8 +70,8 @@ func bench() {
 	overrides := map[string]string{"runtime": *runtime, "size": *size, "filesize": *size, "directory": target, "filename": "fio.file"}
 	fmt.Printf("fio's examples from %s, each job: runtime=%s size=filesize=%s, paths into %s (%s)\n", *examples, *runtime, *size, target,
 		map[bool]string{true: "a tmpfs of " + *tmpfs + ", each case in a PID namespace", false: "not root: a directory"}[isolated])
-	fmt.Printf("%-28s %-40s %-40s %10s %10s\n", "example", "fio", "iolab --ioengine=fio", "fio ops", "iolab ops")
-	var ran, fioDone, bothDone, same int
+	fmt.Printf("%-28s %-40s %-40s %10s %10s %-40s %10s\n", "example", "fio", "iolab --ioengine=fio", "fio ops", "iolab ops", "iolab's own engine", "own ops")
+	var ran, fioDone, bothDone, same, local, ownDone, ownSame int
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".fio")
 		if *only != "" && !slices.Contains(strings.Split(*only, ","), name) {
@@ -90,19 +90,36 @@ func bench() {
 		out, iolabErr := inCase(isolated, target, nil, bin, "fs", f, "--ioengine=fio", "--directory="+target, "--filename="+overrides["filename"],
 			"--size="+*size, "--filesize="+*size, "--runtime="+*runtime, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "x.db"))
 		iolabOps := iolabOperations(out)
+		within := func(n int64) bool { return fioOps > 0 && math.Abs(float64(n-fioOps)) <= 0.01*float64(fioOps) }
+		own, ownOps := "-", int64(0)
 		if fioErr == nil {
 			fioDone++
 			if iolabErr == nil {
 				bothDone++
-				if fioOps > 0 && math.Abs(float64(iolabOps-fioOps)) <= 0.01*float64(fioOps) {
+				if within(iolabOps) {
 					same++
 				}
 			}
+			if localEngines(job.Text()) {
+				// The same file on iolab's own engines.
+				local++
+				fresh(target)
+				out, err := inCase(isolated, target, nil, bin, "fs", f, "--directory="+target, "--filename="+overrides["filename"],
+					"--size="+*size, "--filesize="+*size, "--runtime="+*runtime, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "own.db"))
+				own, ownOps = outcome(err), iolabOperations(out)
+				if err == nil {
+					ownDone++
+					if within(ownOps) {
+						ownSame++
+					}
+				}
+			}
 		}
-		fmt.Printf("%-28s %-40s %-40s %10d %10d\n", name, outcome(fioErr), outcome(iolabErr), fioOps, iolabOps)
+		fmt.Printf("%-28s %-40s %-40s %10d %10d %-40s %10d\n", name, outcome(fioErr), outcome(iolabErr), fioOps, iolabOps, own, ownOps)
 	}
 	fmt.Printf("\n%d examples: fio completed %d; iolab --ioengine=fio completed %d of those; %d counted the same operations within 1%% "+
 		"(time-based jobs count what fit in the runtime, which varies)\n", ran, fioDone, bothDone, same)
+	fmt.Printf("of the %d fio completed on local-file engines only, iolab's own engines ran %d, %d with fio's operation count within 1%%\n", local, ownDone, ownSame)
 }
 
 // fresh empties the scratch target.
@@ -189,4 +206,17 @@ func iolabOperations(out []byte) int64 {
 		return 0
 	}
 	return doc.Runs[0].Read.Ops + doc.Runs[0].Write.Ops
+}
+
+// localEngines says every ioengine= of a job file is one of fio's engines
+// on local files (or none is given).
+func localEngines(text []byte) bool {
+	local := []string{"sync", "psync", "pvsync", "pvsync2", "libaio", "io_uring", "posixaio", "mmap", "null"}
+	for _, line := range strings.Split(string(text), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if ok && strings.TrimSpace(k) == "ioengine" && !slices.Contains(local, strings.TrimSpace(v)) {
+			return false
+		}
+	}
+	return true
 }

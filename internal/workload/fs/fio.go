@@ -46,7 +46,10 @@ func (o *Options) fioArgs() []string {
 		args = append(args, "--directory="+o.Directory)
 	}
 	if o.Runtime > 0 {
-		args = append(args, "--time_based", fmt.Sprintf("--runtime=%dms", o.Runtime.Milliseconds()))
+		args = append(args, fmt.Sprintf("--runtime=%dms", o.Runtime.Milliseconds()))
+		if !o.RuntimeCaps {
+			args = append(args, "--time_based")
+		}
 	}
 	if o.RampTime > 0 {
 		args = append(args, fmt.Sprintf("--ramp_time=%dms", o.RampTime.Milliseconds()))

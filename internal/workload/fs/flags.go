@@ -80,6 +80,8 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Lookup("direct").NoOptDefVal = "1"
 	f.Var(flagval.BoolInt{P: &j.NoRandomMap}, "norandommap", "random I/O draws each offset afresh, blocks repeating (1); by default every block of the file is done once before any again, as fio does")
 	f.Lookup("norandommap").NoOptDefVal = "1"
+	f.Var(flagval.BoolInt{P: &j.RuntimeCaps}, "runtime_caps", "--runtime bounds a job that does its size (a job file's runtime without time_based, as fio reads it), instead of making it time-based")
+	_ = f.MarkHidden("runtime_caps")
 	flagval.IntVar(f, &j.Loops, "loops", 1, 1, 1_000_000, "do the job's size (or io_size) this many times when not time-based, as fio's loops")
 	flagval.IntVar(f, &j.RandSeed, "randseed", 0, 0, math.MaxInt64, "seed of the random offsets and directions (0: iolab's own), the same every run, as fio's randseed")
 	f.Var(flagval.BoolInt{P: &j.NoRandRepeat, Not: true}, "randrepeat", "1: the same random offsets and directions every run (the default, as fio's); 0: others each run")

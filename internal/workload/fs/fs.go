@@ -352,11 +352,12 @@ func (f *FS) measure(ctx context.Context, progress func(ops, bytes int64)) (*met
 // of what a verify reads back, and a cold page cache where asked.
 func (f *FS) reset(ctx context.Context, tracking bool) {
 	o := &f.opts
+	sized := o.Runtime == 0 || o.RuntimeCaps // the job does its size (runtime, if any, a bound)
 	budget := o.IOSize
-	if budget == 0 && o.Runtime == 0 {
+	if budget == 0 && sized {
 		budget = o.Size
 	}
-	if o.Loops > 1 && o.Runtime == 0 {
+	if o.Loops > 1 && sized {
 		budget *= int64(o.Loops) // fio's loops: the size again, another pass of the random map
 	}
 	f.runSeed = o.RandSeed

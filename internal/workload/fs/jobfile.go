@@ -223,9 +223,12 @@ func (j JobSection) Apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) 
 	if timeBased && runtimeAt == "" && !cmdline["runtime"] {
 		return nil, fmt.Errorf("%s: time_based without runtime: fio says \"time_based requires a runtime/timeout setting\" and writes the size once; give runtime= (or --runtime)", timeBasedAt)
 	}
-	if runtimeAt != "" && !timeBased {
-		notes = append(notes, fmt.Sprintf("%s: runtime without time_based: fio would stop at the end of size or at runtime, "+
-			"whichever comes first; iolab runs for runtime", runtimeAt))
+	if (runtimeAt != "" || cmdline["runtime"]) && !timeBased {
+		// fio's: the job ends at the end of its size or at runtime,
+		// whichever comes first.
+		if err := flagval.Set(flags, "runtime_caps", "1"); err != nil {
+			return nil, err
+		}
 	}
 	return notes, nil
 }

@@ -155,6 +155,10 @@ type Options struct {
 	// NoRandomMap draws each random offset afresh (fio's norandommap);
 	// by default every block is done once a pass, as fio does.
 	NoRandomMap bool
+	// RuntimeCaps makes Runtime a bound on a job that does its size, not
+	// the length of a time-based one: a job file's runtime without
+	// time_based, as fio reads it.
+	RuntimeCaps bool
 	// Loops is how many times a job that is not time-based does its size
 	// (or io_size), as fio's loops; 0 or 1: once.
 	Loops int
@@ -310,6 +314,9 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.Loops > 1 {
 		p["loops"] = fmt.Sprint(o.Loops)
+	}
+	if o.RuntimeCaps && o.Runtime > 0 {
+		p["time_based"] = "0"
 	}
 	if o.RandSeed != 0 {
 		p["randseed"] = fmt.Sprint(o.RandSeed)
