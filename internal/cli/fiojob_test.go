@@ -820,3 +820,19 @@ func TestFioJobFileRuntimeWithoutTimeBased(t *testing.T) {
 		t.Errorf("run %s of %d reads (params %v), want the size's 64 and done", r.Runs[0].Status, runs.Runs[0].Read.Ops, r.Cells[0].Params)
 	}
 }
+
+// fio's other names in job files: threads, ss, ss_dur, ss_ramp; new_group
+// accepted (iolab reports each job and the group); zoned's last zone
+// without a range is the rest of the file, as fio's examples write it.
+func TestFioJobFileOtherNames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"names.fio": "[global]\ndirectory=" + dir + "\nsize=256k\nbs=4k\nthreads=1\n" +
+		"[j]\nnew_group\nrw=randread\nrandom_distribution=zoned:50/5:30/15:20/\nss=iops:50%\nss_dur=2s\nss_ramp=1s\nruntime=4s\ntime_based\n"})
+	r, stderr := runFioJob(t, dir, filepath.Join(dir, "names.fio"))
+	p := r.Cells[0].Params
+	if r.Runs[0].Status != "ok" || p["thread"] != "1" || p["steadystate"] != "iops:50%" || p["steadystate_duration"] != "2s" ||
+		p["random_distribution"] != "zoned:50/5:30/15:20/" {
+		t.Errorf("run %s, params %v\n%s", r.Runs[0].Status, p, stderr)
+	}
+}

@@ -96,13 +96,22 @@ func (d *Distribution) parseZones(rest string) error {
 		return fmt.Errorf("%s: zones for reads and writes apart are not taken; give one set", d.Kind)
 	}
 	var access, ranges float64
-	for _, z := range strings.Split(rest, ":") {
+	zones := strings.Split(rest, ":")
+	for i, z := range zones {
 		a, r, ok := strings.Cut(z, "/")
 		pct, err := strconv.ParseFloat(a, 64)
 		if !ok || err != nil || pct < 0 {
 			return fmt.Errorf("%s: zone %q: want ACCESS%%/RANGE (60/10)", d.Kind, z)
 		}
 		zone := Zone{AccessPct: pct}
+		switch {
+		case r == "" && i == len(zones)-1 && d.Kind == "zoned":
+			r = strconv.FormatFloat(100-ranges, 'g', -1, 64) // the last zone without a range: the rest, as fio takes it
+		case r == "" && i == len(zones)-1:
+			access += pct
+			d.Zones = append(d.Zones, zone) // Bytes 0: the rest of the file
+			continue
+		}
 		if d.Kind == "zoned" {
 			if zone.RangePct, err = strconv.ParseFloat(r, 64); err != nil || zone.RangePct <= 0 {
 				return fmt.Errorf("zoned: zone %q: the range is a percentage of the file above 0", z)
@@ -168,6 +177,9 @@ func newSampler(d Distribution, n, blockSize int64, seed uint64) *sampler {
 			size := int64(z.RangePct / 100 * float64(s.n))
 			if d.Kind == "zoned_abs" {
 				size = z.Bytes / blockSize
+				if z.Bytes == 0 {
+					size = s.n - at // the rest
+				}
 			}
 			start := min(at, s.n-1)
 			end := max(min(at+size, s.n), start+1)

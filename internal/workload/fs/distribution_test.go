@@ -79,7 +79,8 @@ func TestDistributionsSkewAsFios(t *testing.T) {
 func TestZonedDistribution(t *testing.T) {
 	t.Parallel()
 	const n = 1000
-	for _, spec := range []string{"zoned:60/10:30/20:8/30:2/40", "zoned_abs:60/400k:30/800k:8/1200k:2/1600k"} {
+	for _, spec := range []string{"zoned:60/10:30/20:8/30:2/40", "zoned_abs:60/400k:30/800k:8/1200k:2/1600k",
+		"zoned:60/10:30/20:8/30:2/", "zoned_abs:60/400k:30/800k:8/1200k:2/"} { // the last zone the rest, as fio takes it
 		d, err := ParseDistribution(spec)
 		if err != nil {
 			t.Fatal(err)

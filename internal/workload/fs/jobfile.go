@@ -36,13 +36,14 @@ var (
 	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "number_ios", "runtime", "ramp_time", "iodepth",
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
 		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "openfiles", "rate", "rate_iops", "rate_process",
-		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread", "norandommap", "random_distribution", "loops", "randseed", "randrepeat"}
-	fioAliases = map[string]string{"readwrite": "rw", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit"}
-	// Accepted without effect: iolab reports jobs as a group, is
-	// time-based whenever runtime is set, and runs the jobs of a file one
-	// after another (ReadJobFile requires them to be so).
+		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread", "steadystate", "steadystate_duration", "steadystate_ramp_time", "norandommap", "random_distribution", "loops", "randseed", "randrepeat"}
+	fioAliases = map[string]string{"readwrite": "rw", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit", "threads": "thread",
+		"ss": "steadystate", "ss_dur": "steadystate_duration", "ss_ramp": "steadystate_ramp_time"}
+	// Accepted here without effect: iolab reports the jobs of a group
+	// together and each (group_reporting, new_group); time_based is read
+	// by Apply, stonewall and wait_for_previous by ReadJobFile's groups.
 	fioIgnored = map[string]bool{"description": true, "group_reporting": true, "time_based": true,
-		"stonewall": true, "wait_for_previous": true}
+		"stonewall": true, "wait_for_previous": true, "new_group": true}
 )
 
 // fioNoEffect are the options that change nothing in what iolab does,
