@@ -527,6 +527,8 @@ func TestFioLongNamesOnTheCommandLine(t *testing.T) {
 
 // --ioengine=fio runs a job file as fio reads it (issue 46 item 3): jobs
 // at the same time (no stonewall) and a stonewalled group after them,
+// each job on its own under the file's group_reporting, named as its
+// name= says,
 // options and an engine iolab's own engines do not take, in rounds; each
 // job's figures kept as job.N.*, the run's operations every job's; of the
 // command line only what shortens a job or points it elsewhere reaches
@@ -539,6 +541,7 @@ func TestFioRunsAJobFileAsWritten(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"mixed.fio": `[global]
 bs=4k
 size=256k
+group_reporting
 norandommap
 random_distribution=zipf:1.2
 
@@ -547,6 +550,7 @@ rw=randread
 number_ios=20
 
 [writer]
+name=scribe
 ioengine=mmap
 rw=randwrite
 number_ios=10
@@ -575,7 +579,7 @@ number_ios=30
 		}
 	}
 	decodeInto(t, out, &r)
-	if len(r.Cells) != 1 || r.Cells[0].Name != "mixed" || r.Cells[0].Params["jobs"] != "reader,writer,after" || r.Cells[0].Params["norandommap"] != "1" {
+	if len(r.Cells) != 1 || r.Cells[0].Name != "mixed" || r.Cells[0].Params["jobs"] != "reader,scribe,after" || r.Cells[0].Params["norandommap"] != "1" {
 		t.Fatalf("one cell of the file's three jobs: %+v", r.Cells)
 	}
 	if len(r.Runs) != 2 {
@@ -591,7 +595,7 @@ number_ios=30
 		}
 	}
 	text, _, err := iolab(t, context.Background(), "show", "--db", db)
-	if err != nil || !strings.Contains(text, "job 3 IOPS") || !strings.Contains(text, "jobs 1 [reader], 2 [writer], 3 [after]") {
+	if err != nil || !strings.Contains(text, "job 3 IOPS") || !strings.Contains(text, "jobs 1 [reader], 2 [scribe], 3 [after]") {
 		t.Errorf("each job in the text report (%v):\n%s", err, text)
 	}
 	shown, _, err := iolab(t, context.Background(), "show", "--db", db, "--json")

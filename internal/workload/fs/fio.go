@@ -441,6 +441,7 @@ func addJobFigures(extra map[string]float64, entries []fioJob, names []string) e
 	}
 	for i, s := range sums {
 		p := fmt.Sprintf("job.%d.", i+1)
+		extra[p+"ops_per_s"], extra[p+"bytes_per_s"] = 0, 0 // a job that did nothing still has its row
 		if s.ms > 0 {
 			extra[p+"ops_per_s"] = float64(s.ops) / (float64(s.ms) / 1e3)
 			extra[p+"bytes_per_s"] = float64(s.bytes) / (float64(s.ms) / 1e3)

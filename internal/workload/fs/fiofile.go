@@ -2,6 +2,7 @@ package fs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -60,6 +61,9 @@ func NewFioFile(path string, overrides map[string]string, engine, fioPath string
 	if engine != "" {
 		extra = append(extra, "ioengine="+engine)
 	}
+	// Each job reported on its own: fio's group_reporting would fold a
+	// group's jobs into its first; iolab reports the jobs and their sum.
+	extra = append(extra, "group_reporting=0")
 	sections, err := parseFioSections(path, text, false)
 	if err != nil {
 		return nil, err
@@ -75,7 +79,7 @@ func NewFioFile(path string, overrides map[string]string, engine, fioPath string
 	var group time.Duration
 	for i, s := range sections {
 		s.opts = append(s.opts, added...)
-		f.jobs = append(f.jobs, s.Name)
+		f.jobs = append(f.jobs, cmp.Or(s.value("name"), s.Name)) // fio's name= renames the job
 		runtime := s.runtime()
 		if i > 0 && s.waits() {
 			f.runtime, group = f.runtime+group, 0
@@ -201,7 +205,7 @@ func (j JobSection) waits() bool {
 func fioFileParams(path string, sections []JobSection) map[string]string {
 	names := make([]string, len(sections))
 	for i, s := range sections {
-		names[i] = s.Name
+		names[i] = cmp.Or(s.value("name"), s.Name)
 	}
 	p := map[string]string{"jobfile": filepath.Base(path), "jobs": strings.Join(names, ",")}
 	common := map[string]string{}
@@ -221,7 +225,7 @@ func fioFileParams(path string, sections []JobSection) map[string]string {
 		}
 	}
 	for k, v := range common {
-		if k != "name" && k != "description" {
+		if k != "name" && k != "description" && k != "group_reporting" {
 			p[k] = redact.String(v)
 		}
 	}
@@ -256,11 +260,11 @@ func (f *FioFile) Text() []byte { return f.text }
 // Prepare implements workload.Workload: fio is there and takes the file
 // (its own --parse-only: an option it does not know is its message).
 func (f *FioFile) Prepare(ctx context.Context) error {
-	fs := &FS{opts: Options{FioPath: f.fio}}
-	if err := fs.prepareFio(ctx); err != nil {
+	fio := &FS{opts: Options{FioPath: f.fio}}
+	if err := fio.prepareFio(ctx); err != nil {
 		return err
 	}
-	out, _, err := runFioProcess(ctx, fs.fioPath(), []string{"--parse-only", "-"}, f.text, time.Minute)
+	out, _, err := runFioProcess(ctx, fio.fioPath(), []string{"--parse-only", "-"}, f.text, time.Minute)
 	if err != nil && ctx.Err() == nil {
 		return &workload.InputError{Err: fmt.Errorf("%s: fio refuses it: %s", f.path, redact.String(lastLine(out.stderr)))}
 	}
@@ -269,8 +273,8 @@ func (f *FioFile) Prepare(ctx context.Context) error {
 
 // Run implements workload.Workload: fio runs the file once.
 func (f *FioFile) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Result, error) {
-	fs := &FS{opts: Options{FioPath: f.fio}}
-	out, ru, err := runFioProcess(ctx, fs.fioPath(), []string{"--output-format=json+", "-"}, f.text, fioLimit(f.runtime))
+	fio := &FS{opts: Options{FioPath: f.fio}}
+	out, ru, err := runFioProcess(ctx, fio.fioPath(), []string{"--output-format=json+", "-"}, f.text, fioLimit(f.runtime))
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		return nil, fmt.Errorf("fio: %w: %s", err, redact.String(lastLine(out.stderr)))
