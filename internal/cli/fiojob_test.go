@@ -840,3 +840,26 @@ func TestFioJobFileOtherNames(t *testing.T) {
 		t.Errorf("run %s, params %v\n%s", r.Runs[0].Status, p, stderr)
 	}
 }
+
+// fio's job_runtime under group_reporting is its jobs' runtimes summed,
+// a direction's runtime the longest (issue 46 item 4): numjobs=2 is twice
+// the run's, in the fio-shaped JSON as in fio's.
+func TestFioShapedJobRuntime(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, stderr, err := iolab(t, context.Background(), "fs", "--directory", dir, "--rw=read", "--bs=4k", "--size=256k", "--numjobs=2", "--runtime=300ms",
+		"--rounds=1", "--warmup=0", "--output-format=json", "--db", filepath.Join(dir, "x.db"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var doc struct {
+		Jobs []struct {
+			JobRuntime int64 `json:"job_runtime"`
+			Read       struct{ Runtime int64 }
+		}
+	}
+	decodeInto(t, out, &doc)
+	if j := doc.Jobs[0]; j.Read.Runtime <= 0 || j.JobRuntime != 2*j.Read.Runtime {
+		t.Errorf("job_runtime %d, read runtime %d: want twice it (2 jobs)", j.JobRuntime, j.Read.Runtime)
+	}
+}

@@ -180,7 +180,10 @@ func fioJobOf(name string, c store.Cell, runs []*metrics.Result, ids []int64, ex
 	}
 	runtime, cpu, lat, response, all := mergeFioRuns(runs)
 	ms := int64(math.Round(runtime * 1000))
-	j.JobRuntime, j.Elapsed = ms, int64(math.Round(runtime))
+	// fio's job_runtime under group_reporting is its jobs' runtimes
+	// summed (numjobs=2 for 1 s: 2000); a direction's runtime the
+	// longest (1001).
+	j.JobRuntime, j.Elapsed = ms*int64(jobsOf(c.Params)), int64(math.Round(runtime))
 	if runtime > 0 {
 		j.UsrCPU, j.SysCPU = cpu[0]/runtime*100, cpu[1]/runtime*100
 	}
@@ -408,4 +411,17 @@ func fioDiskUtil(c store.Cell, runs []*metrics.Result) float64 {
 		}
 	}
 	return top
+}
+
+// jobsOf is how many of fio's jobs a cell ran: numjobs, times the jobs of
+// a group (a jobs parameter names them; numjobs, when they share it).
+func jobsOf(params map[string]string) int {
+	n, err := strconv.Atoi(params["numjobs"])
+	if err != nil || n < 1 {
+		n = 1
+	}
+	if names := params["jobs"]; names != "" {
+		n *= strings.Count(names, ",") + 1
+	}
+	return n
 }
