@@ -2,6 +2,7 @@ package fs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/iolab/iolab/internal/driver"
 	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/procgroup"
+	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/workload"
 )
 
@@ -128,44 +130,52 @@ func (o *Options) fioEngine() string {
 	return "psync"
 }
 
-func (f *FS) fioPath() string {
-	if f.opts.FioPath != "" {
-		return f.opts.FioPath
-	}
-	return "fio"
-}
+// fioBinary is fio's path: the one given (--fio), else fio on PATH.
+func fioBinary(path string) string { return cmp.Or(path, "fio") }
 
-func (f *FS) prepareFio(context.Context) error {
-	if _, err := exec.LookPath(f.fioPath()); err != nil {
-		return &workload.InputError{Err: fmt.Errorf("--ioengine fio: %s not found in PATH; install fio (apt-get install fio)", f.fioPath())}
+// checkFio says fio is there to run.
+func checkFio(fio string) error {
+	if _, err := exec.LookPath(fio); err != nil {
+		return &workload.InputError{Err: fmt.Errorf("--ioengine fio: %s not found in PATH; install fio (apt-get install fio)", fio)}
 	}
 	return nil
 }
 
+func (f *FS) prepareFio(context.Context) error { return checkFio(fioBinary(f.opts.FioPath)) }
+
 func (f *FS) runFio(ctx context.Context) (*metrics.Result, error) {
-	out, ru, err := runFioProcess(ctx, f.fioPath(), f.opts.fioArgs(), nil, fioLimit(f.opts.Runtime+f.opts.RampTime))
-	interrupted := ctx.Err() != nil
-	if err != nil && !interrupted {
-		return nil, fmt.Errorf("fio: %w: %s", err, lastLine(out.stderr))
+	res, version, err := fioResult(ctx, fioBinary(f.opts.FioPath), f.opts.fioArgs(), nil, fioLimit(f.opts.Runtime+f.opts.RampTime), nil)
+	if res == nil {
+		return nil, err
 	}
-	res, perr := parseFioJSON(out.stdout, nil)
-	if perr != nil {
-		if interrupted {
-			return nil, ctx.Err()
-		}
-		return nil, perr
-	}
-	res.Start, res.CPUUserS, res.CPUSysS = out.start, ru.user, ru.sys
 	res.Notes = append(res.Notes, metrics.Note{Code: "fio-engine",
-		Message: "ran by fio " + fioVersion(out.stdout) + " with ioengine=" + f.opts.fioEngine() + "; latency is fio's completion latency (clat); no per-second series"})
+		Message: "ran by fio " + version + " with ioengine=" + f.opts.fioEngine() + "; latency is fio's completion latency (clat); no per-second series"})
 	if f.opts.Verify.on() && f.opts.Verify.Do && !f.opts.Verify.Only && f.opts.readShare() < 100 {
 		res.Notes = append(res.Notes, metrics.Note{Code: "fio-verify-reads", Message: "fio counts its verify pass as the job's reads " +
 			"and time; iolab's own engines read back after the run, unmeasured: compare the write figures, or use --do_verify 0"})
 	}
-	if interrupted {
-		return res, ctx.Err()
+	return res, err
+}
+
+// fioResult runs fio and reads its JSON (jobs: a job file's, as
+// parseFioJSON takes them): the run, with its start and fio's CPU, and
+// fio's version. Cut short by ctx, it is what fio reported, with ctx's
+// error; a failed fio is fio's last words, secrets masked.
+func fioResult(ctx context.Context, fio string, args []string, stdin []byte, limit time.Duration, jobs []string) (*metrics.Result, string, error) {
+	out, ru, err := runFioProcess(ctx, fio, args, stdin, limit)
+	interrupted := ctx.Err() != nil
+	if err != nil && !interrupted {
+		return nil, "", fmt.Errorf("fio: %w: %s", err, redact.String(lastLine(out.stderr)))
 	}
-	return res, nil
+	res, perr := parseFioJSON(out.stdout, jobs)
+	switch {
+	case perr != nil && interrupted:
+		return nil, "", ctx.Err()
+	case perr != nil:
+		return nil, "", perr
+	}
+	res.Start, res.CPUUserS, res.CPUSysS = out.start, ru.user, ru.sys
+	return res, fioVersion(out.stdout), ctx.Err()
 }
 
 // fioRun is what a fio process printed, and when it started.
@@ -440,16 +450,23 @@ func addJobFigures(extra map[string]float64, entries []fioJob, names []string) e
 		}
 	}
 	for i, s := range sums {
-		p := fmt.Sprintf("job.%d.", i+1)
-		extra[p+"ops_per_s"], extra[p+"bytes_per_s"] = 0, 0 // a job that did nothing still has its row
-		if s.ms > 0 {
-			extra[p+"ops_per_s"] = float64(s.ops) / (float64(s.ms) / 1e3)
-			extra[p+"bytes_per_s"] = float64(s.bytes) / (float64(s.ms) / 1e3)
-		}
-		if s.lat != nil && s.lat.TotalCount() > 0 {
-			extra[p+"lat_p99_ns"] = float64(metrics.PercentilesOf(s.lat).P99)
-		}
-		extra[p+"ops"], extra[p+"errors"] = float64(s.ops), float64(s.errors)
+		addJob(extra, i+1, s.ops, s.bytes, s.errors, float64(s.ms)/1e3, s.lat)
 	}
 	return nil
+}
+
+// addJob writes one job's figures as job.N.*, whichever engine ran it:
+// its operations, their rate and its bytes' over its own run (seconds;
+// 0: no rate, the row kept), its latency p99 (lat: nil or empty, none)
+// and its errors.
+func addJob(extra map[string]float64, n int, ops, bytes, errors int64, seconds float64, lat *hdrhistogram.Histogram) {
+	p := "job." + strconv.Itoa(n) + "."
+	extra[p+"ops"], extra[p+"errors"] = float64(ops), float64(errors)
+	extra[p+"ops_per_s"], extra[p+"bytes_per_s"] = 0, 0
+	if seconds > 0 {
+		extra[p+"ops_per_s"], extra[p+"bytes_per_s"] = float64(ops)/seconds, float64(bytes)/seconds
+	}
+	if lat != nil && lat.TotalCount() > 0 {
+		extra[p+"lat_p99_ns"] = float64(metrics.PercentilesOf(lat).P99)
+	}
 }

@@ -69,7 +69,7 @@ func NewFioFile(path string, overrides map[string]string, engine, fioPath string
 		return nil, err
 	}
 	registerFioSecrets(sections)
-	f := &FioFile{path: path, text: appendToJobs(text, extra), fio: fioPath}
+	f := &FioFile{path: path, text: appendToJobs(text, extra), fio: fioBinary(fioPath)}
 	// The jobs as fio will read them: the file's options, then those.
 	var added []fioOpt
 	for _, e := range extra {
@@ -260,11 +260,10 @@ func (f *FioFile) Text() []byte { return f.text }
 // Prepare implements workload.Workload: fio is there and takes the file
 // (its own --parse-only: an option it does not know is its message).
 func (f *FioFile) Prepare(ctx context.Context) error {
-	fio := &FS{opts: Options{FioPath: f.fio}}
-	if err := fio.prepareFio(ctx); err != nil {
+	if err := checkFio(f.fio); err != nil {
 		return err
 	}
-	out, _, err := runFioProcess(ctx, fio.fioPath(), []string{"--parse-only", "-"}, f.text, time.Minute)
+	out, _, err := runFioProcess(ctx, f.fio, []string{"--parse-only", "-"}, f.text, time.Minute)
 	if err != nil && ctx.Err() == nil {
 		return &workload.InputError{Err: fmt.Errorf("%s: fio refuses it: %s", f.path, redact.String(lastLine(out.stderr)))}
 	}
@@ -273,30 +272,17 @@ func (f *FioFile) Prepare(ctx context.Context) error {
 
 // Run implements workload.Workload: fio runs the file once.
 func (f *FioFile) Run(ctx context.Context, _ func(ops, bytes int64)) (*metrics.Result, error) {
-	fio := &FS{opts: Options{FioPath: f.fio}}
-	out, ru, err := runFioProcess(ctx, fio.fioPath(), []string{"--output-format=json+", "-"}, f.text, fioLimit(f.runtime))
-	interrupted := ctx.Err() != nil
-	if err != nil && !interrupted {
-		return nil, fmt.Errorf("fio: %w: %s", err, redact.String(lastLine(out.stderr)))
+	res, version, err := fioResult(ctx, f.fio, []string{"--output-format=json+", "-"}, f.text, fioLimit(f.runtime), f.jobs)
+	if res == nil {
+		return nil, err
 	}
-	res, perr := parseFioJSON(out.stdout, f.jobs)
-	if perr != nil {
-		if interrupted {
-			return nil, ctx.Err()
-		}
-		return nil, perr
-	}
-	res.Start, res.CPUUserS, res.CPUSysS = out.start, ru.user, ru.sys
 	names := make([]string, len(f.jobs))
 	for i, j := range f.jobs {
 		names[i] = fmt.Sprintf("%d [%s]", i+1, j)
 	}
-	res.Notes = append(res.Notes, metrics.Note{Code: "fio-engine", Message: "ran by fio " + fioVersion(out.stdout) + " on the job file " +
+	res.Notes = append(res.Notes, metrics.Note{Code: "fio-engine", Message: "ran by fio " + version + " on the job file " +
 		filepath.Base(f.path) + " as written; latency is fio's completion latency (clat); no per-second series; jobs " + strings.Join(names, ", ")})
-	if interrupted {
-		return res, ctx.Err()
-	}
-	return res, nil
+	return res, err
 }
 
 // Close implements workload.Workload.

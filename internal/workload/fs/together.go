@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -140,21 +139,14 @@ func (t *Together) Close() error {
 	return errors.Join(errs...)
 }
 
-// addJobResult adds one job's operations, their rate over its own run,
-// its bytes' rate, its latency p99 (reads and writes) and its errors as
-// job.N.*.
+// addJobResult adds one job's run as job.N.*: its reads and writes,
+// over its own run.
 func addJobResult(extra map[string]float64, n int, r *metrics.Result) {
-	p := "job." + strconv.Itoa(n) + "."
 	lat := metrics.NewHistogram()
 	for _, d := range []metrics.Op{metrics.Read, metrics.Write} {
 		if h := r.ByOp[d].Lat; h != nil {
 			lat.Merge(h)
 		}
 	}
-	ops := r.ByOp[metrics.Read].Ops + r.ByOp[metrics.Write].Ops
-	extra[p+"ops"], extra[p+"errors"] = float64(ops), float64(r.Errors)
-	extra[p+"ops_per_s"], extra[p+"bytes_per_s"] = r.PerSecond(ops), r.PerSecond(r.Bytes())
-	if lat.TotalCount() > 0 {
-		extra[p+"lat_p99_ns"] = float64(metrics.PercentilesOf(lat).P99)
-	}
+	addJob(extra, n, r.ByOp[metrics.Read].Ops+r.ByOp[metrics.Write].Ops, r.Bytes(), r.Errors, r.Duration.Seconds(), lat)
 }
