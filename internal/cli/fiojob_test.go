@@ -539,6 +539,7 @@ func TestFioRunsAJobFileAsWritten(t *testing.T) {
 	need(t, "fio")
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"mixed.fio": `[global]
+name=not-a-job-name
 bs=4k
 size=256k
 group_reporting

@@ -134,7 +134,10 @@ func parseFioSections(path string, text []byte, forOwn bool) ([]JobSection, erro
 			if name := strings.TrimSpace(line[1 : len(line)-1]); name == "global" {
 				cur = inGlobal
 			} else {
-				jobs = append(jobs, JobSection{Name: name, at: at, opts: slices.Clone(global)})
+				// fio names a job by its section: a [global] name= names
+				// none (the job's own name= does).
+				opts := slices.DeleteFunc(slices.Clone(global), func(o fioOpt) bool { return o.key == "name" })
+				jobs = append(jobs, JobSection{Name: name, at: at, opts: opts})
 				cur = len(jobs) - 1
 			}
 			continue
