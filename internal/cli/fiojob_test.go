@@ -99,7 +99,7 @@ func TestFioJobFileStonewalledJobs(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"seq.fio": `[global]
 directory=` + dir + `
 size=1m
-runtime=1s
+timeout=1s
 time_based
 bs=64k
 
@@ -109,21 +109,29 @@ rw=write
 [seq-read]
 stonewall
 rw=read
+buffered=0
 
 [rand-read]
+wait_for=seq-read
+rw=randread
+bs=4k
+
+[rand-read-2]
 wait_for_previous
 rw=randread
 bs=4k
 `})
 	job := filepath.Join(dir, "seq.fio")
 	r, _ := runFioJob(t, dir, job, "--iodepth=2")
-	want := map[string][2]string{"seq-write": {"write", "64k"}, "seq-read": {"read", "64k"}, "rand-read": {"randread", "4k"}}
-	if len(r.Cells) != 3 || len(r.Runs) != 3 {
-		t.Fatalf("%d cells, %d runs; want 3 and 3", len(r.Cells), len(r.Runs))
+	// fio's timeout is its runtime, buffered=0 its direct=1.
+	want := map[string][3]string{"seq-write": {"write", "64k", "0"}, "seq-read": {"read", "64k", "1"}, "rand-read": {"randread", "4k", "0"},
+		"rand-read-2": {"randread", "4k", "0"}}
+	if len(r.Cells) != 4 || len(r.Runs) != 4 {
+		t.Fatalf("%d cells, %d runs; want 4 and 4", len(r.Cells), len(r.Runs))
 	}
 	for _, c := range r.Cells {
 		w, ok := want[c.Name]
-		if !ok || c.Params["rw"] != w[0] || c.Params["bs"] != w[1] || c.Params["iodepth"] != "2" {
+		if !ok || c.Params["rw"] != w[0] || c.Params["bs"] != w[1] || c.Params["direct"] != w[2] || c.Params["iodepth"] != "2" || c.Params["runtime"] != "1s" {
 			t.Errorf("cell %s: %v", c.Name, c.Params)
 		}
 	}
@@ -170,6 +178,11 @@ func TestFioJobFileErrors(t *testing.T) {
 		{"unset variable", "[j]\ndirectory=${IOLAB_NO_SUCH_VARIABLE}\n", "bad.fio:2: directory: environment variable IOLAB_NO_SUCH_VARIABLE is not set"},
 		// fio reads 4KiB as 4000 bytes: refused with both spellings.
 		// fio: "time_based requires a runtime/timeout setting", then the size once.
+		// fio starts a job waiting for one of several when that one ends.
+		{"wait_for one of a group", "[global]\nsize=64k\n[a]\nrw=read\n[b]\nrw=read\n[c]\nwait_for=a\nrw=read\n",
+			"bad.fio:7: wait_for=a: fio would start [c] when [a] ends, beside the rest of its group (a, b); iolab starts a job after a whole group: run the file with --ioengine=fio"},
+		{"wait_for no job before", "[global]\nsize=64k\n[a]\nrw=read\n[c]\nwait_for=z\nrw=read\n", "bad.fio:5: wait_for=z: not the job before it (a)"},
+		{"buffered", "[j]\nbuffered=yes\n", "bad.fio:2: buffered=yes: want 1 or 0"},
 		{"time_based alone", "[global]\ntime_based\n[j]\nsize=64k\n", "bad.fio:2: time_based without runtime: fio says"},
 		{"IEC size", "[j]\nbs=4KiB\n", "bad.fio:2: bs=4KiB: 4KiB is 4000 bytes to fio (IEC suffixes count in 1000s there) and 4096 to most tools: write 4k for 4096, or 4000"},
 	}

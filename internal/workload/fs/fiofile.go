@@ -2,7 +2,6 @@ package fs
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -79,7 +78,7 @@ func NewFioFile(path string, overrides map[string]string, engine, fioPath string
 	var group time.Duration
 	for i, s := range sections {
 		s.opts = append(s.opts, added...)
-		f.jobs = append(f.jobs, cmp.Or(s.value("name"), s.Name)) // fio's name= renames the job
+		f.jobs = append(f.jobs, s.jobName())
 		runtime := s.runtime()
 		if i > 0 && s.waits() {
 			f.runtime, group = f.runtime+group, 0
@@ -192,7 +191,7 @@ func (j JobSection) runtime() time.Duration {
 
 // waits says the job starts after the ones before it have ended.
 func (j JobSection) waits() bool {
-	for _, k := range []string{"stonewall", "wait_for_previous"} {
+	for _, k := range []string{"stonewall", "wait_for_previous", "wait_for"} {
 		if v := j.value(k); v != "" && v != "0" {
 			return true
 		}
@@ -205,7 +204,7 @@ func (j JobSection) waits() bool {
 func fioFileParams(path string, sections []JobSection) map[string]string {
 	names := make([]string, len(sections))
 	for i, s := range sections {
-		names[i] = cmp.Or(s.value("name"), s.Name)
+		names[i] = s.jobName()
 	}
 	p := map[string]string{"jobfile": filepath.Base(path), "jobs": strings.Join(names, ",")}
 	common := map[string]string{}

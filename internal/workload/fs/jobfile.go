@@ -3,6 +3,7 @@ package fs
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -37,13 +38,13 @@ var (
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
 		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "openfiles", "rate", "rate_iops", "rate_process",
 		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread", "steadystate", "steadystate_duration", "steadystate_ramp_time", "norandommap", "random_distribution", "loops", "randseed", "randrepeat"}
-	fioAliases = map[string]string{"readwrite": "rw", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit", "threads": "thread",
+	fioAliases = map[string]string{"readwrite": "rw", "timeout": "runtime", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit", "threads": "thread",
 		"ss": "steadystate", "ss_dur": "steadystate_duration", "ss_ramp": "steadystate_ramp_time"}
 	// Accepted here without effect: iolab reports the jobs of a group
 	// together and each (group_reporting, new_group); time_based is read
 	// by Apply, stonewall and wait_for_previous by ReadJobFile's groups.
 	fioIgnored = map[string]bool{"description": true, "group_reporting": true, "time_based": true,
-		"stonewall": true, "wait_for_previous": true, "new_group": true}
+		"stonewall": true, "wait_for_previous": true, "new_group": true, "wait_for": true}
 )
 
 // fioNoEffect are the options that change nothing in what iolab does,
@@ -84,6 +85,11 @@ func ReadJobFile(path string) ([][]JobSection, []byte, error) {
 	}
 	var groups [][]JobSection
 	for i, j := range jobs {
+		if i > 0 {
+			if err := j.waitsFor(groups[len(groups)-1]); err != nil {
+				return nil, nil, err
+			}
+		}
 		if i == 0 || j.waits() {
 			groups = append(groups, nil)
 		}
@@ -91,6 +97,32 @@ func ReadJobFile(path string) ([][]JobSection, []byte, error) {
 	}
 	return groups, text, nil
 }
+
+// waitsFor checks a job's wait_for against the group before it (last):
+// iolab starts a job after a whole group, which is fio's wait_for when
+// it names the group's one job (waitfor.fio's chain); fio starts a job
+// waiting for one job of several at that job's end, beside the rest, which
+// iolab's groups cannot.
+func (j JobSection) waitsFor(last []JobSection) error {
+	name := j.value("wait_for")
+	if name == "" {
+		return nil
+	}
+	var names []string
+	for _, l := range last {
+		names = append(names, l.jobName())
+	}
+	switch {
+	case len(names) == 1 && names[0] == name:
+		return nil
+	case slices.Contains(names, name):
+		return fmt.Errorf("%s: wait_for=%s: fio would start [%s] when [%s] ends, beside the rest of its group (%s); iolab starts a job after a whole group: run the file with --ioengine=fio", j.at, name, j.Name, name, strings.Join(names, ", "))
+	}
+	return fmt.Errorf("%s: wait_for=%s: not the job before it (%s); iolab's jobs wait for the group just before them: run the file with --ioengine=fio", j.at, name, strings.Join(names, ", "))
+}
+
+// jobName is the job's name as fio reports it: its name=, else its section's.
+func (j JobSection) jobName() string { return cmp.Or(j.value("name"), j.Name) }
 
 // readJobText reads a job file, bounded.
 func readJobText(path string) ([]byte, error) {
@@ -252,6 +284,13 @@ func fioFlag(key string, value *string, note *string) (string, error) {
 		return "", nil
 	case key == "rw" && *value == "readwrite":
 		*value = "rw"
+	case key == "buffered": // fio's other side of direct
+		b, err := strconv.ParseBool(*value)
+		if err != nil {
+			return "", fmt.Errorf("buffered=%s: want 1 or 0", *value)
+		}
+		*value = map[bool]string{true: "0", false: "1"}[b]
+		return "direct", nil
 	case key == "rwmixwrite":
 		w, err := strconv.Atoi(*value)
 		if err != nil || w < 0 || w > 100 {
@@ -272,7 +311,7 @@ func fioFlag(key string, value *string, note *string) (string, error) {
 	if slices.Contains(fioSameOptions, key) {
 		return key, nil
 	}
-	known := slices.Concat(fioSameOptions, []string{"rwmixwrite"}, slices.Collect(maps.Keys(fioAliases)),
+	known := slices.Concat(fioSameOptions, []string{"rwmixwrite", "buffered"}, slices.Collect(maps.Keys(fioAliases)),
 		slices.Collect(maps.Keys(fioIgnored)), slices.Collect(maps.Keys(fioNoEffect)))
 	slices.Sort(known)
 	return "", fmt.Errorf("%s: not an option iolab's engines take; fio runs the file as written with --ioengine=fio. iolab's engines take %s", key, strings.Join(known, ", "))
