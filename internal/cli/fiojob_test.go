@@ -20,7 +20,10 @@ type fsJobReport struct {
 		Name   string            `json:"name"`
 		Params map[string]string `json:"params"`
 	} `json:"cells"`
-	Runs []struct{ Cell, Status string } `json:"runs"`
+	Runs []struct {
+		Cell, Status string
+		Read, Write  struct{ Ops int64 }
+	} `json:"runs"`
 }
 
 // runFioJob runs `iolab fs JOBFILE` for one measured round with flags and
@@ -876,4 +879,105 @@ func TestFioShapedJobRuntime(t *testing.T) {
 	if j := doc.Jobs[0]; j.Read.Runtime <= 0 || j.JobRuntime != 2*j.Read.Runtime {
 		t.Errorf("job_runtime %d, read runtime %d: want twice it (2 jobs)", j.JobRuntime, j.Read.Runtime)
 	}
+}
+
+// fio's offset, offset_increment and rw modifiers (issue 46 item 2): each
+// job's region starts where fio's does — the shared file ends where fio's
+// ends, the operations are fio's count — and a backwards read of what
+// iolab wrote with holes finds each written block where it was written.
+func TestFioOffsetsAndModifiers(t *testing.T) {
+	t.Parallel()
+	need(t, "fio")
+	dir := t.TempDir()
+	job := "[global]\nbs=4k\nsize=32k\noffset=8k\noffset_increment=64k\nnumjobs=2\n[w]\nrw=write:4k\n"
+	writeFiles(t, dir, map[string]string{"w.fio": job + "filename=" + filepath.Join(dir, "fio.dat") + "\n"})
+	fioOut, err := exec.Command("fio", "--output-format=json", filepath.Join(dir, "w.fio")).Output()
+	if err != nil {
+		t.Fatalf("fio: %v\n%s", err, fioOut)
+	}
+	var fioRun struct {
+		Jobs []struct {
+			Write struct {
+				TotalIOs int64 `json:"total_ios"`
+			}
+		}
+	}
+	decodeInto(t, string(fioOut), &fioRun)
+	writeFiles(t, dir, map[string]string{"w.fio": job + "filename=" + filepath.Join(dir, "iolab.dat") + "\nverify=crc32c\n"})
+	r, stderr := runFioJob(t, dir, filepath.Join(dir, "w.fio"))
+	fioSize, iolabSize := fileSize(t, filepath.Join(dir, "fio.dat")), fileSize(t, filepath.Join(dir, "iolab.dat"))
+	if fioSize != 8<<10+64<<10+32<<10 || iolabSize != fioSize {
+		t.Errorf("the shared file ends at %d in iolab, %d in fio; want both at offset + offset_increment + size", iolabSize, fioSize)
+	}
+	// Each job writes its region's every other block once and ends there:
+	// the file goes on past it (fio wraps only at a file's end).
+	if len(fioRun.Jobs) != 2 || fioRun.Jobs[0].Write.TotalIOs != 4 || r.Runs[0].Write.Ops != 8 {
+		t.Errorf("fio's jobs %+v, iolab's writes %d; want 4 each, 8", fioRun.Jobs, r.Runs[0].Write.Ops)
+	}
+	p := r.Cells[0].Params
+	if r.Runs[0].Status != "ok" || p["rw"] != "write:4k" || p["offset"] != "8k" || p["offset_increment"] != "64k" {
+		t.Errorf("run %s, params %v\n%s", r.Runs[0].Status, p, stderr)
+	}
+	// Read back, backwards, blocks written (at offset + J x increment +
+	// 2 x 4k x i), checked: in a region of 7 blocks read:-12k reads
+	// blocks 0, 4, 2, 0.
+	out, stderr, err := iolab(t, context.Background(), "fs", "--filename", filepath.Join(dir, "iolab.dat"), "--rw=read:-12k", "--bs=4k", "--size=28k",
+		"--offset=8k", "--offset_increment=64k", "--numjobs=2", "--verify=crc32c", "--number_ios=4", "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(dir, "x.db"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	var back struct {
+		Runs []struct {
+			Status string
+			Read   struct{ Ops int64 }
+		}
+	}
+	decodeInto(t, out, &back)
+	if back.Runs[0].Status != "ok" || back.Runs[0].Read.Ops != 8 {
+		t.Errorf("the backwards read of the written blocks: %+v", back.Runs)
+	}
+	// A region whose next offset is the file's end wraps to its start and
+	// goes on for its size, as fio's (a file of 32k: 8 writes); one with
+	// more file after it ends there (a file of 96k, regions at 0 and 64k:
+	// 4 and 4).
+	for _, tc := range []struct {
+		size, numjobs string
+		want          int64
+	}{{"32k", "1", 8}, {"96k", "2", 8}} {
+		for _, engine := range []string{"psync", "fio"} {
+			path := filepath.Join(dir, engine+"."+tc.size+".dat")
+			writeFiles(t, dir, map[string]string{filepath.Base(path): ""})
+			if err := os.Truncate(path, fileSizeOf(tc.size)); err != nil {
+				t.Fatal(err)
+			}
+			out, stderr, err := iolab(t, context.Background(), "fs", "--filename", path, "--rw=write:4k", "--bs=4k", "--size=32k",
+				"--offset_increment=64k", "--numjobs="+tc.numjobs, "--ioengine="+engine, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(dir, "x.db"))
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", engine, err, stderr)
+			}
+			var r fsJobReport
+			decodeInto(t, out, &r)
+			if r.Runs[0].Write.Ops != tc.want {
+				t.Errorf("%s, a file of %s: %d writes, want %d", engine, tc.size, r.Runs[0].Write.Ops, tc.want)
+			}
+		}
+	}
+	_, _, err = iolab(t, context.Background(), "fs", "--directory", dir, "--rw=write:2k", "--bs=4k", "--size=32k", "--db", filepath.Join(dir, "x.db"))
+	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--rw write:2k: iolab takes an offset modifier in whole blocks of --bs 4k") {
+		t.Errorf("a modifier of half a block: %v", err)
+	}
+}
+
+func fileSizeOf(s string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSuffix(s, "k"), 10, 64)
+	return n << 10
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
 }

@@ -26,6 +26,10 @@ type picker struct {
 	randomMap bool     // every block once a pass (fio's default; not norandommap)
 	offsets   *sampler // a non-uniform distribution's; nil: uniform
 	blockSize int64
+	seqAdd    int64 // blocks the offset modifier adds between sequential operations
+	randSeq   int   // operations from each random offset (rw=randread:8); 0: one
+	seqLeft   int   // of those, still to go
+	last      int64 // the last block picked
 }
 
 func (f *FS) newPicker(worker int) picker {
@@ -36,9 +40,12 @@ func (f *FS) newPicker(worker int) picker {
 		randomMap: !f.opts.NoRandomMap,
 		offsets:   f.offsets,
 		blockSize: f.opts.BlockSize,
+		seqAdd:    f.opts.SeqAdd / f.opts.BlockSize,
+		randSeq:   f.opts.RandSeq,
 	}
 }
 
+// next picks an operation's direction and where in file it falls.
 func (p *picker) next(file *jobFile) (write bool, offset int64) {
 	switch p.readPct {
 	case 100:
@@ -47,15 +54,29 @@ func (p *picker) next(file *jobFile) (write bool, offset int64) {
 	default:
 		write = p.rng.IntN(100) >= p.readPct
 	}
-	switch {
-	case p.random && p.offsets != nil:
-		return write, p.offsets.next(p.rng) % file.regionBlk * p.blockSize
-	case p.random && p.randomMap:
-		return write, file.nextRandom() * p.blockSize
-	case p.random:
-		return write, p.rng.Int64N(file.regionBlk) * p.blockSize
+	return write, file.base + p.block(file)*p.blockSize
+}
+
+// block is the block of the region the next operation falls on.
+func (p *picker) block(file *jobFile) int64 {
+	if !p.random {
+		return file.nextSeq(p.seqAdd)
 	}
-	return write, file.nextSeq() * p.blockSize
+	if p.seqLeft > 0 { // rw=randread:N: on from the last random offset
+		p.seqLeft--
+		p.last = (p.last + 1) % file.regionBlk
+		return p.last
+	}
+	p.seqLeft = max(p.randSeq-1, 0)
+	switch {
+	case p.offsets != nil:
+		p.last = p.offsets.next(p.rng) % file.regionBlk
+	case p.randomMap:
+		p.last = file.nextRandom()
+	default:
+		p.last = p.rng.Int64N(file.regionBlk)
+	}
+	return p.last
 }
 
 // op is an operation a worker has picked and not yet finished.

@@ -31,7 +31,7 @@ import (
 func (o *Options) fioArgs() []string {
 	args := []string{
 		"--name=" + o.filePrefix(), "--output-format=json+", "--group_reporting",
-		"--rw=" + string(o.RW), "--bs=" + strconv.FormatInt(o.BlockSize, 10),
+		"--rw=" + o.rwName(), "--bs=" + strconv.FormatInt(o.BlockSize, 10),
 		"--size=" + strconv.FormatInt(o.Size, 10),
 		"--iodepth=" + strconv.Itoa(o.IODepth), "--iodepth_batch_submit=" + strconv.Itoa(o.IODepthBatch),
 		"--numjobs=" + strconv.Itoa(o.NumJobs),
@@ -55,6 +55,10 @@ func (o *Options) fioArgs() []string {
 	}
 	if o.RampTime > 0 {
 		args = append(args, fmt.Sprintf("--ramp_time=%dms", o.RampTime.Milliseconds()))
+	}
+	if o.Offset > 0 || o.OffsetIncrement > 0 {
+		// A segment's jobs are jobs jobOffset.. of the whole load.
+		args = append(args, "--offset="+strconv.FormatInt(o.jobBase(0), 10), "--offset_increment="+strconv.FormatInt(o.OffsetIncrement, 10))
 	}
 	if o.NoRandomMap {
 		args = append(args, "--norandommap")

@@ -62,10 +62,12 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	j := &o.Job
 	f.StringVar(&j.Filename, "filename", "", "file or block device shared by all jobs")
 	f.StringVar(&j.Directory, "directory", "", "directory for one file per job (iolab.<job>.0)")
-	f.StringVar(&o.rw, "rw", "read", "read|write|randread|randwrite|rw|randrw")
+	f.StringVar(&o.rw, "rw", "read", "read|write|randread|randwrite|rw|randrw, with fio's modifier: write:112k (a hole after each block), read:-8k (backwards), randread:8 (8 sequential operations per random offset)")
 	flagval.PercentVar(f, &j.RWMixRead, "rwmixread", 50, "percentage of reads in rw/randrw")
 	f.Var(flagval.Size{P: &j.BlockSize, Min: 1, Max: 1 << 30, Fio: true}, "bs", "block size (4k, 1m)")
 	f.Var(flagval.Size{P: &j.Size, Fio: true}, "size", "file region per job (256m, 1g); default: the existing file's size")
+	f.Var(flagval.Size{P: &j.Offset, Fio: true}, "offset", "where each job's region starts in its files, as fio's offset")
+	f.Var(flagval.Size{P: &j.OffsetIncrement, Fio: true}, "offset_increment", "each next job's region starts this much further (job J at --offset + J x this), as fio's")
 	f.Var(flagval.Size{P: &j.IOSize, Fio: true}, "io_size", "bytes of I/O per job when not time-based (default --size)")
 	flagval.IntVar(f, &j.NumberIOs, "number_ios", 0, 0, math.MaxInt64, "stop a job after this many operations, as fio's number_ios: a bound, never more I/O than --size, --io_size or --runtime gives")
 	f.Var(flagval.Duration{P: &j.Runtime}, "runtime", "run each job for this long, time-based (60, 60s, 1m)")
@@ -115,12 +117,11 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 
 // Options resolves the parsed flags into the workload's options.
 func (o *Flags) Options() (Options, error) {
-	pattern, err := ParsePattern(o.rw)
-	if err != nil {
+	j := o.Job
+	if err := j.parseRW(o.rw); err != nil {
 		return Options{}, fmt.Errorf("--rw %w", err)
 	}
-	j := o.Job
-	j.RW, j.Data.Zeros = pattern, o.zeros
+	j.Data.Zeros = o.zeros
 	if j.Filename != "" && j.Directory != "" {
 		// fio's: the directory is prefixed to the file's name.
 		j.Filename, j.Directory = filepath.Join(j.Directory, j.Filename), ""

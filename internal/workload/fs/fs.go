@@ -58,7 +58,12 @@ type job struct {
 type jobFile struct {
 	path      string
 	fd        int // -1 while closed
+	base      int64 // where its region starts (fio's offset, offset_increment)
 	regionBlk int64
+	// wrapsAt: a sequential job with holes (rw=write:112k) wraps to its
+	// region's start when its next offset from there is this far or
+	// further (the file's size), and ends otherwise, as fio's does.
+	wrapsAt int64
 	cursor    atomic.Int64 // next sequential block, or place in the random map
 	perm      permutation  // the random map's order of the blocks
 	runSeed   uint64       // the run's seed (FS.runSeed), in the map's key
@@ -166,14 +171,23 @@ func (f *FS) Prepare(ctx context.Context) error {
 		f.jobs = append(f.jobs, jb)
 		for k := range o.NrFiles {
 			path := o.filePath(o.jobOffset+j, k)
+			extent := o.jobBase(j) + o.fileSize() // its own file's, or where the last job's region ends in a shared one
+			if o.Directory == "" {
+				extent = o.jobBase(o.NumJobs-1) + o.fileSize()
+			}
 			if (j == 0 && k == 0) || o.Directory != "" {
-				if err := f.ensureLaidOut(ctx, path); err != nil {
+				if err := f.ensureLaidOut(ctx, path, extent); err != nil {
 					f.Close()
 					return err
 				}
 			}
-			jb.files = append(jb.files, &jobFile{path: path, fd: -1, regionBlk: o.fileSize() / o.BlockSize, seed: fileSeed(o.jobOffset+j, k),
-				perm: newPermutation(o.fileSize() / o.BlockSize)})
+			size, _, err := existingSize(path)
+			if err != nil {
+				f.Close()
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			jb.files = append(jb.files, &jobFile{path: path, fd: -1, base: o.jobBase(j), regionBlk: o.fileSize() / o.BlockSize, seed: fileSeed(o.jobOffset+j, k),
+				perm: newPermutation(o.fileSize() / o.BlockSize), wrapsAt: size})
 		}
 		if o.window() {
 			jb.window = &window{size: o.OpenFiles, flags: o.openFlags(), direct: o.Direct}
@@ -240,21 +254,27 @@ func (f *FS) resolveSize() error {
 	return nil
 }
 
-func (f *FS) ensureLaidOut(ctx context.Context, path string) error {
+// ensureLaidOut makes path hold size bytes: the file's regions, to where
+// the last ends.
+func (f *FS) ensureLaidOut(ctx context.Context, path string, size int64) error {
 	n, device, err := existingSize(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if device {
-		if n < f.opts.fileSize() {
-			return fmt.Errorf("--size %d: larger than the device %s (%d bytes)", f.opts.fileSize(), path, n)
+		if n < size {
+			what := fmt.Sprintf("--size %d", f.opts.fileSize())
+			if size > f.opts.fileSize() {
+				what += fmt.Sprintf(" from --offset %d (--offset_increment %d)", f.opts.Offset, f.opts.OffsetIncrement)
+			}
+			return fmt.Errorf("%s: ends at %d, past the end of the device %s (%d bytes)", what, size, path, n)
 		}
 		return nil
 	}
-	if n >= f.opts.fileSize() {
+	if n >= size {
 		return nil
 	}
-	return layOut(ctx, path, f.opts.fileSize(), f.opts.Data)
+	return layOut(ctx, path, size, f.opts.Data)
 }
 
 // Run implements workload.Workload.
@@ -367,6 +387,9 @@ func (f *FS) reset(ctx context.Context, tracking bool) {
 	for _, j := range f.jobs {
 		j.limited = budget > 0
 		ops := budget / o.BlockSize
+		if pass := j.holedPass(o.SeqAdd/o.BlockSize, o.BlockSize); pass > 0 && sized {
+			ops = min(ops, pass*int64(o.Loops))
+		}
 		if o.NumberIOs > 0 && (!j.limited || ops > o.NumberIOs) {
 			j.limited, ops = true, o.NumberIOs // fio's number_ios: a bound on the rest
 		}
@@ -444,7 +467,33 @@ func (j *job) take() bool { return !j.limited || j.remaining.Add(-1) >= 0 }
 
 // nextSeq returns the file's next sequential block, wrapping at the
 // region's end.
-func (file *jobFile) nextSeq() int64 { return (file.cursor.Add(1) - 1) % file.regionBlk }
+func (file *jobFile) nextSeq(add int64) int64 {
+	return seqBlock(file.cursor.Add(1)-1, file.regionBlk, add)
+}
+
+// holedPass is how many operations a sequential job with holes (add
+// blocks of bs after each) does before it ends at its region's end; 0: it
+// wraps to the start and goes on, for its size. fio 3.33, write:4k of 4k
+// blocks, size=32k: 8 writes at offset=0 in a file of 32k (the next
+// offset, 32k, is the file's end: it wraps), 4 at offset=8k (40k: the
+// region's end, not the file's), 4 more each loop; 4 at offset=0 in a file
+// of 104k. (fio sets a new shared file up job by job, so in the first run
+// its job 0 finds the file as long as its own region; iolab lays the file
+// out whole first, as every later run finds it in fio too.)
+func (j *job) holedPass(add, bs int64) int64 {
+	if add <= 0 {
+		return 0
+	}
+	var ops int64
+	for _, file := range j.files {
+		per := (file.regionBlk-1)/(1+add) + 1
+		if per*(1+add)*bs >= file.wrapsAt {
+			return 0
+		}
+		ops += per
+	}
+	return ops
+}
 
 // syncEvery is the number of writes between two syncs (0: never).
 func (o *Options) syncEvery() int {
@@ -550,3 +599,8 @@ func (w *window) done(file *jobFile) {
 		file.close()
 	}
 }
+
+// jobBase is where job j (of this segment's) starts its region in its
+// files: fio's offset + J x offset_increment, J its number in the whole
+// load.
+func (o *Options) jobBase(j int) int64 { return o.Offset + int64(o.jobOffset+j)*o.OffsetIncrement }

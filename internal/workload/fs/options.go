@@ -89,9 +89,22 @@ type Options struct {
 	Filename  string // a file or block device shared by all jobs
 	Directory string // or a directory holding one file per job
 	RW        Pattern
+	// SeqAdd is fio's offset modifier of sequential I/O (rw=write:112k):
+	// each operation starts that many bytes past the end of the one
+	// before (negative: before it, read:-8k reads backwards), wrapping
+	// within the region as fio does. RandSeq is its count for random I/O
+	// (rw=randread:8): that many operations go on sequentially from each
+	// random offset.
+	SeqAdd    int64
+	RandSeq   int
 	RWMixRead int
 	BlockSize int64
 	Size      int64 // file size (region) per job
+	// Offset is where the jobs' region starts in each file, and
+	// OffsetIncrement how much further each next job's starts (fio's
+	// offset and offset_increment: job J's at Offset + J x
+	// OffsetIncrement, J counted over the whole load).
+	Offset, OffsetIncrement int64
 	IOSize    int64 // bytes per job when not time-based; 0 = Size
 	NumberIOs int64 // operations a job does at most (fio's number_ios); 0 = no bound
 	Runtime   time.Duration
@@ -255,6 +268,9 @@ func (o *Options) Validate() error {
 	if _, err := ParsePattern(string(o.RW)); err != nil {
 		return fmt.Errorf("--rw %w", err)
 	}
+	if err := o.validateRW(); err != nil {
+		return err
+	}
 	_, fio := FioEngines[o.Engine]
 	if by, ok := strings.CutPrefix(o.Engine, EngineFio+":"); ok {
 		_, fio = FioEngines[by]
@@ -305,6 +321,13 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.RW == RW || o.RW == RandRW {
 		p["rwmixread"] = fmt.Sprint(o.RWMixRead)
+	}
+	p["rw"] = o.rwName()
+	if o.Offset > 0 {
+		p["offset"] = units.FormatSize(o.Offset)
+	}
+	if o.OffsetIncrement > 0 {
+		p["offset_increment"] = units.FormatSize(o.OffsetIncrement)
 	}
 	if o.Runtime > 0 {
 		p["runtime"] = o.Runtime.String()

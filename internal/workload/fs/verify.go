@@ -274,7 +274,7 @@ func (f *jobFile) markWritten(offset, bs int64) {
 	if f.written == nil {
 		return
 	}
-	blk := offset / bs
+	blk := (offset - f.base) / bs
 	atomic.OrUint64(&f.written[blk/64], 1<<(blk%64))
 }
 
@@ -342,11 +342,12 @@ func (f *FS) verifyFile(ctx context.Context, file *jobFile, res *verifyResult) e
 			n++
 		}
 		chunk := buf[:n*bs]
-		if got, err := unix.Pread(fd, chunk, blk*bs); err != nil || got != len(chunk) {
-			return fmt.Errorf("verify %s: read %d bytes at offset %d: %d read: %v", file.path, len(chunk), blk*bs, got, err)
+		at := file.base + blk*bs
+		if got, err := unix.Pread(fd, chunk, at); err != nil || got != len(chunk) {
+			return fmt.Errorf("verify %s: read %d bytes at offset %d: %d read: %v", file.path, len(chunk), at, got, err)
 		}
 		for k := range n {
-			if err := v.check(chunk[k*bs:(k+1)*bs], file.path, file.seed, (blk+k)*bs); err != nil {
+			if err := v.check(chunk[k*bs:(k+1)*bs], file.path, file.seed, at+k*bs); err != nil {
 				return err
 			}
 		}
