@@ -102,9 +102,9 @@ func TestFioJobFileStonewalledJobs(t *testing.T) {
 	writeFiles(t, dir, map[string]string{"seq.fio": `[global]
 directory=` + dir + `
 size=1m
-timeout=1s
+timeout=1s	; fio's runtime
 time_based
-bs=64k
+bs=64k # a comment after it
 
 [seq-write]
 rw=write
@@ -980,4 +980,62 @@ func fileSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return st.Size()
+}
+
+// fio's bssplit and bsrange (issue 46 item 2), on iolab's engines and
+// through fio: a job does its size in operations of the sizes drawn, the
+// last cut to fill it exactly as fio's; reads and writes each their own
+// mix; random operations cover the region once, cut to the free blocks.
+func TestFioBlockSizesDrawn(t *testing.T) {
+	t.Parallel()
+	need(t, "fio")
+	dir := t.TempDir()
+	type dir2 struct{ Ops, Bytes int64 }
+	run := func(args ...string) (read, write dir2) {
+		t.Helper()
+		out, stderr, err := iolab(t, context.Background(), append([]string{"fs", "--directory", dir, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(dir, "x.db")}, args...)...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		var r struct {
+			Runs []struct {
+				Status      string
+				Read, Write dir2
+			}
+		}
+		decodeInto(t, out, &r)
+		if r.Runs[0].Status != "ok" {
+			t.Fatalf("%v: %s", args, r.Runs[0].Status)
+		}
+		return r.Runs[0].Read, r.Runs[0].Write
+	}
+	for _, engine := range []string{"psync", "io_uring", "fio"} {
+		// Sequential, sizes 4k..16k: the size exactly, in about 1m / 10k.
+		read, _ := run("--rw=read", "--bsrange=4k-16k", "--size=1m", "--iodepth=4", "--ioengine="+engine)
+		if read.Bytes != 1<<20 || read.Ops < 75 || read.Ops > 135 {
+			t.Errorf("%s: bsrange 4k-16k over 1m: %+v, want 1m in about 102 reads", engine, read)
+		}
+		// Reads of 4k, writes of 64k; as fio, the job issues until its
+		// bytes are done, the last operation past them.
+		read, write := run("--rw=randrw", "--bssplit=4k,64k", "--size=1m", "--norandommap", "--ioengine="+engine)
+		if read.Ops == 0 || write.Ops == 0 || read.Bytes != 4096*read.Ops || write.Bytes != 65536*write.Ops || read.Bytes+write.Bytes < 1<<20 ||
+			read.Bytes+write.Bytes >= 1<<20+65536 {
+			t.Errorf("%s: bssplit 4k,64k: reads %+v, writes %+v", engine, read, write)
+		}
+		// Random through the map: each block once, operations cut to the
+		// free blocks, so more of them than 1m over the mean of 10k.
+		read, _ = run("--rw=randread", "--bssplit=4k/50:16k/50", "--size=1m", "--ioengine="+engine)
+		if read.Bytes != 1<<20 || read.Ops < 110 || read.Ops > 190 {
+			t.Errorf("%s: bssplit 4k/50:16k/50 over 1m through the random map: %+v, want 1m in about 146 reads (fio's)", engine, read)
+		}
+	}
+	writeFiles(t, dir, map[string]string{"bad.fio": "[j]\nbssplit=4k/50:8k/60\nsize=1m\n"})
+	_, _, err := iolab(t, context.Background(), "fs", filepath.Join(dir, "bad.fio"), "--directory", dir, "--db", filepath.Join(dir, "x.db"))
+	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "bad.fio:2: bssplit=4k/50:8k/60: ") || !strings.Contains(fmt.Sprint(err), "add up to 110") {
+		t.Errorf("shares over 100: %v", err)
+	}
+	_, _, err = iolab(t, context.Background(), "fs", "--directory", dir, "--bssplit=4k/50:8k/50", "--verify=crc32c", "--size=1m", "--db", filepath.Join(dir, "x.db"))
+	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--bssplit/--bsrange with --verify") {
+		t.Errorf("verify with sizes drawn: %v", err)
+	}
 }

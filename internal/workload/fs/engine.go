@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,10 +28,11 @@ type picker struct {
 	randomMap bool     // every block once a pass (fio's default; not norandommap)
 	offsets   *sampler // a non-uniform distribution's; nil: uniform
 	blockSize int64
-	seqAdd    int64 // blocks the offset modifier adds between sequential operations
-	randSeq   int   // operations from each random offset (rw=randread:8); 0: one
-	seqLeft   int   // of those, still to go
-	last      int64 // the last block picked
+	seqAdd    int64       // blocks the offset modifier adds between sequential operations
+	randSeq   int         // operations from each random offset (rw=randread:8); 0: one
+	seqLeft   int         // of those, still to go
+	last      int64       // the last block picked
+	sizes     *[2]SizeMix // sizes drawn per operation (bssplit, bsrange); nil: blockSize
 }
 
 func (f *FS) newPicker(worker int) picker {
@@ -42,11 +45,21 @@ func (f *FS) newPicker(worker int) picker {
 		blockSize: f.opts.BlockSize,
 		seqAdd:    f.opts.SeqAdd / f.opts.BlockSize,
 		randSeq:   f.opts.RandSeq,
+		sizes:     f.sizes(),
 	}
 }
 
-// next picks an operation's direction and where in file it falls.
-func (p *picker) next(file *jobFile) (write bool, offset int64) {
+// sizes are the job's drawn sizes, or nil for one block size.
+func (f *FS) sizes() *[2]SizeMix {
+	if !f.opts.variableSizes() {
+		return nil
+	}
+	return &f.opts.BlockSizes
+}
+
+// next picks an operation's direction, where in file it falls and its
+// size.
+func (p *picker) next(file *jobFile) (write bool, offset, n int64) {
 	switch p.readPct {
 	case 100:
 	case 0:
@@ -54,7 +67,90 @@ func (p *picker) next(file *jobFile) (write bool, offset int64) {
 	default:
 		write = p.rng.IntN(100) >= p.readPct
 	}
-	return write, file.base + p.block(file)*p.blockSize
+	if p.sizes != nil {
+		offset, n = p.sized(file, write)
+		return write, offset, n
+	}
+	return write, file.base + p.block(file)*p.blockSize, p.blockSize
+}
+
+// sized picks, with sizes drawn, an operation's size and where it falls.
+// As in fio, the job issues while its bytes are not done, so the last
+// operation may go past them (a region's end cuts a sequential one);
+// sequentially on from the last one's end, or at a random aligned block
+// (the size cut at the region's end, as fio cuts an operation to the
+// blocks its random map has free).
+func (p *picker) sized(file *jobFile, write bool) (offset, n int64) {
+	n = p.sizes[boolInt(write)].draw(p.rng)
+	region := file.regionBlk * p.blockSize
+	if !p.random {
+		off, n := file.nextSeqBytes(n, region)
+		return file.base + off, n
+	}
+	// As fio's, a random offset leaves room for the direction's smallest
+	// size before the region's end.
+	fits := max(file.regionBlk-(p.sizes[boolInt(write)].smallest()+p.blockSize-1)/p.blockSize+1, 1)
+	var off int64
+	switch {
+	case p.randomMap && p.offsets == nil:
+		blk, blocks := file.mapped.take(file.regionBlk, fits, (n+p.blockSize-1)/p.blockSize, p.rng)
+		return file.base + blk*p.blockSize, min(n, blocks*p.blockSize)
+	case p.offsets != nil:
+		off = p.block(file) * p.blockSize
+	default:
+		off = p.rng.Int64N(fits) * p.blockSize
+	}
+	return file.base + off, min(n, region-off)
+}
+
+// sizedMap is the random map of a job whose operations draw their sizes:
+// a bit per block of the region, set when an operation covers it, as fio's
+// axmap. As fio's, an operation starts at a random block, or the first free
+// one after it when that is covered, and covers the free blocks from there
+// up to its size: fio cuts an operation to the free blocks it finds, so the
+// region is covered once a pass, no block twice (and the gaps fill from
+// their starts: 370 writes of bssplit=512/10:4k/60:64k/30 cover 4m in fio,
+// where starting anywhere in a gap made 1,100).
+type sizedMap struct {
+	mu   sync.Mutex
+	bits []uint64
+	set  int64
+}
+
+func (m *sizedMap) isSet(b int64) bool { return m.bits[b/64]&(1<<(b%64)) != 0 }
+
+// take picks where the next operation of want blocks starts, at random
+// below fits (or the first free block after that), and how many blocks it
+// covers.
+func (m *sizedMap) take(n, fits, want int64, rng *rand.Rand) (blk, blocks int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.bits == nil || m.set == n { // a pass is done: another
+		m.bits, m.set = make([]uint64, (n+63)/64), 0
+	}
+	blk = m.freeFrom(rng.Int64N(fits), n)
+	for blocks = 0; blocks < want && blk+blocks < n && !m.isSet(blk+blocks); blocks++ {
+		m.bits[(blk+blocks)/64] |= 1 << ((blk + blocks) % 64)
+	}
+	m.set += blocks
+	return blk, blocks
+}
+
+// freeFrom is the first free block at b or after it, wrapping at n (the
+// map has one).
+func (m *sizedMap) freeFrom(b, n int64) int64 {
+	for w := b / 64; ; w = (w + 1) % int64(len(m.bits)) {
+		free := ^m.bits[w]
+		if w == b/64 {
+			free &^= 1<<(b%64) - 1 // the blocks before b in its word come last
+		}
+		if i := int64(w)*64 + int64(bits.TrailingZeros64(free)); free != 0 && i < n {
+			return i
+		}
+		if w == int64(len(m.bits))-1 && b%64 != 0 {
+			b = 0 // wrapped: the first word whole this time
+		}
+	}
 }
 
 // block is the block of the region the next operation falls on.
@@ -84,6 +180,7 @@ type op struct {
 	file  *jobFile
 	write bool
 	off   int64
+	n     int64 // its bytes
 	due   int64 // the clock reading it may start at (rate caps); 0: at once
 	asked int64 // when its place on the schedule was asked for
 	paced bool  // due is a place on a rate cap's schedule: its response time counts from there
@@ -143,8 +240,11 @@ func (is *issuer) next() (op, error) {
 	if err != nil {
 		return op{}, err
 	}
-	write, off := is.pick.next(file)
-	p := op{file: file, write: write, off: off}
+	write, off, n := is.pick.next(file)
+	if is.j.sized {
+		is.j.bytesLeft.Add(-n)
+	}
+	p := op{file: file, write: write, off: off, n: n}
 	if write && is.o.Verify.Only {
 		p.write = false // verify_only: read back what the write would have written
 	}
@@ -285,7 +385,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 	defer stop.ThreadEnds()
 	o := &f.opts
 	j := f.jobs[worker/o.IODepth]
-	buf, free, err := AlignedBuffer(int(o.BlockSize))
+	whole, free, err := AlignedBuffer(int(o.maxBlock()))
 	if err != nil {
 		return err
 	}
@@ -296,7 +396,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 	}
 	defer is.free()
 	defer j.closeWindow()
-	is.gen.Fill(buf)
+	is.gen.Fill(whole)
 	var yield driver.Yielder
 	for !stop.Stopped() && j.take() {
 		p, err := is.next()
@@ -304,6 +404,7 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 			rec.Error(err)
 			return err
 		}
+		buf := whole[:p.n]
 		if p.due > 0 && !driver.SleepUntil(clock, p.due, stop) {
 			break // the run ended before the operation's time
 		}
@@ -350,7 +451,6 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 // nothing, so what it measures is iolab's own cost per operation.
 func (f *FS) nullWorker(_ context.Context, worker int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
 	j := f.jobs[worker]
-	bs := f.opts.BlockSize
 	is, err := f.newIssuer(worker, j, clock, stop, rec)
 	if err != nil {
 		return err
@@ -364,7 +464,7 @@ func (f *FS) nullWorker(_ context.Context, worker int, clock metrics.Clock, stop
 		start := clock.Now()
 		end := clock.Now()
 		yield.Tick(end)
-		rec.Record(p.dir(), bs, end, end-start)
+		rec.Record(p.dir(), p.n, end, end-start)
 		p.recordResponse(rec)
 		is.think()
 	}
@@ -456,13 +556,13 @@ func (f *FS) uringWorker(_ context.Context, worker int, clock metrics.Clock, sto
 		return fmt.Errorf("--ioengine io_uring: %w; use --ioengine psync", err)
 	}
 	defer ring.Close()
-	bs := int(o.BlockSize)
+	bs := int(o.maxBlock())
 	mem, free, err := AlignedBuffer(bs * o.IODepth)
 	if err != nil {
 		return err
 	}
 	defer free()
-	u := &uringJob{o: o, j: f.jobs[worker], ring: ring, clock: clock, stop: stop, rec: rec, bs: bs,
+	u := &uringJob{o: o, j: f.jobs[worker], ring: ring, clock: clock, stop: stop, rec: rec,
 		readOp: uring.OpRead, writeOp: uring.OpWrite, every: o.syncEvery()}
 	// Registered once, the buffers are not pinned again for every request;
 	// a kernel that refuses (memlock limits) gets plain reads and writes.
@@ -493,7 +593,6 @@ type uringJob struct {
 	clock           metrics.Clock
 	stop            *driver.Stop
 	rec             *metrics.Recorder
-	bs              int
 	readOp, writeOp uint8
 	slots           []slot
 	idle            []int
@@ -589,13 +688,14 @@ func (u *uringJob) issue() {
 	u.idle = u.idle[:len(u.idle)-1]
 	s := &u.slots[i]
 	s.op = next
+	buf := s.buf[:next.n]
 	code := u.readOp
 	if next.write {
 		code = u.writeOp
-		u.is.fill(s.buf, &next)
+		u.is.fill(buf, &next)
 	}
 	s.startNs = u.clock.Now()
-	u.ring.Queue(code, next.file.fd, s.buf, next.off, uint64(i))
+	u.ring.Queue(code, next.file.fd, buf, next.off, uint64(i))
 	u.inflight++
 	if next.write && j.syncDue(u.every) {
 		// Drained: runs after every write queued before it.
@@ -661,19 +761,19 @@ func (u *uringJob) complete(c uring.CQE) {
 	s := &u.slots[c.UserData]
 	u.idle = append(u.idle, int(c.UserData))
 	defer u.j.done(s.op.file)
-	if c.Res != int32(u.bs) {
+	if c.Res != int32(s.op.n) {
 		var e error
 		if c.Res < 0 {
 			e = unix.Errno(-c.Res)
 		}
-		err := s.op.file.ioError(s.op.dir().String(), s.op.off, max(int(c.Res), 0), e, u.bs)
+		err := s.op.file.ioError(s.op.dir().String(), s.op.off, max(int(c.Res), 0), e, int(s.op.n))
 		u.rec.OpError(s.op.dir(), ioCode(err), err)
 		if u.firstErr == nil {
 			u.firstErr = err
 		}
 		return
 	}
-	u.rec.Record(s.op.dir(), int64(u.bs), u.end, u.end-s.startNs)
+	u.rec.Record(s.op.dir(), s.op.n, u.end, u.end-s.startNs)
 	s.op.recordResponse(u.rec)
 	if err := u.is.completed(&s.op, s.buf); err != nil && u.firstErr == nil {
 		u.firstErr = err

@@ -56,6 +56,7 @@ func (o *Options) fioArgs() []string {
 	if o.RampTime > 0 {
 		args = append(args, fmt.Sprintf("--ramp_time=%dms", o.RampTime.Milliseconds()))
 	}
+	args = append(args, o.fioBlockSizes()...)
 	if o.Offset > 0 || o.OffsetIncrement > 0 {
 		// A segment's jobs are jobs jobOffset.. of the whole load.
 		args = append(args, "--offset="+strconv.FormatInt(o.jobBase(0), 10), "--offset_increment="+strconv.FormatInt(o.OffsetIncrement, 10))

@@ -53,6 +53,8 @@ type Flags struct {
 	Job   Options
 	rw    string
 	zeros bool
+	// bssplit and bsrange as given.
+	bssplit, bsrange string
 }
 
 // AddFlags registers fio's option names: the flags of `iolab fs` and the
@@ -66,6 +68,10 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	flagval.PercentVar(f, &j.RWMixRead, "rwmixread", 50, "percentage of reads in rw/randrw")
 	f.Var(flagval.Size{P: &j.BlockSize, Min: 1, Max: 1 << 30, Fio: true}, "bs", "block size (4k, 1m)")
 	f.Var(flagval.Size{P: &j.Size, Fio: true}, "size", "file region per job (256m, 1g); default: the existing file's size")
+	f.Var(blockSizesValue{p: &j.BlockSizes, parse: parseBSSplit, text: &o.bssplit}, "bssplit",
+		"sizes drawn per operation with their shares, as fio's bssplit: 4k/60:64k/40, or READ,WRITE mixes (64k/40:1m/60,1m/100); offsets aligned to the smallest (or --blockalign)")
+	f.Var(blockSizesValue{p: &j.BlockSizes, parse: parseBSRange, text: &o.bsrange}, "bsrange", "sizes drawn per operation from MIN-MAX in steps of MIN, as fio's bsrange (4k-64k, or READ,WRITE ranges)")
+	f.Var(flagval.Size{P: &j.BlockAlign, Fio: true}, "blockalign", "offsets of operations of drawn sizes aligned to this (default the smallest size), as fio's")
 	f.Var(flagval.Size{P: &j.Offset, Fio: true}, "offset", "where each job's region starts in its files, as fio's offset")
 	f.Var(flagval.Size{P: &j.OffsetIncrement, Fio: true}, "offset_increment", "each next job's region starts this much further (job J at --offset + J x this), as fio's")
 	f.Var(flagval.Size{P: &j.IOSize, Fio: true}, "io_size", "bytes of I/O per job when not time-based (default --size)")
@@ -122,6 +128,10 @@ func (o *Flags) Options() (Options, error) {
 		return Options{}, fmt.Errorf("--rw %w", err)
 	}
 	j.Data.Zeros = o.zeros
+	if o.bssplit != "" && o.bsrange != "" {
+		return Options{}, fmt.Errorf("--bssplit and --bsrange: give one")
+	}
+	j.resolveBlockSizes()
 	if j.Filename != "" && j.Directory != "" {
 		// fio's: the directory is prefixed to the file's name.
 		j.Filename, j.Directory = filepath.Join(j.Directory, j.Filename), ""

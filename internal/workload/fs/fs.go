@@ -10,6 +10,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -49,6 +50,11 @@ type job struct {
 	rr        atomic.Uint64
 	limited   bool // false when time-based: no budget to count
 	remaining atomic.Int64
+	// bytesLeft is the budget in bytes of a job whose operations draw
+	// their sizes (sized); remaining then bounds only its operations
+	// (number_ios).
+	bytesLeft atomic.Int64
+	sized     bool
 	writes    atomic.Int64     // for fsync every N writes
 	pace      [2]*driver.Pacer // rate caps of reads and writes; nil: none
 	_         [64]byte
@@ -57,18 +63,19 @@ type job struct {
 // jobFile is one of a job's files (fio's nrfiles; one by default).
 type jobFile struct {
 	path      string
-	fd        int // -1 while closed
+	fd        int   // -1 while closed
 	base      int64 // where its region starts (fio's offset, offset_increment)
 	regionBlk int64
 	// wrapsAt: a sequential job with holes (rw=write:112k) wraps to its
 	// region's start when its next offset from there is this far or
 	// further (the file's size), and ends otherwise, as fio's does.
 	wrapsAt int64
-	cursor    atomic.Int64 // next sequential block, or place in the random map
-	perm      permutation  // the random map's order of the blocks
-	runSeed   uint64       // the run's seed (FS.runSeed), in the map's key
-	seed      uint64       // of its verify blocks
-	written   []uint64     // a bit per block written in this run, when verifying
+	mapped  sizedMap // the random map with sizes drawn
+	cursor  atomic.Int64 // next sequential block, or place in the random map
+	perm    permutation  // the random map's order of the blocks
+	runSeed uint64       // the run's seed (FS.runSeed), in the map's key
+	seed    uint64       // of its verify blocks
+	written []uint64     // a bit per block written in this run, when verifying
 	// An openfiles window's bookkeeping (one worker per job).
 	left     int64 // blocks of the pass not yet issued
 	inflight int
@@ -390,6 +397,11 @@ func (f *FS) reset(ctx context.Context, tracking bool) {
 		if pass := j.holedPass(o.SeqAdd/o.BlockSize, o.BlockSize); pass > 0 && sized {
 			ops = min(ops, pass*int64(o.Loops))
 		}
+		j.sized = o.variableSizes() && j.limited
+		if j.sized { // the budget is bytes, operations of the sizes drawn
+			j.bytesLeft.Store(budget)
+			ops = math.MaxInt64
+		}
 		if o.NumberIOs > 0 && (!j.limited || ops > o.NumberIOs) {
 			j.limited, ops = true, o.NumberIOs // fio's number_ios: a bound on the rest
 		}
@@ -404,6 +416,7 @@ func (f *FS) reset(ctx context.Context, tracking bool) {
 		}
 		for _, file := range j.files {
 			file.cursor.Store(0)
+			file.mapped.bits, file.mapped.set = nil, 0
 			file.runSeed = mix(f.runSeed)
 			file.written = nil
 			if tracking {
@@ -463,10 +476,29 @@ func (f *FS) Close() error {
 }
 
 // take reserves one block of the job's budget.
-func (j *job) take() bool { return !j.limited || j.remaining.Add(-1) >= 0 }
+func (j *job) take() bool {
+	return !j.limited || (j.remaining.Add(-1) >= 0 && (!j.sized || j.bytesLeft.Load() > 0))
+}
 
 // nextSeq returns the file's next sequential block, wrapping at the
 // region's end.
+// nextSeqBytes is where a sequential operation of n bytes starts, with
+// sizes drawn, and its bytes: where the last one ended (its start once
+// that is the region's end), cut at the region's end, as fio cuts it.
+func (file *jobFile) nextSeqBytes(n, region int64) (at, size int64) {
+	for {
+		old := file.cursor.Load()
+		at = old
+		if at >= region {
+			at = 0
+		}
+		size = min(n, region-at)
+		if file.cursor.CompareAndSwap(old, at+size) {
+			return at, size
+		}
+	}
+}
+
 func (file *jobFile) nextSeq(add int64) int64 {
 	return seqBlock(file.cursor.Add(1)-1, file.regionBlk, add)
 }
@@ -512,7 +544,7 @@ func (o *Options) syncEvery() int {
 // none after it — 256 writes at fsync=4 make 63 syncs, 96 at fsync=3 31,
 // in both tools.
 func (j *job) syncDue(every int) bool {
-	return every > 0 && j.writes.Add(1)%int64(every) == 0 && !(j.limited && j.remaining.Load() <= 0)
+	return every > 0 && j.writes.Add(1)%int64(every) == 0 && !(j.limited && (j.remaining.Load() <= 0 || (j.sized && j.bytesLeft.Load() <= 0)))
 }
 
 // nextFile is the file of the job's next operation: round robin over its

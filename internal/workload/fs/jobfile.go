@@ -36,9 +36,9 @@ func FioAlias(name string) string {
 var (
 	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "number_ios", "runtime", "ramp_time", "iodepth",
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
-		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "offset", "offset_increment", "openfiles", "rate", "rate_iops", "rate_process",
+		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "offset", "offset_increment", "bssplit", "bsrange", "blockalign", "openfiles", "rate", "rate_iops", "rate_process",
 		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread", "steadystate", "steadystate_duration", "steadystate_ramp_time", "norandommap", "random_distribution", "loops", "randseed", "randrepeat"}
-	fioAliases = map[string]string{"readwrite": "rw", "timeout": "runtime", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit", "threads": "thread",
+	fioAliases = map[string]string{"readwrite": "rw", "timeout": "runtime", "blocksize_range": "bsrange", "ba": "blockalign", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit", "threads": "thread",
 		"ss": "steadystate", "ss_dur": "steadystate_duration", "ss_ramp": "steadystate_ramp_time"}
 	// Accepted here without effect: iolab reports the jobs of a group
 	// together and each (group_reporting, new_group); time_based is read
@@ -178,6 +178,9 @@ func parseFioSections(path string, text []byte, forOwn bool) ([]JobSection, erro
 				continue // fio's include of another file, which fio reads
 			}
 			return nil, fmt.Errorf("%s: %q comes before any [section]", at, line)
+		}
+		if i := strings.IndexAny(line, ";#"); i > 0 && (line[i-1] == ' ' || line[i-1] == '\t') {
+			line = strings.TrimSpace(line[:i]) // a comment after the option (tiobench-example.fio's numjobs=4 ; ...)
 		}
 		key, value, hasValue := strings.Cut(line, "=")
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)

@@ -307,7 +307,16 @@ func fill(t *testing.T, v reflect.Value) {
 			f.SetFloat(float64(i) + 0.5)
 		case reflect.Array:
 			for k := range f.Len() {
+				if f.Index(k).Kind() == reflect.Struct {
+					fill(t, f.Index(k))
+					continue
+				}
 				f.Index(k).SetInt(int64(k + 7))
+			}
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 2, 2))
+			for k := range f.Len() {
+				f.Index(k).SetInt(int64(k + 3))
 			}
 		default:
 			t.Fatalf("field %s of %s: kind %s the test cannot fill; teach it, and check JSON carries it", v.Type().Field(i).Name, v.Type(), f.Kind())

@@ -99,6 +99,12 @@ type Options struct {
 	RandSeq   int
 	RWMixRead int
 	BlockSize int64
+	// BlockSizes, when set, are the sizes reads and writes draw from
+	// (index metrics.Read, Write), as fio's bssplit and bsrange; BlockSize
+	// is then the unit offsets are aligned to: BlockAlign (fio's
+	// blockalign), else the smallest size.
+	BlockSizes [2]SizeMix
+	BlockAlign int64
 	Size      int64 // file size (region) per job
 	// Offset is where the jobs' region starts in each file, and
 	// OffsetIncrement how much further each next job's starts (fio's
@@ -271,6 +277,9 @@ func (o *Options) Validate() error {
 	if err := o.validateRW(); err != nil {
 		return err
 	}
+	if err := o.validateBlockSizes(); err != nil {
+		return err
+	}
 	_, fio := FioEngines[o.Engine]
 	if by, ok := strings.CutPrefix(o.Engine, EngineFio+":"); ok {
 		_, fio = FioEngines[by]
@@ -323,6 +332,7 @@ func (o *Options) Params() map[string]string {
 		p["rwmixread"] = fmt.Sprint(o.RWMixRead)
 	}
 	p["rw"] = o.rwName()
+	o.blockSizesParams(p)
 	if o.Offset > 0 {
 		p["offset"] = units.FormatSize(o.Offset)
 	}

@@ -45,7 +45,7 @@ func TestRandSeedAndRepeat(t *testing.T) {
 			p, file := w.newPicker(0), w.jobs[0].files[0]
 			var out []int64
 			for range 32 {
-				_, off := p.next(file)
+				_, off, _ := p.next(file)
 				out = append(out, off)
 			}
 			return out
