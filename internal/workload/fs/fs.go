@@ -70,7 +70,7 @@ type jobFile struct {
 	// region's start when its next offset from there is this far or
 	// further (the file's size), and ends otherwise, as fio's does.
 	wrapsAt int64
-	mapped  sizedMap // the random map with sizes drawn
+	mapped  sizedMap     // the random map with sizes drawn
 	cursor  atomic.Int64 // next sequential block, or place in the random map
 	perm    permutation  // the random map's order of the blocks
 	runSeed uint64       // the run's seed (FS.runSeed), in the map's key

@@ -105,15 +105,15 @@ type Options struct {
 	// blockalign), else the smallest size.
 	BlockSizes [2]SizeMix
 	BlockAlign int64
-	Size      int64 // file size (region) per job
+	Size       int64 // file size (region) per job
 	// Offset is where the jobs' region starts in each file, and
 	// OffsetIncrement how much further each next job's starts (fio's
 	// offset and offset_increment: job J's at Offset + J x
 	// OffsetIncrement, J counted over the whole load).
 	Offset, OffsetIncrement int64
-	IOSize    int64 // bytes per job when not time-based; 0 = Size
-	NumberIOs int64 // operations a job does at most (fio's number_ios); 0 = no bound
-	Runtime   time.Duration
+	IOSize                  int64 // bytes per job when not time-based; 0 = Size
+	NumberIOs               int64 // operations a job does at most (fio's number_ios); 0 = no bound
+	Runtime                 time.Duration
 	// Steady, when set, ends a run before its Runtime once it is steady
 	// (fio's steadystate, steadystate_duration, steadystate_ramp_time).
 	Steady driver.SteadyState
