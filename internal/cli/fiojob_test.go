@@ -840,6 +840,22 @@ func TestFioJobFileRuntimeWithoutTimeBased(t *testing.T) {
 	if r.Runs[0].Status != "ok" || runs.Runs[0].Read.Ops != 64 || r.Cells[0].Params["time_based"] != "0" {
 		t.Errorf("run %s of %d reads (params %v), want the size's 64 and done", r.Runs[0].Status, runs.Runs[0].Read.Ops, r.Cells[0].Params)
 	}
+	// --time_based=0 on the command line makes a time-based job file's
+	// jobs do their size, on iolab's engines and through fio; and a
+	// command line's job alike.
+	writeFiles(t, dir, map[string]string{"timed.fio": "[j]\nrw=randread\nsize=256k\nbs=4k\nruntime=60\ntime_based\ndirectory=" + dir + "\n"})
+	engines := []string{"psync"}
+	if _, err := exec.LookPath("fio"); err == nil {
+		engines = append(engines, "fio")
+	}
+	for _, engine := range engines {
+		for _, args := range [][]string{{filepath.Join(dir, "timed.fio")}, {"--directory=" + dir, "--size=256k", "--runtime=60", "--rw=randread"}} {
+			r, _ := runFioJob(t, dir, args[0], append(args[1:], "--time_based=0", "--ioengine="+engine)...)
+			if r.Runs[0].Status != "ok" || r.Runs[0].Read.Ops != 64 {
+				t.Errorf("%s %v --time_based=0: run %s of %d reads, want the size's 64", engine, args, r.Runs[0].Status, r.Runs[0].Read.Ops)
+			}
+		}
+	}
 }
 
 // fio's other names in job files: threads, ss, ss_dur, ss_ramp; new_group

@@ -36,10 +36,8 @@ func (o *FSOptions) AddFlags(f *pflag.FlagSet) {
 	// fio options that describe what iolab always does: accepted so that a
 	// fio command line runs unchanged.
 	f.Var(fioOutputValue{&o.Repeat.Format}, "output-format", "fio's: normal (iolab's report), json or json+ (fio's JSON shape: --format fio, fio+)")
-	for _, name := range []string{"time_based", "group_reporting"} {
-		f.Bool(name, false, "accepted as fio's; no effect (iolab is time-based when --runtime is set, and merges jobs)")
-		_ = f.MarkHidden(name)
-	}
+	f.Bool("group_reporting", false, "accepted as fio's; no effect (iolab reports the jobs together and each)")
+	_ = f.MarkHidden("group_reporting")
 }
 
 // fioOutputValue is fio's --output-format, which sets --format.
@@ -126,7 +124,7 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// fio: "time_based requires a runtime/timeout setting" (it
 			// then runs the size once).
-			if tb, _ := cmd.Flags().GetBool("time_based"); tb && !cmd.Flags().Changed("runtime") && len(args) == 0 {
+			if cmd.Flags().Lookup("time_based").Value.String() == "1" && !cmd.Flags().Changed("runtime") && len(args) == 0 {
 				return usage("--time_based: needs --runtime, as fio says (time_based requires a runtime/timeout setting); without it the size is written once")
 			}
 			if capacity.given() {

@@ -39,7 +39,7 @@ type FioFile struct {
 // FioFileOverrides are the flags that reach a job file fio runs, as the
 // options of the same names: what shortens a job or points it elsewhere.
 // Any other option is the job file's to set.
-var FioFileOverrides = []string{"runtime", "ramp_time", "size", "io_size", "filesize", "directory", "filename", "numjobs", "iodepth", "direct"}
+var FioFileOverrides = []string{"runtime", "ramp_time", "size", "io_size", "filesize", "directory", "filename", "numjobs", "iodepth", "direct", "time_based"}
 
 // NewFioFile reads the job file at path for fio to run, with overrides
 // (flag name to value as given) added to every job and engine, when not

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -55,6 +56,26 @@ type Flags struct {
 	zeros bool
 	// bssplit and bsrange as given.
 	bssplit, bsrange string
+	// timeBased is fio's time_based as given: 1, -1 for 0, or 0 unset.
+	timeBased int8
+}
+
+// timeBasedValue is the --time_based flag: a switch, and --time_based=0
+// makes a job with a runtime do its size, the runtime a bound (in a job
+// file too, over its time_based).
+type timeBasedValue struct{ p *int8 }
+
+func (v timeBasedValue) String() string {
+	return map[int8]string{1: "1", -1: "0"}[*v.p]
+}
+func (v timeBasedValue) Type() string { return "0|1" }
+func (v timeBasedValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want 1 or 0")
+	}
+	*v.p = map[bool]int8{true: 1, false: -1}[b]
+	return nil
 }
 
 // AddFlags registers fio's option names: the flags of `iolab fs` and the
@@ -88,6 +109,8 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Lookup("direct").NoOptDefVal = "1"
 	f.Var(flagval.BoolInt{P: &j.NoRandomMap}, "norandommap", "random I/O draws each offset afresh, blocks repeating (1); by default every block of the file is done once before any again, as fio does")
 	f.Lookup("norandommap").NoOptDefVal = "1"
+	f.Var(timeBasedValue{&o.timeBased}, "time_based", "accepted as fio's (iolab is time-based when --runtime is set); --time_based=0 makes a job with a runtime do its size, the runtime a bound, a job file's jobs too")
+	f.Lookup("time_based").NoOptDefVal = "1"
 	f.Var(flagval.BoolInt{P: &j.RuntimeCaps}, "runtime_caps", "--runtime bounds a job that does its size (a job file's runtime without time_based, as fio reads it), instead of making it time-based")
 	_ = f.MarkHidden("runtime_caps")
 	flagval.IntVar(f, &j.Loops, "loops", 1, 1, 1_000_000, "do the job's size (or io_size) this many times when not time-based, as fio's loops")
@@ -132,6 +155,9 @@ func (o *Flags) Options() (Options, error) {
 		return Options{}, fmt.Errorf("--bssplit and --bsrange: give one")
 	}
 	j.resolveBlockSizes()
+	if o.timeBased < 0 && j.Runtime > 0 {
+		j.RuntimeCaps = true
+	}
 	if j.Filename != "" && j.Directory != "" {
 		// fio's: the directory is prefixed to the file's name.
 		j.Filename, j.Directory = filepath.Join(j.Directory, j.Filename), ""

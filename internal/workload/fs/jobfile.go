@@ -225,7 +225,7 @@ func (j JobSection) Apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.at, err)
 		}
-		if o.key == "time_based" {
+		if o.key == "time_based" && !cmdline["time_based"] {
 			timeBased, timeBasedAt = value != "0", o.at
 		}
 		if name == "ioengine" && cmdline[name] && flags.Lookup(name).Value.String() == EngineFio {
@@ -258,6 +258,9 @@ func (j JobSection) Apply(flags, fresh *pflag.FlagSet, cmdline map[string]bool) 
 		if name == "runtime" {
 			runtimeAt = o.at
 		}
+	}
+	if cmdline["time_based"] { // the command line's, over the file's
+		timeBased, timeBasedAt = flags.Lookup("time_based").Value.String() == "1", "--time_based"
 	}
 	if timeBased && runtimeAt == "" && !cmdline["runtime"] {
 		return nil, fmt.Errorf("%s: time_based without runtime: fio says \"time_based requires a runtime/timeout setting\" and writes the size once; give runtime= (or --runtime)", timeBasedAt)
