@@ -5,7 +5,7 @@
 // command line (-runtime, -size; directory= into it, filename=fio.file in it), as
 // iolab hands them to fio: fio itself reads the same text iolab gives it.
 //
-//	go run ./bench/fio_examples [-examples /usr/share/doc/fio/examples] [-runtime 1s] [-size 8m] [-only zipf,null]
+//	go run ./bench/fio_examples [-examples /usr/share/doc/fio/examples] [-runtime 5s] [-size 8m] [-sized=false] [-only zipf,null]
 //
 // As root the scratch filesystem is a tmpfs of -tmpfs bytes (some
 // examples fill their device on purpose, and one made a 100 GB file
@@ -39,10 +39,11 @@ func main() { harness.Main(bench) }
 
 func bench() {
 	examples := flag.String("examples", "/usr/share/doc/fio/examples", "fio's example job files")
-	runtime := flag.String("runtime", "1s", "each job's runtime, at the end of every job")
+	runtime := flag.String("runtime", "5s", "each job's runtime, at the end of every job (with -sized a bound)")
 	size := flag.String("size", "8m", "each job's size and filesize")
 	tmpfs := flag.String("tmpfs", "512m", "the scratch tmpfs's size (as root)")
 	only := flag.String("only", "", "these examples only (names without .fio, comma-separated)")
+	sized := flag.Bool("sized", true, "every job does its size (time_based=0; the runtime a bound), so that the tools' counts compare")
 	flag.Parse()
 	files, _ := filepath.Glob(filepath.Join(*examples, "*.fio"))
 	if len(files) == 0 {
@@ -68,6 +69,11 @@ func bench() {
 	}
 	target := filepath.Join(scratch, "t")
 	overrides := map[string]string{"runtime": *runtime, "size": *size, "filesize": *size, "directory": target, "filename": "fio.file"}
+	var extra []string // the same to iolab
+	if *sized {
+		overrides["time_based"] = "0"
+		extra = append(extra, "--time_based=0")
+	}
 	fmt.Printf("fio's examples from %s, each job: runtime=%s size=filesize=%s, paths into %s (%s)\n", *examples, *runtime, *size, target,
 		map[bool]string{true: "a tmpfs of " + *tmpfs + ", each case in a PID namespace", false: "not root: a directory"}[isolated])
 	fmt.Printf("%-28s %-40s %-40s %10s %10s %-40s %10s\n", "example", "fio", "iolab --ioengine=fio", "fio ops", "iolab ops", "iolab's own engine", "own ops")
@@ -85,18 +91,19 @@ func bench() {
 		}
 		fresh(target)
 		fioOut, fioErr := inCase(isolated, target, job.Text(), "fio", "--output-format=json", "-")
-		fioOps := fioOperations(fioOut)
+		fioOps, fioBytes := fioOperations(fioOut)
 		fresh(target)
-		out, iolabErr := inCase(isolated, target, nil, bin, "fs", f, "--ioengine=fio", "--directory="+target, "--filename="+overrides["filename"],
-			"--size="+*size, "--filesize="+*size, "--runtime="+*runtime, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "x.db"))
-		iolabOps := iolabOperations(out)
-		within := func(n int64) bool { return fioOps > 0 && math.Abs(float64(n-fioOps)) <= 0.01*float64(fioOps) }
-		own, ownOps := "-", int64(0)
+		out, iolabErr := inCase(isolated, target, nil, bin, append([]string{"fs", f, "--ioengine=fio", "--directory=" + target, "--filename=" + overrides["filename"],
+			"--size=" + *size, "--filesize=" + *size, "--runtime=" + *runtime, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "x.db")}, extra...)...)
+		iolabOps, iolabBytes := iolabOperations(out)
+		near := func(a, b int64) bool { return b > 0 && math.Abs(float64(a-b)) <= 0.01*float64(b) }
+		within := func(n, moved int64) bool { return near(n, fioOps) && near(moved, fioBytes) }
+		own, ownOps, ownBytes := "-", int64(0), int64(0)
 		if fioErr == nil {
 			fioDone++
 			if iolabErr == nil {
 				bothDone++
-				if within(iolabOps) {
+				if within(iolabOps, iolabBytes) {
 					same++
 				}
 			}
@@ -104,12 +111,13 @@ func bench() {
 				// The same file on iolab's own engines.
 				local++
 				fresh(target)
-				out, err := inCase(isolated, target, nil, bin, "fs", f, "--directory="+target, "--filename="+overrides["filename"],
-					"--size="+*size, "--filesize="+*size, "--runtime="+*runtime, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "own.db"))
-				own, ownOps = outcome(err), iolabOperations(out)
+				out, err := inCase(isolated, target, nil, bin, append([]string{"fs", f, "--directory=" + target, "--filename=" + overrides["filename"],
+					"--size=" + *size, "--filesize=" + *size, "--runtime=" + *runtime, "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(work, "own.db")}, extra...)...)
+				own = outcome(err)
+				ownOps, ownBytes = iolabOperations(out)
 				if err == nil {
 					ownDone++
-					if within(ownOps) {
+					if within(ownOps, ownBytes) {
 						ownSame++
 					}
 				}
@@ -117,9 +125,9 @@ func bench() {
 		}
 		fmt.Printf("%-28s %-40s %-40s %10d %10d %-40s %10d\n", name, outcome(fioErr), outcome(iolabErr), fioOps, iolabOps, own, ownOps)
 	}
-	fmt.Printf("\n%d examples: fio completed %d; iolab --ioengine=fio completed %d of those; %d counted the same operations within 1%% "+
-		"(time-based jobs count what fit in the runtime, which varies)\n", ran, fioDone, bothDone, same)
-	fmt.Printf("of the %d fio completed on local-file engines only, iolab's own engines ran %d, %d with fio's operation count within 1%%\n", local, ownDone, ownSame)
+	fmt.Printf("\n%d examples: fio completed %d; iolab --ioengine=fio completed %d of those; %d counted the same operations and bytes within 1%% "+
+		"(a job that reaches its runtime counts what fit in it, which varies)\n", ran, fioDone, bothDone, same)
+	fmt.Printf("of the %d fio completed on local-file engines only, iolab's own engines ran %d, %d with fio's operations and bytes within 1%%\n", local, ownDone, ownSame)
 }
 
 // fresh empties the scratch target.
@@ -174,8 +182,9 @@ func outcome(err error) string {
 	return s
 }
 
-// fioOperations are the reads and writes of fio's JSON, every job's.
-func fioOperations(out []byte) int64 {
+// fioOperations are the reads and writes of fio's JSON, every job's, and
+// their bytes.
+func fioOperations(out []byte) (ops, moved int64) {
 	if i := bytes.IndexByte(out, '{'); i > 0 {
 		out = out[i:]
 	}
@@ -183,29 +192,32 @@ func fioOperations(out []byte) int64 {
 		Jobs []struct {
 			Read, Write struct {
 				TotalIOs int64 `json:"total_ios"`
+				IOBytes  int64 `json:"io_bytes"`
 			}
 		}
 	}
 	_ = json.Unmarshal(out, &doc)
-	var n int64
 	for _, j := range doc.Jobs {
-		n += j.Read.TotalIOs + j.Write.TotalIOs
+		ops += j.Read.TotalIOs + j.Write.TotalIOs
+		moved += j.Read.IOBytes + j.Write.IOBytes
 	}
-	return n
+	return ops, moved
 }
 
-// iolabOperations are the reads and writes of iolab's one measured run.
-func iolabOperations(out []byte) int64 {
+// iolabOperations are the reads and writes of iolab's measured runs (one
+// a cell), and their bytes.
+func iolabOperations(out []byte) (ops, moved int64) {
 	var doc struct {
 		Runs []struct {
-			Read, Write struct{ Ops int64 }
+			Read, Write struct{ Ops, Bytes int64 }
 		}
 	}
 	_ = json.Unmarshal(out, &doc)
-	if len(doc.Runs) != 1 {
-		return 0
+	for _, r := range doc.Runs {
+		ops += r.Read.Ops + r.Write.Ops
+		moved += r.Read.Bytes + r.Write.Bytes
 	}
-	return doc.Runs[0].Read.Ops + doc.Runs[0].Write.Ops
+	return ops, moved
 }
 
 // localEngines says every ioengine= of a job file is one of fio's engines
