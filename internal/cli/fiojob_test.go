@@ -1055,3 +1055,47 @@ func TestFioBlockSizesDrawn(t *testing.T) {
 		t.Errorf("verify with sizes drawn: %v", err)
 	}
 }
+
+// A job file's write_lat_log is the latency log in fio's format, a file
+// per run named from it (issue 46 item 2), with a line for every
+// measured operation; log_avg_msec is said to change nothing; two
+// prefixes in one file are refused.
+func TestFioJobFileWriteLatLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "lat")
+	writeFiles(t, dir, map[string]string{"log.fio": "[global]\ndirectory=" + dir + "\nsize=64k\nbs=4k\nwrite_lat_log=" + prefix + "\nlog_avg_msec=1000\n" +
+		"[r]\nrw=randread\n[w]\nstonewall\nrw=write\n"})
+	out, stderr, err := iolab(t, context.Background(), "fs", filepath.Join(dir, "log.fio"), "--rounds=1", "--warmup=0", "--json", "--db", filepath.Join(dir, "x.db"))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "write_lat_log="+prefix+": the latency log of every measured operation in fio's format") ||
+		!strings.Contains(stderr, "log_avg_msec=1000: no effect in iolab") {
+		t.Errorf("notes:\n%s", stderr)
+	}
+	var r struct {
+		Runs []struct {
+			ID          int64
+			Read, Write struct{ Ops int64 }
+		}
+	}
+	decodeInto(t, out, &r)
+	if len(r.Runs) != 2 {
+		t.Fatalf("%d runs, want one a job", len(r.Runs))
+	}
+	for _, run := range r.Runs {
+		text, err := os.ReadFile(fmt.Sprintf("%s_lat.%d.log", prefix, run.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := int64(strings.Count(string(text), "\n")); n != run.Read.Ops+run.Write.Ops || n != 16 {
+			t.Errorf("run %d: %d lines, %d operations; want 16 and 16", run.ID, n, run.Read.Ops+run.Write.Ops)
+		}
+	}
+	writeFiles(t, dir, map[string]string{"two.fio": "[global]\ndirectory=" + dir + "\nsize=64k\n[a]\nwrite_lat_log=a\n[b]\nwrite_lat_log=b\n"})
+	_, _, err = iolab(t, context.Background(), "fs", filepath.Join(dir, "two.fio"), "--db", filepath.Join(dir, "x.db"))
+	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "write_lat_log=a and write_lat_log=b: iolab writes one latency log") {
+		t.Errorf("two prefixes: %v", err)
+	}
+}

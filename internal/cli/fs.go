@@ -14,6 +14,7 @@ import (
 
 	"github.com/iolab/iolab/internal/flagval"
 	"github.com/iolab/iolab/internal/lab"
+	"github.com/iolab/iolab/internal/metrics"
 	"github.com/iolab/iolab/internal/redact"
 	"github.com/iolab/iolab/internal/report"
 	"github.com/iolab/iolab/internal/units"
@@ -26,6 +27,9 @@ type FSOptions struct {
 	fs.Flags
 	name   string // the result's label, as fio's --name
 	Repeat RepeatOptions
+	// latLog is a job file's write_lat_log: the experiment's latency log
+	// in fio's format, files named from it.
+	latLog string
 }
 
 // AddFlags registers fio's option names.
@@ -89,6 +93,7 @@ func fioJob(j fs.JobSection, o *FSOptions, given map[string]string, stderr io.Wr
 	flags := pflag.NewFlagSet(j.Name, pflag.ContinueOnError)
 	o.Flags.AddFlags(flags)
 	o.addNameFlag(flags)
+	flags.StringVar(&o.latLog, "write_lat_log", "", "")
 	cmdline := map[string]bool{}
 	for name, v := range given {
 		if flags.Lookup(name) != nil {
@@ -166,6 +171,9 @@ func newFSCommand(stdout, stderr io.Writer) *cobra.Command {
 // jobs run at the same time (fs.Together), the groups' cells are
 // interleaved in rounds as any cells are.
 func runFS(ctx context.Context, repeat RepeatOptions, groups [][]FSOptions, command string, stdout, stderr io.Writer) error {
+	if err := fioLatLog(&repeat, groups, stderr); err != nil {
+		return err
+	}
 	if err := repeat.validate(); err != nil {
 		return err
 	}
@@ -212,6 +220,34 @@ func runFS(ctx context.Context, repeat RepeatOptions, groups [][]FSOptions, comm
 		plan.Settings = settings
 	}
 	return runExperiment(ctx, repeat, plan, cells, runtime, stdout, stderr)
+}
+
+// fioLatLog makes a job file's write_lat_log the experiment's latency log
+// in fio's format (a file per run, PREFIX_lat.RUN.log, where fio writes
+// one per job), unless --lat-log is given; the jobs of a file write one.
+func fioLatLog(repeat *RepeatOptions, groups [][]FSOptions, stderr io.Writer) error {
+	var prefix string
+	for _, g := range groups {
+		for _, o := range g {
+			switch {
+			case o.latLog == "" || o.latLog == prefix:
+			case prefix != "":
+				return usage("write_lat_log=%s and write_lat_log=%s: iolab writes one latency log for the runs of all a job file's jobs, a file per run; give one (or --lat-log)", prefix, o.latLog)
+			default:
+				prefix = o.latLog
+			}
+		}
+	}
+	switch {
+	case prefix == "":
+	case repeat.LatencyLog != "":
+		fmt.Fprintf(stderr, "iolab: write_lat_log=%s in the job file; --lat-log %s on the command line wins here\n", prefix, repeat.LatencyLog)
+	default:
+		repeat.LatencyLog, repeat.LatencyLogFormat = prefix, metrics.LatencyLogFio
+		fmt.Fprintf(stderr, "iolab: write_lat_log=%s: the latency log of every measured operation in fio's format, a file per run (%s), where fio writes one per job\n",
+			prefix, metrics.FioLatencyLogPath(prefix, 1))
+	}
+	return nil
 }
 
 // fsCellName is a short label: "randrw70-4k-qd32x4-direct".
