@@ -201,7 +201,7 @@ func runFS(ctx context.Context, repeat RepeatOptions, groups [][]FSOptions, comm
 				name = fsCellName(w.LoadOptions()) // what runs (psync caps iodepth), all segments of it
 			}
 			members, names = append(members, w), append(names, name)
-			runtime = max(runtime, job.Runtime)
+			runtime = max(runtime, job.StartDelay+job.Runtime)
 		}
 		target := members[0].Options().Filename
 		if target == "" {

@@ -56,6 +56,9 @@ func (o *Options) fioArgs() []string {
 	if o.RampTime > 0 {
 		args = append(args, fmt.Sprintf("--ramp_time=%dms", o.RampTime.Milliseconds()))
 	}
+	if o.StartDelay > 0 {
+		args = append(args, fmt.Sprintf("--startdelay=%dms", o.StartDelay.Milliseconds()))
+	}
 	args = append(args, o.fioBlockSizes()...)
 	if o.Offset > 0 || o.OffsetIncrement > 0 {
 		// A segment's jobs are jobs jobOffset.. of the whole load.

@@ -101,6 +101,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.Var(steadyValue{&j.Steady}, "steadystate", "end a time-based run once steady, as fio: iops:2% (every second's IOPS within 2% of the window's mean), iops_slope:0.1% (their least-squares slope), bw, bw_slope, or lat (each second's p99); a limit without % is in the figure's unit")
 	f.Var(flagval.Duration{P: &j.Steady.Window}, "steadystate_duration", "the rolling window --steadystate judges (30s)")
 	f.Var(flagval.Duration{P: &j.Steady.Ramp}, "steadystate_ramp_time", "seconds of each run --steadystate does not judge")
+	f.Var(flagval.Duration{P: &j.StartDelay}, "startdelay", "start the job this long after the run starts, as fio's startdelay (beside a job file's other jobs, later than they)")
 	f.Var(flagval.Duration{P: &j.RampTime}, "ramp_time", "run each job this long before measuring, as fio does (runtime counts after it)")
 	flagval.IntVar(f, &j.IODepth, "iodepth", 1, 1, 16384, "operations in flight per job")
 	flagval.IntVar(f, &j.IODepthBatch, "iodepth_batch_submit", 1, 1, 16384, "io_uring: submit when this many operations are queued")

@@ -289,6 +289,13 @@ func (f *FS) Run(ctx context.Context, progress func(ops, bytes int64)) (*metrics
 	if f.opts.Engine == EngineFio {
 		return f.runFio(ctx)
 	}
+	if d := f.opts.StartDelay; d > 0 { // fio's startdelay: the job starts that much later (beside others: Together)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(d):
+		}
+	}
 	measure := f.measure
 	if f.asProcesses() {
 		measure = f.runJobs

@@ -120,6 +120,9 @@ type Options struct {
 	// RampTime is how long each run goes before it is measured (fio's
 	// ramp_time).
 	RampTime time.Duration
+	// StartDelay is how long after the run's start the job starts (fio's
+	// startdelay): beside other jobs, later than they.
+	StartDelay time.Duration
 	IODepth  int
 	// IODepthBatch is how many queued operations io_uring submits at once
 	// (fio's iodepth_batch_submit).
@@ -365,6 +368,9 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.RampTime > 0 {
 		p["ramp_time"] = o.RampTime.String()
+	}
+	if o.StartDelay > 0 {
+		p["startdelay"] = o.StartDelay.String()
 	}
 	if o.Steady.Enabled() {
 		p["steadystate"], p["steadystate_duration"] = o.Steady.String(), o.Steady.Window.String()

@@ -45,11 +45,11 @@ func (t *Together) Params() map[string]string {
 	return p
 }
 
-// Runtime is the longest job's (ramp included).
+// Runtime is the longest job's (its start delay and ramp included).
 func (t *Together) Runtime() time.Duration {
 	var d time.Duration
 	for _, j := range t.jobs {
-		d = max(d, j.opts.Runtime+j.opts.RampTime)
+		d = max(d, j.opts.StartDelay+j.opts.Runtime+j.opts.RampTime)
 	}
 	return d
 }
