@@ -1123,3 +1123,27 @@ func TestFioStartDelay(t *testing.T) {
 		t.Errorf("run %s of %.3fs, jobs %v; want at least the delay, 16 reads each", run.Status, run.DurationS, run.Extra)
 	}
 }
+
+// fio's filename_format (issue 46 item 2): the files are named as fio
+// names them, on iolab's engines and through fio alike.
+func TestFioFilenameFormat(t *testing.T) {
+	t.Parallel()
+	engines := []string{"psync"}
+	if _, err := exec.LookPath("fio"); err == nil {
+		engines = append(engines, "fio")
+	}
+	for _, engine := range engines {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{"named.fio": "[global]\ndirectory=" + dir + "\nfilename_format=data.$jobname.$jobnum.$filenum\nsize=64k\nbs=4k\nrw=write\n" +
+			"[wr]\nnumjobs=2\nnrfiles=2\n"})
+		r, stderr := runFioJob(t, dir, filepath.Join(dir, "named.fio"), "--ioengine="+engine)
+		if r.Runs[0].Status != "ok" || r.Runs[0].Write.Ops != 32 || r.Cells[0].Params["filename_format"] != "data.$jobname.$jobnum.$filenum" {
+			t.Errorf("%s: run %+v, params %v\n%s", engine, r.Runs[0], r.Cells[0].Params, stderr)
+		}
+		for _, name := range []string{"data.wr.0.0", "data.wr.0.1", "data.wr.1.0", "data.wr.1.1"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Errorf("%s: %v", engine, err)
+			}
+		}
+	}
+}

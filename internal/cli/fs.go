@@ -189,7 +189,7 @@ func runFS(ctx context.Context, repeat RepeatOptions, groups [][]FSOptions, comm
 				return &UsageError{Err: err}
 			}
 			job.Segment = repeat.Segment
-			if len(group) > 1 && job.Filename == "" {
+			if (len(group) > 1 || job.FilenameFormat != "") && job.Filename == "" {
 				job.FilePrefix = o.name // jobs at once: each its own files, named by its section as fio names them
 			}
 			w, err := fs.New(job)

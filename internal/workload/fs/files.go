@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -16,10 +17,15 @@ import (
 )
 
 // filePath is file k of job j: the shared --filename, or fio's naming
-// "<name>.<job>.<file>" inside --directory.
+// "<name>.<job>.<file>" inside --directory, or --filename_format's
+// ($jobname, $jobnum, $filenum, $clientuid, as fio's).
 func (o *Options) filePath(j, k int) string {
 	if o.Filename != "" {
 		return o.Filename
+	}
+	if o.FilenameFormat != "" {
+		return filepath.Join(o.Directory, strings.NewReplacer("$jobname", o.filePrefix(), "$jobnum", strconv.Itoa(j),
+			"$filenum", strconv.Itoa(k), "$clientuid", strconv.Itoa(os.Getuid())).Replace(o.FilenameFormat))
 	}
 	return filepath.Join(o.Directory, fmt.Sprintf("%s.%d.%d", o.filePrefix(), j, k))
 }

@@ -46,6 +46,9 @@ func (o *Options) fioArgs() []string {
 		// fio names files <jobname>.<job>.<file> in the directory, the same
 		// names iolab's own engines use.
 		args = append(args, "--directory="+o.Directory)
+		if o.FilenameFormat != "" {
+			args = append(args, "--filename_format="+o.FilenameFormat)
+		}
 	}
 	if o.Runtime > 0 {
 		args = append(args, fmt.Sprintf("--runtime=%dms", o.Runtime.Milliseconds()))

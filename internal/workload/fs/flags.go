@@ -85,6 +85,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	j := &o.Job
 	f.StringVar(&j.Filename, "filename", "", "file or block device shared by all jobs")
 	f.StringVar(&j.Directory, "directory", "", "directory for one file per job (iolab.<job>.0)")
+	f.StringVar(&j.FilenameFormat, "filename_format", "", "the files' names in --directory (default the working directory), as fio's: $jobname, $jobnum, $filenum, $clientuid (fio.$jobnum.$filenum)")
 	f.StringVar(&o.rw, "rw", "read", "read|write|randread|randwrite|rw|randrw, with fio's modifier: write:112k (a hole after each block), read:-8k (backwards), randread:8 (8 sequential operations per random offset)")
 	flagval.PercentVar(f, &j.RWMixRead, "rwmixread", 50, "percentage of reads in rw/randrw")
 	f.Var(flagval.Size{P: &j.BlockSize, Min: 1, Max: 1 << 30, Fio: true}, "bs", "block size (4k, 1m)")
@@ -158,6 +159,9 @@ func (o *Flags) Options() (Options, error) {
 	j.resolveBlockSizes()
 	if o.timeBased < 0 && j.Runtime > 0 {
 		j.RuntimeCaps = true
+	}
+	if j.FilenameFormat != "" && j.Directory == "" && j.Filename == "" {
+		j.Directory = "." // fio's: the working directory
 	}
 	if j.Filename != "" && j.Directory != "" {
 		// fio's: the directory is prefixed to the file's name.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ func FioAlias(name string) string {
 var (
 	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "number_ios", "runtime", "ramp_time", "iodepth",
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
-		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "offset", "offset_increment", "bssplit", "bsrange", "blockalign", "write_lat_log", "startdelay", "openfiles", "rate", "rate_iops", "rate_process",
+		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "offset", "offset_increment", "bssplit", "bsrange", "blockalign", "write_lat_log", "startdelay", "filename_format", "openfiles", "rate", "rate_iops", "rate_process",
 		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread", "steadystate", "steadystate_duration", "steadystate_ramp_time", "norandommap", "random_distribution", "loops", "randseed", "randrepeat"}
 	fioAliases = map[string]string{"readwrite": "rw", "timeout": "runtime", "blocksize_range": "bsrange", "ba": "blockalign", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit", "threads": "thread",
 		"ss": "steadystate", "ss_dur": "steadystate_duration", "ss_ramp": "steadystate_ramp_time"}
@@ -324,11 +325,13 @@ func fioFlag(key string, value *string, note *string) (string, error) {
 	return "", fmt.Errorf("%s: not an option iolab's engines take; fio runs the file as written with --ioengine=fio. iolab's engines take %s", key, strings.Join(known, ", "))
 }
 
-// expandFioEnv replaces ${NAME} and $NAME with environment variables, as
-// fio does; an unset one is an error rather than an empty value.
+// expandFioEnv replaces ${NAME} with the environment variable, as fio
+// does; an unset one is an error rather than an empty value. $NAME without
+// braces stays as written (filename_format's $jobnum is fio's own).
 func expandFioEnv(s string) (string, error) {
 	var missing string
-	out := os.Expand(s, func(name string) string {
+	out := fioEnvVar.ReplaceAllStringFunc(s, func(m string) string {
+		name := m[2 : len(m)-1]
 		v, ok := os.LookupEnv(name)
 		if !ok && missing == "" {
 			missing = name
@@ -340,3 +343,5 @@ func expandFioEnv(s string) (string, error) {
 	}
 	return out, nil
 }
+
+var fioEnvVar = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)

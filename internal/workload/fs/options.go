@@ -189,6 +189,9 @@ type Options struct {
 	// randrepeat=0: another each run).
 	RandSeed     uint64
 	NoRandRepeat bool
+	// FilenameFormat names the job's files in its directory as fio's
+	// filename_format does ($jobname.$jobnum.$filenum is iolab's own).
+	FilenameFormat string
 	// FilePrefix names the job's files in its directory, PREFIX.JOB.FILE
 	// as fio names them by the job's name ("": iolab): jobs that run at
 	// the same time each have files of their own, as in fio.
@@ -232,6 +235,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--ioengine null: --size is required (the region the null operations pretend to cover)")
 	case o.Filename == "" && o.Directory == "" && o.Engine != EngineNull:
 		return fmt.Errorf("--filename or --directory is required")
+	case o.Filename != "" && o.FilenameFormat != "":
+		return fmt.Errorf("--filename with --filename_format: give one (fio's filename wins over the format)")
 	case o.Filename != "" && o.Directory != "":
 		return fmt.Errorf("--filename and --directory: give one, not both")
 	case o.BlockSize <= 0:
@@ -430,6 +435,9 @@ func (o *Options) Params() map[string]string {
 		p["filename"] = o.Filename
 	case o.Directory != "":
 		p["directory"] = o.Directory
+	}
+	if o.FilenameFormat != "" {
+		p["filename_format"] = o.FilenameFormat
 	}
 	return p
 }
