@@ -1147,3 +1147,22 @@ func TestFioFilenameFormat(t *testing.T) {
 		}
 	}
 }
+
+// Sections of the same name are two jobs, as in fio; their cells are told
+// apart (a, a-2).
+func TestFioJobFileSameNames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"dup.fio": "[global]\ndirectory=" + dir + "\nsize=64k\n[a]\nrw=read\n[a]\nstonewall\nrw=write\n"})
+	r, _ := runFioJob(t, dir, filepath.Join(dir, "dup.fio"))
+	if len(r.Cells) != 2 || r.Cells[0].Name == r.Cells[1].Name || len(r.Runs) != 2 || r.Runs[0].Cell == r.Runs[1].Cell {
+		t.Errorf("cells %+v, runs %+v: want two cells of their own names", r.Cells, r.Runs)
+	}
+	rw := map[string]string{}
+	for _, c := range r.Cells {
+		rw[c.Name] = c.Params["rw"]
+	}
+	if rw["a"] != "read" || rw["a-2"] != "write" {
+		t.Errorf("cells %v, want a (read) and a-2 (write)", rw)
+	}
+}

@@ -212,7 +212,7 @@ func runFS(ctx context.Context, repeat RepeatOptions, groups [][]FSOptions, comm
 			together := fs.NewTogether(members, names)
 			w, runtime = together, max(runtime, together.Runtime())
 		}
-		cells = append(cells, lab.Cell{Name: strings.Join(names, "+"), Workload: w, Target: target})
+		cells = append(cells, lab.Cell{Name: uniqueName(strings.Join(names, "+"), cells), Workload: w, Target: target})
 		settings = append(settings, w.Params())
 	}
 	plan := lab.Plan{Name: "fs", Command: command, Settings: settings[0]}
@@ -220,6 +220,20 @@ func runFS(ctx context.Context, repeat RepeatOptions, groups [][]FSOptions, comm
 		plan.Settings = settings
 	}
 	return runExperiment(ctx, repeat, plan, cells, runtime, stdout, stderr)
+}
+
+// uniqueName is name, or name-2, name-3, ... when a cell before has it:
+// fio runs sections of the same name (each a job "a"), and iolab's cells
+// are told apart by name.
+func uniqueName(name string, cells []lab.Cell) string {
+	taken := func(n string) bool {
+		return slices.ContainsFunc(cells, func(c lab.Cell) bool { return c.Name == n })
+	}
+	out := name
+	for k := 2; taken(out); k++ {
+		out = fmt.Sprintf("%s-%d", name, k)
+	}
+	return out
 }
 
 // fioLatLog makes a job file's write_lat_log the experiment's latency log
