@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -1164,5 +1165,34 @@ func TestFioJobFileSameNames(t *testing.T) {
 	}
 	if rw["a"] != "read" || rw["a-2"] != "write" {
 		t.Errorf("cells %v, want a (read) and a-2 (write)", rw)
+	}
+}
+
+// fio's buffer_pattern (issue 46 item 2): every written block holds the
+// pattern, over and over — the file iolab writes is the file fio writes.
+func TestFioBufferPattern(t *testing.T) {
+	t.Parallel()
+	engines := []string{"psync", "io_uring"}
+	if _, err := exec.LookPath("fio"); err == nil {
+		engines = append(engines, "fio")
+	}
+	dir := t.TempDir()
+	want := bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 64<<10/4)
+	for _, engine := range engines {
+		path := filepath.Join(dir, engine+".dat")
+		out, stderr, err := iolab(t, context.Background(), "fs", "--filename", path, "--rw=write", "--bs=4k", "--size=64k", "--buffer_pattern=0xdeadbeef",
+			"--iodepth=2", "--ioengine="+engine, "--rounds=2", "--warmup=0", "--json", "--db", filepath.Join(dir, "x.db"))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", engine, err, stderr)
+		}
+		var r fsJobReport
+		decodeInto(t, out, &r)
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) || r.Cells[0].Params["buffer_pattern"] != "0xdeadbeef" {
+			t.Errorf("%s: the file is not the pattern repeated (%d bytes, %v), params %v", engine, len(got), err, r.Cells[0].Params)
+		}
+	}
+	_, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--buffer_pattern=12", "--size=64k", "--db", filepath.Join(dir, "x.db"))
+	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), `want hex (0xdeadbeef) or a quoted string`) {
+		t.Errorf("a number: %v", err)
 	}
 }

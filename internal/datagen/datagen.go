@@ -30,6 +30,9 @@ type Pattern struct {
 	// DedupPct is the share of blocks that repeat the content of an earlier
 	// block, 0..100 (fio's dedupe_percentage).
 	DedupPct int
+	// Repeat, when set, is what every block holds, over and over (fio's
+	// buffer_pattern).
+	Repeat []byte `json:",omitempty"`
 }
 
 // Validate reports a pattern with percentages out of range.
@@ -39,6 +42,9 @@ func (p Pattern) Validate() error {
 	}
 	if p.DedupPct < 0 || p.DedupPct > 100 {
 		return fmt.Errorf("dedupe percentage %d: want 0..100", p.DedupPct)
+	}
+	if len(p.Repeat) > 0 && (p.Zeros || p.CompressPct > 0 || p.DedupPct > 0) {
+		return fmt.Errorf("a repeated pattern with zeros, compression or dedupe: give one")
 	}
 	return nil
 }
@@ -67,6 +73,11 @@ func New(p Pattern, seed uint64) *Generator {
 
 // Fill writes the next block into buf, whose length is the block size.
 func (g *Generator) Fill(buf []byte) {
+	if r := g.pattern.Repeat; len(r) > 0 {
+		for i := 0; i < len(buf); i += copy(buf[i:], r) {
+		}
+		return
+	}
 	if g.pattern.Zeros || g.pattern.CompressPct == 100 {
 		clear(buf)
 		return
@@ -95,7 +106,7 @@ func (g *Generator) RefillEvery(buf []byte, every int) {
 	if every < sectorSize || every%sectorSize != 0 {
 		panic(fmt.Sprintf("datagen: re-stamping every %d bytes, not a multiple of %d", every, sectorSize))
 	}
-	if g.pattern.Zeros || g.pattern.CompressPct != 0 || g.pattern.DedupPct != 0 {
+	if g.pattern.Zeros || g.pattern.CompressPct != 0 || g.pattern.DedupPct != 0 || len(g.pattern.Repeat) > 0 {
 		g.Fill(buf)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -63,6 +64,9 @@ func (o *Options) fioArgs() []string {
 		args = append(args, fmt.Sprintf("--startdelay=%dms", o.StartDelay.Milliseconds()))
 	}
 	args = append(args, o.fioBlockSizes()...)
+	if len(o.Data.Repeat) > 0 {
+		args = append(args, "--buffer_pattern=0x"+hex.EncodeToString(o.Data.Repeat))
+	}
 	if o.Offset > 0 || o.OffsetIncrement > 0 {
 		// A segment's jobs are jobs jobOffset.. of the whole load.
 		args = append(args, "--offset="+strconv.FormatInt(o.jobBase(0), 10), "--offset_increment="+strconv.FormatInt(o.OffsetIncrement, 10))

@@ -54,8 +54,8 @@ type Flags struct {
 	Job   Options
 	rw    string
 	zeros bool
-	// bssplit and bsrange as given.
-	bssplit, bsrange string
+	// bssplit, bsrange and buffer_pattern as given.
+	bssplit, bsrange, pattern string
 	// timeBased is fio's time_based as given: 1, -1 for 0, or 0 unset.
 	timeBased int8
 }
@@ -127,6 +127,7 @@ func (o *Flags) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&j.Engine, "ioengine", DefaultEngine, "auto|psync|psync-pool|io_uring|fio, or fio's libaio, sync, pvsync (auto: io_uring when iodepth > 1, else psync; psync has one operation in flight per job as fio's does, psync-pool iodepth; fio runs fio itself on the same job)")
 	flagval.PercentVar(f, &j.Data.CompressPct, "buffer_compress_percentage", 0, "percentage of each written block that compresses (zeros)")
 	flagval.PercentVar(f, &j.Data.DedupPct, "dedupe_percentage", 0, "percentage of written blocks that repeat earlier ones")
+	f.Var(patternValue{&j.Data.Repeat, &o.pattern}, "buffer_pattern", "fill every written block with this, repeated, as fio's: hex (0xdeadbeef) or a quoted string")
 	f.BoolVar(&o.zeros, "zero_buffers", false, "write zeros instead of random data")
 	f.StringVar(&j.FioPath, "fio", "fio", "fio binary for --ioengine fio")
 	flagval.IntVar(f, &j.NrFiles, "nrfiles", 1, 1, 1<<20, "files per job, served round robin (iolab.<job>.<file> in --directory)")

@@ -37,7 +37,7 @@ func FioAlias(name string) string {
 var (
 	fioSameOptions = []string{"name", "filename", "directory", "rw", "rwmixread", "bs", "size", "io_size", "number_ios", "runtime", "ramp_time", "iodepth",
 		"iodepth_batch_submit", "numjobs", "direct", "invalidate", "fsync", "fdatasync", "ioengine",
-		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "offset", "offset_increment", "bssplit", "bsrange", "blockalign", "write_lat_log", "startdelay", "filename_format", "openfiles", "rate", "rate_iops", "rate_process",
+		"buffer_compress_percentage", "dedupe_percentage", "zero_buffers", "nrfiles", "filesize", "offset", "offset_increment", "bssplit", "bsrange", "blockalign", "write_lat_log", "startdelay", "filename_format", "buffer_pattern", "openfiles", "rate", "rate_iops", "rate_process",
 		"thinktime", "thinktime_blocks", "sync_file_range", "verify", "verify_backlog", "verify_only", "do_verify", "thread", "steadystate", "steadystate_duration", "steadystate_ramp_time", "norandommap", "random_distribution", "loops", "randseed", "randrepeat"}
 	fioAliases = map[string]string{"readwrite": "rw", "timeout": "runtime", "blocksize_range": "bsrange", "ba": "blockalign", "blocksize": "bs", "io_limit": "io_size", "iodepth_batch": "iodepth_batch_submit", "threads": "thread",
 		"ss": "steadystate", "ss_dur": "steadystate_duration", "ss_ramp": "steadystate_ramp_time"}

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -123,7 +124,7 @@ type Options struct {
 	// StartDelay is how long after the run's start the job starts (fio's
 	// startdelay): beside other jobs, later than they.
 	StartDelay time.Duration
-	IODepth  int
+	IODepth    int
 	// IODepthBatch is how many queued operations io_uring submits at once
 	// (fio's iodepth_batch_submit).
 	IODepthBatch int
@@ -296,8 +297,11 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--ioengine %q: want one of %s, fio's %s, or fio:ENGINE (fio run with its ENGINE, e.g. fio:libaio)", o.Engine,
 			strings.Join(Engines, ", "), strings.Join(slices.Sorted(maps.Keys(FioEngines)), ", "))
 	}
+	if len(o.Data.Repeat) > 0 && o.Verify.on() {
+		return fmt.Errorf("--buffer_pattern with --verify: iolab's verified blocks hold their own checked content; give one")
+	}
 	if err := o.Data.Validate(); err != nil {
-		return fmt.Errorf("--buffer_compress_percentage/--dedupe_percentage: %w", err)
+		return fmt.Errorf("--buffer_compress_percentage/--dedupe_percentage/--buffer_pattern/--zero_buffers: %w", err)
 	}
 	return nil
 }
@@ -403,6 +407,9 @@ func (o *Options) Params() map[string]string {
 	}
 	if o.Data.DedupPct > 0 {
 		p["dedupe_percentage"] = fmt.Sprint(o.Data.DedupPct)
+	}
+	if len(o.Data.Repeat) > 0 {
+		p["buffer_pattern"] = "0x" + hex.EncodeToString(o.Data.Repeat)
 	}
 	if o.NrFiles > 1 {
 		p["nrfiles"] = fmt.Sprint(o.NrFiles)
