@@ -1051,6 +1051,12 @@ func TestFioBlockSizesDrawn(t *testing.T) {
 	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "bad.fio:2: bssplit=4k/50:8k/60: ") || !strings.Contains(fmt.Sprint(err), "add up to 110") {
 		t.Errorf("shares over 100: %v", err)
 	}
+	// The random map of 8t in 512-byte blocks would take 2 GiB: refused
+	// before any file is made.
+	_, _, err = iolab(t, context.Background(), "fs", "--directory", dir, "--rw=randread", "--bssplit=512/50:4k/50", "--size=8t", "--db", filepath.Join(dir, "x.db"))
+	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "the random map over 17179869184 blocks of 512") || !strings.Contains(fmt.Sprint(err), "give --norandommap") {
+		t.Errorf("a random map past the bound: %v", err)
+	}
 	_, _, err = iolab(t, context.Background(), "fs", "--directory", dir, "--bssplit=4k/50:8k/50", "--verify=crc32c", "--size=1m", "--db", filepath.Join(dir, "x.db"))
 	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--bssplit/--bsrange with --verify") {
 		t.Errorf("verify with sizes drawn: %v", err)

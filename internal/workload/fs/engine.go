@@ -74,12 +74,11 @@ func (p *picker) next(file *jobFile) (write bool, offset, n int64) {
 	return write, file.base + p.block(file)*p.blockSize, p.blockSize
 }
 
-// sized picks, with sizes drawn, an operation's size and where it falls.
-// As in fio, the job issues while its bytes are not done, so the last
-// operation may go past them (a region's end cuts a sequential one);
-// sequentially on from the last one's end, or at a random aligned block
-// (the size cut at the region's end, as fio cuts an operation to the
-// blocks its random map has free).
+// sized picks, with sizes drawn, an operation's size and where it falls,
+// as fio's: sequentially on from the last one's end (cut at the region's
+// end), or at a random aligned block (cut at the region's end, or through
+// the random map to the free blocks there). The job issues while its bytes
+// are not done, so its last operation may go past them, as in fio.
 func (p *picker) sized(file *jobFile, write bool) (offset, n int64) {
 	n = p.sizes[boolInt(write)].draw(p.rng)
 	region := file.regionBlk * p.blockSize

@@ -115,12 +115,17 @@ func (o *Options) validateVerify() error {
 const maxVerifyBitmap = 1 << 30
 
 // checkVerifyMemory refuses a verified write job whose record of the
-// blocks it wrote (a bit per block of every file) would not fit in memory.
+// blocks it wrote (a bit per block of every file) would not fit in memory,
+// and a random map of drawn sizes (sizedMap) likewise.
 func (o *Options) checkVerifyMemory() error {
+	bits := o.fileSize() / o.BlockSize * int64(o.NrFiles) * int64(o.NumJobs)
+	if o.variableSizes() && o.RW.random() && !o.NoRandomMap && o.Distribution.Uniform() && bits/8 > maxVerifyBitmap {
+		return fmt.Errorf("the random map over %d blocks of %s (--bssplit/--bsrange: a bit per block of every file) needs %s, more than %s; give --norandommap, raise --blockalign or lower --size",
+			bits, units.FormatSize(o.BlockSize), units.HumanSize(bits/8), units.HumanSize(maxVerifyBitmap))
+	}
 	if !o.Verify.on() || o.Verify.Only || o.readShare() == 100 {
 		return nil
 	}
-	bits := o.fileSize() / o.BlockSize * int64(o.NrFiles) * int64(o.NumJobs)
 	if bits/8 > maxVerifyBitmap {
 		return fmt.Errorf("--verify over %d blocks of %s needs %s to record which were written, more than %s; raise --bs or lower --size",
 			bits, units.FormatSize(o.BlockSize), units.HumanSize(bits/8), units.HumanSize(maxVerifyBitmap))
