@@ -487,8 +487,6 @@ func (j *job) take() bool {
 	return !j.limited || (j.remaining.Add(-1) >= 0 && (!j.sized || j.bytesLeft.Load() > 0))
 }
 
-// nextSeq returns the file's next sequential block, wrapping at the
-// region's end.
 // nextSeqBytes is where a sequential operation of n bytes starts, with
 // sizes drawn, and its bytes: where the last one ended (its start once
 // that is the region's end), cut at the region's end, as fio cuts it.
@@ -506,6 +504,8 @@ func (file *jobFile) nextSeqBytes(n, region int64) (at, size int64) {
 	}
 }
 
+// nextSeq returns the file's next sequential block, wrapping at the
+// region's end, add blocks after each (fio's offset modifier: seqBlock).
 func (file *jobFile) nextSeq(add int64) int64 {
 	return seqBlock(file.cursor.Add(1)-1, file.regionBlk, add)
 }
