@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -1200,5 +1201,46 @@ func TestFioBufferPattern(t *testing.T) {
 	_, _, err := iolab(t, context.Background(), "fs", "--directory", dir, "--buffer_pattern=12", "--size=64k", "--db", filepath.Join(dir, "x.db"))
 	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), `want hex (0xdeadbeef) or a quoted string`) {
 		t.Errorf("a number: %v", err)
+	}
+}
+
+// fio's trim and randtrim (issue 46 item 2): each operation discards its
+// block — on a file a hole punched (fio 3.33 refuses a file) — counted as
+// trims in every output, fio's JSON's trim section included.
+func TestFioTrims(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.dat")
+	for _, rw := range []string{"randtrim", "trim"} {
+		out, stderr, err := iolab(t, context.Background(), "fs", "--filename", path, "--rw="+rw, "--bs=4k", "--size=256k", "--iodepth=2",
+			"--rounds=1", "--warmup=0", "--format=fio", "--db", filepath.Join(dir, "x.db"))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", rw, err, stderr)
+		}
+		var doc struct {
+			Jobs []struct {
+				Read, Write, Trim struct {
+					TotalIOs int64 `json:"total_ios"`
+					IOBytes  int64 `json:"io_bytes"`
+				}
+				JobOptions map[string]string `json:"job options"`
+			}
+		}
+		decodeInto(t, out, &doc)
+		j := doc.Jobs[0]
+		if j.Trim.TotalIOs != 64 || j.Trim.IOBytes != 256<<10 || j.Read.TotalIOs != 0 || j.Write.TotalIOs != 0 || j.JobOptions["ioengine"] != "psync-pool" {
+			t.Errorf("%s: fio's JSON %+v", rw, j)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(path, &st); err != nil || st.Size != 256<<10 || st.Blocks != 0 {
+			t.Errorf("%s: the file after every block trimmed: size %d, %d blocks (%v); want its size kept, nothing allocated", rw, st.Size, st.Blocks, err)
+		}
+		if err := os.WriteFile(path, bytes.Repeat([]byte{1}, 256<<10), 0o644); err != nil { // data again for the next
+			t.Fatal(err)
+		}
+	}
+	_, _, err := iolab(t, context.Background(), "fs", "--filename", path, "--rw=trim", "--ioengine=io_uring", "--db", filepath.Join(dir, "x.db"))
+	if ExitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--rw trim with --ioengine io_uring: iolab trims with a system call each") {
+		t.Errorf("trims on io_uring: %v", err)
 	}
 }

@@ -211,7 +211,7 @@ func (w *latWriter) add(d Op, endNs, latencyNs, bytes int64) {
 
 // fioDirection is an operation's data direction in fio's logs; -1: none.
 var fioDirection = [NumOps]int8{Read: 0, Write: 1, Sync: -1, Put: 1, Get: 0, Head: 0, List: 0, Delete: 2,
-	Multipart: 1, Copy: 1, Upload: 1, Download: 0, Open: -1, Close: -1}
+	Multipart: 1, Copy: 1, Upload: 1, Download: 0, Open: -1, Close: -1, Trim: 2}
 
 func (w *latWriter) addFio(d Op, endNs, latencyNs, bytes int64) {
 	dir := fioDirection[d]

@@ -25,11 +25,12 @@ const (
 	Download // an HTTP request that receives one
 	Open     // opening a file (a video frame)
 	Close    // closing it
+	Trim     // discarding a block's data (fio's trim: BLKDISCARD, a punched hole)
 	NumOps
 )
 
 var opNames = [NumOps]string{"read", "write", "sync", "put", "get", "head", "list", "delete", "multipart", "copy",
-	"upload", "download", "open", "close"}
+	"upload", "download", "open", "close", "trim"}
 
 func (d Op) String() string {
 	if d < NumOps {

@@ -187,9 +187,10 @@ func fioJobOf(name string, c store.Cell, runs []*metrics.Result, ids []int64, ex
 	if runtime > 0 {
 		j.UsrCPU, j.SysCPU = cpu[0]/runtime*100, cpu[1]/runtime*100
 	}
-	dirs := [2]*fioDir{&j.Read, &j.Write}
+	dirs := []*fioDir{&j.Read, &j.Write, &j.Trim}
 	active := 0
-	for d, out := range dirs {
+	for i, d := range []metrics.Op{metrics.Read, metrics.Write, metrics.Trim} {
+		out := dirs[i]
 		var ops, bytes int64
 		for _, r := range runs {
 			ops += r.ByOp[d].Ops
@@ -198,7 +199,10 @@ func fioJobOf(name string, c store.Cell, runs []*metrics.Result, ids []int64, ex
 		if ops > 0 {
 			active++
 		}
-		*out = fioDir{IOBytes: bytes, IOKBytes: bytes >> 10, Runtime: ms, TotalIOs: ops, Clat: fioLatOf(lat[d], bins)}
+		*out = fioDir{IOBytes: bytes, IOKBytes: bytes >> 10, TotalIOs: ops, Clat: fioLatOf(lat[d], bins)}
+		if ops > 0 {
+			out.Runtime = ms // fio's: 0 for a direction the job did not do
+		}
 		out.Lat = out.Clat
 		out.Lat.Percentile, out.Lat.Bins = nil, nil
 		if runtime > 0 && ops > 0 {
@@ -207,7 +211,6 @@ func fioJobOf(name string, c store.Cell, runs []*metrics.Result, ids []int64, ex
 			out.IOPS = float64(ops) / runtime
 		}
 	}
-	j.Trim = fioDir{Clat: fioLat{}, Lat: fioLat{}}
 	if active == 1 { // the series is per run, not per direction: only a one-way job's is the direction's
 		for _, out := range dirs {
 			if out.TotalIOs > 0 {

@@ -180,6 +180,7 @@ type op struct {
 	write bool
 	off   int64
 	n     int64 // its bytes
+	trim  bool  // it discards its block (rw=trim, randtrim)
 	due   int64 // the clock reading it may start at (rate caps); 0: at once
 	asked int64 // when its place on the schedule was asked for
 	paced bool  // due is a place on a rate cap's schedule: its response time counts from there
@@ -187,6 +188,9 @@ type op struct {
 }
 
 func (p *op) dir() metrics.Op {
+	if p.trim {
+		return metrics.Trim
+	}
 	if p.write {
 		return metrics.Write
 	}
@@ -243,7 +247,7 @@ func (is *issuer) next() (op, error) {
 	if is.j.sized {
 		is.j.bytesLeft.Add(-n)
 	}
-	p := op{file: file, write: write, off: off, n: n}
+	p := op{file: file, write: write && !is.o.RW.trims(), off: off, n: n, trim: is.o.RW.trims()}
 	if write && is.o.Verify.Only {
 		p.write = false // verify_only: read back what the write would have written
 	}
@@ -409,11 +413,17 @@ func (f *FS) psyncWorker(_ context.Context, worker int, clock metrics.Clock, sto
 		}
 		var n int
 		var start int64
-		if p.write {
+		switch {
+		case p.trim:
+			start = clock.Now()
+			if err = p.file.trim(p.off, p.n); err == nil {
+				n = len(buf)
+			}
+		case p.write:
 			is.fill(buf, &p)
 			start = clock.Now()
 			n, err = unix.Pwrite(p.file.fd, buf, p.off)
-		} else {
+		default:
 			start = clock.Now()
 			n, err = unix.Pread(p.file.fd, buf, p.off)
 		}

@@ -70,6 +70,7 @@ type jobFile struct {
 	// region's start when its next offset from there is this far or
 	// further (the file's size), and ends otherwise, as fio's does.
 	wrapsAt int64
+	device  bool         // a block device (trims are BLKDISCARD)
 	mapped  sizedMap     // the random map with sizes drawn
 	cursor  atomic.Int64 // next sequential block, or place in the random map
 	perm    permutation  // the random map's order of the blocks
@@ -188,13 +189,13 @@ func (f *FS) Prepare(ctx context.Context) error {
 					return err
 				}
 			}
-			size, _, err := existingSize(path)
+			size, device, err := existingSize(path)
 			if err != nil {
 				f.Close()
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			jb.files = append(jb.files, &jobFile{path: path, fd: -1, base: o.jobBase(j), regionBlk: o.fileSize() / o.BlockSize, seed: fileSeed(o.jobOffset+j, k),
-				perm: newPermutation(o.fileSize() / o.BlockSize), wrapsAt: size})
+				perm: newPermutation(o.fileSize() / o.BlockSize), wrapsAt: size, device: device})
 		}
 		if o.window() {
 			jb.window = &window{size: o.OpenFiles, flags: o.openFlags(), direct: o.Direct}

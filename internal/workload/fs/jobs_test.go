@@ -316,7 +316,11 @@ func fill(t *testing.T, v reflect.Value) {
 		case reflect.Slice:
 			f.Set(reflect.MakeSlice(f.Type(), 2, 2))
 			for k := range f.Len() {
-				f.Index(k).SetInt(int64(k + 3))
+				if e := f.Index(k); e.CanUint() {
+					e.SetUint(uint64(k + 3))
+				} else {
+					e.SetInt(int64(k + 3))
+				}
 			}
 		default:
 			t.Fatalf("field %s of %s: kind %s the test cannot fill; teach it, and check JSON carries it", v.Type().Field(i).Name, v.Type(), f.Kind())

@@ -25,9 +25,13 @@ const (
 	RandWrite Pattern = "randwrite"
 	RW        Pattern = "rw"
 	RandRW    Pattern = "randrw"
+	// Trim and RandTrim discard blocks (fio's trim, randtrim): BLKDISCARD
+	// on a block device; on a file, a hole punched (fio refuses a file).
+	Trim     Pattern = "trim"
+	RandTrim Pattern = "randtrim"
 )
 
-var patterns = []Pattern{Read, Write, RandRead, RandWrite, RW, RandRW}
+var patterns = []Pattern{Read, Write, RandRead, RandWrite, RW, RandRW, Trim, RandTrim}
 
 // ParsePattern accepts fio's rw names, plus readwrite as fio does.
 func ParsePattern(s string) (Pattern, error) {
@@ -39,17 +43,20 @@ func ParsePattern(s string) (Pattern, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%q: want one of read, write, randread, randwrite, rw, randrw", s)
+	return "", fmt.Errorf("%q: want one of read, write, randread, randwrite, rw, randrw, trim, randtrim", s)
 }
 
-func (p Pattern) random() bool { return p == RandRead || p == RandWrite || p == RandRW }
+func (p Pattern) random() bool { return p == RandRead || p == RandWrite || p == RandRW || p == RandTrim }
+
+// trims says every operation discards its block.
+func (p Pattern) trims() bool { return p == Trim || p == RandTrim }
 
 // readShare is the percentage of operations that read.
 func (o *Options) readShare() int {
 	switch o.RW {
 	case Read, RandRead:
 		return 100
-	case Write, RandWrite:
+	case Write, RandWrite, Trim, RandTrim:
 		return 0
 	}
 	return o.RWMixRead
@@ -223,7 +230,10 @@ func (o *Options) resolveEngine() {
 		return
 	}
 	o.Engine = EnginePsync
-	if o.IODepth > 1 {
+	switch {
+	case o.IODepth > 1 && o.RW.trims():
+		o.Engine = EnginePsyncPool // a trim is a system call of its own, as in fio's engines
+	case o.IODepth > 1:
 		o.Engine = EngineIOUring
 	}
 }
@@ -287,6 +297,9 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if err := o.validateBlockSizes(); err != nil {
+		return err
+	}
+	if err := o.validateTrims(); err != nil {
 		return err
 	}
 	_, fio := FioEngines[o.Engine]
