@@ -46,7 +46,9 @@ func ParsePattern(s string) (Pattern, error) {
 	return "", fmt.Errorf("%q: want one of read, write, randread, randwrite, rw, randrw, trim, randtrim", s)
 }
 
-func (p Pattern) random() bool { return p == RandRead || p == RandWrite || p == RandRW || p == RandTrim }
+func (p Pattern) random() bool {
+	return p == RandRead || p == RandWrite || p == RandRW || p == RandTrim
+}
 
 // trims says every operation discards its block.
 func (p Pattern) trims() bool { return p == Trim || p == RandTrim }
