@@ -159,7 +159,7 @@ func (f *FS) Prepare(ctx context.Context) error {
 	if err := f.resolveSize(); err != nil {
 		return &workload.InputError{Err: err}
 	}
-	if err := o.checkVerifyMemory(); err != nil {
+	if err := o.checkBitmapMemory(); err != nil {
 		return &workload.InputError{Err: err}
 	}
 	if !o.Distribution.Uniform() && o.RW.random() {

@@ -114,10 +114,10 @@ func (o *Options) validateVerify() error {
 // maxVerifyBitmap bounds the memory of the record of blocks written.
 const maxVerifyBitmap = 1 << 30
 
-// checkVerifyMemory refuses a verified write job whose record of the
+// checkBitmapMemory refuses a verified write job whose record of the
 // blocks it wrote (a bit per block of every file) would not fit in memory,
 // and a random map of drawn sizes (sizedMap) likewise.
-func (o *Options) checkVerifyMemory() error {
+func (o *Options) checkBitmapMemory() error {
 	bits := o.fileSize() / o.BlockSize * int64(o.NrFiles) * int64(o.NumJobs)
 	if o.variableSizes() && o.RW.random() && !o.NoRandomMap && o.Distribution.Uniform() && bits/8 > maxVerifyBitmap {
 		return fmt.Errorf("the random map over %d blocks of %s (--bssplit/--bsrange: a bit per block of every file) needs %s, more than %s; give --norandommap, raise --blockalign or lower --size",
