@@ -15,12 +15,12 @@ import (
 //
 //   - generator-saturated: iolab itself used most of the machine's CPUs;
 //   - generator-starved: most late starts were iolab's free workers' (they
-//     woke late), or iolab's threads were ready to run on half the CPUs or
-//     more (running or waiting for one, from schedstat) and waited longer
-//     than they ran — other work had the CPUs, and the target is not what
-//     was measured. (Its goroutines then wait in Go's own run queue too,
-//     which no thread count sees: a starved client's service times swell
-//     with it, so the wait is judged against the CPUs, not against them);
+//     woke late), or most runs were delayed by the generator (metrics.GeneratorDelayed,
+//     the rule of the generator-delayed flag) —
+//     other work had the CPUs, and the target is not what was measured. (A
+//     starved client's goroutines wait in Go's own run queue too, which no
+//     thread count sees: its service times swell with it, so a late start
+//     after a long operation is no proof that the target was slow);
 //   - concurrency-cap: every worker the run may add (--max-concurrency)
 //     was busy: the cap, not the target alone, held the schedule back;
 //   - late-starts: the generator kept its schedule and the target did
@@ -46,14 +46,16 @@ const lateStartShare = 5.0 // percent
 const (
 	saturatedCPUsPct = 0.75
 	starvedOwnShare  = 0.5
+	starvedRunShare  = 0.5
 )
 
 // behindFigures are the medians of a paced cell's measured runs.
 type behindFigures struct {
 	latePct, ownLatePct float64 // of operations
-	used, ready         float64 // CPUs iolab used; was ready to use (used, or waited for)
+	used                float64 // CPUs iolab used
 	waitPct, waitUsOp   float64 // iolab's CPU wait; waitOK where the kernel counts it
 	waitOK              bool
+	delayed             float64 // the share of the runs the generator delayed (metrics.GeneratorDelayed)
 	peak, cap           float64 // workers; cap 0: no reserve
 	stall               float64 // the machine's CPU pressure (PSI share)
 }
@@ -74,7 +76,7 @@ func judgeBehind(name string, f behindFigures, cpus int) (code, message string) 
 		return BehindSaturated, fmt.Sprintf(
 			"%s while iolab itself used %.1f of the %d CPUs: iolab, not the target, fell behind the schedule, and the response times are its own queue; lower the rate, or split the load (--segment) over more client hosts",
 			late, f.used, cpus)
-	case f.ownLatePct >= starvedOwnShare*f.latePct, f.waitPct >= metrics.StarvedWaitPct && f.ready >= metrics.StarvedReadyShare*float64(cpus):
+	case f.ownLatePct >= starvedOwnShare*f.latePct, f.delayed >= starvedRunShare:
 		machine := ""
 		if f.stall > 0 {
 			machine = fmt.Sprintf("; something waited for a CPU %.0f%% of the time on the machine", 100*f.stall)
@@ -111,7 +113,7 @@ func lateStartWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.
 		if Searched(c) {
 			continue // a search fails loads the target could not keep up with
 		}
-		f, ok := behindOf(dm, perCell[i])
+		f, ok := behindOf(dm, perCell[i], cpus)
 		if !ok {
 			continue
 		}
@@ -127,8 +129,9 @@ func lateStartWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.
 }
 
 // behindOf is the medians of a cell's measured paced runs (false: none).
-func behindOf(dm derivedMetrics, runs []store.Run) (behindFigures, bool) {
-	var late, own, used, ready, wait, waitOp, peak, cap, stall []float64
+func behindOf(dm derivedMetrics, runs []store.Run, cpus int) (behindFigures, bool) {
+	var late, own, used, wait, waitOp, peak, cap, stall []float64
+	hit := 0
 	for _, run := range runs {
 		if run.Warmup || run.Status != store.StatusOK || run.Result.Duration <= 0 {
 			continue
@@ -139,8 +142,11 @@ func behindOf(dm derivedMetrics, runs []store.Run) (behindFigures, bool) {
 			continue
 		}
 		late, own = append(late, share), append(own, m["gen_late_start_pct"])
+		if metrics.GeneratorDelayed(m, run.Result.Duration, cpus) {
+			hit++
+		}
 		secs := run.Result.Duration.Seconds()
-		used, ready = append(used, m["cpu_s"]/secs), append(ready, (m["cpu_s"]+m["gen_cpu_wait_s"])/secs)
+		used = append(used, m["cpu_s"]/secs)
 		if w, ok := m["gen_cpu_wait_pct"]; ok {
 			wait, waitOp = append(wait, w), append(waitOp, m["gen_cpu_wait_us_per_op"])
 		}
@@ -158,8 +164,8 @@ func behindOf(dm derivedMetrics, runs []store.Run) (behindFigures, bool) {
 		}
 		return stats.Summarize(v).Median
 	}
-	return behindFigures{latePct: med(late), ownLatePct: med(own), used: med(used), ready: med(ready), waitPct: med(wait), waitUsOp: med(waitOp),
-		waitOK: len(wait) > 0, peak: med(peak), cap: med(cap), stall: med(stall)}, true
+	return behindFigures{latePct: med(late), ownLatePct: med(own), used: med(used), waitPct: med(wait), waitUsOp: med(waitOp),
+		waitOK: len(wait) > 0, delayed: float64(hit) / float64(len(late)), peak: med(peak), cap: med(cap), stall: med(stall)}, true
 }
 
 // genDelayWarnings flag, per cell, the measured runs whose generator's
@@ -183,7 +189,7 @@ func genDelayWarnings(dm derivedMetrics, cells []store.Cell, perCell [][]store.R
 			}
 			measured++
 			m := dm.of(run.Result)
-			if metrics.ClientDelayed(m) || metrics.Starved(m, run.Result.Duration, cpus) {
+			if metrics.GeneratorDelayed(m, run.Result.Duration, cpus) {
 				hits = append(hits, hit{run, m["gen_delay_pct"]})
 			}
 		}

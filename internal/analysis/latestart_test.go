@@ -36,6 +36,11 @@ func TestLateStartsNameWhoFellBehind(t *testing.T) {
 		{"starved", []store.Run{run(300, 1000, 0.3, map[string]float64{"gen_cpu_wait_s": 0.9, "env_cpu_stall": 0.95}),
 			run(280, 1000, 0.3, map[string]float64{"gen_cpu_wait_s": 0.8, "env_cpu_stall": 0.9})}, BehindStarved,
 			"starved: 29% of operations started late; its threads waited for a CPU 74% of the time they were ready to run (850µs per operation), while it used 0.3 of 2 CPUs: iolab was starved of CPU by other work; something waited for a CPU 92% of the time on the machine"},
+		// A light client (0.1 CPU) waiting for a CPU 0.8 ms an operation,
+		// 16% of its 5 ms: ready on under half the CPUs, still its own
+		// delay, as the generator-delayed flag says of the same runs.
+		{"light-client", []store.Run{run(300, 1000, 0.1, map[string]float64{"gen_cpu_wait_s": 0.8}), run(280, 1000, 0.1, map[string]float64{"gen_cpu_wait_s": 0.8})}, BehindStarved,
+			"light-client: 29% of operations started late; its threads waited for a CPU 89% of the time they were ready to run (800µs per operation), while it used 0.1 of 2 CPUs: iolab was starved"},
 		{"woke-late", []store.Run{run(300, 1000, 0.2, map[string]float64{"gen_late_starts": 250}), run(280, 1000, 0.2, map[string]float64{"gen_late_starts": 240})}, BehindStarved,
 			"woke-late: 29% of operations started late, 24% by iolab's own delay (a free worker that started late), while it used 0.2 of 2 CPUs: iolab was starved"},
 		{"capped", []store.Run{run(300, 1000, 0.1, map[string]float64{"workers_peak": 64, "workers_cap": 64, "gen_cpu_wait_s": 0.001}),

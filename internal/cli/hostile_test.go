@@ -118,14 +118,23 @@ func TestCutShortDownloadsAreFailures(t *testing.T) {
 func TestRateOnOneDirectionIsNoFalseAlarm(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	for _, args := range [][]string{{"--rw", "randread", "--rate", "1m"}, {"--rw", "write", "--rate_iops", "50"}} {
+	for _, c := range []struct {
+		args  []string
+		never string // the direction the job does not issue
+	}{{[]string{"--rw", "randread", "--rate", "1m"}, "writes ran"}, {[]string{"--rw", "write", "--rate_iops", "50"}, "reads ran"}} {
+		args := c.args
 		out, _, err := iolab(t, context.Background(), append([]string{"fs", "--directory", dir, "--size", "1m", "--bs", "4k",
 			"--runtime", "1s", "--rounds", "1", "--warmup", "0", "--db", filepath.Join(t.TempDir(), "x.db"), "--json"}, args...)...)
 		if err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		if r := decode(t, out); hasWarning(r, "rate-not-met") {
-			t.Errorf("%v: %+v", args, r.Warnings)
+		// The target keeps these rates; a generator starved of CPU (the
+		// suite beside stress-ng) may not, and is then named, never the
+		// target.
+		for _, w := range decode(t, out).Warnings {
+			if w.Code == "late-starts" || (w.Code == "rate-not-met" && (strings.Contains(w.Message, c.never) || !strings.Contains(w.Message, "iolab, not the target, fell behind"))) {
+				t.Errorf("%v: %s: %s", args, w.Code, w.Message)
+			}
 		}
 	}
 }

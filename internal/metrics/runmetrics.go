@@ -103,6 +103,16 @@ func Starved(m map[string]float64, d time.Duration, cpus int) bool {
 	return cpus > 0 && m["gen_cpu_wait_pct"] >= StarvedWaitPct && ready >= StarvedReadyShare*float64(cpus)
 }
 
+// GeneratorDelayed is whether a run of these metrics, lasting d on a
+// machine of cpus CPUs, measured its client as much as its target: its
+// own delay was past its share (ClientDelayed), or it was starved of CPU
+// (Starved). The one rule for the generator-delayed flag, for who fell
+// behind a schedule, and for whom a rate not kept is said of (fs's
+// rate-not-met).
+func GeneratorDelayed(m map[string]float64, d time.Duration, cpus int) bool {
+	return ClientDelayed(m) || Starved(m, d, cpus)
+}
+
 // RunMetrics derives a run's metrics, keyed by the names summaries use.
 func RunMetrics(res *Result) map[string]float64 {
 	if res.Derived != nil {

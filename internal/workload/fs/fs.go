@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -438,10 +439,20 @@ func (f *FS) reset(ctx context.Context, tracking bool) {
 }
 
 // paceNotes say when a rate cap was not met: the job's operations of a
-// direction fell more than 5% short of it over the run.
+// direction fell more than 5% short of it over the run. Who fell short is
+// judged by the one rule of the report's (metrics.GeneratorDelayed): a
+// generator starved of CPU, or delayed past its share of what it
+// measured, kept the rate from itself — not the target.
 func (f *FS) paceNotes(res *metrics.Result, issued [2]int64) []metrics.Note {
 	var notes []metrics.Note
 	share := f.opts.readShare()
+	who := "the target did not keep up"
+	if m := metrics.RunMetrics(res); metrics.GeneratorDelayed(m, res.Duration, runtime.NumCPU()) {
+		who = fmt.Sprintf("iolab, not the target, fell behind: its own delay was %.0f%% of the median it measured", m["gen_delay_pct"])
+		if w, ok := m["gen_cpu_wait_pct"]; ok {
+			who += fmt.Sprintf(", its threads waited for a CPU %.0f%% of the time they were ready to run", w)
+		}
+	}
 	for d := range 2 {
 		if (metrics.Op(d) == metrics.Read && share == 0) || (metrics.Op(d) == metrics.Write && share == 100) {
 			continue // a direction the job does not issue has no rate to meet (--rate 10m caps both)
@@ -452,8 +463,8 @@ func (f *FS) paceNotes(res *metrics.Result, issued [2]int64) []metrics.Note {
 			n := issued[d]
 			late := metrics.CountAbove(res.ByOp[d].StartLag, int64(metrics.LateAfter))
 			notes = append(notes, metrics.Note{Code: "rate-not-met", Message: fmt.Sprintf(
-				"%ss ran at %.4g/s, below the %.4g/s that --rate/--rate_iops asked of %d jobs; %d of %d started over 1ms late: the target did not keep up",
-				metrics.Op(d), got, perSecond, len(f.jobs), late, n)})
+				"%ss ran at %.4g/s, below the %.4g/s that --rate/--rate_iops asked of %d jobs; %d of %d started over 1ms late: %s",
+				metrics.Op(d), got, perSecond, len(f.jobs), late, n, who)})
 		}
 	}
 	return notes

@@ -244,3 +244,36 @@ func TestWindowWithSyncs(t *testing.T) {
 		t.Fatalf("%d writes, %d syncs, %d errors; want 96, 31, 0", w, s, res.Errors)
 	}
 }
+
+// A rate a job fell short of is said of whoever fell short, by the rule
+// the report's who-fell-behind uses: a generator that waited for a CPU
+// 800 µs an operation of 200 µs reads kept the rate from itself; a
+// generator that kept its time, with reads of 20 ms, was held back by the
+// target.
+func TestRateNotMetSaysWho(t *testing.T) {
+	t.Parallel()
+	o := DefaultOptions()
+	o.RW, o.RateIOPS = RandRead, [2]int64{256, 0}
+	f := &FS{opts: o, jobs: make([]*job, 1)}
+	result := func(latNs int64, waitS float64) *metrics.Result {
+		lat := metrics.NewHistogram()
+		metrics.RecordLatencyN(lat, latNs, 200)
+		res := &metrics.Result{Duration: time.Second, CPUUserS: 0.05, Extra: map[string]float64{"gen_cpu_wait_s": waitS, "late_starts": 20}}
+		res.ByOp[metrics.Read] = metrics.OpStats{Ops: 200, Lat: lat, Response: lat}
+		return res
+	}
+	for _, c := range []struct {
+		name string
+		res  *metrics.Result
+		who  string
+	}{
+		{"starved", result(200e3, 0.16), "iolab, not the target, fell behind: its own delay was 400% of the median it measured, its threads waited for a CPU 76% of the time"},
+		{"slow target", result(20e6, 0.002), "the target did not keep up"},
+	} {
+		notes := f.paceNotes(c.res, [2]int64{210, 0})
+		if len(notes) != 1 || notes[0].Code != "rate-not-met" || !strings.Contains(notes[0].Message, "reads ran at 200/s, below the 256/s") ||
+			!strings.Contains(notes[0].Message, c.who) {
+			t.Errorf("%s: %+v, want %q", c.name, notes, c.who)
+		}
+	}
+}
