@@ -15,8 +15,8 @@ import (
 //
 //   - generator-saturated: iolab itself used most of the machine's CPUs;
 //   - generator-starved: most late starts were iolab's free workers' (they
-//     woke late), or most runs were delayed by the generator (metrics.GeneratorDelayed,
-//     the rule of the generator-delayed flag) —
+//     woke late), or in most runs its own delay was past its share and accounts for
+//     half the lateness or more (metrics.GeneratorBehind) —
 //     other work had the CPUs, and the target is not what was measured. (A
 //     starved client's goroutines wait in Go's own run queue too, which no
 //     thread count sees: its service times swell with it, so a late start
@@ -55,7 +55,7 @@ type behindFigures struct {
 	used                float64 // CPUs iolab used
 	waitPct, waitUsOp   float64 // iolab's CPU wait; waitOK where the kernel counts it
 	waitOK              bool
-	delayed             float64 // the share of the runs the generator delayed (metrics.GeneratorDelayed)
+	delayed             float64 // the share of the runs the generator held back (metrics.GeneratorBehind)
 	peak, cap           float64 // workers; cap 0: no reserve
 	stall               float64 // the machine's CPU pressure (PSI share)
 }
@@ -142,7 +142,7 @@ func behindOf(dm derivedMetrics, runs []store.Run, cpus int) (behindFigures, boo
 			continue
 		}
 		late, own = append(late, share), append(own, m["gen_late_start_pct"])
-		if metrics.GeneratorDelayed(m, run.Result.Duration, cpus) {
+		if metrics.GeneratorBehind(m, run.Result.Duration, cpus) {
 			hit++
 		}
 		secs := run.Result.Duration.Seconds()

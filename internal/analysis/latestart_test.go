@@ -25,6 +25,14 @@ func TestLateStartsNameWhoFellBehind(t *testing.T) {
 		res.ByOp[metrics.Get] = metrics.OpStats{Ops: ops, Lat: lat}
 		return store.Run{Status: store.StatusOK, Result: res}
 	}
+	lagged := func(r store.Run, lagNs int64) store.Run {
+		lag := metrics.NewHistogram()
+		metrics.RecordLatencyN(lag, lagNs, r.Result.ByOp[metrics.Get].Ops)
+		ds := r.Result.ByOp[metrics.Get]
+		ds.StartLag = lag
+		r.Result.ByOp[metrics.Get] = ds
+		return r
+	}
 	for _, c := range []struct {
 		name  string
 		runs  []store.Run
@@ -41,6 +49,10 @@ func TestLateStartsNameWhoFellBehind(t *testing.T) {
 		// delay, as the generator-delayed flag says of the same runs.
 		{"light-client", []store.Run{run(300, 1000, 0.1, map[string]float64{"gen_cpu_wait_s": 0.8}), run(280, 1000, 0.1, map[string]float64{"gen_cpu_wait_s": 0.8})}, BehindStarved,
 			"light-client: 29% of operations started late; its threads waited for a CPU 89% of the time they were ready to run (800µs per operation), while it used 0.1 of 2 CPUs: iolab was starved"},
+		// The same client beside a target that stalled: starts 300 ms late
+		// on average, far past its 0.8 ms: the target.
+		{"stalled-target", []store.Run{lagged(run(300, 1000, 0.1, map[string]float64{"gen_cpu_wait_s": 0.8}), 300e6), lagged(run(280, 1000, 0.1, map[string]float64{"gen_cpu_wait_s": 0.8}), 300e6)}, BehindTarget,
+			"stalled-target: 29% of operations started late (iolab used 0.1 of 2 CPUs, its threads waited for a CPU 89% of the time they were ready to run (800µs per operation)): the target"},
 		{"woke-late", []store.Run{run(300, 1000, 0.2, map[string]float64{"gen_late_starts": 250}), run(280, 1000, 0.2, map[string]float64{"gen_late_starts": 240})}, BehindStarved,
 			"woke-late: 29% of operations started late, 24% by iolab's own delay (a free worker that started late), while it used 0.2 of 2 CPUs: iolab was starved"},
 		{"capped", []store.Run{run(300, 1000, 0.1, map[string]float64{"workers_peak": 64, "workers_cap": 64, "gen_cpu_wait_s": 0.001}),

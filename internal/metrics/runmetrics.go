@@ -31,6 +31,9 @@ func init() {
 		// all of them.
 		Def{Name: "start_lag_p50_ns", Label: "start lag p50", Unit: "ns", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute, PerOp: true},
 		Def{Name: "start_lag_p99_ns", Label: "start lag p99", Unit: "ns", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute, PerOp: true},
+		// How late a paced operation started on average: the lateness the
+		// generator's own delay is weighed against (GeneratorBehind).
+		Def{Name: "start_lag_mean_ns", Label: "start lag mean", Unit: "ns", Better: LowerIsBetter, Zeroable: true, Merge: MergeRecompute},
 		// The generator's own part of it: operations late though a worker
 		// was free (it woke late, or waited for a CPU), that delay per
 		// paced operation, and the time iolab's threads waited for a CPU
@@ -106,11 +109,25 @@ func Starved(m map[string]float64, d time.Duration, cpus int) bool {
 // GeneratorDelayed is whether a run of these metrics, lasting d on a
 // machine of cpus CPUs, measured its client as much as its target: its
 // own delay was past its share (ClientDelayed), or it was starved of CPU
-// (Starved). The one rule for the generator-delayed flag, for who fell
-// behind a schedule, and for whom a rate not kept is said of (fs's
-// rate-not-met).
+// (Starved). The rule of the generator-delayed flag.
 func GeneratorDelayed(m map[string]float64, d time.Duration, cpus int) bool {
 	return ClientDelayed(m) || Starved(m, d, cpus)
+}
+
+// GeneratorBehind is whether the generator, not the target, kept a paced
+// run from its schedule: it was delayed (GeneratorDelayed), and its own
+// delay per operation accounts for half the operations' mean lateness or
+// more — a target that stalled for a second makes starts late by far more
+// than a client's 3 ms of CPU wait an operation. The one rule for who fell
+// behind a schedule and for whom a rate not kept is said of (fs's
+// rate-not-met).
+func GeneratorBehind(m map[string]float64, d time.Duration, cpus int) bool {
+	if !GeneratorDelayed(m, d, cpus) {
+		return false
+	}
+	lag, ok := m["start_lag_mean_ns"]
+	own := 1e3 * max(m["gen_delay_us_per_op"], m["gen_cpu_wait_us_per_op"])
+	return !ok || own >= lag/2
 }
 
 // RunMetrics derives a run's metrics, keyed by the names summaries use.
@@ -157,6 +174,7 @@ func generatorMetrics(res *Result, m map[string]float64) {
 		}
 		if lag := union(res, func(ds OpStats) *hdrhistogram.Histogram { return ds.StartLag }); lag != nil {
 			m["start_lag_p50_ns"], m["start_lag_p99_ns"] = float64(lag.ValueAtQuantile(50)), float64(lag.ValueAtQuantile(99))
+			m["start_lag_mean_ns"] = lag.Mean()
 		}
 	}
 	if wait, ok := res.Extra["gen_cpu_wait_s"]; ok {

@@ -440,14 +440,14 @@ func (f *FS) reset(ctx context.Context, tracking bool) {
 
 // paceNotes say when a rate cap was not met: the job's operations of a
 // direction fell more than 5% short of it over the run. Who fell short is
-// judged by the one rule of the report's (metrics.GeneratorDelayed): a
+// judged by the one rule of the report's (metrics.GeneratorBehind): a
 // generator starved of CPU, or delayed past its share of what it
 // measured, kept the rate from itself — not the target.
 func (f *FS) paceNotes(res *metrics.Result, issued [2]int64) []metrics.Note {
 	var notes []metrics.Note
 	share := f.opts.readShare()
 	who := "the target did not keep up"
-	if m := metrics.RunMetrics(res); metrics.GeneratorDelayed(m, res.Duration, runtime.NumCPU()) {
+	if m := metrics.RunMetrics(res); metrics.GeneratorBehind(m, res.Duration, runtime.NumCPU()) {
 		who = fmt.Sprintf("iolab, not the target, fell behind: its own delay was %.0f%% of the median it measured", m["gen_delay_pct"])
 		if w, ok := m["gen_cpu_wait_pct"]; ok {
 			who += fmt.Sprintf(", its threads waited for a CPU %.0f%% of the time they were ready to run", w)
