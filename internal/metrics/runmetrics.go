@@ -120,7 +120,9 @@ func GeneratorDelayed(m map[string]float64, d time.Duration, cpus int) bool {
 // more — a target that stalled for a second makes starts late by far more
 // than a client's 3 ms of CPU wait an operation. The one rule for who fell
 // behind a schedule and for whom a rate not kept is said of (fs's
-// rate-not-met).
+// rate-not-met). A run without start lags to weigh (none paced late, or
+// stored figures from before start_lag_mean_ns) is judged by
+// GeneratorDelayed alone, as before that figure.
 func GeneratorBehind(m map[string]float64, d time.Duration, cpus int) bool {
 	if !GeneratorDelayed(m, d, cpus) {
 		return false

@@ -446,13 +446,7 @@ func (f *FS) reset(ctx context.Context, tracking bool) {
 func (f *FS) paceNotes(res *metrics.Result, issued [2]int64) []metrics.Note {
 	var notes []metrics.Note
 	share := f.opts.readShare()
-	who := "the target did not keep up"
-	if m := metrics.RunMetrics(res); metrics.GeneratorBehind(m, res.Duration, runtime.NumCPU()) {
-		who = fmt.Sprintf("iolab, not the target, fell behind: its own delay was %.0f%% of the median it measured", m["gen_delay_pct"])
-		if w, ok := m["gen_cpu_wait_pct"]; ok {
-			who += fmt.Sprintf(", its threads waited for a CPU %.0f%% of the time they were ready to run", w)
-		}
-	}
+	who := "" // judged once, only for a run that fell short
 	for d := range 2 {
 		if (metrics.Op(d) == metrics.Read && share == 0) || (metrics.Op(d) == metrics.Write && share == 100) {
 			continue // a direction the job does not issue has no rate to meet (--rate 10m caps both)
@@ -461,6 +455,9 @@ func (f *FS) paceNotes(res *metrics.Result, issued [2]int64) []metrics.Note {
 		got := float64(res.ByOp[d].Ops) / res.Duration.Seconds()
 		if perSecond > 0 && got < 0.95*perSecond {
 			n := issued[d]
+			if who == "" {
+				who = fellShort(res)
+			}
 			late := metrics.CountAbove(res.ByOp[d].StartLag, int64(metrics.LateAfter))
 			notes = append(notes, metrics.Note{Code: "rate-not-met", Message: fmt.Sprintf(
 				"%ss ran at %.4g/s, below the %.4g/s that --rate/--rate_iops asked of %d jobs; %d of %d started over 1ms late: %s",
@@ -468,6 +465,19 @@ func (f *FS) paceNotes(res *metrics.Result, issued [2]int64) []metrics.Note {
 		}
 	}
 	return notes
+}
+
+// fellShort says who kept a run from its rate (metrics.GeneratorBehind).
+func fellShort(res *metrics.Result) string {
+	m := metrics.RunMetrics(res)
+	if !metrics.GeneratorBehind(m, res.Duration, runtime.NumCPU()) {
+		return "the target did not keep up"
+	}
+	who := fmt.Sprintf("iolab, not the target, fell behind: its own delay was %.0f%% of the median it measured", m["gen_delay_pct"])
+	if w, ok := m["gen_cpu_wait_pct"]; ok {
+		who += fmt.Sprintf(", its threads waited for a CPU %.0f%% of the time they were ready to run", w)
+	}
+	return who
 }
 
 // dropCache drops a file's page cache, as fio's invalidate=1.
