@@ -162,6 +162,7 @@ func Run(ctx context.Context, opts Options, w Worker) (*metrics.Result, error) {
 	clock := metrics.NewClockAt(time.Now().Add(opts.Ramp))
 	for _, rec := range recs {
 		rec.LogTo(ctx, clock)
+		rec.Joined(clock.Began())
 	}
 	cpu0 := rusageAt(opts.Ramp)
 	stop.end = int64(opts.Runtime)

@@ -244,7 +244,7 @@ func TestPacedRunStartsNothingDueAfterItsEnd(t *testing.T) {
 		res, err := Run(context.Background(), Options{Workers: 4, Runtime: 300 * time.Millisecond},
 			func(_ context.Context, _ int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error {
 				for !stop.Stopped() {
-					due := pace.Due(clock.Now())
+					due := pace.Due(clock, clock.Now())
 					if !SleepUntil(clock, due, stop) {
 						return nil
 					}

@@ -14,8 +14,8 @@ import (
 )
 
 // Pacer hands out the start times of operations at a fixed rate (fio's
-// rate_iops, warp's --rate), from the first one on, to every worker that
-// shares it. An operation that could not start on time (its workers were
+// rate_iops, warp's --rate), from when the run began, to every worker
+// that shares it. An operation that could not start on time (its workers were
 // busy) starts at once, so the schedule catches up rather than drift;
 // how late each actually started, whatever the cause, is what the
 // worker's recorder counts (metrics.Recorder.RecordPaced), not the pacer.
@@ -76,7 +76,7 @@ func ParseProcess(s string) (Process, error) {
 // late starts.
 type Reserve struct {
 	most   int
-	wake   chan struct{}
+	wake   chan int64    // when a start was asked for late (a clock reading)
 	spent  chan struct{} // closed once a budget of operations is spent
 	once   sync.Once
 	active atomic.Int64
@@ -85,18 +85,20 @@ type Reserve struct {
 // NewReserve makes a reserve of most-start workers for a run that starts
 // with start.
 func NewReserve(start, most int) *Reserve {
-	r := &Reserve{most: most, wake: make(chan struct{}, max(most-start, 0)), spent: make(chan struct{})}
+	r := &Reserve{most: most, wake: make(chan int64, max(most-start, 0)), spent: make(chan struct{})}
 	r.active.Store(int64(start))
 	return r
 }
 
-// Wait holds a reserve worker until it is woken (true), or until the run
-// ends (false): at the stop, or once Spent is said. It waits on channels
-// alone: a thousand idle workers take no CPU from those that run, and
-// return the moment the run ends.
-func (r *Reserve) Wait(stop *Stop) bool {
+// Wait holds a reserve worker until it is woken (true; its recorder is
+// told it joined when it was called in: the lateness before was every
+// worker busy), or until the run ends (false): at the stop, or once Spent
+// is said. It waits on channels alone: a thousand idle workers take no
+// CPU from those that run, and return the moment the run ends.
+func (r *Reserve) Wait(stop *Stop, rec *metrics.Recorder) bool {
 	select {
-	case <-r.wake:
+	case at := <-r.wake:
+		rec.Joined(at)
 		r.active.Add(1)
 		return true
 	case <-stop.done():
@@ -142,10 +144,15 @@ func NewPacer(perSecond float64, process Process, seed uint64) *Pacer {
 	return p
 }
 
-// Due reserves the next start time, a metrics.Clock reading; now is one.
-func (p *Pacer) Due(now int64) int64 {
+// Due reserves the next start time, a reading of the run's clock; now is
+// one. The schedule begins when the clock did (metrics.Clock.Began: the
+// workers let go), not at the first Due: a generator slow to get going —
+// its threads waiting for a CPU, a worker's own set-up — has its first
+// starts counted late, by as much as they were, and the run still starts
+// everything due within its runtime.
+func (p *Pacer) Due(clock metrics.Clock, now int64) int64 {
 	if p.started.CompareAndSwap(false, true) {
-		p.origin.Store(now)
+		p.origin.Store(min(clock.Began(), now))
 	}
 	var due int64
 	if p.poisson {
@@ -161,7 +168,7 @@ func (p *Pacer) Due(now int64) int64 {
 	if p.reserve != nil && now-due > int64(metrics.LateAfter) {
 		// Asked for late: no worker was free at its time.
 		select {
-		case p.reserve.wake <- struct{}{}:
+		case p.reserve.wake <- now:
 		default: // every reserve worker is at work, or on its way
 		}
 	}

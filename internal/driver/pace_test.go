@@ -51,9 +51,9 @@ func TestPoissonArrivals(t *testing.T) {
 	const n, rate = 200000, 1000.0 // a gap of 1 ms on average
 	gaps := func(p *Pacer) []float64 {
 		out := make([]float64, 0, n)
-		prev := p.Due(0)
+		prev := p.Due(metrics.Clock{}, 0)
 		for range n {
-			due := p.Due(0)
+			due := p.Due(metrics.Clock{}, 0)
 			out = append(out, float64(due-prev))
 			prev = due
 		}
@@ -93,7 +93,7 @@ func TestPoissonPacerShared(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 1000 {
-				d := p.Due(0)
+				d := p.Due(metrics.Clock{}, 0)
 				mu.Lock()
 				seen[d] = true
 				mu.Unlock()
@@ -147,9 +147,9 @@ func TestReserveWaitsForAWakeTheStopOrTheBudget(t *testing.T) {
 		var stop Stop
 		joined := make(chan bool, 4)
 		for range 4 {
-			go func() { joined <- r.Wait(&stop) }()
+			go func() { joined <- r.Wait(&stop, metrics.NewSeries().NewRecorder()) }()
 		}
-		r.wake <- struct{}{} // as a late start does
+		r.wake <- 0 // as a late start does
 		if !<-joined {
 			t.Fatalf("%s: a woken worker did not join", end)
 		}
@@ -190,7 +190,7 @@ func TestLateWakeIsCountedLate(t *testing.T) {
 		func(_ context.Context, _ int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error {
 			for !stop.Stopped() {
 				asked := clock.Now()
-				due := pace.Due(asked)
+				due := pace.Due(clock, asked)
 				if !SleepUntil(clock, due, stop) {
 					return nil
 				}
@@ -214,5 +214,41 @@ func TestLateWakeIsCountedLate(t *testing.T) {
 	}
 	if own := res.Extra["gen_delay_s"]; own < ops*overshoot.Seconds() {
 		t.Errorf("iolab's own delay %.4f s over %v operations, want at least %v each", own, ops, overshoot)
+	}
+}
+
+// A paced generator slow to get going — its one worker asks for its first
+// start 50 ms after the run began, as a starved or busy one does — has
+// the starts due meanwhile counted late, each by as long as it waited:
+// the schedule begins with the run, not with the first worker to ask.
+func TestSlowStartIsCountedLate(t *testing.T) {
+	t.Parallel()
+	const slow, every = 50 * time.Millisecond, 10 * time.Millisecond
+	pace := NewPacer(float64(time.Second/every), Linear, 1)
+	res, err := Run(context.Background(), Options{Workers: 1, Runtime: 400 * time.Millisecond},
+		func(_ context.Context, _ int, clock metrics.Clock, stop *Stop, rec *metrics.Recorder) error {
+			time.Sleep(slow)
+			for !stop.Stopped() {
+				asked := clock.Now()
+				due := pace.Due(clock, asked)
+				if !SleepUntil(clock, due, stop) {
+					return nil
+				}
+				rec.Record(metrics.Read, 1, clock.Now(), 1)
+				rec.RecordPaced(metrics.Read, due, asked)
+			}
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Due at 0, 10, ... 40 ms: five starts at least 10 ms late, the first
+	// by the whole 50 ms — iolab's own delay, not a worker busy with the
+	// target: nothing ran before.
+	if late, own := res.Extra["late_starts"], res.Extra["gen_late_starts"]; late < float64(slow/every) || own < float64(slow/every) {
+		t.Errorf("%v starts counted late, %v by iolab's own delay; want at least the %d due before the worker asked, each", late, own, slow/every)
+	}
+	if lag := res.ByOp[metrics.Read].StartLag.Max(); lag < int64(slow)*999/1000 {
+		t.Errorf("the most a start was late: %v, want at least the %v the worker took to ask", time.Duration(lag), slow)
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sort"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -52,13 +53,19 @@ func ParseOp(name string) (Op, bool) {
 // Clock gives monotonic nanoseconds since the start of a run. Reading it costs
 // one vDSO clock read (time.Since on a monotonic base), which is the cheapest
 // honest timestamp Go offers.
-type Clock struct{ base time.Time }
+type Clock struct{ base, began time.Time }
 
 // NewClock starts a clock at the current instant.
-func NewClock() Clock { return Clock{base: time.Now()} }
+func NewClock() Clock { t := time.Now(); return Clock{base: t, began: t} }
 
-// NewClockAt is a clock whose zero is t: before t, Now is negative.
-func NewClockAt(t time.Time) Clock { return Clock{base: t} }
+// NewClockAt is a clock whose zero is t, started now: before t, Now is
+// negative.
+func NewClockAt(t time.Time) Clock { return Clock{base: t, began: time.Now()} }
+
+// Began is the reading at which the clock was started: when a run's
+// workers were let go, before its ramp (negative with one). A paced run's
+// schedule begins there, whenever its first worker gets to ask for it.
+func (c Clock) Began() int64 { return int64(c.began.Sub(c.base)) }
 
 // Now returns nanoseconds since the clock started.
 func (c Clock) Now() int64 { return int64(time.Since(c.base)) }
@@ -95,8 +102,14 @@ type Recorder struct {
 	ownLate    int64 // of them, those late by the generator's own delay
 	ownDelayNs int64 // the generator's own delay, over all paced operations
 	paced      bool
-	lastEnd    int64 // the operation recorded last: its end and latency
-	lastNs     int64
+	// joined is when the worker joined the run (Joined): free from then,
+	// until its first paced start; asked, once it asked for one.
+	joined int64
+	asked  bool
+	// busy is the worker's recent operations, one at a time (targetSince).
+	busy    busyHistory
+	lastEnd int64 // the operation recorded last: its end and latency
+	lastNs  int64
 
 	sec      int64 // the second being filled
 	secEndNs int64 // where it ends: a comparison per op, not a division
@@ -132,6 +145,7 @@ type opLatency struct {
 func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 	// An operation that ended before the clock's zero ended during the
 	// ramp (fio's ramp_time): it ran, and is not measured.
+	r.lastEnd, r.lastNs = endNs, latencyNs
 	if r.ramping = endNs < 0; r.ramping {
 		return
 	}
@@ -154,7 +168,6 @@ func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 	}
 	r.secOps[d]++
 	r.secBytes[d] += booked
-	r.lastEnd, r.lastNs = endNs, latencyNs
 	if latencyNs > r.secMax {
 		r.secMax = latencyNs
 	}
@@ -251,16 +264,33 @@ func (r *Recorder) RecordTTFB(op Op, ttfbNs int64) {
 // to its end (what a client would have waited: coordinated omission if
 // left out), and how late it started. Late past LateAfter counts as a
 // late start whatever made it late; the part of the lateness after the
-// later of its due and asked times is the generator's own delay — its
-// worker was free and was not running (it woke late, or waited for a
-// CPU), where lateness up to the asked time is a worker busy with the
-// operations before.
+// later of its due time and when its worker was last busy is the
+// generator's own delay — its worker was free and was not running (it
+// woke late, waited for a CPU, was slow to get going), where lateness up
+// to the asked time is a worker busy with the operations before. A
+// worker's first start had no operations before: it was free from when
+// it joined (Joined).
 func (r *Recorder) RecordPaced(op Op, dueNs, askedNs int64) {
+	start := r.lastEnd - r.lastNs
+	busy := askedNs
+	if !r.asked {
+		busy, r.asked = min(r.joined, askedNs), true
+	}
+	// A worker that runs one operation at a time knows exactly how much of
+	// the lateness its operations before took (the target's): the rest was
+	// iolab's — a generator that stalled for 200 ms has the starts it
+	// catches up on after late by its stall, though it asked for them
+	// after it; one with several in flight knows the asked time alone.
+	own := max(start-max(dueNs, busy), 0)
+	if busy > dueNs { // asked for late: its lateness before the ask is weighed
+		from := max(dueNs, r.joined)
+		own = max(own, start-from-r.busy.since(from, start))
+	}
+	r.busy.add(start, r.lastNs)
 	if r.ramping {
 		return
 	}
 	r.paced = true
-	start := r.lastEnd - r.lastNs
 	h := r.response[op]
 	if h == nil {
 		h = NewHistogram()
@@ -275,12 +305,16 @@ func (r *Recorder) RecordPaced(op Op, dueNs, askedNs int64) {
 	if lag > int64(LateAfter) {
 		r.late++
 	}
-	own := max(start-max(dueNs, askedNs), 0)
 	r.ownDelayNs += own
 	if own > int64(LateAfter) {
 		r.ownLate++
 	}
 }
+
+// Joined says the worker joined the run at the clock reading at — when
+// the run began, or when the schedule called it in from a reserve: free
+// from then (RecordPaced).
+func (r *Recorder) Joined(at int64) { r.joined = at }
 
 // LateAfter is how long after its time on the schedule an operation may
 // start and not be counted late (fio's and wrk2's schedules are kept to
@@ -315,4 +349,63 @@ func (r *Recorder) flush(next int64) {
 	r.series.advance(r.id, next)
 	r.sec = next
 	r.secEndNs = (next + 1) * int64(time.Second)
+}
+
+// busyHistory is a worker's operations and the time they took, while it
+// runs one at a time: how much of an interval its worker spent in
+// operations — the target's time — for the lateness of a start it could
+// not make sooner. Bounded: once full, neighbours are merged in pairs, so
+// the older an interval, the coarser what is known of it (busy evenly
+// over a merged span).
+type busyHistory struct {
+	spans   [busyKept]busySpan
+	n       int   // spans kept
+	total   int64 // the time of every operation added
+	overlap bool  // operations overlapped: the worker has several in flight
+}
+
+// busySpan is a stretch of the worker's time, from the start of its
+// first operation to the end of its last: how much of it the operations
+// took, and the busy time before it.
+type busySpan struct{ start, end, busy, before int64 }
+
+// busyKept is how many spans a busyHistory keeps.
+const busyKept = 64
+
+// add records an operation that ran from start for ns.
+func (h *busyHistory) add(start, ns int64) {
+	if h.n > 0 && start < h.spans[h.n-1].end {
+		h.overlap = true
+		return
+	}
+	if h.n == busyKept {
+		for i := range busyKept / 2 {
+			a, b := h.spans[2*i], h.spans[2*i+1]
+			h.spans[i] = busySpan{start: a.start, end: b.end, busy: a.busy + b.busy, before: a.before}
+		}
+		h.n = busyKept / 2
+	}
+	h.spans[h.n] = busySpan{start: start, end: start + ns, busy: ns, before: h.total}
+	h.n++
+	h.total += ns
+}
+
+// since is how long the worker was busy with operations from t on; with
+// operations in flight together, it cannot say (every moment since t, up
+// to now).
+func (h *busyHistory) since(t, now int64) int64 {
+	if h.overlap {
+		return max(now-t, 0)
+	}
+	// The last span that starts at or before t.
+	i := sort.Search(h.n, func(k int) bool { return h.spans[k].start > t }) - 1
+	if i < 0 {
+		return h.total
+	}
+	sp := h.spans[i]
+	within := int64(0) // its busy time from t on
+	if t < sp.end {
+		within = int64(float64(sp.busy) * float64(sp.end-t) / float64(sp.end-sp.start))
+	}
+	return h.total - sp.before - sp.busy + within
 }

@@ -259,7 +259,7 @@ func (is *issuer) next() (op, error) {
 			p.write = !p.write
 		}
 		if pc := is.j.pace[p.dir()]; pc != nil {
-			p.due, p.asked, p.paced = pc.Due(now), now, true
+			p.due, p.asked, p.paced = pc.Due(is.clock, now), now, true
 		}
 	}
 	p.check = is.checks && !p.write

@@ -316,7 +316,7 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 		pace.Grow(reserve)
 	}
 	res, err := driver.Run(ctx, dopts, func(ctx context.Context, local int, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
-		if local >= concurrency && !reserve.Wait(stop) {
+		if local >= concurrency && !reserve.Wait(stop, rec) {
 			return nil
 		}
 		id := seg.First(o.Concurrency) + local
@@ -337,7 +337,7 @@ func (h *HTTP) Run(ctx context.Context, progress func(ops, bytes int64)) (*metri
 			}
 			if pace != nil {
 				w.asked = clock.Now()
-				w.due, w.responded = pace.Due(w.asked), false
+				w.due, w.responded = pace.Due(clock, w.asked), false
 				if !driver.SleepUntil(clock, w.due, stop) { // the run ended while this worker waited for its turn
 					return nil
 				}

@@ -52,7 +52,7 @@ type worker struct {
 }
 
 func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Stop, rec *metrics.Recorder) error {
-	if w.reserve != nil && w.id >= w.s.opts.Concurrency && !w.reserve.Wait(stop) {
+	if w.reserve != nil && w.id >= w.s.opts.Concurrency && !w.reserve.Wait(stop, rec) {
 		return nil
 	}
 	firstByte := &w.firstByte
@@ -76,7 +76,7 @@ func (w *worker) loop(ctx context.Context, clock metrics.Clock, stop *driver.Sto
 		due, asked := int64(-1), int64(0) // the intended start of a paced operation, and when it was asked for
 		if w.pace != nil {
 			asked = clock.Now()
-			due = w.pace.Due(asked)
+			due = w.pace.Due(clock, asked)
 			if !driver.SleepUntil(clock, due, stop) { // the run ended while this worker waited for its turn
 				return nil
 			}
