@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -45,11 +46,11 @@ type Job struct {
 	Group                                          string
 }
 
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$`)
+var dnsLabel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$`) })
 
 // namespaceName is what the API server takes as a namespace: an RFC 1123
 // label of at most 63 characters.
-var namespaceName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+var namespaceName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`) })
 
 // segmentFlags are set by the Job itself: a command must not give them;
 // keys never go into a manifest.
@@ -122,11 +123,11 @@ func (o *Job) manifest(command []string, planName *string, check func([]string) 
 	if err != nil {
 		return "", err
 	}
-	labels, err := keyValues("--label", o.Labels, labelKey, labelValue)
+	labels, err := keyValues("--label", o.Labels, labelKey(), labelValue())
 	if err != nil {
 		return "", err
 	}
-	annotations, err := keyValues("--annotation", o.Annotations, labelKey, anyValue)
+	annotations, err := keyValues("--annotation", o.Annotations, labelKey(), anyValue())
 	if err != nil {
 		return "", err
 	}
@@ -175,13 +176,13 @@ func (o *Job) manifest(command []string, planName *string, check func([]string) 
 // flag the Job sets itself, and what check (iolab's own parse) refuses.
 func (o *Job) checkCommand(command []string, ofPlan bool, check func([]string) error) error {
 	switch {
-	case !dnsLabel.MatchString(o.Name):
+	case !dnsLabel().MatchString(o.Name):
 		return badinput.Errorf("--name %q: want a DNS label (lower-case letters, digits and -, at most 52)", o.Name)
-	case o.Namespace != "" && !namespaceName.MatchString(o.Namespace):
+	case o.Namespace != "" && !namespaceName().MatchString(o.Namespace):
 		return badinput.Errorf("--namespace %q: want a namespace as Kubernetes names them (lower-case letters, digits and -, at most 63, a letter or digit at each end)", o.Namespace)
 	case o.Image == "":
 		return badinput.Errorf("--image is required: an image whose entrypoint runs iolab")
-	case o.Secret == "" || !dnsLabel.MatchString(o.Secret):
+	case o.Secret == "" || !dnsLabel().MatchString(o.Secret):
 		return badinput.Errorf("--db-secret %q: want the name of a Secret with key url", o.Secret)
 	case !ofPlan && !workload.Splits(command[0]):
 		return badinput.Errorf("%s: iolab k8s job runs a load split into segments: %s, or a plan of them", command[0], strings.Join(workload.SplittingKinds(), ", "))
@@ -205,7 +206,7 @@ func (o *Job) group() (string, error) {
 	switch {
 	case o.Group == "":
 		return o.Name + "-" + randomSuffix(), nil
-	case !dnsLabel.MatchString(o.Group):
+	case !dnsLabel().MatchString(o.Group):
 		return "", badinput.Errorf("--group %q: want a DNS label (lower-case letters, digits and -, at most 52): it is the pods' label too", o.Group)
 	}
 	return o.Group, nil
@@ -223,7 +224,7 @@ func (o *Job) container(args []string, secretEnv []map[string]any) (map[string]a
 	}
 	env = append(env, secretEnv...)
 	for _, q := range []struct{ flag, v string }{{"--cpu", o.CPU}, {"--memory", o.Memory}} {
-		if !quantity.MatchString(q.v) {
+		if !quantity().MatchString(q.v) {
 			return nil, badinput.Errorf("%s %q: want a Kubernetes quantity: 2, 500m, 1.5 (CPUs); 2Gi, 512Mi, 1G (memory)", q.flag, q.v)
 		}
 	}
@@ -278,13 +279,17 @@ func (o *Job) jobSpec(template map[string]any) map[string]any {
 // quantity is a Kubernetes resource quantity (k8s.io/apimachinery's
 // grammar: a decimal number, an optional sign, a binary or decimal SI
 // suffix, or an exponent).
-var quantity = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$`)
+var quantity = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$`)
+})
 
 // A label's key (an optional DNS-subdomain prefix and /) and value.
 var (
-	labelKey   = regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
-	labelValue = regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$`)
-	anyValue   = regexp.MustCompile(`(?s)^.*$`) // an annotation's value is free text
+	labelKey = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`)
+	})
+	labelValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$`) })
+	anyValue   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^.*$`) }) // an annotation's value is free text
 )
 
 // keyValues reads a flag's KEY=VALUE entries.
@@ -301,13 +306,15 @@ func keyValues(flag string, entries []string, key, value *regexp.Regexp) (map[st
 }
 
 // tolerationSpec is KEY[=VALUE]:EFFECT.
-var tolerationSpec = regexp.MustCompile(`^([^=:]+)(=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$`)
+var tolerationSpec = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([^=:]+)(=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$`)
+})
 
 // podOptions are the pod's node selection, tolerations, security context,
 // service account and pull secrets.
 func (o *Job) podOptions() (map[string]any, error) {
 	pod := map[string]any{}
-	sel, err := keyValues("--node-selector", o.NodeSelector, labelKey, labelValue)
+	sel, err := keyValues("--node-selector", o.NodeSelector, labelKey(), labelValue())
 	if err != nil {
 		return nil, err
 	}
@@ -316,8 +323,8 @@ func (o *Job) podOptions() (map[string]any, error) {
 	}
 	var tols []map[string]any
 	for _, t := range o.Tolerations {
-		m := tolerationSpec.FindStringSubmatch(t)
-		if m == nil || !labelKey.MatchString(m[1]) {
+		m := tolerationSpec().FindStringSubmatch(t)
+		if m == nil || !labelKey().MatchString(m[1]) {
 			return nil, badinput.Errorf("--toleration %q: want KEY[=VALUE]:EFFECT, as kubectl taint writes it: dedicated=bench:NoSchedule, gpu:NoExecute", t)
 		}
 		tol := map[string]any{"key": m[1], "operator": "Exists", "effect": m[4]}
@@ -339,14 +346,14 @@ func (o *Job) podOptions() (map[string]any, error) {
 		pod["securityContext"] = sc
 	}
 	if o.ServiceAccount != "" {
-		if !dnsSubdomain.MatchString(o.ServiceAccount) {
+		if !dnsSubdomain().MatchString(o.ServiceAccount) {
 			return nil, badinput.Errorf("--service-account %q: want a service account's name (a DNS subdomain)", o.ServiceAccount)
 		}
 		pod["serviceAccountName"] = o.ServiceAccount
 	}
 	var pulls []map[string]string
 	for _, p := range o.PullSecrets {
-		if !dnsSubdomain.MatchString(p) {
+		if !dnsSubdomain().MatchString(p) {
 			return nil, badinput.Errorf("--image-pull-secret %q: want a Secret's name", p)
 		}
 		pulls = append(pulls, map[string]string{"name": p})
@@ -357,7 +364,7 @@ func (o *Job) podOptions() (map[string]any, error) {
 	return pod, nil
 }
 
-var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+var dnsSubdomain = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`) })
 
 // volumes are --pvc's, --host-path's and --empty-dir's volumes and their
 // mounts, checked by validateVolumes.
@@ -390,7 +397,7 @@ func (o *Job) validateVolumes() error {
 		switch {
 		case named && (source == "" || !strings.Contains(v, ":")):
 			return badinput.Errorf("%s %q: want SOURCE:PATH, e.g. %s", flag, v, map[string]string{"--pvc": "--pvc bench-data:/data", "--host-path": "--host-path /mnt/nvme:/data"}[flag])
-		case flag == "--pvc" && !dnsSubdomain.MatchString(source):
+		case flag == "--pvc" && !dnsSubdomain().MatchString(source):
 			return badinput.Errorf("--pvc %q: %q is not a claim's name", v, source)
 		case flag == "--host-path" && !strings.HasPrefix(source, "/"):
 			return badinput.Errorf("--host-path %q: the node's directory must be absolute", v)
@@ -453,7 +460,7 @@ func (o *Job) Unmounted(command []string) string {
 }
 
 // envName is a variable --secret-env may set.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // secretEnvs are --secret-env's variables, each from its Secret's key.
 func (o *Job) secretEnvs() ([]map[string]any, error) {
@@ -461,7 +468,7 @@ func (o *Job) secretEnvs() ([]map[string]any, error) {
 	for _, e := range o.SecretEnv {
 		name, ref, _ := strings.Cut(e, "=")
 		secret, key, ok := strings.Cut(ref, "/")
-		if !envName.MatchString(name) || !ok || !dnsLabel.MatchString(secret) || key == "" {
+		if !envName().MatchString(name) || !ok || !dnsLabel().MatchString(secret) || key == "" {
 			return nil, badinput.Errorf("--secret-env %q: want NAME=SECRET/KEY, e.g. API_TOKEN=iolab-http/token", e)
 		}
 		out = append(out, map[string]any{"name": name, "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": secret, "key": key}}})

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -111,7 +112,7 @@ func BisectHTML(w io.Writer, v *analysis.BisectView) error {
 	if err := WriteBisect(&text, v); err != nil {
 		return err
 	}
-	return bisectTemplate.Execute(w, struct {
+	return bisectTemplate().Execute(w, struct {
 		V      *analysis.BisectView
 		Figure figure
 		Text   string
@@ -204,7 +205,8 @@ func addMarks(p *plot.Plot, xys plotter.XYs, c color.Color, shape draw.GlyphDraw
 	return nil
 }
 
-var bisectTemplate = template.Must(template.New("bisect").Funcs(template.FuncMap{"confirmation": confirmation, "change": func(e *analysis.RatioEstimate) string { return ChangeText(*e) }, "mul100": func(x float64) float64 { return 100 * x }}).Parse(`<!DOCTYPE html>
+var bisectTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("bisect").Funcs(template.FuncMap{"confirmation": confirmation, "change": func(e *analysis.RatioEstimate) string { return ChangeText(*e) }, "mul100": func(x float64) float64 { return 100 * x }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -232,3 +234,4 @@ pre { background: #f7f7f7; padding: .6rem; overflow-x: auto; font-size: .8rem; }
 </body>
 </html>
 `))
+})

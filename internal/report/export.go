@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/iolab/iolab/internal/analysis"
@@ -247,7 +248,7 @@ func baselineFirst(rep *analysis.Report) []analysis.RunView {
 	return runs
 }
 
-var notName = regexp.MustCompile(`[^A-Za-z0-9_=./+-]+`)
+var notName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_=./+-]+`) })
 
 // benchName is a cell's name as a benchmark's: Benchmark, the workload,
 // then each parameter as a key=value part (benchstat's sub-benchmark
@@ -255,7 +256,7 @@ var notName = regexp.MustCompile(`[^A-Za-z0-9_=./+-]+`)
 func benchName(cell string) string {
 	parts := strings.Fields(cell)
 	for i, p := range parts {
-		parts[i] = notName.ReplaceAllString(p, "_")
+		parts[i] = notName().ReplaceAllString(p, "_")
 	}
 	if len(parts) == 0 {
 		parts = []string{"run"}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/iolab/iolab/internal/analysis"
@@ -35,10 +36,14 @@ type Page struct {
 //go:embed report.html.tmpl
 var htmlTemplate string
 
-var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"verdictClass": func(v string) string { return "verdict-" + strings.ReplaceAll(v, " ", "-") },
-	"mul100":       func(v float64) float64 { return 100 * v },
-}).Parse(htmlTemplate))
+// pageTemplate is parsed when a page is first written, not at every
+// start of iolab.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"verdictClass": func(v string) string { return "verdict-" + strings.ReplaceAll(v, " ", "-") },
+		"mul100":       func(v float64) float64 { return 100 * v },
+	}).Parse(htmlTemplate))
+})
 
 // pageMark is what every page iolab writes carries in its head.
 const pageMark = `<meta name="generator" content="iolab">`
@@ -65,7 +70,7 @@ func HTML(w io.Writer, pg Page) error {
 		return fmt.Errorf("history plots: %w", err)
 	}
 	view.Histories = hs
-	return pageTemplate.Execute(w, view)
+	return pageTemplate().Execute(w, view)
 }
 
 type htmlPage struct {

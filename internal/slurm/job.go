@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/iolab/iolab/internal/badinput"
@@ -37,11 +38,11 @@ type Job struct {
 
 // ref is a reference to a variable of the tasks' environment: what a
 // secret in the command is written as.
-var ref = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
+var ref = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`) })
 
 // IsRef says v holds a ${NAME} reference (after a scheme word, "Bearer
 // ${API_TOKEN}", or in a URL): a secret the tasks' shell fills in.
-func IsRef(v string) bool { return ref.MatchString(v) }
+func IsRef(v string) bool { return ref().MatchString(v) }
 
 // launchFlags are what the script's environment and Slurm give each
 // segment: not to be written in its command.
@@ -54,8 +55,8 @@ var launchFlags = map[string]string{
 // jobName and slurmName are what the script's #SBATCH lines take: a
 // newline or a space there would end the option and start a command.
 var (
-	jobName   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	slurmName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+	jobName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
+	slurmName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`) })
 )
 
 // Command is the script running an iolab command line in segments; check
@@ -113,13 +114,13 @@ func (j *Job) srun(args string) string {
 // sets itself, and what check (iolab's own parse) refuses.
 func (j *Job) checkCommand(command []string, ofPlan bool, check func([]string) error) error {
 	switch {
-	case !jobName.MatchString(j.Name):
+	case !jobName().MatchString(j.Name):
 		return badinput.Errorf("--name %q: want a job name of letters, digits, ., _ and - (at most 64)", j.Name)
 	case j.Segments < 1:
 		return badinput.Errorf("--segments %d: want at least 1", j.Segments)
-	case j.Partition != "" && !slurmName.MatchString(j.Partition):
+	case j.Partition != "" && !slurmName().MatchString(j.Partition):
 		return badinput.Errorf("--partition %q: want a partition's name (letters, digits, ., _ and -)", j.Partition)
-	case j.Account != "" && !slurmName.MatchString(j.Account):
+	case j.Account != "" && !slurmName().MatchString(j.Account):
 		return badinput.Errorf("--account %q: want an account's name (letters, digits, ., _ and -)", j.Account)
 	case !ofPlan && !workload.Splits(command[0]):
 		return badinput.Errorf("%s: iolab slurm job runs a load split into segments: %s, or a plan of them", command[0], strings.Join(workload.SplittingKinds(), ", "))
@@ -183,7 +184,7 @@ func quote(w string) string {
 	}
 	var b strings.Builder
 	last := 0
-	for _, m := range ref.FindAllStringIndex(w, -1) {
+	for _, m := range ref().FindAllStringIndex(w, -1) {
 		if m[0] > last {
 			b.WriteString("'" + strings.ReplaceAll(w[last:m[0]], "'", `'\''`) + "'")
 		}

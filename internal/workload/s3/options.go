@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/iolab/iolab/internal/datagen"
@@ -192,7 +193,7 @@ func (m Mix) String() string {
 	return strings.Join(parts, ",")
 }
 
-var regionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+var regionName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`) })
 
 // pool is the number of idle connections kept.
 func (o *Options) pool() int {
@@ -209,7 +210,7 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--endpoint is required, e.g. http://127.0.0.1:9000")
 	case o.Bucket == "":
 		return fmt.Errorf("--bucket is required")
-	case !regionName.MatchString(o.Region):
+	case !regionName().MatchString(o.Region):
 		return fmt.Errorf("--region %q: want a region name such as us-east-1 (letters, digits, - and _, starting with a letter or digit)", o.Region)
 	case o.Concurrency < 1 || o.Concurrency > 10000:
 		return fmt.Errorf("--concurrency %d: want 1..10000", o.Concurrency)
