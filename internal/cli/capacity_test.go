@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -50,6 +51,57 @@ func capacityServer(t *testing.T, c int, d time.Duration) *httptest.Server {
 	return srv
 }
 
+// keepCapacityKnown puts this test process — the capacity servers and the
+// iolab the test runs in it, and what it starts — above the rest of a
+// busy machine (nice -20, every thread, as threads started later inherit
+// from theirs) until the test ends: a test whose truth is a server's
+// known capacity, compared with a queueing model, needs a server and a
+// client that get a CPU when they wake (under stress-ng --cpu 4 beside
+// the race detector, a 40 ms service measured 43 ms at the median, and a
+// search found 233/s of 250). What a starved client does is the business
+// of the generator's own tests (TestWhoFellBehindIsNamed). Only for
+// tests that run alone in this process (not parallel: nice is per
+// thread, and a parallel test would run beside it raised); without the
+// privilege to raise it, the test runs as it is, and says so.
+func keepCapacityKnown(t *testing.T) {
+	t.Helper()
+	was, err := processNice()
+	if err == nil {
+		err = setNices(-20)
+	}
+	if err != nil {
+		t.Logf("not raised above the machine's other work (%v): a busy machine may move this test's truth", err)
+		_ = setNices(was)
+		return
+	}
+	t.Cleanup(func() { _ = setNices(was) })
+}
+
+// processNice is this process's nice value (its main thread's).
+func processNice() (int, error) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return strconv.Atoi(f[16]) // nice, field 19
+}
+
+// setNices sets every thread of this process to nice.
+func setNices(nice int) error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil && err != syscall.ESRCH {
+			return err
+		}
+	}
+	return nil
+}
+
 type curveJSON struct {
 	Variant    string
 	Cell       string
@@ -84,6 +136,7 @@ type summaryJSON struct {
 // of a server's capacity is at the mercy of every other test's CPU.
 func TestCurveOfAServerOfKnownCapacity(t *testing.T) {
 	slow(t)
+	keepCapacityKnown(t)
 	const workers, service, capacity = 8, 40 * time.Millisecond, 200.0
 	srv := capacityServer(t, workers, service)
 	dir := t.TempDir()
@@ -218,6 +271,7 @@ func TestCurveRefusesWhatItCannotRun(t *testing.T) {
 // which would leave loads near capacity undecided.)
 func TestSLOSearchFindsTheCapacity(t *testing.T) {
 	slow(t)
+	keepCapacityKnown(t)
 	const service = 40 * time.Millisecond
 	small, large := capacityServer(t, 8, service), capacityServer(t, 10, service)
 	dir := t.TempDir()
@@ -501,7 +555,7 @@ workloads:
 // the run adds workers as requests fall due with none free (k6's maxVUs),
 // keeps the schedule, and says how many it took (4 or more).
 func TestPacedRunAddsWorkersToKeepItsSchedule(t *testing.T) {
-	t.Parallel()
+	keepCapacityKnown(t)
 	srv := capacityServer(t, 16, 20*time.Millisecond)
 	run := func(extra ...string) (late, peak, p50 float64, achieved float64) {
 		args := append([]string{"http", "download", "--url", srv.URL + "/obj", "--rate", "200", "--concurrency", "1", "--runtime", "1s",
@@ -676,6 +730,7 @@ func TestCurveFromTheCommandLineKeepsSecretsAndHeaders(t *testing.T) {
 // of service, 2.3-5%).
 func TestCurveAndSearchInSegments(t *testing.T) {
 	slow(t)
+	keepCapacityKnown(t)
 	const service, capacity = 20 * time.Millisecond, 200.0
 	srv := capacityServer(t, 4, service)
 	db := filepath.Join(t.TempDir(), "x.db")
@@ -826,6 +881,7 @@ workloads:
 // parallel: it measures near a server's capacity.)
 func TestSLOSearchInHistory(t *testing.T) {
 	slow(t)
+	keepCapacityKnown(t)
 	db := filepath.Join(t.TempDir(), "x.db")
 	for _, workers := range []int{8, 4} {
 		srv := capacityServer(t, workers, 40*time.Millisecond)
@@ -873,6 +929,7 @@ func TestSLOSearchInHistory(t *testing.T) {
 // for no worker. (Not parallel: it measures near a server's capacity.)
 func TestPoissonCurveAgreesWithMDc(t *testing.T) {
 	slow(t)
+	keepCapacityKnown(t)
 	const workers, service, rounds = 8, 40 * time.Millisecond, 6
 	srv := capacityServer(t, workers, service)
 	dir := t.TempDir()
