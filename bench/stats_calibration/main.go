@@ -117,6 +117,7 @@ func trial(s scenario, order string, seed uint64) stats.Comparison {
 		a, b, w = stats.CheckWarmup(a, b, false)
 	}
 	c := stats.Compare(a, b, stats.Metric{LowerIsBetter: true}, 0.02)
+	c.Kept(w)
 	stats.Finish([]*stats.Comparison{&c}, 0.02)
 	c.ApplyWarmup(w, false)
 	return c

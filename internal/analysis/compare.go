@@ -177,6 +177,7 @@ func (r *Report) comparePair(cmp *comparing, base, c store.Cell, baseRuns, runs 
 		}
 		view := ComparisonView{Cell: c.Name, Variant: c.Variant, Baseline: r.Baseline,
 			Metric: m, Primary: m == primary, Comparison: stats.Compare(bo, vo, desc, r.Threshold)}
+		view.Kept(w)
 		if view.Primary {
 			cmp.primaries = append(cmp.primaries, pairObs{bo, vo})
 		}
