@@ -43,6 +43,32 @@ type scenario struct {
 	// variantCV, when set, is the variant's own noise (unequal noise: a
 	// build with a lock whose waits vary).
 	variantCV float64
+	// noise is the shape of the runs' noise: normal (""), lognormal of
+	// CV cv, bimodal (half the runs 2x, besides cv), or Pareto of α 1.5
+	// (mean 1: a heavy tail, infinite variance; besides cv).
+	noise string
+	// variants is how many variants are compared with the baseline (0
+	// and 1 are one): a family, judged together (Holm).
+	variants int
+}
+
+// noiseFactor is one run's noise factor of s's shape.
+func noiseFactor(s scenario, cv float64, rng *rand.Rand) float64 {
+	switch s.noise {
+	case "lognormal":
+		sigma := math.Sqrt(math.Log1p(cv * cv))
+		return math.Exp(sigma*rng.NormFloat64() - sigma*sigma/2)
+	case "bimodal":
+		f := 1 + cv*rng.NormFloat64()
+		if rng.Float64() < 0.5 {
+			f *= 2
+		}
+		return f
+	case "pareto":
+		const alpha, xm = 1.5, 1.0 / 3 // mean alpha·xm/(alpha−1) = 1
+		return (1 + cv*rng.NormFloat64()) * xm / math.Pow(1-rng.Float64(), 1/alpha)
+	}
+	return 1 + cv*rng.NormFloat64()
 }
 
 var scenarios = []scenario{
@@ -77,7 +103,7 @@ func run(s scenario, entries []lab.Entry, seed uint64, each func(cell int, o sta
 		if e.Cell == 1 && s.variantCV > 0 {
 			cv = s.variantCV
 		}
-		v := 100 * s.level(float64(i)/float64(len(entries)-1)) * (1 + cv*rng.NormFloat64())
+		v := 100 * s.level(float64(i)/float64(len(entries)-1)) * noiseFactor(s, cv, rng)
 		if e.Cell == 1 {
 			v *= s.effect
 			if s.warmupTau > 0 {
@@ -127,11 +153,11 @@ func trial(s scenario, order string, seed uint64) stats.Comparison {
 var sections = []struct {
 	name  string
 	table func(trials int)
-}{{"drift", drift}, {"mde", mdePromise}, {"rounds", roundsPromise}, {"warmup", warmup}, {"sequential", sequential}, {"history", historyTable}}
+}{{"drift", drift}, {"mde", mdePromise}, {"rounds", roundsPromise}, {"warmup", warmup}, {"sequential", sequential}, {"history", historyTable}, {"noise", noiseShapes}}
 
 func main() {
 	trials := flag.Int("trials", 2000, "simulated experiments per scenario and order")
-	only := flag.String("only", "", "print only these tables, comma-separated: drift, mde, rounds, warmup, sequential, history")
+	only := flag.String("only", "", "print only these tables, comma-separated: drift, mde, rounds, warmup, sequential, history, noise")
 	flag.Parse()
 	fmt.Printf("%d trials each; threshold 2%%; a time metric (b slower = ratio > 1)\n", *trials)
 	for _, sec := range sections {
@@ -300,6 +326,68 @@ func warmup(trials int) {
 			}
 			fmt.Printf("| %s, check %s | %d | %s | %s | %s | %.2f | %s |\n", s.name, onOff(check), s.rounds, rate(missed, trials), rate(wrong, trials), power,
 				float64(left)/float64(trials), rate(withheld, trials))
+		}
+	}
+}
+
+// familyTrial simulates one experiment of s.variants variants and a
+// baseline, in random order, each variant judged against the baseline
+// as the report judges them (the warm-up check, a family of them under
+// Holm): it says whether any verdict was drawn, and how many intervals
+// missed the true ratio 1 (A/A: nothing differs).
+func familyTrial(s scenario, seed uint64) (anyVerdict bool, missed int) {
+	obs := make([][]stats.Obs, s.variants+1)
+	run(scenario{cv: s.cv, level: flat, noise: s.noise, effect: 1}, lab.Schedule(lab.OrderRandom, s.variants+1, 0, s.rounds, seed), seed,
+		func(cell int, o stats.Obs) bool { obs[cell] = append(obs[cell], o); return true })
+	cs := make([]stats.Comparison, s.variants)
+	ws := make([]stats.Warmup, s.variants)
+	family := make([]*stats.Comparison, s.variants)
+	for v := range s.variants {
+		a, b := obs[0], obs[v+1]
+		if !s.noCheck {
+			a, b, ws[v] = stats.CheckWarmup(a, b, false)
+		}
+		cs[v] = stats.Compare(a, b, stats.Metric{LowerIsBetter: true}, 0.02)
+		cs[v].Kept(ws[v])
+		family[v] = &cs[v]
+	}
+	stats.Finish(family, 0.02)
+	for v := range cs {
+		cs[v].ApplyWarmup(ws[v], false)
+		if cs[v].Verdict == stats.Faster || cs[v].Verdict == stats.Slower {
+			anyVerdict = true
+		}
+		if cs[v].CI95[0] > 1 || cs[v].CI95[1] < 1 {
+			missed++
+		}
+	}
+	return anyVerdict, missed
+}
+
+// noiseShapes is the warm-up check's cost in A/A under noise of other
+// shapes than normal, and in a family of five variants.
+func noiseShapes(trials int) {
+	fmt.Println("| A/A, the warm-up check on noise of other shapes | rounds | variants | warm-up check | 95% CI misses the true ratio | experiments with a false faster/slower |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, s := range []scenario{
+		{name: "lognormal, CV 5%", noise: "lognormal", cv: 0.05, rounds: 12, variants: 1},
+		{name: "lognormal, CV 30%", noise: "lognormal", cv: 0.30, rounds: 12, variants: 1},
+		{name: "bimodal (half the runs 2x), CV 5%", noise: "bimodal", cv: 0.05, rounds: 12, variants: 1},
+		{name: "Pareto α 1.5, CV 5%", noise: "pareto", cv: 0.05, rounds: 12, variants: 1},
+		{name: "normal, CV 30%", cv: 0.30, rounds: 12, variants: 5},
+		{name: "lognormal, CV 30%", noise: "lognormal", cv: 0.30, rounds: 12, variants: 5},
+	} {
+		for _, check := range []bool{false, true} {
+			s.noCheck = !check
+			decided, missed := 0, 0
+			for i := range trials {
+				d, m := familyTrial(s, uint64(i)+1)
+				if d {
+					decided++
+				}
+				missed += m
+			}
+			fmt.Printf("| %s | %d | %d | %s | %s | %s |\n", s.name, s.rounds, s.variants, onOff(check), rate(missed, trials*s.variants), rate(decided, trials))
 		}
 	}
 }
