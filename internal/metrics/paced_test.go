@@ -83,13 +83,15 @@ func b2f(b bool) float64 {
 // after a 200 ms stall of its own, the starts it catches up on — asked
 // for after the stall, due during it — were late by iolab's delay, not
 // the target's; a worker that fell behind because every operation took
-// 20 ms (far longer ago than the history it keeps) was late by the
-// target's; and one with operations in flight together is judged by when
-// it asked alone.
+// 20 ms (far longer ago than the history it keeps), or a second step
+// after each (an upload's download), was late by the target's; and one
+// with operations in flight together is judged by when it asked alone.
 func TestLatenessIsSplitByWhatTheWorkerDid(t *testing.T) {
 	t.Parallel()
 	const ms = int64(time.Millisecond)
-	type op struct{ due, asked, start, ns int64 }
+	// then, when set, is a second operation the worker runs right after,
+	// recorded but not paced (an upload's download, a sync).
+	type op struct{ due, asked, start, ns, then int64 }
 	// What the worker's own delay was, exactly: each start's lateness
 	// less the time its operations before took within it.
 	exact := func(ops []op) (ownLate, ownS float64) {
@@ -110,13 +112,16 @@ func TestLatenessIsSplitByWhatTheWorkerDid(t *testing.T) {
 		for _, o := range ops {
 			rec.Record(Read, 1, o.start+o.ns, o.ns)
 			rec.RecordPaced(Read, o.due, o.asked)
+			if o.then > 0 {
+				rec.Record(Write, 1, o.start+o.ns+o.then, o.then)
+			}
 		}
 		rec.Close()
 		res := Merge([]*Recorder{rec}, rec.series, time.Now(), time.Second)
 		delayS = res.Extra["gen_delay_s"]
 		return res.Extra["late_starts"], res.Extra["gen_late_starts"], delayS, delayS / RunMetrics(res)["start_lag_mean_ns"] * 1e9 / float64(res.ByOp[Read].Ops)
 	}
-	var stalled, slow, inFlight []op
+	var stalled, slow, inFlight, twoSteps []op
 	end := int64(0)
 	for i := range int64(300) { // due every ms, served in 0.1 ms; the 10th start woken 200 ms late
 		o := op{due: i * ms, asked: end, start: max(i*ms, end), ns: ms / 10}
@@ -130,6 +135,11 @@ func TestLatenessIsSplitByWhatTheWorkerDid(t *testing.T) {
 		o := op{due: i * ms, asked: end, start: max(i*ms, end), ns: 20 * ms}
 		slow, end = append(slow, o), o.start+o.ns
 	}
+	end = 0
+	for i := range int64(300) { // due every ms, served in 1 ms, then 19 ms of an unpaced second step
+		o := op{due: i * ms, asked: end, start: max(i*ms, end), ns: ms, then: 19 * ms}
+		twoSteps, end = append(twoSteps, o), o.start+o.ns+o.then
+	}
 	for i := range int64(300) { // two in flight, each served in 20 ms: one started every 10 ms
 		o := op{due: i * ms, asked: i * 10 * ms, start: i * 10 * ms, ns: 20 * ms} // asked when a slot freed
 		inFlight = append(inFlight, o)
@@ -140,6 +150,9 @@ func TestLatenessIsSplitByWhatTheWorkerDid(t *testing.T) {
 	}
 	if late, own, _, share := run(slow); late < 250 || own != 0 || share > 0.01 {
 		t.Errorf("behind a slow target: %v starts late, %v of them by iolab; its delay %.3f of the lateness: want none", late, own, share)
+	}
+	if late, own, _, share := run(twoSteps); late < 250 || own != 0 || share > 0.01 {
+		t.Errorf("behind a slow second step: %v starts late, %v of them by iolab; its delay %.3f of the lateness: want none", late, own, share)
 	}
 	if late, own, _, share := run(inFlight); late < 250 || own != 0 || share > 0.01 {
 		t.Errorf("two in flight behind a slow target: %v starts late, %v of them by iolab; its delay %.3f of the lateness: want none", late, own, share)

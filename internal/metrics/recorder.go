@@ -106,7 +106,8 @@ type Recorder struct {
 	// until its first paced start; asked, once it asked for one.
 	joined int64
 	asked  bool
-	// busy is the worker's recent operations, one at a time (targetSince).
+	// busy is the worker's operations before the one recorded last
+	// (busyHistory), whether paced or not: an upload's download, a sync.
 	busy    busyHistory
 	lastEnd int64 // the operation recorded last: its end and latency
 	lastNs  int64
@@ -146,6 +147,7 @@ func (r *Recorder) Record(d Op, sizeBytes, endNs, latencyNs int64) {
 	// An operation that ended before the clock's zero ended during the
 	// ramp (fio's ramp_time): it ran, and is not measured.
 	r.lastEnd, r.lastNs = endNs, latencyNs
+	r.busy.next(endNs-latencyNs, latencyNs)
 	if r.ramping = endNs < 0; r.ramping {
 		return
 	}
@@ -286,7 +288,6 @@ func (r *Recorder) RecordPaced(op Op, dueNs, askedNs int64) {
 		from := max(dueNs, r.joined)
 		own = max(own, start-from-r.busy.since(from, start))
 	}
-	r.busy.add(start, r.lastNs)
 	if r.ramping {
 		return
 	}
@@ -362,6 +363,19 @@ type busyHistory struct {
 	n       int   // spans kept
 	total   int64 // the time of every operation added
 	overlap bool  // operations overlapped: the worker has several in flight
+	// last is the operation recorded last, added when the next one is:
+	// the lateness of a start is weighed against what came before it.
+	last    busySpan
+	hasLast bool
+}
+
+// next records an operation that ran from start for ns, after adding
+// the one before it.
+func (h *busyHistory) next(start, ns int64) {
+	if h.hasLast {
+		h.add(h.last.start, h.last.busy)
+	}
+	h.last, h.hasLast = busySpan{start: start, busy: ns}, true
 }
 
 // busySpan is a stretch of the worker's time, from the start of its
@@ -374,6 +388,9 @@ const busyKept = 64
 
 // add records an operation that ran from start for ns.
 func (h *busyHistory) add(start, ns int64) {
+	if h.overlap {
+		return
+	}
 	if h.n > 0 && start < h.spans[h.n-1].end {
 		h.overlap = true
 		return
